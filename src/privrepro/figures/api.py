@@ -1,0 +1,110 @@
+"""The contract between a figure's recipe and the runner.
+
+A figure (or table) of a paper is a :class:`Figure` subclass with three pure steps:
+
+``units(params)``
+    Split the figure into *run units*: the smallest pieces worth computing on their own (one
+    training run, one seed, one curve). Each unit is a JSON-serialisable ``dict``; its hash names
+    its folder in the run store, so two units with the same dict are the same computation.
+``compute(unit, ctx)``
+    Compute one unit and return its rows as a tidy :class:`pandas.DataFrame`. Randomness comes
+    only from ``ctx.rng(name)`` / ``ctx.torch_generator(name)``; progress from ``ctx.progress``.
+``plot(table, params)``
+    Draw the figure from the gathered table of all units; never recompute.
+
+Optionally ``summarize(table)`` returns named scalars (one row per ``metric`` with the config
+columns it depends on) that the reproduction report compares with the paper's numbers.
+
+Parameters are a dataclass whose fields declare their allowed ranges with :func:`param`; the runner
+validates them before any compute (see :mod:`privrepro.config.validation`).
+"""
+
+from __future__ import annotations
+
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Generic, TypeVar
+
+import numpy as np
+import pandas as pd
+
+from privrepro.config.validation import param
+from privrepro.seeding import numpy_stream, torch_stream
+
+__all__ = ["Figure", "UnitContext", "param"]
+
+P = TypeVar("P")
+
+
+@dataclass
+class UnitContext:
+    """What a unit's computation may use: seeded streams, device, paths, log and progress.
+
+    Attributes:
+        seed: the run's root seed (``seed=`` on the command line).
+        unit_id: the hash of the unit's config; mixed into every random stream, so two units of a
+            sweep never share noise, and one unit gets the same noise whatever else runs.
+        profile: ``"smoke"``, ``"paper"`` or ``"tiny"``.
+        device: a torch device string, resolved (``"cpu"`` or ``"cuda"``).
+        data_dir: the data root (``PRIVREPRO_DATA`` or ``paths.data_dir``).
+        cache_dir: a folder shared by all units of all figures for expensive reusable artefacts
+            (feature caches, trained base models), keyed by the caller.
+        log: the unit's logger; its records go to the unit's ``log.txt``.
+    """
+
+    seed: int
+    unit_id: str
+    profile: str
+    device: str
+    data_dir: Path
+    cache_dir: Path
+    log: logging.Logger = field(default_factory=lambda: logging.getLogger("privrepro.unit"))
+    show_progress: bool = True
+
+    def rng(self, stream: str) -> np.random.Generator:
+        """An independent numpy generator for the named stream (``"noise"``, ``"data"``, ...)."""
+        return numpy_stream(self.seed, self.unit_id, stream)
+
+    def torch_generator(self, stream: str, device: str | None = None) -> Any:
+        """An independent ``torch.Generator`` for the named stream, on ``device`` (default: ours)."""
+        return torch_stream(self.seed, self.unit_id, stream, device=device or self.device)
+
+    def progress(self, iterable: Iterable[Any], desc: str, total: int | None = None) -> Iterator[Any]:
+        """Wrap a long loop in a progress bar (shown on a terminal, silent in CI logs)."""
+        from tqdm.auto import tqdm
+
+        yield from tqdm(iterable, desc=desc, total=total, disable=None if self.show_progress else True,
+                        leave=False, dynamic_ncols=True)
+
+
+class Figure(ABC, Generic[P]):
+    """One figure or table of a paper: units → rows → plot. Subclasses set the class attributes.
+
+    Attributes:
+        params_type: the dataclass of this figure's parameters (fields declared with :func:`param`).
+        title: a one-line description, shown by ``make help`` and in the report.
+        kind: ``"figure"`` or ``"table"``.
+    """
+
+    params_type: ClassVar[type]
+    title: ClassVar[str] = ""
+    kind: ClassVar[str] = "figure"
+
+    @abstractmethod
+    def units(self, params: P) -> list[dict[str, Any]]:
+        """The run units of this figure under ``params``: JSON-serialisable dicts."""
+
+    @abstractmethod
+    def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
+        """The tidy rows of one unit. Must depend only on ``unit`` and ``ctx``'s seeded streams."""
+
+    @abstractmethod
+    def plot(self, table: pd.DataFrame, params: P) -> Any:
+        """A ``matplotlib.figure.Figure`` drawn from the gathered table alone."""
+
+    def summarize(self, table: pd.DataFrame, params: P) -> pd.DataFrame | None:
+        """Named scalars for the report: columns ``metric``, ``value`` and any config columns."""
+        return None

@@ -1,0 +1,1 @@
+"""Figure recipes of paper pb."""
