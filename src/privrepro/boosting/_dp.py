@@ -1,0 +1,72 @@
+"""Gaussian DP core used by the boosting package.
+
+Uses ``privrepro.dp.gaussian`` (``classical_sigma``, ``analytic_sigma``) when that module exists;
+otherwise the closed forms below, which are the same formulas:
+
+* exact profile ``δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ)``, μ = Δ/σ (Balle & Wang 2018,
+  Thm. 8), valid for every real ε;
+* classical calibration ``σ = √(2 log(1.25/δ)) Δ/ε`` (pb paper, Sec. 2; Dwork & Roth Thm. A.1);
+* analytic calibration: the σ with ``δ(ε) = δ`` exactly (Balle & Wang 2018).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from scipy import optimize, special
+
+__all__ = ["analytic_sigma", "classical_sigma", "gaussian_delta_mu", "gaussian_epsilon_mu"]
+
+try:  # the shared DP core, when present
+    from privrepro.dp import gaussian as _core  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - depends on the checkout
+    _core = None
+
+
+def gaussian_delta_mu(epsilon: Any, mu: float) -> np.ndarray:
+    """Exact Gaussian privacy profile at μ = Δ/σ (Balle & Wang 2018, Thm. 8), all real ε."""
+    eps = np.asarray(epsilon, float)
+    if mu <= 0:
+        return np.where(eps >= 0, 0.0, -np.expm1(np.minimum(eps, 0.0)))
+    a = mu / 2 - eps / mu
+    b = -mu / 2 - eps / mu
+    # e^ε Φ(b) computed in log space so that large ε does not overflow
+    with np.errstate(over="ignore", invalid="ignore"):
+        second = np.exp(eps + special.log_ndtr(b))
+        out = special.ndtr(a) - second
+    return np.clip(np.nan_to_num(out, nan=0.0), 0.0, 1.0)
+
+
+def gaussian_epsilon_mu(delta: float, mu: float, compositions: int = 1) -> float:
+    """Smallest ε ≥ 0 with ``δ(ε) ≤ delta`` for the Gaussian at μ√T (0 if δ(0) ≤ delta)."""
+    m = mu * math.sqrt(compositions)
+    if float(gaussian_delta_mu(0.0, m)) <= delta:
+        return 0.0
+    hi = max(1.0, m * m)
+    while float(gaussian_delta_mu(hi, m)) > delta:
+        hi *= 2
+    return float(optimize.brentq(lambda e: float(gaussian_delta_mu(e, m)) - delta, 0.0, hi,
+                                 xtol=1e-13, rtol=1e-13))
+
+
+def classical_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+    """``σ = √(2 log(1.25/δ)) Δ / ε`` (pb paper, Sec. 2)."""
+    if _core is not None and hasattr(_core, "classical_sigma"):
+        return float(_core.classical_sigma(epsilon, delta, sensitivity=sensitivity))
+    return math.sqrt(2 * math.log(1.25 / delta)) * sensitivity / epsilon
+
+
+def analytic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+    """The smallest σ whose exact profile meets ``δ(ε) ≤ δ`` (Balle & Wang 2018)."""
+    if _core is not None and hasattr(_core, "analytic_sigma"):
+        return float(_core.analytic_sigma(epsilon, delta, sensitivity=sensitivity))
+    # δ is decreasing in σ; solve in log σ
+    f = lambda ls: float(gaussian_delta_mu(epsilon, sensitivity / math.exp(ls))) - delta  # noqa: E731
+    lo, hi = math.log(sensitivity) - 10, math.log(sensitivity) + 10
+    while f(lo) < 0:
+        lo -= 5
+    while f(hi) > 0:
+        hi += 5
+    return math.exp(optimize.brentq(f, lo, hi, xtol=1e-15, rtol=1e-15))
