@@ -25,18 +25,27 @@ except ImportError:  # pragma: no cover - depends on the checkout
     _core = None
 
 
-def gaussian_delta_mu(epsilon: Any, mu: float) -> np.ndarray:
-    """Exact Gaussian privacy profile at μ = Δ/σ (Balle & Wang 2018, Thm. 8), all real ε."""
+def gaussian_delta_mu(epsilon: Any, mu: float) -> Any:
+    """Exact Gaussian privacy profile at μ = Δ/σ (Balle & Wang 2018, Thm. 8), all real ε.
+
+    ``e^ε Φ(b)`` is computed as ``exp(ε + log Φ(b))``, which never overflows because it is at most
+    ``Φ(a)``. A scalar ε gives a float, an array an array.
+    """
+    if np.ndim(epsilon) == 0:
+        e = float(epsilon)
+        if mu <= 0:
+            return 0.0 if e >= 0 else -math.expm1(e)
+        a = mu / 2 - e / mu
+        b = -mu / 2 - e / mu
+        val = float(special.ndtr(a)) - math.exp(e + float(special.log_ndtr(b)))
+        return min(max(val, 0.0), 1.0)
     eps = np.asarray(epsilon, float)
     if mu <= 0:
         return np.where(eps >= 0, 0.0, -np.expm1(np.minimum(eps, 0.0)))
     a = mu / 2 - eps / mu
     b = -mu / 2 - eps / mu
-    # e^ε Φ(b) computed in log space so that large ε does not overflow
-    with np.errstate(over="ignore", invalid="ignore"):
-        second = np.exp(eps + special.log_ndtr(b))
-        out = special.ndtr(a) - second
-    return np.clip(np.nan_to_num(out, nan=0.0), 0.0, 1.0)
+    out = special.ndtr(a) - np.exp(eps + special.log_ndtr(b))
+    return np.minimum(np.maximum(out, 0.0), 1.0)
 
 
 def gaussian_epsilon_mu(delta: float, mu: float, compositions: int = 1) -> float:

@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Iterator
 
 import numpy as np
-from scipy import special
+from scipy import optimize, special
 
 from privrepro.boosting.regions import PaperTerms
 
@@ -47,18 +47,14 @@ def epsilon_for_delta(delta_fn: Callable[[float], float], delta: float, eps_hi: 
     if delta_fn(0.0) <= delta:
         return 0.0
     hi = eps_hi
+    lo = 0.0
     while delta_fn(hi) > delta:
+        lo = hi
         hi *= 2
         if hi > 1e7:
             return math.inf
-    lo = 0.0
-    while hi - lo > xtol * max(1.0, hi):
-        mid = 0.5 * (lo + hi)
-        if delta_fn(mid) > delta:
-            lo = mid
-        else:
-            hi = mid
-    return hi
+    return float(optimize.brentq(lambda e: delta_fn(e) - delta, lo, hi, xtol=xtol, rtol=1e-15,
+                                 maxiter=200))
 
 
 def rdp_epsilon(terms: PaperTerms, kernel_rdp: float, alpha: float) -> float:
@@ -89,7 +85,6 @@ def composition_pmf(W1: float, W2: float, T: int) -> np.ndarray:
 
     Index ``i`` holds ``P(K = i − T)``; this is Algorithm 1's vector ``V`` (corrected index).
     """
-    pmf = np.ones(1)
     step = np.array([W2, 1.0 - W1 - W2, W1])
     # binary powering keeps it O(T log T) with numpy's convolve
     result = np.ones(1)
@@ -101,8 +96,7 @@ def composition_pmf(W1: float, W2: float, T: int) -> np.ndarray:
         n >>= 1
         if n:
             base = np.convolve(base, base)
-    pmf = result
-    return np.clip(pmf, 0.0, None)
+    return np.clip(result, 0.0, None)
 
 
 def composition_pmfs(W1: float, W2: float, T_max: int) -> Iterator[np.ndarray]:

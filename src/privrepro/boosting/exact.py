@@ -35,7 +35,7 @@ from privrepro.boosting.kernels import GaussianKernel, log_interval_mass_std_nor
 from privrepro.boosting.mechanism import BoostedMechanism
 
 __all__ = ["Pieces", "exact_delta", "exact_delta_pair", "exact_epsilon", "exact_pld",
-           "exact_rdp", "exact_renyi_pair", "numeric_delta_pair", "pieces", "sound_delta",
+           "exact_rdp", "exact_renyi_pair", "numeric_delta_pair", "pieces", "sound_delta", "sound_rdp",
            "sound_epsilon"]
 
 
@@ -274,3 +274,17 @@ def exact_pld(mech: BoostedMechanism, c: float, c2: float, value_discretization_
     return pld_lib.PrivacyLossDistribution.create_from_rounded_probability(
         pmf_r, inf_r, value_discretization_interval, pessimistic_estimate=True,
         rounded_probability_mass_function_add=pmf_a, infinity_mass_add=inf_a, symmetric=False)
+
+
+def sound_rdp(mech: BoostedMechanism, sensitivity: float, alpha: float, n_pairs: int = 9) -> float:
+    """Rigorous RDP bound from the weights' range ``[1 − q, 1]`` (same argument as §2.2):
+    ``D_α ≤ ε₀(α) + L1 + L2 + log(1/Z)/(α − 1)`` per pair, ``Z = 1 − p̄ q`` of the first input
+    (no ``L2`` for a fixed region, whose weights are the same function for both inputs)."""
+    q = mech.q
+    L2 = 0.0 if not mech.region.moves_with_query else (-math.log1p(-q) if q < 1 else math.inf)
+    best = -math.inf
+    for c, c2 in _pairs(mech, sensitivity, n_pairs):
+        z1, z2 = float(mech.normaliser(c)), float(mech.normaliser(c2))
+        val = mech.kernel.rdp(alpha, abs(c2 - c)) + math.log(z2 / z1) + L2 - math.log(z1) / (alpha - 1)
+        best = max(best, val)
+    return best
