@@ -25,13 +25,13 @@ except ImportError:  # pragma: no cover - depends on the checkout
     _core = None
 
 
-def gaussian_delta_mu(epsilon: Any, mu: float) -> Any:
+def gaussian_delta_mu(epsilon: Any, mu: Any) -> Any:
     """Exact Gaussian privacy profile at μ = Δ/σ (Balle & Wang 2018, Thm. 8), all real ε.
 
     ``e^ε Φ(b)`` is computed as ``exp(ε + log Φ(b))``, which never overflows because it is at most
     ``Φ(a)``. A scalar ε gives a float, an array an array.
     """
-    if np.ndim(epsilon) == 0:
+    if np.ndim(epsilon) == 0 and np.ndim(mu) == 0:
         e = float(epsilon)
         if mu <= 0:
             return 0.0 if e >= 0 else -math.expm1(e)
@@ -40,10 +40,11 @@ def gaussian_delta_mu(epsilon: Any, mu: float) -> Any:
         val = float(special.ndtr(a)) - math.exp(e + float(special.log_ndtr(b)))
         return min(max(val, 0.0), 1.0)
     eps = np.asarray(epsilon, float)
-    if mu <= 0:
+    m = np.asarray(mu, float)
+    if np.ndim(m) == 0 and float(m) <= 0:
         return np.where(eps >= 0, 0.0, -np.expm1(np.minimum(eps, 0.0)))
-    a = mu / 2 - eps / mu
-    b = -mu / 2 - eps / mu
+    a = m / 2 - eps / m
+    b = -m / 2 - eps / m
     out = special.ndtr(a) - np.exp(eps + special.log_ndtr(b))
     return np.minimum(np.maximum(out, 0.0), 1.0)
 

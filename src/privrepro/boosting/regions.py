@@ -172,8 +172,9 @@ class FixedRegion(Region):
 
     Attributes:
         pair_rule: ``"paper"`` takes the paper's pair ``Q = τ_l, Q' = τ_l + Δ`` (Prop. 5) even when
-            ``Q'`` leaves ``S``; ``"worst"`` maximises ``L1`` over both orders of every pair in
-            ``S`` at distance ``≤ Δ`` (assumed correction; they agree when ``Δ`` is small).
+            ``Q'`` leaves ``S``; ``"worst"`` maximises ``L1`` over both orders of the pairs of a
+            41-point grid of ``S`` at distance ``≤ Δ`` (assumed correction; the two agree when
+            ``Δ`` is small against the width).
     """
 
     lower: float
@@ -209,7 +210,9 @@ class FixedRegion(Region):
             c, c2 = self.paper_pair(sensitivity)
             L1 = math.log((1 - self._pbar(kernel, c2) * q) / (1 - self._pbar(kernel, c) * q))
         else:
-            L1 = max(self._l1(kernel, q, a, b) for a, b in self.exact_pairs(sensitivity, 41))
+            grid = np.linspace(self.lower, self.upper, 41)
+            L1 = max(self._l1(kernel, q, float(a), float(b)) for a in grid for b in grid
+                     if 0 < abs(a - b) <= sensitivity + 1e-12)
         return PaperTerms(L1=L1, L2=0.0, W1=0.0, W2=0.0, q=q)
 
     def _l1(self, kernel: Kernel, q: float, c: float, c2: float) -> float:
