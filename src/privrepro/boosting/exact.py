@@ -236,6 +236,8 @@ def exact_pld(mech: BoostedMechanism, c: float, c2: float, value_discretization_
         zcut = -special.ndtri(tail_mass)
         d = p.c2 - p.c
         pmf: dict[int, float] = {}
+        chunks_k: list[np.ndarray] = []
+        chunks_m: list[np.ndarray] = []
         inf_mass = 0.0
         for i in range(len(p.a)):
             ai, bi = p.a[i], p.b[i]
@@ -264,9 +266,15 @@ def exact_pld(mech: BoostedMechanism, c: float, c2: float, value_discretization_
             y_left = np.clip(y_of(ks * h), lo, hi)
             y_right = np.clip(y_of((ks - 1) * h), lo, hi)
             masses = ai * mech.kernel.interval_mass(y_left - p.c, y_right - p.c)
-            for kk, mm in zip(ks.tolist(), masses.tolist(), strict=True):
-                if mm > 0:
-                    pmf[kk] = pmf.get(kk, 0.0) + mm
+            chunks_k.append(ks)
+            chunks_m.append(masses)
+        if chunks_k:
+            allk = np.concatenate(chunks_k)
+            allm = np.concatenate(chunks_m)
+            base = int(allk.min())
+            acc = np.bincount(allk - base, weights=allm)
+            for j in np.flatnonzero(acc > 0).tolist():
+                pmf[base + j] = pmf.get(base + j, 0.0) + float(acc[j])
         return pmf, inf_mass
 
     pmf_r, inf_r = one(c, c2)
