@@ -24,10 +24,17 @@ __all__ = ["main"]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="privrepro-all", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--target", action="append", default=[],
-                        help="a make target id such as cl-2 or pac-ex1 (repeatable)")
+    parser = argparse.ArgumentParser(
+        prog="privrepro-all",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--target",
+        action="append",
+        default=[],
+        help="a make target id such as cl-2 or pac-ex1 (repeatable)",
+    )
     parser.add_argument("--paper", action="append", default=[], help="only this paper (repeatable)")
     parser.add_argument("--profile", default="smoke", help="smoke (default), paper or tiny")
     parser.add_argument("--list", action="store_true", help="list the experiments and exit")
@@ -55,8 +62,10 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as exc:  # keep going: other figures are independent
             traceback.print_exc()
             failures.append((entry.name, f"{type(exc).__name__}: {exc}"))
-    print(f"{len(entries) - len(failures)}/{len(entries)} figures done in "
-          f"{time.perf_counter() - t0:.1f} s (profile={args.profile})")
+    print(
+        f"{len(entries) - len(failures)}/{len(entries)} figures done in "
+        f"{time.perf_counter() - t0:.1f} s (profile={args.profile})"
+    )
     for name, why in failures:
         print(f"FAILED {name}: {why}", file=sys.stderr)
     return 1 if failures else 0

@@ -48,7 +48,9 @@ def list_experiments(root: Path | None = None) -> list[ExperimentEntry]:
     entries = []
     for path in sorted(base.glob("*/*.yaml")):
         paper, figure = path.parent.name, path.stem
-        entries.append(ExperimentEntry(f"{paper}/{figure}", paper, figure, _description(path), path))
+        entries.append(
+            ExperimentEntry(f"{paper}/{figure}", paper, figure, _description(path), path)
+        )
     return entries
 
 

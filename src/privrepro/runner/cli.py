@@ -28,8 +28,10 @@ def report_run(run: object) -> None:
 
     assert isinstance(run, FigureRun)
     plots = ", ".join(str(p) for p in run.plot_paths if p.suffix == ".png") or "no plot"
-    print(f"{run.paper}/{run.figure}: {len(run.table)} rows -> {run.table_path}; {plots} "
-          f"({run.computed} units computed, {run.reused} reused, {run.wall_time_s:.1f} s)")
+    print(
+        f"{run.paper}/{run.figure}: {len(run.table)} rows -> {run.table_path}; {plots} "
+        f"({run.computed} units computed, {run.reused} reused, {run.wall_time_s:.1f} s)"
+    )
 
 
 @hydra.main(config_path=str(conf_dir()), config_name="config", version_base="1.3")
@@ -41,8 +43,12 @@ def _app(cfg: DictConfig) -> None:
 
     hc = HydraConfig.get()
     try:
-        run = run_config(cfg, overrides=list(hc.overrides.task),
-                         multirun=hc.mode == RunMode.MULTIRUN, repo=Path.cwd())
+        run = run_config(
+            cfg,
+            overrides=list(hc.overrides.task),
+            multirun=hc.mode == RunMode.MULTIRUN,
+            repo=Path.cwd(),
+        )
     except ConfigError as exc:
         print(f"privrepro: configuration error: {exc}", file=sys.stderr)
         sys.exit(2)

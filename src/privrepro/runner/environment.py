@@ -12,16 +12,33 @@ from typing import Any
 
 __all__ = ["git_state", "package_versions", "resolve_device", "run_environment"]
 
-_PACKAGES = ("privrepro", "numpy", "scipy", "pandas", "torch", "torchvision", "timm", "opacus",
-             "continuum", "optuna", "dp-accounting", "hydra-core", "matplotlib", "scikit-learn")
+_PACKAGES = (
+    "privrepro",
+    "numpy",
+    "scipy",
+    "pandas",
+    "torch",
+    "torchvision",
+    "timm",
+    "opacus",
+    "continuum",
+    "optuna",
+    "dp-accounting",
+    "hydra-core",
+    "matplotlib",
+    "scikit-learn",
+)
 
 
 @functools.lru_cache(maxsize=1)
 def git_state(cwd: str | None = None) -> dict[str, Any]:
     """The checkout's commit and whether it has uncommitted changes (``None`` outside git)."""
+
     def run(*args: str) -> str | None:
         try:
-            out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10)
+            out = subprocess.run(
+                ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10
+            )
         except (OSError, subprocess.SubprocessError):
             return None
         return out.stdout.strip() if out.returncode == 0 else None
@@ -59,7 +76,9 @@ def resolve_device(requested: str) -> str:
 
     available = torch.cuda.is_available()
     if requested == "cuda" and not available:
-        raise ConfigError("device", requested, "CUDA is not available on this machine; use auto or cpu")
+        raise ConfigError(
+            "device", requested, "CUDA is not available on this machine; use auto or cpu"
+        )
     return "cuda" if available else "cpu"
 
 

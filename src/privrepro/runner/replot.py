@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -24,7 +25,7 @@ def replot(results_dir: Path, plots_dir: Path) -> list[Path]:
         parquet = table_path.with_suffix(".parquet")
         table = pd.read_parquet(parquet) if parquet.is_file() else pd.read_csv(table_path)
         recipe = load_recipe(meta["recipe"])
-        params = build_params(recipe.params_type, meta["params"], "params")
+        params: Any = build_params(recipe.params_type, meta["params"], "params")
         stem = plots_dir / meta["paper"] / meta["figure"]
         made += draw(recipe, table, params, stem, meta)
         print(f"{meta['paper']}/{meta['figure']}: {stem}.png")

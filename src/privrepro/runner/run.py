@@ -34,7 +34,14 @@ from privrepro.runner.environment import resolve_device, run_environment
 from privrepro.store.atomic import atomic_write_table, atomic_write_text
 from privrepro.store.units import UnitStore, unit_hash
 
-__all__ = ["FigureRun", "compose", "effective_params", "load_recipe", "run_config", "run_experiment"]
+__all__ = [
+    "FigureRun",
+    "compose",
+    "effective_params",
+    "load_recipe",
+    "run_config",
+    "run_experiment",
+]
 
 log = logging.getLogger("privrepro.runner")
 
@@ -65,7 +72,9 @@ def load_recipe(path: str) -> Figure[Any]:
     except (ImportError, AttributeError) as exc:
         raise ConfigError("figure.recipe", path, f"cannot be imported ({exc})") from exc
     if not (isinstance(cls, type) and issubclass(cls, Figure)):
-        raise ConfigError("figure.recipe", path, "must name a privrepro.figures.api.Figure subclass")
+        raise ConfigError(
+            "figure.recipe", path, "must name a privrepro.figures.api.Figure subclass"
+        )
     return cls()
 
 
@@ -78,7 +87,7 @@ def _parse_param_overrides(overrides: Sequence[str]) -> dict[str, Any]:
     for ov in parsed:
         key = ov.key_or_group
         if key.startswith("params.") and not ov.is_delete() and not ov.is_sweep_override():
-            OmegaConf.update(out, key[len("params."):], ov.value(), merge=False)
+            OmegaConf.update(out, key[len("params.") :], ov.value(), merge=False)
     return OmegaConf.to_container(out)  # type: ignore[return-value]
 
 
@@ -109,11 +118,18 @@ def _validate_root(cfg: DictConfig) -> None:
             raise ConfigError(f"figure.{key}", None, "must be set by the experiment config")
 
 
-def _unit_identity(paper: str, figure: str, recipe: Figure[Any], profile: str, seed: int,
-                   unit: Mapping[str, Any]) -> dict[str, Any]:
-    return {"paper": paper, "figure": figure, "profile": profile, "seed": seed,
-            "recipe": f"{type(recipe).__module__}:{type(recipe).__qualname__}",
-            "version": getattr(recipe, "version", 1), "unit": dict(unit)}
+def _unit_identity(
+    paper: str, figure: str, recipe: Figure[Any], profile: str, seed: int, unit: Mapping[str, Any]
+) -> dict[str, Any]:
+    return {
+        "paper": paper,
+        "figure": figure,
+        "profile": profile,
+        "seed": seed,
+        "recipe": f"{type(recipe).__module__}:{type(recipe).__qualname__}",
+        "version": getattr(recipe, "version", 1),
+        "unit": dict(unit),
+    }
 
 
 def _jsonable(obj: Any) -> Any:
@@ -127,7 +143,9 @@ class _UnitLog:
 
     def __init__(self, path: Path) -> None:
         self.handler = logging.FileHandler(path, encoding="utf-8")
-        self.handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        self.handler.setFormatter(
+            logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+        )
         self.logger = logging.getLogger("privrepro")
 
     def __enter__(self) -> None:
@@ -140,8 +158,9 @@ class _UnitLog:
         self.handler.close()
 
 
-def _merge_into_table(path: Path, rows: pd.DataFrame, unit_ids: set[str], profile: str,
-                      multirun: bool) -> pd.DataFrame:
+def _merge_into_table(
+    path: Path, rows: pd.DataFrame, unit_ids: set[str], profile: str, multirun: bool
+) -> pd.DataFrame:
     """The figure's table after this run: replaced (single run) or merged under a lock (sweep)."""
     if not multirun:
         atomic_write_table(rows, path)
@@ -152,26 +171,33 @@ def _merge_into_table(path: Path, rows: pd.DataFrame, unit_ids: set[str], profil
     with FileLock(str(path) + ".lock"):
         table = rows
         if path.with_suffix(".parquet").is_file() or path.is_file():
-            old = (pd.read_parquet(path.with_suffix(".parquet"))
-                   if path.with_suffix(".parquet").is_file() else pd.read_csv(path))
+            old = (
+                pd.read_parquet(path.with_suffix(".parquet"))
+                if path.with_suffix(".parquet").is_file()
+                else pd.read_csv(path)
+            )
             old = old[(old["profile"] == profile) & ~old["unit_id"].isin(unit_ids)]
             table = pd.concat([old, rows], ignore_index=True)
         atomic_write_table(table, path)
     return table
 
 
-def run_config(cfg: DictConfig, overrides: Sequence[str] = (), multirun: bool = False,
-               repo: Path | None = None) -> FigureRun:
+def run_config(
+    cfg: DictConfig, overrides: Sequence[str] = (), multirun: bool = False, repo: Path | None = None
+) -> FigureRun:
     """Run the figure ``cfg`` describes (a composed root config)."""
     started = time.perf_counter()
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     _validate_root(cfg)
     paper, figure = str(cfg.figure.paper), str(cfg.figure.name)
     recipe = load_recipe(str(cfg.figure.recipe))
-    params = build_params(recipe.params_type, effective_params(cfg, overrides), "params")
+    params: Any = build_params(recipe.params_type, effective_params(cfg, overrides), "params")
     profile, seed, force = str(cfg.profile.name), int(cfg.seed), bool(cfg.get("force", False))
-    requested = str(cfg.device) if str(cfg.get("device", "auto")) != "auto" else str(
-        cfg.profile.get("device", "auto"))
+    requested = (
+        str(cfg.device)
+        if str(cfg.get("device", "auto")) != "auto"
+        else str(cfg.profile.get("device", "auto"))
+    )
     device = resolve_device(requested)
     paths = cfg.paths
     store = UnitStore(Path(paths.experiments_dir), paper, figure)
@@ -189,8 +215,13 @@ def run_config(cfg: DictConfig, overrides: Sequence[str] = (), multirun: bool = 
     show = bool(cfg.get("progress", True))
     from tqdm.auto import tqdm
 
-    bar = tqdm(list(zip(units, identities, ids, strict=True)), desc=f"{paper}/{figure}",
-               disable=None if show and len(units) > 1 else True, leave=False, dynamic_ncols=True)
+    bar = tqdm(
+        list(zip(units, identities, ids, strict=True)),
+        desc=f"{paper}/{figure}",
+        disable=None if show and len(units) > 1 else True,
+        leave=False,
+        dynamic_ncols=True,
+    )
     for unit, identity, uid in bar:
         if force and store.is_complete(uid):
             store.discard(uid)
@@ -199,23 +230,40 @@ def run_config(cfg: DictConfig, overrides: Sequence[str] = (), multirun: bool = 
             reused += 1
         else:
             with store.building(uid) as tmp:
-                ctx = UnitContext(seed=seed, unit_id=uid, profile=profile, device=device,
-                                  data_dir=Path(paths.data_dir), cache_dir=Path(paths.cache_dir),
-                                  show_progress=show)
+                ctx = UnitContext(
+                    seed=seed,
+                    unit_id=uid,
+                    profile=profile,
+                    device=device,
+                    data_dir=Path(paths.data_dir),
+                    cache_dir=Path(paths.cache_dir),
+                    show_progress=show,
+                )
                 t0 = time.perf_counter()
                 with _UnitLog(tmp / "log.txt"):
-                    log.info("unit %s of %s/%s: %s", uid, paper, figure, json.dumps(unit, default=str))
+                    log.info(
+                        "unit %s of %s/%s: %s", uid, paper, figure, json.dumps(unit, default=str)
+                    )
                     rows = recipe.compute(dict(unit), ctx)
                     log.info("unit %s: %d rows in %.2f s", uid, len(rows), time.perf_counter() - t0)
                 if not isinstance(rows, pd.DataFrame):
                     raise TypeError(f"{type(recipe).__name__}.compute must return a DataFrame")
-                unit_env = {**env, "wall_time_s": time.perf_counter() - t0, "unit_id": uid,
-                            "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+                unit_env = {
+                    **env,
+                    "wall_time_s": time.perf_counter() - t0,
+                    "unit_id": uid,
+                    "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                }
                 store.write_unit(tmp, identity, rows, unit_env)
             computed += 1
         rows = rows.copy()
-        for col, value in (("paper", paper), ("figure", figure), ("profile", profile),
-                           ("seed", seed), ("unit_id", uid)):
+        for col, value in (
+            ("paper", paper),
+            ("figure", figure),
+            ("profile", profile),
+            ("seed", seed),
+            ("unit_id", uid),
+        ):
             rows[col] = value
         frames.append(rows)
 
@@ -232,11 +280,20 @@ def run_config(cfg: DictConfig, overrides: Sequence[str] = (), multirun: bool = 
 
     wall = time.perf_counter() - started
     meta = {
-        "paper": paper, "figure": figure, "title": recipe.title, "kind": recipe.kind,
-        "recipe": str(cfg.figure.recipe), "profile": profile, "seed": seed,
-        "started": started_at, "wall_time_s": round(wall, 3), "units_computed": computed,
-        "units_reused": reused, "units": ids,
-        "params": _jsonable(params), "assumptions": assumptions_of(params),
+        "paper": paper,
+        "figure": figure,
+        "title": recipe.title,
+        "kind": recipe.kind,
+        "recipe": str(cfg.figure.recipe),
+        "profile": profile,
+        "seed": seed,
+        "started": started_at,
+        "wall_time_s": round(wall, 3),
+        "units_computed": computed,
+        "units_reused": reused,
+        "units": ids,
+        "params": _jsonable(params),
+        "assumptions": assumptions_of(params),
         "source": OmegaConf.to_container(cfg.figure.get("source") or {}, resolve=True),
         **env,
     }
@@ -248,8 +305,9 @@ def run_config(cfg: DictConfig, overrides: Sequence[str] = (), multirun: bool = 
     return FigureRun(paper, figure, table, table_path, plot_paths, computed, reused, wall)
 
 
-def draw(recipe: Figure[Any], table: pd.DataFrame, params: Any, stem: Path,
-         meta: Mapping[str, Any]) -> list[Path]:
+def draw(
+    recipe: Figure[Any], table: pd.DataFrame, params: Any, stem: Path, meta: Mapping[str, Any]
+) -> list[Path]:
     """Plot the table with the recipe and save PNG and PDF with a provenance footer."""
     from privrepro.report.style import save_figure, use_style
 
@@ -273,8 +331,9 @@ def compose(experiment: str, overrides: Sequence[str] = (), conf: Path | None = 
         return hydra_compose("config", overrides=[f"experiment={experiment}", *overrides])
 
 
-def run_experiment(experiment: str, overrides: Sequence[str] = (), conf: Path | None = None
-                   ) -> FigureRun:
+def run_experiment(
+    experiment: str, overrides: Sequence[str] = (), conf: Path | None = None
+) -> FigureRun:
     """Compose and run one experiment in this process (what tests and ``make figures`` use)."""
     cfg = compose(experiment, overrides, conf)
     return run_config(cfg, overrides)

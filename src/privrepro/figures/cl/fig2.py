@@ -26,13 +26,26 @@ __all__ = ["DropParams", "DropProbability"]
 class DropParams:
     """The (ε, δ) series and the class-size axis of Fig. 2."""
 
-    epsilons: list[float] = param([0.1, 0.5, 1.0, 2.0, 4.0, 8.0], gt=0,
-                                  doc="ε of the label release, one curve each",
-                                  assumed="only ε=1 is stated; the grid spans the paper's ε range")
-    deltas: list[float] = param([1e-5, 1e-7], gt=0, lt=1, doc="δ of the label release",
-                                assumed="only δ=1e-7 is stated; 1e-5 is the paper's training δ")
-    k_max: int = param(100, ge=1, le=100_000, doc="largest class size k on the x axis",
-                       assumed="the k-range is not stated")
+    epsilons: list[float] = param(
+        [0.1, 0.5, 1.0, 2.0, 4.0, 8.0],
+        gt=0,
+        doc="ε of the label release, one curve each",
+        assumed="only ε=1 is stated; the grid spans the paper's ε range",
+    )
+    deltas: list[float] = param(
+        [1e-5, 1e-7],
+        gt=0,
+        lt=1,
+        doc="δ of the label release",
+        assumed="only δ=1e-7 is stated; 1e-5 is the paper's training δ",
+    )
+    k_max: int = param(
+        100,
+        ge=1,
+        le=100_000,
+        doc="largest class size k on the x axis",
+        assumed="the k-range is not stated",
+    )
     threshold: float = param(0.99, gt=0, lt=1, doc="drop probability marked on the plot (caption)")
 
 
@@ -43,25 +56,45 @@ class DropProbability(Figure[DropParams]):
     title = "Probability that a class of k examples is dropped by an (ε, δ)-DP label release"
 
     def units(self, params: DropParams) -> list[dict[str, Any]]:
-        return [{"epsilon": e, "delta": d, "k_max": params.k_max}
-                for d in params.deltas for e in params.epsilons]
+        return [
+            {"epsilon": e, "delta": d, "k_max": params.k_max}
+            for d in params.deltas
+            for e in params.epsilons
+        ]
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         k = np.arange(1, int(unit["k_max"]) + 1)
         bound = drop_probability_lower_bound(unit["epsilon"], unit["delta"], k)
-        return pd.DataFrame({"epsilon": unit["epsilon"], "delta": unit["delta"], "k": k,
-                             "drop_probability_lb": bound})
+        return pd.DataFrame(
+            {
+                "epsilon": unit["epsilon"],
+                "delta": unit["delta"],
+                "k": k,
+                "drop_probability_lb": bound,
+            }
+        )
 
     def summarize(self, table: pd.DataFrame, params: DropParams) -> pd.DataFrame:
         rows = []
         for (eps, delta), group in table.groupby(["epsilon", "delta"]):
             kept = group.loc[group["drop_probability_lb"] >= params.threshold, "k"]
-            rows.append({"metric": f"largest_k_dropped_{round(params.threshold * 100)}",
-                         "epsilon": eps, "delta": delta,
-                         "value": int(kept.max()) if len(kept) else 0})
+            rows.append(
+                {
+                    "metric": f"largest_k_dropped_{round(params.threshold * 100)}",
+                    "epsilon": eps,
+                    "delta": delta,
+                    "value": int(kept.max()) if len(kept) else 0,
+                }
+            )
             zero = group.loc[group["drop_probability_lb"] <= 0.0, "k"]
-            rows.append({"metric": "smallest_k_bound_zero", "epsilon": eps, "delta": delta,
-                         "value": int(zero.min()) if len(zero) else np.nan})
+            rows.append(
+                {
+                    "metric": "smallest_k_bound_zero",
+                    "epsilon": eps,
+                    "delta": delta,
+                    "value": int(zero.min()) if len(zero) else np.nan,
+                }
+            )
         return pd.DataFrame(rows)
 
     def plot(self, table: pd.DataFrame, params: DropParams) -> Any:
@@ -74,11 +107,22 @@ class DropProbability(Figure[DropParams]):
                 sub = table[(table["epsilon"] == eps) & (table["delta"] == delta)].sort_values("k")
                 if sub.empty:
                     continue
-                ax.plot(sub["k"], sub["drop_probability_lb"], styles[j % len(styles)],
-                        color=colours[eps], label=f"ε={eps:g}, δ={delta:.0e}")
+                ax.plot(
+                    sub["k"],
+                    sub["drop_probability_lb"],
+                    styles[j % len(styles)],
+                    color=colours[eps],
+                    label=f"ε={eps:g}, δ={delta:.0e}",
+                )
         ax.axhline(params.threshold, color="0.4", lw=0.8, ls=":")
-        ax.text(ax.get_xlim()[1], params.threshold, f" {params.threshold:g}", va="center",
-                fontsize=8, color="0.4")
+        ax.text(
+            ax.get_xlim()[1],
+            params.threshold,
+            f" {params.threshold:g}",
+            va="center",
+            fontsize=8,
+            color="0.4",
+        )
         ax.set_xscale("log")
         ax.set_xticks([1, 2, 5, 10, 20, 50, 100, 200, 500, 1000])
         ax.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
