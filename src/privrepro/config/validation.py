@@ -171,7 +171,7 @@ def _coerce(key: str, value: Any, hint: Any) -> Any:
         if not isinstance(value, Mapping):
             raise ConfigError(key, value, "must be a mapping")
         return dict(value)
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         if not isinstance(value, Mapping):
             raise ConfigError(key, value, f"must be a mapping of {hint.__name__} fields")
         return build_params(hint, value, key)
