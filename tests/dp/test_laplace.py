@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -34,7 +35,7 @@ def test_profile_matches_quadrature(eps: float) -> None:
         return max(p.pdf(x) - math.exp(eps) * q.pdf(x), 0.0)
 
     edges = [-60.0, 0.0, sens / 2, sens, 60.0]
-    val = sum(integrate.quad(f, lo, hi, epsabs=1e-14, limit=200)[0] for lo, hi in zip(edges, edges[1:]))
+    val = sum(integrate.quad(f, lo, hi, epsabs=1e-14, limit=200)[0] for lo, hi in itertools.pairwise(edges))
     assert laplace_delta_for_epsilon(eps, b, sens) == pytest.approx(val, abs=1e-10)
 
 

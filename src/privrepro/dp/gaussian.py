@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Union
+from typing import TypeAlias
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -42,7 +42,7 @@ __all__ = [
     "rdp_epsilon",
 ]
 
-Floats = Union[float, NDArray[np.float64]]
+Floats: TypeAlias = float | NDArray[np.float64]
 """A float for scalar inputs, else an ndarray of the broadcast shape."""
 
 _SQRT1_2 = math.sqrt(0.5)
