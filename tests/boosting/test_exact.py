@@ -49,7 +49,7 @@ def test_hockey_stick_matches_quadrature(mech: BoostedMechanism) -> None:
 def test_renyi_matches_quadrature(mech: BoostedMechanism) -> None:
     c, c2 = (-10.0, -8.5) if mech.region.kind == "fixed" else (0.0, 1.5)
     for alpha in (2.0, 5.0):
-        def integrand(y: float) -> float:
+        def integrand(y: float, alpha: float = alpha) -> float:
             p = float(mech.density(np.asarray(y), c))
             q = float(mech.density(np.asarray(y), c2))
             if p <= 0 or q <= 0:

@@ -49,7 +49,7 @@ def test_loader_reads_uci_format(tmp_path: Path, header: bool) -> None:
 def test_registry_and_missing_file(tmp_path: Path) -> None:
     info = get_dataset("adult")
     assert info.loader is load_adult
-    with pytest.raises(MissingDataError, match="adult.data"):
+    with pytest.raises(MissingDataError, match=r"adult\.data"):
         load_adult(tmp_path)
 
 

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Literal
 
-import numpy as np
 from scipy import special
 
 from privrepro.boosting import _dp, exact

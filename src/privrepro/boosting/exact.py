@@ -25,18 +25,30 @@ fixed region).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import integrate, special
 
-from privrepro.boosting.accounting import epsilon_for_delta
-from privrepro.boosting.kernels import GaussianKernel, log_interval_mass_std_normal
+from privrepro.boosting.kernels import GaussianKernel, Kernel, log_interval_mass_std_normal
 from privrepro.boosting.mechanism import BoostedMechanism
 
-__all__ = ["Pieces", "exact_delta", "exact_delta_pair", "exact_epsilon", "exact_pld",
-           "exact_rdp", "exact_renyi_pair", "numeric_delta_pair", "pieces", "sound_delta", "sound_rdp",
-           "sound_epsilon"]
+__all__ = [
+    "Pieces",
+    "exact_delta",
+    "exact_delta_pair",
+    "exact_epsilon",
+    "exact_pld",
+    "exact_rdp",
+    "exact_renyi_pair",
+    "first_crossing",
+    "numeric_delta_pair",
+    "pieces",
+    "sound_delta",
+    "sound_epsilon",
+    "sound_rdp",
+]
 
 
 @dataclass(frozen=True)
@@ -78,40 +90,67 @@ def _mirror(p: Pieces) -> Pieces:
 
 def exact_delta_pair(mech: BoostedMechanism, c: float, c2: float,
                      epsilon: float | np.ndarray) -> np.ndarray:
-    """``δ(ε) = ∫ (P − e^ε Q)_+`` with ``P`` the output at ``c`` and ``Q`` at ``c2`` (any real ε)."""
+    """``δ(ε) = ∫ (P − e^ε Q)_+`` with ``P`` the output at ``c`` and ``Q`` at ``c2`` (any real ε).
+
+    Vectorised over pieces × ε: on piece ``i`` the integrand is positive exactly below the
+    crossing ``y*`` of the kernel's log-ratio with ``ε − log(a_i/b_i)`` (above it if ``c > c2``,
+    handled by mirroring), so the piece contributes ``a_i P_K[lo, y*] − e^ε b_i Q_K[lo, y*]``.
+    """
     p = pieces(mech, c, c2)
     if p.c > p.c2:
         p = _mirror(p)
-    k = mech.kernel
-    eps = np.atleast_1d(np.asarray(epsilon, float))
-    total = np.zeros_like(eps)
-    for i in range(len(p.a)):
-        lo, hi = p.edges[i], p.edges[i + 1]
-        ai, bi = p.a[i], p.b[i]
-        if ai <= 0:
-            continue
-        if bi <= 0:
-            total += ai * float(k.interval_mass(lo - p.c, hi - p.c))
-            continue
-        level = eps - math.log(ai / bi)
-        if p.c2 > p.c:
-            y_star = k.crossing(p.c, p.c2, level)
-        else:  # same centre: the ratio is the constant a/b
-            y_star = np.where(level < 0, np.inf, -np.inf)
-        top = np.minimum(hi, y_star)
-        ok = top > lo
-        topc = np.where(ok, top, lo)
-        mass_p = k.interval_mass(lo - p.c, topc - p.c)
-        mass_q = k.interval_mass(lo - p.c2, topc - p.c2)
-        with np.errstate(over="ignore", invalid="ignore"):
-            contrib = ai * mass_p - np.exp(eps) * bi * mass_q
-        total += np.where(ok, np.maximum(np.nan_to_num(contrib, nan=0.0, neginf=0.0), 0.0), 0.0)
+    total = _delta_from_pieces(mech.kernel, p, np.atleast_1d(np.asarray(epsilon, float)))
     return total if np.ndim(epsilon) else total[0]
+
+
+def _delta_from_pieces(k: Kernel, p: Pieces, eps_vec: np.ndarray) -> np.ndarray:
+    eps = eps_vec[None, :]
+    lo = p.edges[:-1][:, None]
+    hi = p.edges[1:][:, None]
+    a = p.a[:, None]
+    b = p.b[:, None]
+    pos_a = a > 0
+    pos_b = b > 0
+    with np.errstate(divide="ignore"):
+        log_ratio = np.where(pos_a & pos_b, np.log(np.where(pos_a, a, 1.0) / np.where(pos_b, b, 1.0)),
+                             0.0)
+    level = eps - log_ratio
+    if p.c2 > p.c:
+        y_star = k.crossing(p.c, p.c2, level)
+    else:  # same centre: the ratio is the constant a/b
+        y_star = np.where(level < 0, np.inf, -np.inf)
+    y_star = np.where(pos_b, y_star, np.inf)          # Q has no mass here: all of P counts
+    top = np.minimum(hi, y_star)
+    ok = (top > lo) & pos_a
+    topc = np.where(ok, top, lo)
+    lo_b = np.broadcast_to(lo, topc.shape)
+    mass_p = k.interval_mass(lo_b - p.c, topc - p.c)
+    mass_q = k.interval_mass(lo_b - p.c2, topc - p.c2)
+    with np.errstate(over="ignore", invalid="ignore"):
+        contrib = a * mass_p - np.exp(eps) * np.where(pos_b, b, 0.0) * mass_q
+    contrib = np.where(ok & np.isfinite(contrib), np.maximum(contrib, 0.0), 0.0)
+    return np.asarray(contrib.sum(axis=0))
 
 
 def _pairs(mech: BoostedMechanism, sensitivity: float, n_pairs: int) -> list[tuple[float, float]]:
     pairs = mech.region.exact_pairs(sensitivity, n_pairs)
     return pairs + [(b, a) for a, b in pairs]
+
+
+def exact_profile(mech: BoostedMechanism, sensitivity: float, n_pairs: int = 9
+                  ) -> Callable[[np.ndarray], np.ndarray]:
+    """The worst-case exact profile as a function of an ε array (pieces computed once)."""
+    prepared = []
+    for a, b in _pairs(mech, sensitivity, n_pairs):
+        p = pieces(mech, a, b)
+        prepared.append(_mirror(p) if p.c > p.c2 else p)
+    k = mech.kernel
+
+    def profile(eps: np.ndarray) -> np.ndarray:
+        e = np.atleast_1d(np.asarray(eps, float))
+        return np.max(np.stack([_delta_from_pieces(k, p, e) for p in prepared]), axis=0)
+
+    return profile
 
 
 def exact_delta(mech: BoostedMechanism, sensitivity: float, epsilon: float | np.ndarray,
@@ -123,10 +162,35 @@ def exact_delta(mech: BoostedMechanism, sensitivity: float, epsilon: float | np.
         float(max(float(v) for v in vals))
 
 
-def exact_epsilon(mech: BoostedMechanism, sensitivity: float, delta: float, n_pairs: int = 9) -> float:
-    """Smallest ε ≥ 0 with exact ``δ(ε) ≤ delta`` (bisection on the exact profile)."""
-    return epsilon_for_delta(lambda e: float(exact_delta(mech, sensitivity, e, n_pairs)), delta,
-                             xtol=1e-10)
+def first_crossing(delta_fn, delta: float, xtol: float = 1e-10, grid: int = 48) -> float:  # type: ignore[no-untyped-def]
+    """Smallest ε ≥ 0 with ``delta_fn(ε) ≤ delta`` for a non-increasing, vectorised profile.
+
+    The profile is evaluated on a grid of ``grid`` points at once, the bracket of the crossing is
+    kept and refined the same way until it is narrower than ``xtol`` (each round shrinks it by a
+    factor ``grid − 1``). Returns the upper end of the bracket (a point meeting ``delta``).
+    """
+    def f(e: np.ndarray) -> np.ndarray:
+        return np.asarray(delta_fn(e), float)
+
+    if float(f(np.array([0.0]))[0]) <= delta:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while float(f(np.array([hi]))[0]) > delta:
+        lo, hi = hi, hi * 4
+        if hi > 1e6:
+            return math.inf
+    while hi - lo > xtol * max(1.0, hi):
+        pts = np.linspace(lo, hi, grid)
+        vals = f(pts)
+        idx = int(np.argmax(vals <= delta))  # first grid point meeting δ (pts[-1] always does)
+        lo, hi = float(pts[max(idx - 1, 0)]), float(pts[idx])
+    return hi
+
+
+def exact_epsilon(mech: BoostedMechanism, sensitivity: float, delta: float, n_pairs: int = 9,
+                  xtol: float = 1e-10) -> float:
+    """Smallest ε ≥ 0 with exact ``δ(ε) ≤ delta`` (:func:`first_crossing` on the exact profile)."""
+    return first_crossing(exact_profile(mech, sensitivity, n_pairs), delta, xtol)
 
 
 def numeric_delta_pair(mech: BoostedMechanism, c: float, c2: float, epsilon: float) -> float:
@@ -172,7 +236,7 @@ def exact_renyi_pair(mech: BoostedMechanism, c: float, c2: float, alpha: float) 
             centre = alpha * c + (1 - alpha) * c2
             ref = float(alpha * k.logpdf(centre - c) + (1 - alpha) * k.logpdf(centre - c2))
 
-            def g(y: float) -> float:
+            def g(y: float, ref: float = ref) -> float:
                 return math.exp(float(alpha * k.logpdf(y - c) + (1 - alpha) * k.logpdf(y - c2)) - ref)
 
             span = 60.0 * k.scale + abs(c) + abs(c2) + abs(centre)
@@ -210,7 +274,7 @@ def sound_delta(mech: BoostedMechanism, sensitivity: float, epsilon: float | np.
 
 def sound_epsilon(mech: BoostedMechanism, sensitivity: float, delta: float, n_pairs: int = 9) -> float:
     """Smallest ε with :func:`sound_delta` ``≤ delta``."""
-    return epsilon_for_delta(lambda e: float(sound_delta(mech, sensitivity, e, n_pairs)), delta)
+    return first_crossing(lambda e: sound_delta(mech, sensitivity, e, n_pairs), delta)
 
 
 def exact_pld(mech: BoostedMechanism, c: float, c2: float, value_discretization_interval: float = 1e-3,
@@ -256,15 +320,13 @@ def exact_pld(mech: BoostedMechanism, c: float, c2: float, value_discretization_
                 pmf[k_idx] = pmf.get(k_idx, 0.0) + ai * float(mech.kernel.interval_mass(lo - p.c, hi - p.c))
                 continue
             # loss(y) = off - (d/σ²)(y - (c+c2)/2): decreasing in y
-            def loss(y: float) -> float:
-                return off - (d / s**2) * (y - (p.c + p.c2) / 2)
-            l_top, l_bot = loss(lo), loss(hi)
+            mid_c = (p.c + p.c2) / 2
+            l_top, l_bot = off - (d / s**2) * (lo - mid_c), off - (d / s**2) * (hi - mid_c)
             k_hi, k_lo = math.ceil(l_top / h), math.ceil(l_bot / h)
             ks = np.arange(k_lo, k_hi + 1)
             # bucket k collects losses in ((k-1)h, kh]: y in [y(kh), y((k-1)h))
-            y_of = lambda lv: (p.c + p.c2) / 2 + (off - lv) * s**2 / d  # noqa: E731
-            y_left = np.clip(y_of(ks * h), lo, hi)
-            y_right = np.clip(y_of((ks - 1) * h), lo, hi)
+            y_left = np.clip(mid_c + (off - ks * h) * s**2 / d, lo, hi)
+            y_right = np.clip(mid_c + (off - (ks - 1) * h) * s**2 / d, lo, hi)
             masses = ai * mech.kernel.interval_mass(y_left - p.c, y_right - p.c)
             chunks_k.append(ks)
             chunks_m.append(masses)

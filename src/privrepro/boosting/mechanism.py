@@ -18,6 +18,7 @@ inverse CDF.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -40,7 +41,8 @@ class BoostedMechanism:
     """PB-DP over ``kernel`` with preferred region ``region`` at confidence ``rho`` (eq. 1–3).
 
     The boosting rate is fixed once from the worst-case coverage, so the utility constraint
-    ``Pr[M(X) ∈ S(Q(X))] ≥ ρ`` holds for every X, with equality at the worst X.
+    ``Pr[M(X) ∈ S(Q(X))] ≥ ρ`` holds for every X, with equality at the worst X. ``ρ = 1`` gives
+    ``q = 1``: the kernel truncated to ``S`` (the "bounded" mechanism of Sec. 4.2).
     """
 
     kernel: Kernel
@@ -48,10 +50,10 @@ class BoostedMechanism:
     rho: float
 
     def __post_init__(self) -> None:
-        if not 0 < self.rho < 1:
-            raise ValueError(f"rho = {self.rho!r}: must lie in (0, 1)")
+        if not 0 < self.rho <= 1:
+            raise ValueError(f"rho = {self.rho!r}: must lie in (0, 1]")
 
-    @property
+    @cached_property
     def q(self) -> float:
         """Boosting rate, eq. (3)."""
         return self.region.q(self.kernel, self.rho)
