@@ -162,14 +162,23 @@ def gaussian_baseline_batch(notion: str, rho: np.ndarray, sensitivity: np.ndarra
         return level * sensitivity**2 / (2 * sigma**2)
     if calibration == "classical":
         return np.sqrt(2 * np.log(1.25 / level)) * sensitivity / sigma
-    mu = sensitivity / sigma
+    return gaussian_epsilon_batch(sensitivity / sigma, level)
+
+
+def gaussian_epsilon_batch(mu: np.ndarray, delta: np.ndarray) -> np.ndarray:
+    """ε at ``delta`` of the Gaussian with μ = Δ/σ (μ√T after T compositions), vectorised."""
+    mu, level = np.broadcast_arrays(np.asarray(mu, float), np.asarray(delta, float))
     hi = np.ones_like(mu)
     for _ in range(60):
         big = gaussian_delta_mu(hi, mu) > level
         if not big.any():
             break
         hi = np.where(big, hi * 2, hi)
-    return _illinois_decreasing(lambda e: gaussian_delta_mu(e, mu), level, np.zeros_like(hi), hi, 1e-13)
+    zero = np.zeros_like(hi)
+    ok0 = gaussian_delta_mu(zero, mu) <= level
+    out = _illinois_decreasing(lambda e: gaussian_delta_mu(e, mu), level, np.where(ok0, -1.0, zero), hi,
+                               1e-13)
+    return np.where(ok0, 0.0, out)
 
 
 def optimise_eps0_batch(case: str, notion: str, rho: np.ndarray, sensitivity: np.ndarray,

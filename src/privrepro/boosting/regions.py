@@ -172,9 +172,9 @@ class FixedRegion(Region):
 
     Attributes:
         pair_rule: ``"paper"`` takes the paper's pair ``Q = τ_l, Q' = τ_l + Δ`` (Prop. 5) even when
-            ``Q'`` leaves ``S``; ``"worst"`` maximises ``L1`` over both orders of the pairs of a
-            41-point grid of ``S`` at distance ``≤ Δ`` (assumed correction; the two agree when
-            ``Δ`` is small against the width).
+            ``Q'`` leaves ``S``; ``"worst"`` maximises ``L1`` over all pairs inside ``S`` at distance
+            ``≤ Δ`` (401-point grid for the first input, the best partner in closed form; assumed
+            correction; the two agree when ``Δ`` is small against the width).
     """
 
     lower: float
@@ -210,13 +210,15 @@ class FixedRegion(Region):
             c, c2 = self.paper_pair(sensitivity)
             L1 = math.log((1 - self._pbar(kernel, c2) * q) / (1 - self._pbar(kernel, c) * q))
         else:
-            grid = np.linspace(self.lower, self.upper, 41)
-            L1 = max(self._l1(kernel, q, float(a), float(b)) for a in grid for b in grid
-                     if 0 < abs(a - b) <= sensitivity + 1e-12)
+            # Z(c) = 1 − p̄(c) q is unimodal with its peak at the centre of S, so for each c the
+            # worst partner within distance Δ is the point of [c − Δ, c + Δ] nearest the centre
+            c = np.linspace(self.lower, self.upper, 401)
+            centre = 0.5 * (self.lower + self.upper)
+            partner = np.clip(centre, c - sensitivity, c + sensitivity)
+            z = 1 - (1 - self.coverage(kernel, c)) * q
+            z2 = 1 - (1 - self.coverage(kernel, partner)) * q
+            L1 = float(np.max(np.log(z2 / z)))
         return PaperTerms(L1=L1, L2=0.0, W1=0.0, W2=0.0, q=q)
-
-    def _l1(self, kernel: Kernel, q: float, c: float, c2: float) -> float:
-        return abs(math.log((1 - self._pbar(kernel, c2) * q) / (1 - self._pbar(kernel, c) * q)))
 
     def exact_pairs(self, sensitivity: float, n: int = 9) -> list[tuple[float, float]]:
         d = min(float(sensitivity), self.size())
