@@ -141,49 +141,53 @@ def algorithm1_double_loop(terms: PaperTerms, kernel_delta_T: DeltaFn, epsilon: 
 
 
 def composition_epsilon_curve(terms: PaperTerms, kernel_delta_for_T: Callable[[np.ndarray, np.ndarray], np.ndarray],
-                              T_values: np.ndarray, delta: float, mass_floor: float = 1e-300,
-                              iterations: int = 80) -> np.ndarray:
+                              T_values: np.ndarray, delta: float, drop_fraction: float = 1e-9,
+                              xtol: float = 1e-11) -> np.ndarray:
     """ε(δ) after T compositions (Prop. 3) for every T in ``T_values``, vectorised over T.
 
     ``kernel_delta_for_T(eps, T)`` is the composed kernel profile (broadcasting). The law of K is
-    built by one convolution per T; terms with probability below ``mass_floor`` are dropped (their
-    total is below ``2T·mass_floor``, far under any δ used). Bisection runs on all T at once.
+    built by one convolution per T. Terms whose probability is below
+    ``drop_fraction · δ / (2T + 1)`` are dropped and their total mass is added to δ(ε) instead
+    (``δ_Z ≤ 1``), so the result can only overstate ε, by a relative δ-error below
+    ``drop_fraction``. The root is found by a vectorised Illinois iteration on ``log δ``.
     """
+    from privrepro.boosting.batch import _illinois_decreasing
+
     T_values = np.asarray(T_values, int)
     T_max = int(T_values.max())
-    want = set(T_values.tolist())
-    rows_T, rows_k, rows_p = [], [], []
+    want = sorted(set(T_values.tolist()))
+    want_set = set(want)
+    rows_T, rows_k, rows_p, dropped = [], [], [], []
     for T, pmf in enumerate(composition_pmfs(terms.W1, terms.W2, T_max), start=1):
-        if T in want:
-            keep = np.flatnonzero(pmf > mass_floor)
+        if T in want_set:
+            floor = drop_fraction * delta / (2 * T + 1)
+            keep = np.flatnonzero(pmf >= floor)
             rows_T.append(np.full(keep.size, T))
             rows_k.append(keep - T)
             rows_p.append(pmf[keep])
+            dropped.append(max(0.0, 1.0 - float(pmf[keep].sum())) if keep.size < pmf.size else 0.0)
     Ts = np.concatenate(rows_T)
     ks = np.concatenate(rows_k).astype(float)
     ps = np.concatenate(rows_p)
-    order = {T: i for i, T in enumerate(sorted(want))}
+    order = {T: i for i, T in enumerate(want)}
     group = np.array([order[t] for t in Ts])
-    n = len(order)
+    n = len(want)
+    extra = np.asarray(dropped)
     L2 = terms.L2 if terms.L2 < math.inf else 0.0
+    Tf = Ts.astype(float)
 
     def delta_all(eps: np.ndarray) -> np.ndarray:
         e = eps[group] - Ts * terms.L1 - ks * L2
-        return np.bincount(group, weights=ps * kernel_delta_for_T(e, Ts.astype(float)), minlength=n)
+        return np.bincount(group, weights=ps * kernel_delta_for_T(e, Tf), minlength=n) + extra
 
-    lo = np.zeros(n)
     hi = np.ones(n)
     for _ in range(200):
         too_big = delta_all(hi) > delta
         if not too_big.any():
             break
         hi = np.where(too_big, hi * 2, hi)
-    zero_ok = delta_all(lo) <= delta
-    for _ in range(iterations):
-        mid = 0.5 * (lo + hi)
-        over = delta_all(mid) > delta
-        lo = np.where(over, mid, lo)
-        hi = np.where(over, hi, mid)
-    hi = np.where(zero_ok, 0.0, hi)
-    sorted_T = np.array(sorted(want))
-    return hi[np.searchsorted(sorted_T, T_values)]
+    zero = np.zeros(n)
+    zero_ok = delta_all(zero) <= delta
+    out = _illinois_decreasing(delta_all, np.full(n, delta), np.where(zero_ok, -1.0, zero), hi, xtol)
+    out = np.where(zero_ok, 0.0, out)
+    return out[np.searchsorted(np.asarray(want), T_values)]

@@ -144,7 +144,9 @@ def monte_carlo_mse(hist: np.ndarray, category: np.ndarray, probs: GRRProbabilit
     n_cat = int(category.max()) + 1
     true_S = np.bincount(category, weights=hist, minlength=n_cat)
     err_S = ((F_S - true_S) ** 2).mean(axis=-1)
-    err_x = ((F_x - hist) ** 2).mean(axis=-1)
     r = max(repetitions, 2)
-    return (float(err_S.mean()), float(err_S.std(ddof=1) / math.sqrt(r)),
-            float(err_x.mean()), float(err_x.std(ddof=1) / math.sqrt(r)))
+    cat_mse, cat_se = float(err_S.mean()), float(err_S.std(ddof=1) / math.sqrt(r))
+    if probs.p - probs.p_s <= 0:  # ε₀ = 0: eq. (11) divides by p − p_s = 0
+        return cat_mse, cat_se, math.inf, math.nan
+    err_x = ((F_x - hist) ** 2).mean(axis=-1)
+    return cat_mse, cat_se, float(err_x.mean()), float(err_x.std(ddof=1) / math.sqrt(r))
