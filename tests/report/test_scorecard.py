@@ -114,7 +114,7 @@ def test_changing_the_results_csv_flips_pass_to_fail(tmp_path: Path, write_figur
     edited.to_csv(path, index=False)
     row = card_for(tmp_path, refs).loc["cl-fig2-largest-k-dropped"]
     assert (row["verdict"], row["reproduced"], row["difference"]) == ("fail", 13, 1)
-    assert "> allowed 0" in row["why"]
+    assert row["why"] == "off by 1, more than the allowed 0"
     # and the row at ε=2 is not what is compared: editing it changes nothing
     edited.loc[(edited["epsilon"] == 1.0), "value"] = 12
     edited.loc[(edited["epsilon"] == 2.0), "value"] = 99

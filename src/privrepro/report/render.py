@@ -88,6 +88,14 @@ def fmt_num(x: Any, sig: int = 5) -> str:
     return f"{v:.{sig}g}"
 
 
+def significant_digits(x: float) -> int:
+    """How many significant digits ``x`` is written with (``0.974253`` → 6, ``12`` → 2)."""
+    mantissa = repr(float(x)).lower().split("e")[0].lstrip("-").replace(".", "").lstrip("0")
+    if repr(float(x)).endswith(".0"):
+        mantissa = str(abs(int(x))).rstrip("0") or "0"
+    return max(1, len(mantissa))
+
+
 def _fmt_diff(diff: float, rel: float) -> str:
     if diff is None or math.isnan(diff):
         return "—"
@@ -209,7 +217,10 @@ def _contents(papers: list[str], by_paper: Mapping[str, list[FigureResults]],
 def _provenance_row(fr: FigureResults) -> list[str]:
     m = fr.meta
     units = m.get("units")
-    return [f"`{fr.profile or '—'}`", fmt_num(m.get("seed")), _sha(m), str(m.get("device") or "—"),
+    device = str(m.get("device") or "—")
+    if m.get("device_name") and m.get("device_name") != device:
+        device += f" ({m['device_name']})"
+    return [f"`{fr.profile or '—'}`", fmt_num(m.get("seed")), _sha(m), device,
             fmt_duration(m.get("wall_time_s")), str(m.get("started") or "—"),
             str(len(units)) if isinstance(units, list) else "—"]
 
@@ -231,8 +242,8 @@ def _assumptions(meta: Mapping[str, Any]) -> list[Block]:
 
 
 def _values_table(card: pd.DataFrame) -> Table:
-    header = ["quantity", "configuration", "published", "reproduced", "difference", "tolerance",
-              "verdict"]
+    header = ["quantity", "configuration", "reference (source)", "reproduced", "difference",
+              "tolerance", "verdict"]
     rows = []
     for r in card.to_dict("records"):
         tol = "—"
@@ -244,12 +255,15 @@ def _values_table(card: pd.DataFrame) -> Table:
                 parts.append(f"{'' if parts else '±'}{fmt_num(100 * r['tolerance_rel'], 3)}%")
             tol = " + ".join(parts) + (f" — {r['tolerance_reason']}" if r["tolerance_reason"]
                                        else "")
-        verdict = "not run" if r["code"] == "not-run" else _VERDICT_MARK[r["verdict"]]
-        if r["why"]:
+        verdict = _VERDICT_MARK[r["verdict"]]
+        if r["code"] == "not-run":
+            verdict = r["why"]
+        elif r["why"]:
             verdict += f": {r['why']}"
         rows.append([f"{r['quantity']}<br>`{r['id']}`", r["config"] or "—",
                      f"{fmt_num(r['reference'], 10)}<br>*{r['source']}*",
-                     fmt_num(r["reproduced"]), _fmt_diff(r["difference"], r["rel_difference"]),
+                     fmt_num(r["reproduced"], max(5, significant_digits(r["reference"]) + 1)),
+                     _fmt_diff(r["difference"], r["rel_difference"]),
                      tol, verdict])
     return Table(header, rows, ["l", "l", "r", "r", "r", "l", "l"])
 
@@ -261,7 +275,7 @@ def _summary_details(fr: FigureResults, matched: set[str]) -> list[Block]:
     cols = [c for c in df.columns if c not in _BOOKKEEPING - {"metric"}]
     rows = [[fmt_num(v) if not isinstance(v, str) else v for v in rec]
             for rec in df[cols].itertuples(index=False)]
-    align = ["l" if df[c].dtype == object else "r" for c in cols]
+    align = ["r" if pd.api.types.is_numeric_dtype(df[c]) else "l" for c in cols]
     note = f"{len(df)} values" + (f", {len(matched)} compared above" if matched else "")
     inner: list[Block] = [Table(list(cols), rows[:60], align)]
     if len(rows) > 60:
@@ -293,14 +307,14 @@ def _figure_section(fr: FigureResults, card: pd.DataFrame, errata: list[Erratum]
         blocks.append(Table(_PROV_HEADER, [_provenance_row(fr)]))
         blocks += _assumptions(fr.meta)
     if len(card):
-        blocks.append(Para("**Reproduced against published values**"))
+        blocks.append(Para("**Reproduced against the paper's values**"))
         blocks.append(_values_table(card))
         notes = [f"`{r['id']}`: {r['quantity']} — note: {r['note']}"
                  for r in card.to_dict("records") if r.get("note")]
         if notes:
             blocks.append(Bullets(list(notes)))
     elif fr.ran:
-        blocks.append(Para("*No published values are matched to this figure yet.*"))
+        blocks.append(Para("*No reference values are matched to this figure yet.*"))
     if fr.ran:
         matched = set(card["id"]) if len(card) else set()
         blocks += _summary_details(fr, matched)
@@ -456,7 +470,7 @@ def build_document(figures: Mapping[tuple[str, str], FigureResults], refs: Refer
         blocks.append(Heading(2, f"{paper} — {title}", _anchor(paper)))
         row = counts[counts["paper"] == paper].iloc[0]
         intro = (f"{row['figures run']} of {row['figures']} figures run; "
-                 f"{row['values']} published values: {row['pass']} pass, {row['fail']} fail, "
+                 f"{row['values']} reference values: {row['pass']} pass, {row['fail']} fail, "
                  f"{row['not comparable']} not comparable, {row['not run']} not run; "
                  f"{row['errata']} errata.")
         if file:

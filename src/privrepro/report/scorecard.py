@@ -173,7 +173,8 @@ def _row(ref: ReferenceValue, fr: FigureResults | None) -> dict[str, Any]:
     ok = abs(row["difference"]) <= tol.allowed(float(ref.value)) + slack
     row["verdict"] = "pass" if ok else "fail"
     if not ok:
-        row["why"] = f"|difference| {abs(row['difference']):.3g} > allowed {row['allowed']:.3g}"
+        row["why"] = (f"off by {abs(row['difference']):.3g}, more than the allowed "
+                      f"{row['allowed']:.3g}")
     return row
 
 
