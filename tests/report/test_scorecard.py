@@ -195,3 +195,37 @@ def test_summary_counts_per_paper(tmp_path: Path, write_figure: WriteFigure,
     assert counts.loc["pb", ["pass", "fail", "not comparable", "not run"]].tolist() == [3, 0, 4, 1]
     assert counts.loc["pac", "values"] == 0
     assert counts.loc["all", "values"] == 9
+
+
+REQUIRES = """\
+paper: ip
+values:
+  - id: ip-acc
+    figure: fig4
+    quantity: accuracy at ε=1
+    value: 0.9
+    source: {where: "authors' notebook, cell 12", kind: notebook}
+    match: {table: main, column: acc, where: {eps: 1}}
+    tolerance: {abs: 0.02, reason: "the notebook's spread over seeds"}
+    requires: {dataset: mnist, model.width: 64}
+"""
+
+
+@pytest.mark.parametrize(("params", "table_extra", "code", "why"), [
+    ({"dataset": "mnist", "model": {"width": 64}}, {}, "", ""),
+    ({"dataset": "digits", "model": {"width": 64}}, {}, "data",
+     "data not available: made with dataset=digits, the reference needs dataset=mnist"),
+    ({"model": {"width": 64}}, {"dataset": ["mnist", "mnist"]}, "", ""),  # from a column
+    ({"model": {"width": 64}}, {"dataset": ["mnist", "digits"]}, "data", "data not available"),
+    ({"dataset": "mnist"}, {}, "data", "the results do not record model.width"),
+])
+def test_requires_marks_other_data_not_comparable(
+        tmp_path: Path, write_figure: WriteFigure, write_refs: WriteRefs, params: dict,
+        table_extra: dict, code: str, why: str) -> None:
+    table = pd.DataFrame({"eps": [1, 2], "acc": [0.91, 0.95], **table_extra})
+    write_figure("ip", "fig4", table, meta={"params": params})
+    row = card_for(tmp_path, write_refs("ip", REQUIRES)).loc["ip-acc"]
+    assert row["code"] == code
+    assert why in row["why"]
+    assert row["verdict"] == ("pass" if not code else "not comparable")
+    assert row["reproduced"] == pytest.approx(0.91)

@@ -95,6 +95,7 @@ VALUE_SCHEMA: Spec = {
     "match": {"type": "object", "required": True, "schema": MATCH_SCHEMA},
     "tolerance": {"type": "object", "schema": TOLERANCE_SCHEMA},
     "profiles": {"type": "list", "items": "string"},
+    "requires": {"type": "mapping"},
     "note": {"type": "string"},
 }
 LOOKUP_SCHEMA: Spec = {
@@ -284,6 +285,9 @@ class ReferenceValue:
         match: where the reproduced value is found.
         tolerance: the allowed difference and its reason; ``None`` means not comparable.
         profiles: the profiles under which the comparison is meaningful (``None``: all).
+        requires: settings the results must have been made with (``{dataset: cifar10}``): a
+            parameter of the run (``params`` in its metadata, dotted keys for nested ones) or a
+            column with one value; otherwise the value is not comparable (data not available).
         file: the reference file it was read from (for messages).
     """
 
@@ -296,6 +300,7 @@ class ReferenceValue:
     match: Match
     tolerance: Tolerance | None = None
     profiles: tuple[str, ...] | None = None
+    requires: dict[str, Any] = field(default_factory=dict)
     note: str | None = None
     file: str = ""
 
@@ -383,7 +388,7 @@ def _parse_value(raw: Mapping[str, Any], paper: str, file: str, fail: Any) -> Re
         id=str(raw["id"]), paper=paper, figure=str(raw["figure"]), quantity=str(raw["quantity"]),
         value=raw["value"], source=_source(raw["source"]), match=match, tolerance=tolerance,
         profiles=None if profiles is None else tuple(str(p) for p in profiles),
-        note=_str(raw.get("note")), file=file)
+        requires=dict(raw.get("requires") or {}), note=_str(raw.get("note")), file=file)
 
 
 def _parse_erratum(raw: Mapping[str, Any], paper: str, file: str, fail: Any) -> Erratum:

@@ -15,7 +15,8 @@ Verdicts:
 ``not comparable``
     with a ``why`` and a ``code``: ``not-run`` (the figure has no results), ``profile`` (the
     results were made under a profile the entry does not list, e.g. smoke data instead of the
-    paper's), ``no-table``/``no-row``/``no-column``/``ambiguous``/``nan`` (the value could not
+    paper's), ``data`` (they were made with other settings than the entry ``requires``, e.g.
+    stand-in data), ``no-table``/``no-row``/``no-column``/``ambiguous``/``nan`` (the value could not
     be found), ``no-tolerance`` (the entry gives none, e.g. a value read off a plot).
 """
 
@@ -31,8 +32,8 @@ import pandas as pd
 from privrepro.report.references import Lookup, ReferenceSet, ReferenceValue
 from privrepro.report.results import FigureResults, make_target
 
-__all__ = ["SCORECARD_COLUMNS", "VERDICTS", "Selection", "build_scorecard", "select",
-           "summary_counts", "where_text"]
+__all__ = ["SCORECARD_COLUMNS", "VERDICTS", "Selection", "build_scorecard",
+           "requirement_problem", "select", "summary_counts", "where_text"]
 
 VERDICTS = ("pass", "fail", "not comparable")
 SCORECARD_COLUMNS = [
@@ -130,6 +131,36 @@ def select(fr: FigureResults | None, lookup: Lookup) -> Selection:
     return Selection(float(reducers[lookup.reduce](finite)), rows)
 
 
+_ABSENT = object()
+
+
+def _setting(fr: FigureResults, key: str) -> Any:
+    """A run setting: ``params`` in the metadata (dotted path), else a column with one value."""
+    node: Any = fr.meta.get("params") or {}
+    for part in key.removeprefix("params.").split("."):
+        node = node.get(part, _ABSENT) if isinstance(node, Mapping) else _ABSENT
+    if node is not _ABSENT:
+        return node
+    for df in (fr.table, fr.summary):
+        if df is not None and key in df.columns:
+            values = df[key].dropna().unique()
+            return values[0] if len(values) == 1 else list(values)
+    return _ABSENT
+
+
+def requirement_problem(fr: FigureResults, requires: Mapping[str, Any]) -> str | None:
+    """Why the results do not meet ``requires`` (e.g. made on stand-in data), or ``None``."""
+    for key, want in requires.items():
+        have = _setting(fr, key)
+        if have is _ABSENT:
+            return f"the results do not record {key} (the reference needs {key}={want})"
+        col = pd.Series([have]) if not isinstance(have, list) else pd.Series(have, dtype=object)
+        if len(col) != 1 or not bool(_mask(col, want).iloc[0]):
+            return (f"data not available: made with {key}={_fmt_key(have)}, the reference "
+                    f"needs {key}={_fmt_key(want)}")
+    return None
+
+
 def _row(ref: ReferenceValue, fr: FigureResults | None) -> dict[str, Any]:
     tol = ref.tolerance
     row: dict[str, Any] = {
@@ -159,6 +190,11 @@ def _row(ref: ReferenceValue, fr: FigureResults | None) -> dict[str, Any]:
         row["why"] = (f"made under profile {profile or 'unknown'!r}; the published value is "
                       f"comparable under {', '.join(ref.profiles)}")
         row["code"] = "profile"
+        return row
+    problem = requirement_problem(fr, ref.requires)
+    if problem:
+        row["why"] = problem
+        row["code"] = "data"
         return row
     if sel.value is None:
         row["why"] = sel.problem or "value not found"
