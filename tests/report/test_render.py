@@ -95,8 +95,16 @@ def test_figure_section_has_plot_provenance_assumptions_and_values(tree: Path) -
             "| ❌ fail: off by 0.3, more than the allowed 0.05 |") in pb
 
 
-def test_not_run_figure_says_how_to_run_it(tree: Path) -> None:
+def test_not_run_figure_says_how_to_run_it(tree: Path, write_refs: WriteRefs) -> None:
+    write_refs("pac", """\
+    paper: pac
+    errata:
+      - {id: pac-ex1-thm2, title: "Example 1's Theorem 2 values", detail: d, figure: ex1}
+    """)
     md, _, _ = run(tree)
+    pac = section(md, "pac-ex1")  # an erratum's figure gets a section, run or not
+    assert "### Example 1 — ex1" in pac and "**Not run.** Run `make fig-pac-ex1`" in pac
+    assert "[Example 1's Theorem 2 values](#erratum-pac-ex1-thm2)" in pac
     ip = section(md, "ip-fig3")
     assert "### Fig. 3 — ip Fig. 3 — accuracy against ε" in ip
     assert "**Not run.** Run `make fig-ip-3`" in ip

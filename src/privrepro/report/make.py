@@ -8,7 +8,13 @@ from pathlib import Path
 import pandas as pd
 
 from privrepro.report.references import ReferenceSet, load_references
-from privrepro.report.render import ReportPaths, build_document, report_papers, write_report
+from privrepro.report.render import (
+    ReportPaths,
+    build_document,
+    referenced_figures,
+    report_papers,
+    write_report,
+)
 from privrepro.report.results import FigureResults, load_results
 from privrepro.report.scorecard import build_scorecard, summary_counts
 
@@ -54,7 +60,7 @@ def generate_report(results: str | Path = "results", plots: str | Path = "plots"
     paths = ReportPaths(results=Path(results), plots=Path(plots), out=Path(out),
                         scorecard=Path(results) / "scorecard.csv")
     figures = load_results(paths.results, paths.plots, conf,
-                           extra=[(v.paper, v.figure) for v in refs.values])
+                           extra=referenced_figures(refs))
     card = build_scorecard(figures, refs)
     written = [atomic_write_table(card, paths.scorecard, parquet=False)]
     blocks = build_document(figures, refs, card, paths)

@@ -35,7 +35,7 @@ from privrepro.report.results import FigureResults, make_target
 from privrepro.report.scorecard import select, summary_counts, where_text
 
 __all__ = ["PAPERS", "ReportPaths", "build_document", "figure_label", "fmt_duration", "fmt_num",
-           "report_papers", "write_report"]
+           "referenced_figures", "report_papers", "write_report"]
 
 #: The four papers, in the order the report shows them (DESIGN.md).
 PAPERS: dict[str, tuple[str, str]] = {
@@ -146,6 +146,13 @@ def _anchor(*parts: str) -> str:
 def _paper_order(papers: set[str]) -> list[str]:
     known = [p for p in PAPERS if p in papers]
     return known + sorted(papers - set(PAPERS))
+
+
+def referenced_figures(refs: ReferenceSet) -> list[tuple[str, str]]:
+    """The figures that reference values and errata name (each gets a section, run or not)."""
+    named = [(v.paper, v.figure) for v in refs.values]
+    named += [(e.paper, e.figure) for e in refs.errata if e.figure]
+    return list(dict.fromkeys(named))
 
 
 def report_papers(figures: Mapping[tuple[str, str], FigureResults], refs: ReferenceSet
@@ -449,8 +456,8 @@ def build_document(figures: Mapping[tuple[str, str], FigureResults], refs: Refer
         paths: where the results, plots and report live.
     """
     figures = dict(figures)
-    for v in refs.values:
-        figures.setdefault((v.paper, v.figure), FigureResults(v.paper, v.figure))
+    for paper, figure in referenced_figures(refs):
+        figures.setdefault((paper, figure), FigureResults(paper, figure))
     papers = report_papers(figures, refs)
     by_paper = {p: _figure_order(figures, p, refs) for p in papers}
     counts = summary_counts(card, figures, refs, papers)
