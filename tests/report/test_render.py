@@ -189,3 +189,17 @@ def test_small_formatters() -> None:
     assert [significant_digits(x) for x in (0.974253, 12, 1e-7, 1.25e-7)] == [6, 2, 1, 3]
     assert inline_html("`a<b>` **x** *y* [z](#q) <i>") == (
         '<code>a&lt;b&gt;</code> <strong>x</strong> <em>y</em> <a href="#q">z</a> &lt;i&gt;')
+
+
+def test_unreadable_results_do_not_stop_the_report(tree: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    (tree / "results" / "pb" / "fig2.meta.json").write_text("{not json")
+    md, _, card = run(tree)
+    row = card.set_index("id").loc["pb-fig2-eps"]
+    assert (row["verdict"], row["code"]) == ("not comparable", "unreadable")
+    assert "fig2.meta.json: not valid JSON" in row["why"]
+    assert "**Results unreadable:**" in section(md, "pb-fig2")
+    assert main(["--results", str(tree / "results"), "--plots", str(tree / "plots"),
+                 "--out", str(tree / "REPORT.md"), "--references", str(tree / "references"),
+                 "--no-html"]) == 0
+    assert "warning: " in capsys.readouterr().err

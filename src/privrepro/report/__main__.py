@@ -2,7 +2,7 @@
 
 Writes ``<results>/scorecard.csv``, the Markdown report and (unless ``--no-html``) the HTML page
 next to it, then prints the per-paper counts and the paths. Exits 2 on a malformed reference
-file or an unreadable results file; with ``--strict``, exits 1 when any value fails.
+file; with ``--strict``, exits 1 when any value fails.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import sys
 
 from privrepro.report.make import generate_report
 from privrepro.report.references import ReferenceError
-from privrepro.report.results import ResultsError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,12 +32,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         outcome = generate_report(args.results, args.plots, args.out, args.references, args.conf,
                                   html=not args.no_html)
-    except (ReferenceError, ResultsError) as e:
+    except ReferenceError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(outcome.counts.to_string(index=False))
     for path in outcome.written:
         print(f"wrote {path}")
+    for fr in outcome.figures.values():
+        if fr.error:
+            print(f"warning: {fr.error}", file=sys.stderr)
     n_fail = int((outcome.scorecard["verdict"] == "fail").sum())
     return 1 if args.strict and n_fail else 0
 

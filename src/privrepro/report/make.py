@@ -51,8 +51,8 @@ def generate_report(results: str | Path = "results", plots: str | Path = "plots"
         The scorecard (also written to ``<results>/scorecard.csv``), the counts and the paths.
 
     Raises:
-        privrepro.report.references.ReferenceError: a malformed reference file.
-        privrepro.report.results.ResultsError: an unreadable results file.
+        privrepro.report.references.ReferenceError: a malformed reference file. (An unreadable
+            results file does not stop the report: its figure says why.)
     """
     from privrepro.store.atomic import atomic_write_table
 

@@ -300,7 +300,10 @@ def _figure_section(fr: FigureResults, card: pd.DataFrame, errata: list[Erratum]
         if src.get("equation"):
             text += f"; `{src['equation']}`"
         blocks.append(Para(text))
-    if not fr.ran:
+    if fr.error:
+        blocks.append(Para(f"**Results unreadable:** {fr.error}. Rerun "
+                           f"`{make_target(fr.paper, fr.figure)}`, then `make report`."))
+    elif not fr.ran:
         blocks.append(Para(f"**Not run.** Run `{make_target(fr.paper, fr.figure)}` (or "
                            "`make figures`), then `make report`."))
     else:

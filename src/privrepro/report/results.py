@@ -26,7 +26,10 @@ _SUFFIXES = (".summary.csv", ".meta.json", ".csv", ".parquet")
 
 
 class ResultsError(ValueError):
-    """A results file that exists but cannot be read (names the file)."""
+    """A results file that exists but cannot be read (names the file).
+
+    :func:`load_figure` catches it and records it in ``FigureResults.error``.
+    """
 
 
 @dataclass
@@ -40,6 +43,8 @@ class FigureResults:
         meta: the ``.meta.json`` mapping (empty when absent).
         png, pdf: the plot files, when they exist.
         config_title: the first comment line of the figure's config, when one was found.
+        error: why a results file that exists could not be read (the figure is then treated as
+            having no results, and the report says why).
     """
 
     paper: str
@@ -50,6 +55,7 @@ class FigureResults:
     png: Path | None = None
     pdf: Path | None = None
     config_title: str | None = None
+    error: str | None = None
 
     @property
     def ran(self) -> bool:
@@ -90,24 +96,30 @@ def _read_table(path: Path) -> pd.DataFrame:
 
 
 def load_figure(results_dir: Path, plots_dir: Path, paper: str, figure: str) -> FigureResults:
-    """Read one figure's outputs. The CSV is the table of record; parquet is read if it is alone."""
+    """Read one figure's outputs. The CSV is the table of record; parquet is read if it is alone.
+
+    A file that exists but cannot be read does not stop the report: the figure gets no results
+    and ``error`` says which file failed and why.
+    """
     base = results_dir / paper
     fr = FigureResults(paper=paper, figure=figure)
     csv, parquet = base / f"{figure}.csv", base / f"{figure}.parquet"
-    if csv.is_file():
-        fr.table = _read_table(csv)
-    elif parquet.is_file():
-        fr.table = _read_table(parquet)
-    summary = base / f"{figure}.summary.csv"
-    if summary.is_file():
-        fr.summary = _read_table(summary)
-    meta = base / f"{figure}.meta.json"
-    if meta.is_file():
-        try:
-            loaded = json.loads(meta.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as e:
-            raise ResultsError(f"{meta}: not valid JSON: {e}") from e
-        fr.meta = loaded if isinstance(loaded, dict) else {}
+    summary, meta = base / f"{figure}.summary.csv", base / f"{figure}.meta.json"
+    try:
+        if csv.is_file():
+            fr.table = _read_table(csv)
+        elif parquet.is_file():
+            fr.table = _read_table(parquet)
+        if summary.is_file():
+            fr.summary = _read_table(summary)
+        if meta.is_file():
+            try:
+                loaded = json.loads(meta.read_text(encoding="utf-8"))
+            except (json.JSONDecodeError, UnicodeDecodeError) as e:
+                raise ResultsError(f"{meta}: not valid JSON: {e}") from e
+            fr.meta = loaded if isinstance(loaded, dict) else {}
+    except ResultsError as e:
+        fr.table, fr.summary, fr.error = None, None, str(e)
     png, pdf = plots_dir / paper / f"{figure}.png", plots_dir / paper / f"{figure}.pdf"
     fr.png = png if png.is_file() else None
     fr.pdf = pdf if pdf.is_file() else None

@@ -15,7 +15,7 @@ Verdicts:
 ``not comparable``
     with a ``why`` and a ``code``: ``not-run`` (the figure has no results), ``profile`` (the
     results were made under a profile the entry does not list, e.g. smoke data instead of the
-    paper's), ``data`` (they were made with other settings than the entry ``requires``, e.g.
+    paper's), ``unreadable`` (a results file exists but cannot be read), ``data`` (they were made with other settings than the entry ``requires``, e.g.
     stand-in data), ``no-table``/``no-row``/``no-column``/``ambiguous``/``nan`` (the value could not
     be found), ``no-tolerance`` (the entry gives none, e.g. a value read off a plot).
 """
@@ -174,6 +174,10 @@ def _row(ref: ReferenceValue, fr: FigureResults | None) -> dict[str, Any]:
         "profile": (fr.profile if fr is not None else None) or "",
         "verdict": "not comparable", "why": "", "code": "", "n_rows": 0, "file": ref.file,
     }
+    if fr is not None and fr.error:
+        row["why"] = f"results unreadable: {fr.error}"
+        row["code"] = "unreadable"
+        return row
     if fr is None or not fr.ran:
         row["why"] = f"not run: `{make_target(ref.paper, ref.figure)}`"
         row["code"] = "not-run"
