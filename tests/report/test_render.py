@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pandas as pd
@@ -76,6 +77,8 @@ def test_summary_counts_and_scorecard_file(tree: Path) -> None:
     assert "| [pb](#pb) | 1 / 1 | 1 | 0 | 1 | 0 | 0 | 1 |" in summary
     assert "| [ip](#ip) | 0 / 1 | 0 | 0 | 0 | 0 | 0 | 0 |" in summary
     assert "| **all** | 2 / 3 | 2 | 1 | 1 | 0 | 0 | 2 |" in summary
+    assert ("- [pb Fig. 2](#pb-fig2): boosted ε at ρ=0.9 — reference 1, reproduced 1.3 "
+            "(`pb-fig2-eps`)") in summary
     on_disk = pd.read_csv(tree / "results" / "scorecard.csv").set_index("id")
     assert on_disk.loc["pb-fig2-eps", "verdict"] == "fail"
     assert on_disk.loc["pb-fig2-eps", "reproduced"] == pytest.approx(1.3)
@@ -130,8 +133,30 @@ def test_errata_evidence_is_looked_up_in_the_results(tree: Path) -> None:
     assert "at rho=0.9 = **7.5e-05**" in section(md, "pb-errata")
 
 
+class _TagBalance(HTMLParser):
+    """Checks that every opened element is closed in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[str] = []
+        self.errors: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: object) -> None:
+        if tag not in {"img", "br", "meta"}:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.stack and self.stack[-1] == tag:
+            self.stack.pop()
+        else:
+            self.errors.append(tag)
+
+
 def test_html_is_self_contained(tree: Path) -> None:
     _, html, _ = run(tree)
+    balance = _TagBalance()
+    balance.feed(html)
+    assert balance.errors == [] and balance.stack == []
     assert html.count('src="data:image/png;base64,iVBORw0KGgo') == 2  # the two PNGs, inlined
     assert 'src="plots/' not in html
     assert '<h3 id="cl-fig2">' in html and 'href="#erratum-pb-formula-understates"' in html

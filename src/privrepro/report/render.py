@@ -164,7 +164,8 @@ def report_papers(figures: Mapping[tuple[str, str], FigureResults], refs: Refere
 # --------------------------------------------------------------------------- sections
 
 
-def _summary_section(counts: pd.DataFrame, figures: Mapping[tuple[str, str], FigureResults],
+def _summary_section(counts: pd.DataFrame, card: pd.DataFrame,
+                     figures: Mapping[tuple[str, str], FigureResults],
                      paths: ReportPaths) -> list[Block]:
     header = ["paper", "figures run", "values", "✅ pass", "❌ fail", "⚪ not comparable",
               "not run", "errata"]
@@ -195,6 +196,13 @@ def _summary_section(counts: pd.DataFrame, figures: Mapping[tuple[str, str], Fig
         facts.append("git " + ", ".join(f"`{s}`" for s in shas))
     if facts:
         blocks.append(Para("Results made under " + "; ".join(facts) + "."))
+    failing = card[card["verdict"] == "fail"] if len(card) else card
+    if len(failing):
+        blocks.append(Para(f"**Values that fail ({len(failing)}):**"))
+        blocks.append(Bullets([
+            f"[{r['paper']} {figure_label(r['figure'])}](#{_anchor(r['paper'], r['figure'])}): "
+            f"{r['quantity']} — reference {fmt_num(r['reference'], 10)}, reproduced "
+            f"{fmt_num(r['reproduced'])} (`{r['id']}`)" for r in failing.to_dict("records")]))
     return blocks
 
 
@@ -473,7 +481,7 @@ def build_document(figures: Mapping[tuple[str, str], FigureResults], refs: Refer
              "(`uv run python -m privrepro.report`) from "
              f"`{_posix(paths.results)}/` and `{_posix(paths.plots)}/`."),
     ]
-    blocks += _summary_section(counts, figures, paths)
+    blocks += _summary_section(counts, card, figures, paths)
     blocks += _contents(papers, by_paper, refs)
     for paper in papers:
         title, file = PAPERS.get(paper, (paper, ""))
