@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import CL_FIG2, WriteRefs
+from report_fakes import CL_FIG2, WriteRefs
 
 from privrepro.report.references import (
     ReferenceError,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import CL_FIG2, WriteFigure, WriteRefs, cl_fig2_summary
+from report_fakes import CL_FIG2, WriteFigure, WriteRefs, cl_fig2_summary
 
 from privrepro.report.__main__ import main
 from privrepro.report.document import inline_html

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import CL_FIG2, WriteFigure, WriteRefs, cl_fig2_summary
+from report_fakes import CL_FIG2, WriteFigure, WriteRefs, cl_fig2_summary
 
 from privrepro.report.references import load_references
 from privrepro.report.results import load_results
