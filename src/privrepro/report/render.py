@@ -182,12 +182,14 @@ def _summary_section(counts: pd.DataFrame, card: pd.DataFrame,
     blocks: list[Block] = [
         Heading(2, "Summary", "summary"),
         Table(header, rows, ["l", "r", "r", "r", "r", "r", "r", "r"]),
-        Para("Each published value is compared with the value the harness reproduced: **pass** "
-             "when the difference lies within the stated tolerance; **fail** when it does not; "
-             "**not comparable** when the results were made under a profile the value does not "
-             "apply to (e.g. `smoke`'s reduced data), the value could not be found, or no "
-             "tolerance can be stated (e.g. read off a plot). **not run**: the figure has no "
-             f"results yet. Every row is in `{_posix(paths.scorecard)}`."),
+        Para("Each reference value (printed in the paper, read off its plots, taken from the "
+             "authors' code, or derived from them) is compared with the value the harness "
+             "reproduced: **pass** when the difference lies within the stated tolerance; "
+             "**fail** when it does not; **not comparable** when the results were made under a "
+             "profile or on data the value does not apply to (e.g. `smoke`'s reduced grids or "
+             "stand-in data), the value could not be found, or no tolerance can be stated (e.g. "
+             "read off a plot). **not run**: the figure has no results yet. Every row is in "
+             f"`{_posix(paths.scorecard)}`."),
     ]
     facts = []
     if profiles:
@@ -445,8 +447,8 @@ def _method_section(refs: ReferenceSet) -> list[Block]:
 # --------------------------------------------------------------------------- assembly
 
 
-def _figure_order(figures: Mapping[tuple[str, str], FigureResults], paper: str,
-                  refs: ReferenceSet) -> list[FigureResults]:
+def _figure_order(figures: Mapping[tuple[str, str], FigureResults], paper: str
+                  ) -> list[FigureResults]:
     def key(fr: FigureResults) -> tuple[int, str, str]:
         label = figure_label(fr.figure)
         group = 0 if label.startswith("Fig.") else 1 if label.startswith("Table") else 2
@@ -470,7 +472,7 @@ def build_document(figures: Mapping[tuple[str, str], FigureResults], refs: Refer
     for paper, figure in referenced_figures(refs):
         figures.setdefault((paper, figure), FigureResults(paper, figure))
     papers = report_papers(figures, refs)
-    by_paper = {p: _figure_order(figures, p, refs) for p in papers}
+    by_paper = {p: _figure_order(figures, p) for p in papers}
     counts = summary_counts(card, figures, refs, papers)
 
     blocks: list[Block] = [
