@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
-from report_fakes import WriteFigure, WriteRefs, tiny_png
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))  # report_fakes (pytest runs with --import-mode=importlib)
+
+from report_fakes import WriteFigure, WriteRefs, tiny_png  # noqa: E402
 
 
 @pytest.fixture

@@ -12,14 +12,11 @@ from privrepro.report.make import generate_report
 from privrepro.report.references import default_references_dir
 
 
-def test_pilot_runner_to_report(tmp_path: Path) -> None:
+def test_pilot_runner_to_report(tmp_path: Path, store_overrides: list[str]) -> None:
     run = pytest.importorskip("privrepro.runner.run")
     if not (default_references_dir() / "cl-fig2.yaml").is_file():
         pytest.skip("no references/cl-fig2.yaml in this checkout")
-    run.run_experiment("cl/fig2", [
-        "profile=tiny", "device=cpu", "progress=false",
-        f"paths.results_dir={tmp_path / 'results'}", f"paths.plots_dir={tmp_path / 'plots'}",
-        f"paths.experiments_dir={tmp_path / 'experiments'}"])
+    run.run_experiment("cl/fig2", ["profile=tiny", "device=cpu", *store_overrides])
     out = generate_report(tmp_path / "results", tmp_path / "plots", tmp_path / "REPORT.md",
                           conf=None, html=False)
     card = out.scorecard.set_index("id")
