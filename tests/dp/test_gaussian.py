@@ -185,6 +185,13 @@ def test_vectorised_shapes() -> None:
     e = np.linspace(-1, 5, 12).reshape(3, 4)
     assert np.shape(delta_for_epsilon(e, 1.0)) == (3, 4)
     assert np.shape(delta_for_epsilon(1.0, np.array([1.0, 2.0]))) == (2,)
+    # The scalar fast path and the array path implement the same bisection.
     s = analytic_sigma(np.array([0.5, 1.0, 2.0]), 1e-5)
-    assert np.allclose(s, [analytic_sigma(x, 1e-5) for x in (0.5, 1.0, 2.0)], rtol=0, atol=0)
+    assert np.allclose(s, [analytic_sigma(x, 1e-5) for x in (0.5, 1.0, 2.0)], rtol=1e-14, atol=0)
+    d = np.geomspace(1e-12, 0.9, 7)
+    assert np.allclose(epsilon_for_delta(d, 1.5), [epsilon_for_delta(x, 1.5) for x in d],
+                       rtol=1e-14, atol=1e-300)
+    e = np.linspace(-3, 40, 9)
+    assert np.allclose(delta_for_epsilon(e, 0.7), [delta_for_epsilon(x, 0.7) for x in e],
+                       rtol=1e-14, atol=0)
     assert isinstance(classical_sigma(1.0, 1e-5), float)

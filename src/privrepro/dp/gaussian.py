@@ -54,6 +54,91 @@ def _out(x: NDArray[np.float64]) -> Floats:
     return float(x) if x.ndim == 0 else x
 
 
+# ---- scalar fast path (same arithmetic as the array path, without array overheads) ----------
+
+def _is_scalar(*xs: object) -> bool:
+    return all(isinstance(x, (int, float, np.floating, np.integer)) for x in xs)
+
+
+def _chk(name: str, value: object, *, gt: float | None = None, ge: float | None = None,
+         lt: float | None = None, le: float | None = None) -> float:
+    v = float(value)  # type: ignore[arg-type]
+    if (v != v or (gt is not None and not v > gt) or (ge is not None and not v >= ge)
+            or (lt is not None and not v < lt) or (le is not None and not v <= le)):
+        check_range(name, v, gt=gt, ge=ge, lt=lt, le=le)  # raises the ConfigError
+    return v
+
+
+def _log_delta_scalar(e: float, m: float) -> float:
+    if m == 0.0:
+        return math.log(-math.expm1(e)) if e < 0 else -math.inf
+    if math.isinf(m):
+        return -math.inf if e == math.inf else 0.0
+    if e == math.inf:
+        return -math.inf
+    if e == -math.inf:
+        return 0.0
+    a = m / 2.0 - e / m
+    b = a - m
+    if a < 5.0:
+        diff = float(special.erfcx(-a * _SQRT1_2) - special.erfcx(-b * _SQRT1_2))
+        return _LOG_HALF - 0.5 * a * a + math.log(diff) if diff > 0 else -math.inf
+    with np.errstate(over="ignore"):
+        d = float(special.ndtr(a) - np.exp(e + special.log_ndtr(b)))
+    return math.log(d) if d > 0 else -math.inf
+
+
+def _scalar_mu(sigma: object, sensitivity: object) -> float:
+    sig = _chk("sigma", sigma, gt=0)
+    sens = _chk("sensitivity", sensitivity, ge=0)
+    return 0.0 if sens == 0 else sens / sig
+
+
+def _epsilon_for_delta_scalar(dlt: float, mu: float) -> float:
+    if dlt == 1:
+        return -math.inf
+    if mu == 0:
+        return math.log1p(-dlt)
+    if math.isinf(mu) or dlt == 0:
+        return math.inf
+    log_t = math.log(dlt)
+    lo = math.log1p(-dlt)
+    hi = max(lo, mu * mu / 2.0 - mu * float(special.ndtri(dlt)))
+    for _ in range(_BISECT_MAX):
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi or hi - lo <= 1e-300 + 2.2e-16 * abs(hi):
+            break
+        if _log_delta_scalar(mid, mu) <= log_t:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def _analytic_sigma_scalar(eps: float, dlt: float, sens: float) -> float:
+    if sens == 0:
+        return 0.0
+    log_t = math.log(dlt)
+    lo = math.log(math.sqrt(2.0 * math.pi) * dlt)
+    hi = max(lo + 1.0, 0.0)
+    while _log_delta_scalar(eps, math.exp(hi)) <= log_t:
+        lo, hi = hi, hi + math.log(2.0)
+    for _ in range(_BISECT_MAX):
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi:
+            break
+        if _log_delta_scalar(eps, math.exp(mid)) <= log_t:
+            lo = mid
+        else:
+            hi = mid
+    sigma = sens / math.exp(lo)
+    for _ in range(16):
+        if math.exp(_log_delta_scalar(eps, sens / sigma)) <= dlt:
+            break
+        sigma = math.nextafter(sigma, math.inf)
+    return sigma
+
+
 def classical_sigma(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike = 1.0) -> Floats:
     """σ = √(2 ln(1.25/δ)) Δ/ε, the classical calibration (Dwork & Roth 2014, Thm. A.1).
 
@@ -110,6 +195,8 @@ def _mu(sigma: ArrayLike, sensitivity: ArrayLike) -> NDArray[np.float64]:
 def log_delta_for_epsilon(epsilon: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLike = 1.0
                           ) -> Floats:
     """log δ(ε) of the Gaussian mechanism (see the module docstring); −inf where δ = 0."""
+    if _is_scalar(epsilon, sigma, sensitivity):
+        return _log_delta_scalar(_chk("epsilon", epsilon), _scalar_mu(sigma, sensitivity))
     eps = as_float_array("epsilon", epsilon)
     return _out(_log_delta_mu(eps, _mu(sigma, sensitivity)))
 
@@ -122,6 +209,9 @@ def delta_for_epsilon(epsilon: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLi
     broadcast. σ ∈ (0, ∞] (σ = ∞ means no leakage); Δ ≥ 0. Never negative; decreasing in ε and in
     σ. T-fold composition: pass σ/√T (``GaussianMechanism.compose``).
     """
+    if _is_scalar(epsilon, sigma, sensitivity):
+        return math.exp(_log_delta_scalar(_chk("epsilon", epsilon),
+                                          _scalar_mu(sigma, sensitivity)))
     eps = as_float_array("epsilon", epsilon)
     return _out(np.exp(_log_delta_mu(eps, _mu(sigma, sensitivity))))
 
@@ -148,6 +238,9 @@ def epsilon_for_delta(delta: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLike
     δ(0) = 2Φ(μ/2) − 1; take ``max(ε, 0)`` for an (ε, δ)-DP statement. δ ∈ [0, 1]: δ = 0 gives
     +inf (μ > 0) and δ = 1 gives −inf. Arrays broadcast.
     """
+    if _is_scalar(delta, sigma, sensitivity):
+        return _epsilon_for_delta_scalar(_chk("delta", delta, ge=0, le=1),
+                                         _scalar_mu(sigma, sensitivity))
     dlt = check_range("delta", delta, ge=0, le=1)
     mu = _mu(sigma, sensitivity)
     dlt, mu = np.broadcast_arrays(dlt, mu)
@@ -174,6 +267,10 @@ def analytic_sigma(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike 
     (the mechanism never gives more than the target ε at δ). About 3.7306 at ε = 1, δ = 1e−5,
     Δ = 1 (cl note, check 5). ε ≥ 0, δ ∈ (0, 1), Δ ≥ 0; arrays broadcast.
     """
+    if _is_scalar(epsilon, delta, sensitivity):
+        return _analytic_sigma_scalar(_chk("epsilon", epsilon, ge=0),
+                                      _chk("delta", delta, gt=0, lt=1),
+                                      _chk("sensitivity", sensitivity, ge=0))
     eps = check_range("epsilon", epsilon, ge=0)
     dlt = check_range("delta", delta, gt=0, lt=1)
     sens = check_range("sensitivity", sensitivity, ge=0)
