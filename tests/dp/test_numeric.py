@@ -79,3 +79,25 @@ def test_bad_support() -> None:
         hockey_stick_divergence(stats.norm.pdf, stats.norm.pdf, [0.0], support=(1.0, 0.0))
     with pytest.raises(ConfigError, match="alpha"):
         renyi_divergence(stats.norm.pdf, stats.norm.pdf, [1.0], support=(0.0, 1.0))
+
+
+def test_symmetric_profile_and_numeric_inverse() -> None:
+    from privrepro.dp.gaussian import epsilon_for_delta
+    from privrepro.dp.numeric import epsilon_for_delta_numeric, privacy_profile
+
+    # Asymmetric pair: P = N(1, 1), Q = N(0, 2²). The symmetric profile is the max of both orders
+    # (each checked against its own quadrature), and its inverse brackets the root.
+    p, q = stats.norm(1, 1), stats.norm(0, 2)
+    eps = np.array([0.0, 0.5, 1.0])
+    prof = privacy_profile(p.pdf, q.pdf, eps, support=(-30.0, 30.0))
+    a = hockey_stick_divergence(p.pdf, q.pdf, eps, support=(-30.0, 30.0)).value
+    b = hockey_stick_divergence(q.pdf, p.pdf, eps, support=(-30.0, 30.0)).value
+    assert np.array_equal(prof.value, np.maximum(a, b))
+    # Gaussian pair: the numeric inverse matches the closed-form ε(δ) (Balle & Wang Thm 8).
+    sigma = 1.5
+    g0, g1 = stats.norm(0, sigma), stats.norm(1, sigma)
+    res = epsilon_for_delta_numeric(lambda e: privacy_profile(g1.pdf, g0.pdf, e,
+                                                              support=(-20.0, 21.0)), 1e-5)
+    exact = float(epsilon_for_delta(1e-5, sigma))
+    assert res.epsilon_low <= exact <= res.epsilon_high
+    assert res.epsilon == pytest.approx(exact, abs=1e-6)

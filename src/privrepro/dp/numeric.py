@@ -34,7 +34,14 @@ from numpy.typing import ArrayLike, NDArray
 from privrepro.config import ConfigError
 from privrepro.dp._checks import as_float_array, check_range
 
-__all__ = ["NumericDivergence", "hockey_stick_divergence", "renyi_divergence"]
+__all__ = [
+    "NumericDivergence",
+    "NumericEpsilon",
+    "epsilon_for_delta_numeric",
+    "hockey_stick_divergence",
+    "privacy_profile",
+    "renyi_divergence",
+]
 
 Density = Callable[[NDArray[np.float64]], ArrayLike]
 
@@ -255,3 +262,79 @@ def renyi_divergence(
     return NumericDivergence(alp, value, np.asarray(bound, dtype=float),
                              float(err.max(initial=0.0)), float("nan"), (lo, hi), "renyi",
                              converged)
+
+
+def privacy_profile(
+    p: Density,
+    q: Density,
+    epsilon: ArrayLike,
+    *,
+    support: tuple[float, float],
+    breakpoints: Sequence[float] = (),
+    p_atoms: Mapping[float, float] | None = None,
+    q_atoms: Mapping[float, float] | None = None,
+    p_tail_mass: float | None = None,
+    q_tail_mass: float | None = None,
+    epsabs: float = 1e-13,
+    epsrel: float = 1e-10,
+) -> NumericDivergence:
+    """The symmetric profile δ(ε) = max(H_{e^ε}(P‖Q), H_{e^ε}(Q‖P)) of a neighbouring pair.
+
+    If each order's true value lies within its ``error_bound``, the max lies within the larger of
+    the two bounds of the larger value, which is what is returned.
+    """
+    common = dict(support=support, breakpoints=breakpoints, epsabs=epsabs, epsrel=epsrel)
+    pq = hockey_stick_divergence(p, q, epsilon, p_atoms=p_atoms, q_atoms=q_atoms,
+                                 p_tail_mass=p_tail_mass, **common)  # type: ignore[arg-type]
+    qp = hockey_stick_divergence(q, p, epsilon, p_atoms=q_atoms, q_atoms=p_atoms,
+                                 p_tail_mass=q_tail_mass, **common)  # type: ignore[arg-type]
+    return NumericDivergence(pq.order, np.maximum(pq.value, qp.value),
+                             np.maximum(pq.error_bound, qp.error_bound),
+                             max(pq.quadrature_error, qp.quadrature_error),
+                             max(pq.tail_mass, qp.tail_mass), pq.support, "privacy_profile",
+                             pq.converged and qp.converged)
+
+
+@dataclass(frozen=True)
+class NumericEpsilon:
+    """ε(δ) of a numerically evaluated profile: ``epsilon`` solves value(ε) = δ, and the true
+    ε(δ) lies in [``epsilon_low``, ``epsilon_high``] under the profile's stated error bound
+    (δ(ε) is decreasing, so the band value ± error_bound maps to an ε interval)."""
+
+    delta: float
+    epsilon: float
+    epsilon_low: float
+    epsilon_high: float
+
+
+def epsilon_for_delta_numeric(
+    profile: Callable[[NDArray[np.float64]], NumericDivergence],
+    delta: float,
+    *,
+    bracket: tuple[float, float] = (-50.0, 50.0),
+    xtol: float = 1e-10,
+) -> NumericEpsilon:
+    """Invert a numeric profile at ``delta`` by vectorised bisection on three targets at once
+    (value, value − bound, value + bound each equal to δ).
+
+    ``profile(eps_array)`` returns a :class:`NumericDivergence`, e.g.
+    ``lambda e: privacy_profile(p, q, e, support=(-30, 30))``. ``bracket`` must contain the
+    three roots (ε where the profile crosses δ); an end that does not is reported as ±inf.
+    """
+    dlt = float(check_range("delta", delta, gt=0, lt=1))
+    lo = np.full(3, float(bracket[0]))
+    hi = np.full(3, float(bracket[1]))
+    sign = np.array([0.0, -1.0, 1.0])  # value, value − bound, value + bound
+
+    def g(e: NDArray[np.float64]) -> NDArray[np.float64]:
+        r = profile(e)
+        return np.asarray(r.value + sign * r.error_bound, dtype=float)
+
+    at_lo, at_hi = g(lo), g(hi)
+    while np.max(hi - lo) > xtol:
+        mid = 0.5 * (lo + hi)
+        below = g(mid) <= dlt
+        hi = np.where(below, mid, hi)
+        lo = np.where(below, lo, mid)
+    root = np.where(at_lo <= dlt, -np.inf, np.where(at_hi > dlt, np.inf, hi))
+    return NumericEpsilon(dlt, float(root[0]), float(root[1]), float(root[2]))
