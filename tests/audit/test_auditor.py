@@ -115,3 +115,17 @@ def test_clopper_pearson_reference() -> None:
         ci = stats.binomtest(k, n).proportion_ci(0.98, method="exact")
         assert clopper_pearson_lower(k, n, 0.01) == pytest.approx(ci.low, abs=1e-12)
         assert clopper_pearson_upper(k, n, 0.01) == pytest.approx(ci.high, abs=1e-12)
+
+
+def test_neighbour_samplers_with_a_mechanism_object() -> None:
+    # ip-style use: GaussianMechanism on two query values at distance Δ = 0.1 with the classical
+    # σ for (1, 1e-5) at α = 0.1 (ip note §7: σ = 0.4844805263), audited at σ/3: refuted.
+    from privrepro.audit import neighbour_samplers
+    from privrepro.dp.gaussian import GaussianMechanism
+
+    m = GaussianMechanism.classical(1.0, 1e-5, 0.1)
+    weak = GaussianMechanism(m.sigma / 3, 0.1)
+    sp, sq = neighbour_samplers(weak.sample, 0.1, 0.0)
+    assert audit(sp, sq, 1.0, 1e-5, 200_000, np.random.default_rng(21), progress=False).refuted
+    sp, sq = neighbour_samplers(m.sample, 0.1, 0.0)
+    assert not audit(sp, sq, 1.0, 1e-5, 200_000, np.random.default_rng(22), progress=False).refuted

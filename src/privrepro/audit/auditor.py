@@ -43,7 +43,7 @@ from tqdm.auto import tqdm
 from privrepro.audit.binomial import clopper_pearson_lower, clopper_pearson_upper
 from privrepro.config import ConfigError
 
-__all__ = ["AuditReport", "Sampler", "audit", "sampler_from_distribution"]
+__all__ = ["AuditReport", "Sampler", "audit", "neighbour_samplers", "sampler_from_distribution"]
 
 Sampler = Callable[[int, np.random.Generator], ArrayLike]
 """Draws ``n`` outputs of the mechanism on one input: ``sampler(n, rng)`` → array of n rows."""
@@ -91,6 +91,22 @@ def sampler_from_distribution(dist: _Frozen) -> Sampler:
         return np.asarray(dist.rvs(size=n, random_state=rng), dtype=float)
 
     return sample
+
+
+def neighbour_samplers(mechanism: Callable[[NDArray[np.float64], np.random.Generator], ArrayLike],
+                       value_p: ArrayLike, value_q: ArrayLike) -> tuple[Sampler, Sampler]:
+    """Samplers of ``mechanism(values, rng)`` (e.g. ``GaussianMechanism.sample``) on two fixed
+    query values f(x) and f(x'), each repeated for the n draws (rows)."""
+
+    def make(value: ArrayLike) -> Sampler:
+        v = np.asarray(value, dtype=float)
+
+        def sample(n: int, rng: np.random.Generator) -> ArrayLike:
+            return mechanism(np.broadcast_to(v, (n, *v.shape)).copy(), rng)
+
+        return sample
+
+    return make(value_p), make(value_q)
 
 
 def _as_sampler(s: Sampler | _Frozen) -> Sampler:
