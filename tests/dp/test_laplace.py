@@ -35,7 +35,10 @@ def test_profile_matches_quadrature(eps: float) -> None:
         return max(p.pdf(x) - math.exp(eps) * q.pdf(x), 0.0)
 
     edges = [-60.0, 0.0, sens / 2, sens, 60.0]
-    val = sum(integrate.quad(f, lo, hi, epsabs=1e-14, limit=200)[0] for lo, hi in itertools.pairwise(edges))
+    val = sum(
+        integrate.quad(f, lo, hi, epsabs=1e-14, limit=200)[0]
+        for lo, hi in itertools.pairwise(edges)
+    )
     assert laplace_delta_for_epsilon(eps, b, sens) == pytest.approx(val, abs=1e-10)
 
 
@@ -52,5 +55,7 @@ def test_inverse_and_pure_dp() -> None:
 def test_rdp_limits() -> None:
     # Mironov 2017 Prop. 6: RDP → ε₀ as α → ∞, and at α = 2 it equals log(2/3 e^{ε₀} + 1/3 e^{−2ε₀}).
     assert laplace_rdp_epsilon(1e6, 1.0) == pytest.approx(1.0, abs=1e-5)
-    assert laplace_rdp_epsilon(2.0, 1.0) == pytest.approx(math.log(2 / 3 * math.e + 1 / 3 * math.exp(-2)))
+    assert laplace_rdp_epsilon(2.0, 1.0) == pytest.approx(
+        math.log(2 / 3 * math.e + 1 / 3 * math.exp(-2))
+    )
     assert np.isfinite(laplace_rdp_epsilon(1e4, 1e-3))

@@ -56,15 +56,28 @@ def _out(x: NDArray[np.float64]) -> Floats:
 
 # ---- scalar fast path (same arithmetic as the array path, without array overheads) ----------
 
+
 def _is_scalar(*xs: object) -> bool:
     return all(isinstance(x, (int, float, np.floating, np.integer)) for x in xs)
 
 
-def _chk(name: str, value: object, *, gt: float | None = None, ge: float | None = None,
-         lt: float | None = None, le: float | None = None) -> float:
+def _chk(
+    name: str,
+    value: object,
+    *,
+    gt: float | None = None,
+    ge: float | None = None,
+    lt: float | None = None,
+    le: float | None = None,
+) -> float:
     v = float(value)  # type: ignore[arg-type]
-    if (v != v or (gt is not None and not v > gt) or (ge is not None and not v >= ge)
-            or (lt is not None and not v < lt) or (le is not None and not v <= le)):
+    if (
+        v != v
+        or (gt is not None and not v > gt)
+        or (ge is not None and not v >= ge)
+        or (lt is not None and not v < lt)
+        or (le is not None and not v <= le)
+    ):
         check_range(name, v, gt=gt, ge=ge, lt=lt, le=le)  # raises the ConfigError
     return v
 
@@ -192,8 +205,9 @@ def _mu(sigma: ArrayLike, sensitivity: ArrayLike) -> NDArray[np.float64]:
         return np.where(sens == 0, 0.0, sens / sig)
 
 
-def log_delta_for_epsilon(epsilon: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLike = 1.0
-                          ) -> Floats:
+def log_delta_for_epsilon(
+    epsilon: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLike = 1.0
+) -> Floats:
     """log δ(ε) of the Gaussian mechanism (see the module docstring); −inf where δ = 0."""
     if _is_scalar(epsilon, sigma, sensitivity):
         return _log_delta_scalar(_chk("epsilon", epsilon), _scalar_mu(sigma, sensitivity))
@@ -201,8 +215,7 @@ def log_delta_for_epsilon(epsilon: ArrayLike, sigma: ArrayLike, sensitivity: Arr
     return _out(_log_delta_mu(eps, _mu(sigma, sensitivity)))
 
 
-def delta_for_epsilon(epsilon: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLike = 1.0
-                      ) -> Floats:
+def delta_for_epsilon(epsilon: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLike = 1.0) -> Floats:
     """Exact δ(ε) = Φ(Δ/2σ − εσ/Δ) − e^ε Φ(−Δ/2σ − εσ/Δ) of the Gaussian mechanism.
 
     Balle & Wang 2018, Thm. 8. Valid for every real ε (negative ε gives δ ≥ 1 − e^ε), arrays
@@ -210,14 +223,17 @@ def delta_for_epsilon(epsilon: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLi
     σ. T-fold composition: pass σ/√T (``GaussianMechanism.compose``).
     """
     if _is_scalar(epsilon, sigma, sensitivity):
-        return math.exp(_log_delta_scalar(_chk("epsilon", epsilon),
-                                          _scalar_mu(sigma, sensitivity)))
+        return math.exp(_log_delta_scalar(_chk("epsilon", epsilon), _scalar_mu(sigma, sensitivity)))
     eps = as_float_array("epsilon", epsilon)
     return _out(np.exp(_log_delta_mu(eps, _mu(sigma, sensitivity))))
 
 
-def _bisect_epsilon(log_target: NDArray[np.float64], mu: NDArray[np.float64],
-                    lo: NDArray[np.float64], hi: NDArray[np.float64]) -> NDArray[np.float64]:
+def _bisect_epsilon(
+    log_target: NDArray[np.float64],
+    mu: NDArray[np.float64],
+    lo: NDArray[np.float64],
+    hi: NDArray[np.float64],
+) -> NDArray[np.float64]:
     """Smallest ε in [lo, hi] with log δ(ε) ≤ log_target, by vectorised bisection."""
     for _ in range(_BISECT_MAX):
         mid = 0.5 * (lo + hi)
@@ -239,8 +255,9 @@ def epsilon_for_delta(delta: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLike
     +inf (μ > 0) and δ = 1 gives −inf. Arrays broadcast.
     """
     if _is_scalar(delta, sigma, sensitivity):
-        return _epsilon_for_delta_scalar(_chk("delta", delta, ge=0, le=1),
-                                         _scalar_mu(sigma, sensitivity))
+        return _epsilon_for_delta_scalar(
+            _chk("delta", delta, ge=0, le=1), _scalar_mu(sigma, sensitivity)
+        )
     dlt = check_range("delta", delta, ge=0, le=1)
     mu = _mu(sigma, sensitivity)
     dlt, mu = np.broadcast_arrays(dlt, mu)
@@ -268,9 +285,11 @@ def analytic_sigma(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike 
     Δ = 1 (cl note, check 5). ε ≥ 0, δ ∈ (0, 1), Δ ≥ 0; arrays broadcast.
     """
     if _is_scalar(epsilon, delta, sensitivity):
-        return _analytic_sigma_scalar(_chk("epsilon", epsilon, ge=0),
-                                      _chk("delta", delta, gt=0, lt=1),
-                                      _chk("sensitivity", sensitivity, ge=0))
+        return _analytic_sigma_scalar(
+            _chk("epsilon", epsilon, ge=0),
+            _chk("delta", delta, gt=0, lt=1),
+            _chk("sensitivity", sensitivity, ge=0),
+        )
     eps = check_range("epsilon", epsilon, ge=0)
     dlt = check_range("delta", delta, gt=0, lt=1)
     sens = check_range("sensitivity", sensitivity, ge=0)
@@ -344,14 +363,12 @@ class GaussianMechanism:
         check_range("sensitivity", self.sensitivity, ge=0)
 
     @classmethod
-    def classical(cls, epsilon: float, delta: float, sensitivity: float = 1.0
-                  ) -> GaussianMechanism:
+    def classical(cls, epsilon: float, delta: float, sensitivity: float = 1.0) -> GaussianMechanism:
         """The mechanism with the classical σ (:func:`classical_sigma`)."""
         return cls(float(classical_sigma(epsilon, delta, sensitivity)), sensitivity)
 
     @classmethod
-    def analytic(cls, epsilon: float, delta: float, sensitivity: float = 1.0
-                 ) -> GaussianMechanism:
+    def analytic(cls, epsilon: float, delta: float, sensitivity: float = 1.0) -> GaussianMechanism:
         """The mechanism with the analytic σ (:func:`analytic_sigma`)."""
         return cls(float(analytic_sigma(epsilon, delta, sensitivity)), sensitivity)
 
@@ -376,6 +393,7 @@ class GaussianMechanism:
         """The ``times``-fold composition: the same mechanism with σ/√T."""
         if int(times) != times or times < 1:
             from privrepro.config import ConfigError
+
             raise ConfigError("times", times, "must be an integer >= 1")
         return GaussianMechanism(self.sigma / math.sqrt(times), self.sensitivity)
 
