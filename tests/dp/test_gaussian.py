@@ -217,3 +217,16 @@ def test_vectorised_shapes() -> None:
         delta_for_epsilon(e, 0.7), [delta_for_epsilon(x, 0.7) for x in e], rtol=1e-14, atol=0
     )
     assert isinstance(classical_sigma(1.0, 1e-5), float)
+
+
+def test_array_path_matches_scalar_path() -> None:
+    # Arrays longer than 64 use the vectorised bisections; they must agree with the scalar ones
+    # (same arithmetic, both to one ulp of the root).
+    eps = np.linspace(0.05, 12.0, 100)
+    s_arr = analytic_sigma(eps, 1e-6)
+    s_one = np.array([analytic_sigma(float(e), 1e-6) for e in eps])
+    assert np.allclose(s_arr, s_one, rtol=1e-13, atol=0)
+    assert np.all(delta_for_epsilon(eps, s_arr) <= 1e-6)
+    d = np.geomspace(1e-15, 0.5, 100)
+    e_arr = epsilon_for_delta(d, 1.3)
+    assert np.allclose(e_arr, [epsilon_for_delta(float(x), 1.3) for x in d], rtol=1e-13, atol=1e-13)

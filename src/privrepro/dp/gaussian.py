@@ -48,6 +48,7 @@ Floats: TypeAlias = float | NDArray[np.float64]
 _SQRT1_2 = math.sqrt(0.5)
 _LOG_HALF = math.log(0.5)
 _BISECT_MAX = 400
+_SMALL = 64  # arrays up to this size are solved element by element (lower overhead)
 
 
 def _out(x: NDArray[np.float64]) -> Floats:
@@ -261,6 +262,12 @@ def epsilon_for_delta(delta: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLike
     dlt = check_range("delta", delta, ge=0, le=1)
     mu = _mu(sigma, sensitivity)
     dlt, mu = np.broadcast_arrays(dlt, mu)
+    if dlt.size <= _SMALL:  # per-element scalar path is faster for short arrays
+        flat = [
+            _epsilon_for_delta_scalar(float(d), float(m))
+            for d, m in zip(dlt.ravel(), mu.ravel(), strict=True)
+        ]
+        return np.asarray(flat, dtype=float).reshape(dlt.shape)
     with np.errstate(all="ignore"):
         log_t = np.log(dlt)
         interior = (dlt > 0) & (dlt < 1) & np.isfinite(mu) & (mu > 0)
@@ -294,6 +301,12 @@ def analytic_sigma(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike 
     dlt = check_range("delta", delta, gt=0, lt=1)
     sens = check_range("sensitivity", sensitivity, ge=0)
     eps, dlt, sens = np.broadcast_arrays(eps, dlt, sens)
+    if eps.size <= _SMALL:  # per-element scalar path is faster for short arrays
+        flat = [
+            _analytic_sigma_scalar(float(e), float(d), float(c))
+            for e, d, c in zip(eps.ravel(), dlt.ravel(), sens.ravel(), strict=True)
+        ]
+        return np.asarray(flat, dtype=float).reshape(eps.shape)
     log_t = np.log(dlt)
     # δ(ε; μ) ≤ δ(0; μ) = 2Φ(μ/2) − 1 ≤ μ/√(2π): μ = √(2π)·δ satisfies the target.
     lo = np.log(math.sqrt(2.0 * math.pi) * dlt)
