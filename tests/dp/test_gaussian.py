@@ -76,7 +76,14 @@ def test_analytic_sigma_reference() -> None:
     assert analytic_sigma(1.0, 1e-5) == pytest.approx(3.7306, abs=1e-3)
     assert analytic_sigma(8.0, 1e-5) == pytest.approx(0.6002, abs=1e-3)
     # Balle & Wang: the calibrated σ meets the target exactly (to rounding), never exceeds it.
-    for eps, dlt in [(1.0, 1e-5), (8.0, 1e-5), (0.1, 1e-9), (0.0, 1e-3), (50.0, 1e-12)]:
+    for eps, dlt in [
+        (1.0, 1e-5),
+        (8.0, 1e-5),
+        (0.1, 1e-9),
+        (0.0, 1e-3),
+        (50.0, 1e-12),
+        (0.0, 1e-12),
+    ]:
         s = analytic_sigma(eps, dlt)
         assert delta_for_epsilon(eps, s) <= dlt
         assert delta_for_epsilon(eps, s * (1 - 1e-9)) > dlt
@@ -230,3 +237,18 @@ def test_array_path_matches_scalar_path() -> None:
     d = np.geomspace(1e-15, 0.5, 100)
     e_arr = epsilon_for_delta(d, 1.3)
     assert np.allclose(e_arr, [epsilon_for_delta(float(x), 1.3) for x in d], rtol=1e-13, atol=1e-13)
+
+
+def test_profile_against_50_digit_reference() -> None:
+    # The closed form evaluated with mpmath at 50 digits (no cancellation possible there);
+    # relative 1e-10 covers the worst case found (7e-12 at μ = 1e-4, ε = 1e-3).
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 50
+    for mu in [1e-12, 1e-8, 1e-4, 0.01, 0.3, 0.49, 0.51, 1.0, 3.0, 10.0]:
+        for eps in [-5.0, -1.0, -1e-3, 0.0, 1e-3, 0.1, 1.0, 3.0, 10.0, 30.0]:
+            e, m = mpmath.mpf(eps), mpmath.mpf(mu)
+            ref = float(mpmath.ncdf(m / 2 - e / m) - mpmath.exp(e) * mpmath.ncdf(-m / 2 - e / m))
+            if ref < 1e-290:
+                continue
+            assert delta_for_epsilon(eps, 1 / mu) == pytest.approx(ref, rel=1e-10)
+            assert delta_for_epsilon(np.full(3, eps), 1 / mu)[0] == pytest.approx(ref, rel=1e-10)

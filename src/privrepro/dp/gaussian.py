@@ -48,6 +48,9 @@ Floats: TypeAlias = float | NDArray[np.float64]
 _SQRT1_2 = math.sqrt(0.5)
 _LOG_HALF = math.log(0.5)
 _BISECT_MAX = 400
+_GL_X, _GL_W = np.polynomial.legendre.leggauss(8)
+_TWO_OVER_SQRTPI = 2.0 / math.sqrt(math.pi)
+_SMALL_MU = 0.01  # below this μ the erfcx difference is integrated instead of subtracted
 _SMALL = 64  # arrays up to this size are solved element by element (lower overhead)
 
 
@@ -56,6 +59,17 @@ def _out(x: NDArray[np.float64]) -> Floats:
 
 
 # ---- scalar fast path (same arithmetic as the array path, without array overheads) ----------
+
+
+def _erfcx_diff(x1: NDArray[np.float64], x2: NDArray[np.float64]) -> NDArray[np.float64]:
+    """erfcx(x1) − erfcx(x2) for x1 < x2 close together, as ∫_{x1}^{x2} (2/√π − 2t erfcx(t)) dt
+    (−erfcx' under the integral) by 8-point Gauss–Legendre: no cancellation when x2 − x1 is
+    tiny (small μ), where the plain difference loses digits like 1e−16/μ."""
+    half = 0.5 * (x2 - x1)
+    mid = 0.5 * (x1 + x2)
+    t = mid[..., None] + half[..., None] * _GL_X
+    g = _TWO_OVER_SQRTPI - 2.0 * t * special.erfcx(t)
+    return np.asarray(half * (g @ _GL_W), dtype=float)
 
 
 def _is_scalar(*xs: object) -> bool:
@@ -95,7 +109,10 @@ def _log_delta_scalar(e: float, m: float) -> float:
     a = m / 2.0 - e / m
     b = a - m
     if a < 5.0:
-        diff = float(special.erfcx(-a * _SQRT1_2) - special.erfcx(-b * _SQRT1_2))
+        if m < _SMALL_MU:
+            diff = float(_erfcx_diff(np.array(-a * _SQRT1_2), np.array(-b * _SQRT1_2)))
+        else:
+            diff = float(special.erfcx(-a * _SQRT1_2) - special.erfcx(-b * _SQRT1_2))
         return _LOG_HALF - 0.5 * a * a + math.log(diff) if diff > 0 else -math.inf
     with np.errstate(over="ignore"):
         d = float(special.ndtr(a) - np.exp(e + special.log_ndtr(b)))
@@ -146,10 +163,12 @@ def _analytic_sigma_scalar(eps: float, dlt: float, sens: float) -> float:
         else:
             hi = mid
     sigma = sens / math.exp(lo)
-    for _ in range(16):
+    # Rounding (exp of log δ, Δ/μ) may leave δ a few ulps above the target: step σ up by
+    # 1, 2, 4, … ulps until delta_for_epsilon meets it exactly as evaluated.
+    for i in range(64):
         if math.exp(_log_delta_scalar(eps, sens / sigma)) <= dlt:
             break
-        sigma = math.nextafter(sigma, math.inf)
+        sigma = sigma * (1.0 + 2.0**-52 * 2.0**i)
     return sigma
 
 
@@ -190,6 +209,9 @@ def _log_delta_mu(eps: NDArray[np.float64], mu: NDArray[np.float64]) -> NDArray[
         lo = a < 5.0
         al, bl = a[lo], b[lo]
         diff = special.erfcx(-al * _SQRT1_2) - special.erfcx(-bl * _SQRT1_2)
+        small = m[lo] < _SMALL_MU
+        if np.any(small):
+            diff[small] = _erfcx_diff(-al[small] * _SQRT1_2, -bl[small] * _SQRT1_2)
         res[lo] = np.where(diff > 0, _LOG_HALF - 0.5 * al * al + np.log(diff), -np.inf)
         hi = ~lo
         d_hi = special.ndtr(a[hi]) - np.exp(e[hi] + special.log_ndtr(b[hi]))
@@ -327,14 +349,14 @@ def analytic_sigma(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike 
         hi = np.where(~ok & ~done, mid, hi)
     with np.errstate(divide="ignore", invalid="ignore"):
         sigma = np.where(sens == 0, 0.0, sens / np.exp(lo))
-        # Rounding in exp and in Δ/μ may cross the target: step σ up until δ(ε; Δ/σ) ≤ δ holds
-        # exactly as delta_for_epsilon evaluates it.
-        for _ in range(16):
+        # Rounding in exp and in Δ/μ may cross the target: step σ up by 1, 2, 4, … ulps until
+        # δ(ε; Δ/σ) ≤ δ holds exactly as delta_for_epsilon evaluates it.
+        for i in range(64):
             mu_eval = np.where(sens > 0, sens / sigma, 0.0)
             bad = (sens > 0) & (np.exp(_log_delta_mu(eps, mu_eval)) > dlt)
             if not np.any(bad):
                 break
-            sigma = np.where(bad, np.nextafter(sigma, np.inf), sigma)
+            sigma = np.where(bad, sigma * (1.0 + 2.0**-52 * 2.0**i), sigma)
     return _out(np.asarray(sigma, dtype=float))
 
 
