@@ -27,6 +27,14 @@ def test_pld_matches_exact_gaussian_profile() -> None:
     assert exact.epsilon - 1e-9 <= pld.epsilon <= exact.epsilon + 1e-3
 
 
+def test_sequential_composition_reference() -> None:
+    # cl note (Cosine Classifier): 10 releases composed sequentially at σ(1, 1e-5) = 3.73 give
+    # ε = 3.62, at σ(8, 1e-5) = 0.60 give 35.6 (printed to 3 significant digits).
+    for eps, total in ((1.0, 3.62), (8.0, 35.6)):
+        r = gaussian_epsilon(analytic_sigma(eps, 1e-5), 10, 1e-5, method="exact")
+        assert r.epsilon == pytest.approx(total, rel=2e-3)
+
+
 def test_dpsgd_case_1() -> None:
     # cl note check 6, case 1: q = 256/60000, σ = 1.1, 14 062 steps, δ = 1e-5.
     kw = dict(sampling_rate=256 / 60000)

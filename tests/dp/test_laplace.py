@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import integrate, stats
 
 from privrepro.dp.laplace import (
@@ -59,3 +61,16 @@ def test_rdp_limits() -> None:
         math.log(2 / 3 * math.e + 1 / 3 * math.exp(-2))
     )
     assert np.isfinite(laplace_rdp_epsilon(1e4, 1e-3))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.floats(-10, 10), st.floats(0, 3), st.floats(0.05, 20), st.floats(0.1, 5))
+def test_laplace_profile_properties(eps: float, step: float, b: float, sens: float) -> None:
+    # Decreasing in ε; decreasing in the scale for ε ≥ 0; round trip through the inverse.
+    d = laplace_delta_for_epsilon(eps, b, sens)
+    assert 0 <= d <= 1
+    assert laplace_delta_for_epsilon(eps + step, b, sens) <= d + 1e-15
+    if eps >= 0:
+        assert laplace_delta_for_epsilon(eps, b * 1.5, sens) <= d + 1e-15
+    if 1e-12 < d < 1 - 1e-12:
+        assert laplace_epsilon_for_delta(d, b, sens) == pytest.approx(eps, abs=1e-9)
