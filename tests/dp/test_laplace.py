@@ -72,5 +72,6 @@ def test_laplace_profile_properties(eps: float, step: float, b: float, sens: flo
     assert laplace_delta_for_epsilon(eps + step, b, sens) <= d + 1e-15
     if eps >= 0:
         assert laplace_delta_for_epsilon(eps, b * 1.5, sens) <= d + 1e-15
-    if 1e-12 < d < 1 - 1e-12:
+    # Near δ = 1 the input 1 − δ itself carries ~1e-16/(1 − δ) relative error: stay below 0.99.
+    if 1e-12 < d < 0.99:
         assert laplace_epsilon_for_delta(d, b, sens) == pytest.approx(eps, abs=1e-9)
