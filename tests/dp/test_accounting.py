@@ -35,6 +35,7 @@ def test_sequential_composition_reference() -> None:
         assert r.epsilon == pytest.approx(total, rel=2e-3)
 
 
+@pytest.mark.slow  # 14 062 subsampled steps through PLD and PRV: ~5 s plus the torch import
 def test_dpsgd_case_1() -> None:
     # cl note check 6, case 1: q = 256/60000, σ = 1.1, 14 062 steps, δ = 1e-5.
     kw = dict(sampling_rate=256 / 60000)
