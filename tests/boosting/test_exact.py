@@ -146,3 +146,18 @@ def test_pld_is_a_tight_upper_bound_at_t1() -> None:
         # pessimistic rounding: ≥ exact, and within e^h − 1 ≈ 1e-4 relative plus tail mass
         assert got >= exact * (1 - 1e-12)
         assert got <= exact * (1 + 2e-3) + 1e-12
+
+
+def test_exact_matches_the_dp_core_numeric_profile() -> None:
+    numeric = pytest.importorskip("privrepro.dp.numeric")
+    mech = BoostedMechanism(GaussianKernel(3.0), RelativeRegion(0.3, 4.0), 0.9)
+    c, c2 = 0.0, 1.5
+    lo1, hi1 = (float(v) for v in mech.region.bounds(c))
+    lo2, hi2 = (float(v) for v in mech.region.bounds(c2))
+    eps = np.array([-0.2, 0.0, 0.3, 0.9])
+    res = numeric.hockey_stick_divergence(
+        lambda y: mech.density(y, c), lambda y: mech.density(y, c2), eps, support=(-60.0, 60.0),
+        breakpoints=[lo1, hi1, lo2, hi2, c, c2])
+    ours = exact_delta_pair(mech, c, c2, eps)
+    # the core's stated error bound, plus 1e-12 for our CDF differences
+    assert np.all(np.abs(ours - res.value) <= res.error_bound + 1e-12)

@@ -142,7 +142,7 @@ def algorithm1_double_loop(terms: PaperTerms, kernel_delta_T: DeltaFn, epsilon: 
 
 def composition_epsilon_curve(terms: PaperTerms, kernel_delta_for_T: Callable[[np.ndarray, np.ndarray], np.ndarray],
                               T_values: np.ndarray, delta: float, drop_fraction: float = 1e-9,
-                              xtol: float = 1e-11) -> np.ndarray:
+                              xtol: float = 1e-10) -> np.ndarray:
     """ε(δ) after T compositions (Prop. 3) for every T in ``T_values``, vectorised over T.
 
     ``kernel_delta_for_T(eps, T)`` is the composed kernel profile (broadcasting). The law of K is
@@ -181,13 +181,14 @@ def composition_epsilon_curve(terms: PaperTerms, kernel_delta_for_T: Callable[[n
         return np.bincount(group, weights=ps * kernel_delta_for_T(e, Tf), minlength=n) + extra
 
     hi = np.ones(n)
-    for _ in range(200):
+    lo = np.zeros(n)
+    for _ in range(100):
         too_big = delta_all(hi) > delta
         if not too_big.any():
             break
-        hi = np.where(too_big, hi * 2, hi)
-    zero = np.zeros(n)
-    zero_ok = delta_all(zero) <= delta
-    out = _illinois_decreasing(delta_all, np.full(n, delta), np.where(zero_ok, -1.0, zero), hi, xtol)
+        lo = np.where(too_big, hi, lo)
+        hi = np.where(too_big, hi * 4, hi)
+    zero_ok = delta_all(np.zeros(n)) <= delta
+    out = _illinois_decreasing(delta_all, np.full(n, delta), np.where(zero_ok, -1.0, lo), hi, xtol)
     out = np.where(zero_ok, 0.0, out)
     return out[np.searchsorted(np.asarray(want), T_values)]
