@@ -20,9 +20,18 @@ from privrepro.boosting.accounting import (
 from privrepro.boosting.design import PBSetting, optimise_eps0
 
 
-def _row(benchmark: str, metric: str, value: float, unit: str, baseline: float, note: str) -> dict[str, Any]:
-    return {"benchmark": benchmark, "metric": metric, "value": value, "unit": unit,
-            "baseline": baseline, "ratio": value / baseline if baseline else math.nan, "note": note}
+def _row(
+    benchmark: str, metric: str, value: float, unit: str, baseline: float, note: str
+) -> dict[str, Any]:
+    return {
+        "benchmark": benchmark,
+        "metric": metric,
+        "value": value,
+        "unit": unit,
+        "baseline": baseline,
+        "ratio": value / baseline if baseline else math.nan,
+        "note": note,
+    }
 
 
 def bench_composition() -> list[dict[str, Any]]:
@@ -32,24 +41,33 @@ def bench_composition() -> list[dict[str, Any]]:
     sig = mech.kernel.scale
     T = np.arange(1, 1001)
     t0 = time.perf_counter()
-    curve = composition_epsilon_curve(terms, lambda e, t: gaussian_delta_mu(e, 3.0 * np.sqrt(t) / sig),
-                                      T, 1e-5)
+    curve = composition_epsilon_curve(
+        terms, lambda e, t: gaussian_delta_mu(e, 3.0 * np.sqrt(t) / sig), T, 1e-5
+    )
     t_curve = time.perf_counter() - t0
     # baseline: the literal O(T²) double loop of Algorithm 1 with a root-find per T, on T = 10, 20, 40
     # (timed per T, extrapolated by its O(T²) cost per δ evaluation to all T ≤ 1000)
     sample = [10, 20, 40]
     t0 = time.perf_counter()
     for t in sample:
-        kd = (lambda tt: (lambda e: gaussian_delta_mu(e, 3.0 * math.sqrt(tt) / sig)))(t)
-        epsilon_for_delta(lambda e, t=t, kd=kd: algorithm1_double_loop(terms, kd, e, t), 1e-5, eps_hi=curve[t - 1])
+        kd = (lambda tt: lambda e: gaussian_delta_mu(e, 3.0 * math.sqrt(tt) / sig))(t)
+        epsilon_for_delta(
+            lambda e, t=t, kd=kd: algorithm1_double_loop(terms, kd, e, t), 1e-5, eps_hi=curve[t - 1]
+        )
     t_loop = time.perf_counter() - t0
     per_t2 = t_loop / sum(t * t for t in sample)
     t_loop_all = per_t2 * float(np.sum(T.astype(float) ** 2))
     return [
-        _row("pb_composition", "Fig. 6 curve, every integer T ≤ 1000", t_curve, "s", t_loop_all,
-             "ours: corrected Algorithm 1 (O(T) law of K, vectorised Illinois root over all T); "
-             "baseline: literal double loop + root-find per T, measured at T = 10, 20, 40 and "
-             "extrapolated as O(T²) to T ≤ 1000"),
+        _row(
+            "pb_composition",
+            "Fig. 6 curve, every integer T ≤ 1000",
+            t_curve,
+            "s",
+            t_loop_all,
+            "ours: corrected Algorithm 1 (O(T) law of K, vectorised Illinois root over all T); "
+            "baseline: literal double loop + root-find per T, measured at T = 10, 20, 40 and "
+            "extrapolated as O(T²) to T ≤ 1000",
+        ),
     ]
 
 
@@ -64,10 +82,26 @@ def bench_figures() -> list[dict[str, Any]]:
         run = run_experiment(f"pb/{fig}", ["profile=smoke", "force=true", "progress=false"])
         wall = time.perf_counter() - t0
         total += wall
-        rows.append(_row("pb_figures_smoke", f"{fig} wall time", wall, "s", run.wall_time_s,
-                         "baseline: the runner's own wall time of the figure (compute + plot)"))
-    rows.append(_row("pb_figures_smoke", "all pb figures, wall time", time.perf_counter() - t_all, "s",
-                     60.0, "baseline: the 60 s budget (2 cores) of the smoke profile"))
+        rows.append(
+            _row(
+                "pb_figures_smoke",
+                f"{fig} wall time",
+                wall,
+                "s",
+                run.wall_time_s,
+                "baseline: the runner's own wall time of the figure (compute + plot)",
+            )
+        )
+    rows.append(
+        _row(
+            "pb_figures_smoke",
+            "all pb figures, wall time",
+            time.perf_counter() - t_all,
+            "s",
+            60.0,
+            "baseline: the 60 s budget (2 cores) of the smoke profile",
+        )
+    )
     return rows
 
 

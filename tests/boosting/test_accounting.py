@@ -49,8 +49,9 @@ def test_setting_a_profile_and_epsilon_match_note() -> None:
     assert eps == pytest.approx(1.46698484111, abs=1e-9)
 
 
-@pytest.mark.parametrize(("alpha", "eps0", "total"), [
-    (2.0, 0.1, 0.100971431809), (10.0, 0.5, 0.50961843583)])  # note §5.2, σ = 3.16227766017
+@pytest.mark.parametrize(
+    ("alpha", "eps0", "total"), [(2.0, 0.1, 0.100971431809), (10.0, 0.5, 0.50961843583)]
+)  # note §5.2, σ = 3.16227766017
 def test_absolute_rdp_matches_note(alpha: float, eps0: float, total: float) -> None:
     s = PBSetting("absolute", 0.9, 1.0, 10.0, notion="rdp", alpha=alpha)
     mech = s.mechanism(eps0)
@@ -88,12 +89,18 @@ def test_fixed_region_matches_note() -> None:
     assert d == pytest.approx(1.14788745812e-07, rel=1e-8)
 
 
-@pytest.mark.parametrize(("width", "delta_q", "expected"), [
-    # note §5.2: L1(ρ) at σ = 10 for ρ = 0.7, 0.8, 0.9, 0.95, 0.99 (4 printed decimals)
-    (20.0, 1.0, [0.0298, 0.0429, 0.0558, 0.0622, 0.0673]),
-    (100.0, 1.0, [0.0314, 0.0467, 0.0618, 0.0692, 0.0752]),
-    (100.0, 30.0, [0.3357, 0.4690, 0.5866, 0.6406, 0.6818])])
-def test_fixed_region_l1_curve_matches_note(width: float, delta_q: float, expected: list[float]) -> None:
+@pytest.mark.parametrize(
+    ("width", "delta_q", "expected"),
+    [
+        # note §5.2: L1(ρ) at σ = 10 for ρ = 0.7, 0.8, 0.9, 0.95, 0.99 (4 printed decimals)
+        (20.0, 1.0, [0.0298, 0.0429, 0.0558, 0.0622, 0.0673]),
+        (100.0, 1.0, [0.0314, 0.0467, 0.0618, 0.0692, 0.0752]),
+        (100.0, 30.0, [0.3357, 0.4690, 0.5866, 0.6406, 0.6818]),
+    ],
+)
+def test_fixed_region_l1_curve_matches_note(
+    width: float, delta_q: float, expected: list[float]
+) -> None:
     k = GaussianKernel(10.0)
     region = FixedRegion(-width / 2, width / 2)
     got = [region.paper_terms(k, r, delta_q).L1 for r in (0.7, 0.8, 0.9, 0.95, 0.99)]
@@ -114,18 +121,21 @@ def test_q_zero_gives_the_gaussian_profile() -> None:
     t = mech.paper_terms(1.0)
     assert t.q == 0.0 and t.L2 == 0.0
     eps = np.linspace(-1, 3, 9)
-    assert np.allclose(profile_delta(t, lambda e: k.delta(e, 1.0), eps), k.delta(eps, 1.0),
-                       rtol=1e-14, atol=0)
+    assert np.allclose(
+        profile_delta(t, lambda e: k.delta(e, 1.0), eps), k.delta(eps, 1.0), rtol=1e-14, atol=0
+    )
 
 
 def test_algorithm1_at_t1_equals_prop1() -> None:
     mech, t = _setting_a()
     kd = lambda e: mech.kernel.delta(e, 1.0)  # noqa: E731
     eps = np.linspace(-0.5, 3.0, 15)
-    assert np.allclose(composition_delta(t, kd, eps, 1), profile_delta(t, kd, eps), rtol=1e-13,
-                       atol=1e-300)
-    assert algorithm1_double_loop(t, kd, 1.3, 1) == pytest.approx(float(profile_delta(t, kd, 1.3)),
-                                                                  rel=1e-13)
+    assert np.allclose(
+        composition_delta(t, kd, eps, 1), profile_delta(t, kd, eps), rtol=1e-13, atol=1e-300
+    )
+    assert algorithm1_double_loop(t, kd, 1.3, 1) == pytest.approx(
+        float(profile_delta(t, kd, 1.3)), rel=1e-13
+    )
 
 
 @pytest.mark.parametrize("T", [2, 7, 25])
@@ -157,7 +167,8 @@ def test_composition_curve_matches_note_fig6() -> None:
     sig = mech.kernel.scale
     Ts = np.array([1, 2, 5, 10, 100, 1000])
     curve = composition_epsilon_curve(
-        t, lambda e, T: _dp.gaussian_delta_mu(e, 3.0 * np.sqrt(T) / sig), Ts, 1e-5)
+        t, lambda e, T: _dp.gaussian_delta_mu(e, 3.0 * np.sqrt(T) / sig), Ts, 1e-5
+    )
     # printed to 4 decimals; ε₀* itself printed to 6 digits
     assert np.allclose(curve, [3.5687, 6.0355, 11.4025, 16.7803, 60.7397, 258.6148], atol=5e-4)
     # vectorised curve = one root-find per T on Prop. 3
@@ -173,8 +184,11 @@ def test_fixed_eps0_composition_matches_note() -> None:
     t = mech.paper_terms(3.0)
     sig = mech.kernel.scale
     curve = composition_epsilon_curve(
-        t, lambda e, T: _dp.gaussian_delta_mu(e, 3.0 * np.sqrt(T) / sig), np.array([1, 10, 100, 1000]),
-        1e-5)
+        t,
+        lambda e, T: _dp.gaussian_delta_mu(e, 3.0 * np.sqrt(T) / sig),
+        np.array([1, 10, 100, 1000]),
+        1e-5,
+    )
     assert np.allclose(curve, [3.676376, 18.301077, 59.04844, 211.4522], rtol=2e-7, atol=1e-4)
 
 

@@ -42,27 +42,33 @@ def test_hockey_stick_matches_quadrature(mech: BoostedMechanism) -> None:
         for eps in (-0.3, 0.0, 0.2, 0.8):
             # quadrature tolerance 1e-10 (epsabs 1e-14 per piece, smooth integrands)
             assert float(exact_delta_pair(mech, a, b, eps)) == pytest.approx(
-                numeric_delta_pair(mech, a, b, eps), abs=1e-10)
+                numeric_delta_pair(mech, a, b, eps), abs=1e-10
+            )
 
 
 @pytest.mark.parametrize("mech", MECHS, ids=IDS)
 def test_renyi_matches_quadrature(mech: BoostedMechanism) -> None:
     c, c2 = (-10.0, -8.5) if mech.region.kind == "fixed" else (0.0, 1.5)
     for alpha in (2.0, 5.0):
+
         def integrand(y: float, alpha: float = alpha) -> float:
             p = float(mech.density(np.asarray(y), c))
             q = float(mech.density(np.asarray(y), c2))
             if p <= 0 or q <= 0:
                 return 0.0
             return math.exp(alpha * math.log(p) + (1 - alpha) * math.log(q))
+
         lo1, hi1 = (float(v) for v in mech.region.bounds(c))
         lo2, hi2 = (float(v) for v in mech.region.bounds(c2))
         pts = sorted({lo1, hi1, lo2, hi2, c, c2})
         span = 60 * mech.kernel.scale
-        val = sum(integrate.quad(integrand, a, b, limit=300, epsrel=1e-11, epsabs=0)[0]
-                  for a, b in zip([-span, *pts], [*pts, span], strict=True))
-        assert exact_renyi_pair(mech, c, c2, alpha) == pytest.approx(math.log(val) / (alpha - 1),
-                                                                      rel=1e-7)
+        val = sum(
+            integrate.quad(integrand, a, b, limit=300, epsrel=1e-11, epsabs=0)[0]
+            for a, b in zip([-span, *pts], [*pts, span], strict=True)
+        )
+        assert exact_renyi_pair(mech, c, c2, alpha) == pytest.approx(
+            math.log(val) / (alpha - 1), rel=1e-7
+        )
 
 
 def test_no_boosting_gives_the_gaussian_profile() -> None:
@@ -73,23 +79,28 @@ def test_no_boosting_gives_the_gaussian_profile() -> None:
     assert exact_rdp(mech, 1.0, 3.0) == pytest.approx(k.rdp(3.0, 1.0), rel=1e-10)
 
 
-@pytest.mark.parametrize(("rho", "dq", "notion", "kw", "paper", "exact"), [
-    # note §5.3: absolute error, τ = 5, at the paper-optimal ε₀ (paper formula → exact)
-    (0.9, 1.0, "dp", {"delta": 1e-5}, 1.2084, 1.1646),
-    (0.9, 1.0, "rdp", {"alpha": 2.0}, 0.09365, 0.11484),
-    (0.9, 1.0, "rdp", {"alpha": 10.0}, 0.50432, 0.49427),
-    (0.9, 1.0, "rdp", {"alpha": 100.0}, 3.07334, 2.32965),
-    (0.8, 4.0, "dp", {"delta": 1e-5}, 3.2170, 2.2527),
-    (0.8, 4.0, "rdp", {"alpha": 2.0}, 0.65581, 0.91177),
-    (0.8, 4.0, "rdp", {"alpha": 10.0}, 2.44477, 2.03975),
-    (0.8, 4.0, "rdp", {"alpha": 100.0}, 4.05448, 3.53929),
-])
+@pytest.mark.parametrize(
+    ("rho", "dq", "notion", "kw", "paper", "exact"),
+    [
+        # note §5.3: absolute error, τ = 5, at the paper-optimal ε₀ (paper formula → exact)
+        (0.9, 1.0, "dp", {"delta": 1e-5}, 1.2084, 1.1646),
+        (0.9, 1.0, "rdp", {"alpha": 2.0}, 0.09365, 0.11484),
+        (0.9, 1.0, "rdp", {"alpha": 10.0}, 0.50432, 0.49427),
+        (0.9, 1.0, "rdp", {"alpha": 100.0}, 3.07334, 2.32965),
+        (0.8, 4.0, "dp", {"delta": 1e-5}, 3.2170, 2.2527),
+        (0.8, 4.0, "rdp", {"alpha": 2.0}, 0.65581, 0.91177),
+        (0.8, 4.0, "rdp", {"alpha": 10.0}, 2.44477, 2.03975),
+        (0.8, 4.0, "rdp", {"alpha": 100.0}, 4.05448, 3.53929),
+    ],
+)
 def test_exact_at_paper_optimum_matches_note(rho, dq, notion, kw, paper, exact) -> None:  # type: ignore[no-untyped-def]
     s = PBSetting("absolute", rho, dq, 10.0, notion=notion, **kw)
     res = optimise_eps0(s)
     # printed to 4–5 significant digits; the optimum is found to tol 1e-6
     assert res.epsilon == pytest.approx(paper, abs=2e-5 if paper < 1 else 2e-4)
-    assert s.exact_epsilon_of(s.mechanism(res.eps0)) == pytest.approx(exact, abs=2e-5 if exact < 1 else 2e-4)
+    assert s.exact_epsilon_of(s.mechanism(res.eps0)) == pytest.approx(
+        exact, abs=2e-5 if exact < 1 else 2e-4
+    )
 
 
 def test_fixed_region_exact_table_matches_note() -> None:
@@ -99,12 +110,15 @@ def test_fixed_region_exact_table_matches_note() -> None:
     assert np.allclose(got, [4.2269e-3, 6.8609e-4, 5.1706e-5], rtol=2e-4)  # printed to 5 digits
 
 
-@pytest.mark.parametrize(("eps0", "delta0", "dq", "rho", "exact_val", "bound"), [
-    # note §5.3 invariant: exact δ(ε₀ + L2) ≤ ρ δ₀ / p (absolute error, τ = 5)
-    (1.0, 1e-5, 1.0, 0.9, 9.1e-12, 1.10e-5),
-    (0.5, 1e-5, 4.0, 0.8, 4.9e-151, 5.67e-5),
-    (2.0, 1e-6, 3.0, 0.9, 1.3e-20, 1.65e-6),
-])
+@pytest.mark.parametrize(
+    ("eps0", "delta0", "dq", "rho", "exact_val", "bound"),
+    [
+        # note §5.3 invariant: exact δ(ε₀ + L2) ≤ ρ δ₀ / p (absolute error, τ = 5)
+        (1.0, 1e-5, 1.0, 0.9, 9.1e-12, 1.10e-5),
+        (0.5, 1e-5, 4.0, 0.8, 4.9e-151, 5.67e-5),
+        (2.0, 1e-6, 3.0, 0.9, 1.3e-20, 1.65e-6),
+    ],
+)
 def test_note_invariant_values(eps0, delta0, dq, rho, exact_val, bound) -> None:  # type: ignore[no-untyped-def]
     s = PBSetting("absolute", rho, dq, 10.0, delta=delta0)
     mech = s.mechanism(eps0)
@@ -117,13 +131,17 @@ def test_note_invariant_values(eps0, delta0, dq, rho, exact_val, bound) -> None:
         assert e == pytest.approx(exact_val, rel=0.06)  # printed to 2 digits
 
 
-SETTINGS = [PBSetting(case, rho, dq, size, notion=n, delta=1e-5, alpha=a)
-            for case in ("absolute", "relative", "fixed")
-            for rho, dq, size in ((0.9, 1.0, 10.0), (0.8, 4.0, 10.0), (0.95, 2.0, 30.0))
-            for n, a in (("dp", 2.0), ("rdp", 2.0), ("rdp", 20.0))]
+SETTINGS = [
+    PBSetting(case, rho, dq, size, notion=n, delta=1e-5, alpha=a)
+    for case in ("absolute", "relative", "fixed")
+    for rho, dq, size in ((0.9, 1.0, 10.0), (0.8, 4.0, 10.0), (0.95, 2.0, 30.0))
+    for n, a in (("dp", 2.0), ("rdp", 2.0), ("rdp", 20.0))
+]
 
 
-@pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: f"{s.case}-{s.rho}-{s.sensitivity}-{s.notion}{s.alpha}")
+@pytest.mark.parametrize(
+    "setting", SETTINGS, ids=lambda s: f"{s.case}-{s.rho}-{s.sensitivity}-{s.notion}{s.alpha}"
+)
 def test_sound_bound_holds(setting: PBSetting) -> None:
     for eps0 in (0.3, 1.0, 2.5):
         mech = setting.mechanism(eps0)
@@ -156,8 +174,12 @@ def test_exact_matches_the_dp_core_numeric_profile() -> None:
     lo2, hi2 = (float(v) for v in mech.region.bounds(c2))
     eps = np.array([-0.2, 0.0, 0.3, 0.9])
     res = numeric.hockey_stick_divergence(
-        lambda y: mech.density(y, c), lambda y: mech.density(y, c2), eps, support=(-60.0, 60.0),
-        breakpoints=[lo1, hi1, lo2, hi2, c, c2])
+        lambda y: mech.density(y, c),
+        lambda y: mech.density(y, c2),
+        eps,
+        support=(-60.0, 60.0),
+        breakpoints=[lo1, hi1, lo2, hi2, c, c2],
+    )
     ours = exact_delta_pair(mech, c, c2, eps)
     # the core's stated error bound, plus 1e-12 for our CDF differences
     assert np.all(np.abs(ours - res.value) <= res.error_bound + 1e-12)

@@ -18,11 +18,18 @@ from privrepro.boosting.grr import (
 )
 
 
-@pytest.mark.parametrize(("s", "eps0", "p", "ps", "psbar", "rho"), [
-    # note §5.4, ε = 5, |X| = 91 (6 printed decimals)
-    (10, 0.0, 0.094825, 0.094825, 0.000639, 0.948247), (10, 1.0, 0.205902, 0.075747, 0.001387, 0.887624),
-    (10, 2.5, 0.437725, 0.035931, 0.002949, 0.761101), (10, 5.0, 0.622504, 0.004194, 0.004194, 0.660254),
-    (5, 0.0, 0.179229, 0.179229, 0.001208, 0.896144), (5, 2.5, 0.524163, 0.043026, 0.003532, 0.696267)])
+@pytest.mark.parametrize(
+    ("s", "eps0", "p", "ps", "psbar", "rho"),
+    [
+        # note §5.4, ε = 5, |X| = 91 (6 printed decimals)
+        (10, 0.0, 0.094825, 0.094825, 0.000639, 0.948247),
+        (10, 1.0, 0.205902, 0.075747, 0.001387, 0.887624),
+        (10, 2.5, 0.437725, 0.035931, 0.002949, 0.761101),
+        (10, 5.0, 0.622504, 0.004194, 0.004194, 0.660254),
+        (5, 0.0, 0.179229, 0.179229, 0.001208, 0.896144),
+        (5, 2.5, 0.524163, 0.043026, 0.003532, 0.696267),
+    ],
+)
 def test_probabilities_match_note(s, eps0, p, ps, psbar, rho) -> None:  # type: ignore[no-untyped-def]
     g = grr_probabilities(5.0, eps0, 91, s)
     assert (g.p, g.p_s, g.p_sbar, g.rho) == pytest.approx((p, ps, psbar, rho), abs=6e-7)
@@ -32,7 +39,7 @@ def test_probabilities_match_note(s, eps0, p, ps, psbar, rho) -> None:  # type: 
 def test_identities(eps0: float) -> None:
     g = grr_probabilities(5.0, eps0, 91, 10)
     assert g.p + 9 * g.p_s + 81 * g.p_sbar == pytest.approx(1.0, abs=1e-15)
-    assert g.p / g.p_sbar == pytest.approx(math.exp(5.0), rel=1e-13)   # ε-LDP is tight
+    assert g.p / g.p_sbar == pytest.approx(math.exp(5.0), rel=1e-13)  # ε-LDP is tight
     assert g.p_s / g.p_sbar == pytest.approx(math.exp(5.0 - eps0), rel=1e-13)
 
 
@@ -73,7 +80,7 @@ def test_analytic_mse_matches_monte_carlo(eps0: float) -> None:
     g = grr_probabilities(5.0, eps0, n, 10)
     a_cat, a_val = analytic_mse(hist, cat, g)
     m_cat, se_cat, m_val, se_val = monte_carlo_mse(hist, cat, g, np.random.default_rng(3), 300)
-    assert abs(m_cat - a_cat) < 5 * se_cat   # 5 Monte Carlo standard errors
+    assert abs(m_cat - a_cat) < 5 * se_cat  # 5 Monte Carlo standard errors
     assert abs(m_val - a_val) < 5 * se_val
 
 
@@ -97,5 +104,7 @@ def test_category_mse_falls_as_eps0_falls() -> None:
     # note §5.4: category MSE falls monotonically as ε₀ → 0
     cat, n = block_partition(91, 10, "pad")
     hist = np.full(n, 450)
-    vals = [analytic_mse(hist, cat, grr_probabilities(5.0, e, n, 10))[0] for e in (0.0, 1.0, 2.5, 5.0)]
+    vals = [
+        analytic_mse(hist, cat, grr_probabilities(5.0, e, n, 10))[0] for e in (0.0, 1.0, 2.5, 5.0)
+    ]
     assert vals == sorted(vals)

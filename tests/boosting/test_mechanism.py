@@ -47,9 +47,12 @@ def test_density_integrates_to_one(region, kernel) -> None:  # type: ignore[no-u
     for c in (0.0, 1.0):
         lo, hi = (float(v) for v in region.bounds(c))
         pts = sorted({lo, hi, c})
-        total = sum(integrate.quad(lambda y, c=c: float(mech.density(np.asarray(y), c)), a, b,
-                                   limit=200, epsabs=1e-12)[0]
-                    for a, b in zip([-200.0, *pts], [*pts, 200.0], strict=True))
+        total = sum(
+            integrate.quad(
+                lambda y, c=c: float(mech.density(np.asarray(y), c)), a, b, limit=200, epsabs=1e-12
+            )[0]
+            for a, b in zip([-200.0, *pts], [*pts, 200.0], strict=True)
+        )
         # Appendix A; quadrature tolerance 1e-9
         assert total == pytest.approx(1.0, abs=1e-9)
 
@@ -95,8 +98,12 @@ def test_sampler_matches_the_density(method: str) -> None:
     y = mech.sample(np.random.default_rng(2), c, n, method=method).values
     edges = np.array([-np.inf, -8, -4, -1.6, 0, 2, 4, 6.4, 8, 12, np.inf])
     counts = np.histogram(y, edges)[0]
-    probs = [integrate.quad(lambda t: float(mech.density(np.asarray(t), c)), max(a, -80), min(b, 80),
-                            limit=200)[0] for a, b in itertools.pairwise(edges)]
+    probs = [
+        integrate.quad(
+            lambda t: float(mech.density(np.asarray(t), c)), max(a, -80), min(b, 80), limit=200
+        )[0]
+        for a, b in itertools.pairwise(edges)
+    ]
     expected = n * np.array(probs)
     z = (counts - expected) / np.sqrt(expected)
     assert np.max(np.abs(z)) < 5.0

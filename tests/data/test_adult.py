@@ -22,8 +22,10 @@ TEST = """|1x3 Cross validator
 17, Private, 103497, Some-college, 10, Never-married, ?, Own-child, White, Female, 0, 0, 30, United-States, <=50K.
 17, Private, 89814, HS-grad, 9, Married-civ-spouse, Farming-fishing, Husband, White, Male, 0, 0, 50, United-States, >50K.
 """
-HEADER = ("age, workclass, fnlwgt, education, education-num, marital-status, occupation, relationship, "
-          "race, sex, capital-gain, capital-loss, hours-per-week, native-country, Y\n")
+HEADER = (
+    "age, workclass, fnlwgt, education, education-num, marital-status, occupation, relationship, "
+    "race, sex, capital-gain, capital-loss, hours-per-week, native-country, Y\n"
+)
 
 
 def _write(root: Path, header: bool) -> None:

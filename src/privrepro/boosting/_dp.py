@@ -19,8 +19,9 @@ from scipy import optimize, special
 
 __all__ = ["analytic_sigma", "classical_sigma", "gaussian_delta_mu", "gaussian_epsilon_mu"]
 
+_core: Any
 try:  # the shared DP core, when present
-    from privrepro.dp import gaussian as _core  # type: ignore[attr-defined]
+    from privrepro.dp import gaussian as _core
 except ImportError:  # pragma: no cover - depends on the checkout
     _core = None
 
@@ -57,8 +58,11 @@ def gaussian_epsilon_mu(delta: float, mu: float, compositions: int = 1) -> float
     hi = max(1.0, m * m)
     while float(gaussian_delta_mu(hi, m)) > delta:
         hi *= 2
-    return float(optimize.brentq(lambda e: float(gaussian_delta_mu(e, m)) - delta, 0.0, hi,
-                                 xtol=1e-13, rtol=1e-13))
+    return float(
+        optimize.brentq(
+            lambda e: float(gaussian_delta_mu(e, m)) - delta, 0.0, hi, xtol=1e-13, rtol=1e-13
+        )
+    )
 
 
 def classical_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:

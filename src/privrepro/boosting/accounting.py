@@ -17,14 +17,24 @@ from scipy import optimize, special
 
 from privrepro.boosting.regions import PaperTerms
 
-__all__ = ["algorithm1_double_loop", "appendix_d_epsilon", "composition_delta",
-           "composition_epsilon_curve", "composition_pmf", "composition_pmfs", "epsilon_for_delta",
-           "profile_delta", "rdp_epsilon"]
+__all__ = [
+    "algorithm1_double_loop",
+    "appendix_d_epsilon",
+    "composition_delta",
+    "composition_epsilon_curve",
+    "composition_pmf",
+    "composition_pmfs",
+    "epsilon_for_delta",
+    "profile_delta",
+    "rdp_epsilon",
+]
 
 DeltaFn = Callable[[np.ndarray], np.ndarray]
 
 
-def profile_delta(terms: PaperTerms, kernel_delta: DeltaFn, epsilon: float | np.ndarray) -> np.ndarray:
+def profile_delta(
+    terms: PaperTerms, kernel_delta: DeltaFn, epsilon: float | np.ndarray
+) -> np.ndarray:
     """Prop. 1: ``δ(ε) = W1 δ_Z(ε−L1−L2) + W2 δ_Z(ε−L1+L2) + W3 δ_Z(ε−L1)``.
 
     ``kernel_delta`` is the kernel's privacy profile at the sensitivity, valid for all real ε.
@@ -38,8 +48,9 @@ def profile_delta(terms: PaperTerms, kernel_delta: DeltaFn, epsilon: float | np.
     return np.asarray(out, float)
 
 
-def epsilon_for_delta(delta_fn: Callable[[float], float], delta: float, eps_hi: float = 1.0,
-                      xtol: float = 1e-12) -> float:
+def epsilon_for_delta(
+    delta_fn: Callable[[float], float], delta: float, eps_hi: float = 1.0, xtol: float = 1e-12
+) -> float:
     """Smallest ``ε ≥ 0`` with ``delta_fn(ε) ≤ delta`` for a non-increasing profile (bisection).
 
     Returns 0 when ``delta_fn(0) ≤ delta`` and ``inf`` when no finite ε reaches ``delta``.
@@ -53,8 +64,9 @@ def epsilon_for_delta(delta_fn: Callable[[float], float], delta: float, eps_hi: 
         hi *= 2
         if hi > 1e7:
             return math.inf
-    return float(optimize.brentq(lambda e: delta_fn(e) - delta, lo, hi, xtol=xtol, rtol=1e-15,
-                                 maxiter=200))
+    return float(
+        optimize.brentq(lambda e: delta_fn(e) - delta, lo, hi, xtol=xtol, rtol=1e-15, maxiter=200)
+    )
 
 
 def rdp_epsilon(terms: PaperTerms, kernel_rdp: float, alpha: float) -> float:
@@ -79,6 +91,7 @@ def appendix_d_epsilon(eps0: float, q: float) -> float:
 
 
 # --- composition (Thm. 2, Prop. 3, Algorithm 1) -------------------------------------------------
+
 
 def composition_pmf(W1: float, W2: float, T: int) -> np.ndarray:
     """Law of ``K = e1 − e2`` after T steps: the T-fold convolution of ``{+1:W1, 0:W3, −1:W2}``.
@@ -108,8 +121,9 @@ def composition_pmfs(W1: float, W2: float, T_max: int) -> Iterator[np.ndarray]:
         yield pmf
 
 
-def composition_delta(terms: PaperTerms, kernel_delta_T: DeltaFn, epsilon: float | np.ndarray,
-                      T: int) -> np.ndarray:
+def composition_delta(
+    terms: PaperTerms, kernel_delta_T: DeltaFn, epsilon: float | np.ndarray, T: int
+) -> np.ndarray:
     """Prop. 3 / Algorithm 1 (corrected, O(T)):
     ``δ(ε) = Σ_k P(K=k) δ_Z^T(ε − T L1 − k L2)``, ``K`` as in :func:`composition_pmf`.
 
@@ -124,7 +138,9 @@ def composition_delta(terms: PaperTerms, kernel_delta_T: DeltaFn, epsilon: float
     return out if np.ndim(epsilon) else out[0]
 
 
-def algorithm1_double_loop(terms: PaperTerms, kernel_delta_T: DeltaFn, epsilon: float, T: int) -> float:
+def algorithm1_double_loop(
+    terms: PaperTerms, kernel_delta_T: DeltaFn, epsilon: float, T: int
+) -> float:
     """Algorithm 1 as a literal double loop over ``(e1, e2)``, with its three misprints fixed
     (index ``e1 − e2 + T``, a vector of ``2T + 1`` entries, and the weight ``V[i]`` in line 15)."""
     W1, W2 = terms.W1, terms.W2
@@ -136,13 +152,20 @@ def algorithm1_double_loop(terms: PaperTerms, kernel_delta_T: DeltaFn, epsilon: 
             V[e1 - e2 + T] += u
     delta = 0.0
     for i in range(2 * T + 1):
-        delta += V[i] * float(kernel_delta_T(np.asarray(epsilon - T * terms.L1 - (i - T) * terms.L2)))
+        delta += V[i] * float(
+            kernel_delta_T(np.asarray(epsilon - T * terms.L1 - (i - T) * terms.L2))
+        )
     return delta
 
 
-def composition_epsilon_curve(terms: PaperTerms, kernel_delta_for_T: Callable[[np.ndarray, np.ndarray], np.ndarray],
-                              T_values: np.ndarray, delta: float, drop_fraction: float = 1e-9,
-                              xtol: float = 1e-10) -> np.ndarray:
+def composition_epsilon_curve(
+    terms: PaperTerms,
+    kernel_delta_for_T: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    T_values: np.ndarray,
+    delta: float,
+    drop_fraction: float = 1e-9,
+    xtol: float = 1e-10,
+) -> np.ndarray:
     """ε(δ) after T compositions (Prop. 3) for every T in ``T_values``, vectorised over T.
 
     ``kernel_delta_for_T(eps, T)`` is the composed kernel profile (broadcasting). The law of K is

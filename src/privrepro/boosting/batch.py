@@ -22,8 +22,13 @@ __all__ = [
 ]
 
 
-def _bisect_decreasing(fn, target: np.ndarray, lo: np.ndarray, hi: np.ndarray,  # type: ignore[no-untyped-def]
-                       iterations: int) -> np.ndarray:
+def _bisect_decreasing(
+    fn,
+    target: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,  # type: ignore[no-untyped-def]
+    iterations: int,
+) -> np.ndarray:
     """For ``fn`` non-increasing in x: the smallest x in [lo, hi] with ``fn(x) ≤ target``."""
     for _ in range(iterations):
         mid = 0.5 * (lo + hi)
@@ -33,8 +38,14 @@ def _bisect_decreasing(fn, target: np.ndarray, lo: np.ndarray, hi: np.ndarray,  
     return hi
 
 
-def _illinois_decreasing(fn, target: np.ndarray, lo: np.ndarray, hi: np.ndarray,  # type: ignore[no-untyped-def]
-                         xtol: float, maxiter: int = 100) -> np.ndarray:
+def _illinois_decreasing(
+    fn,
+    target: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,  # type: ignore[no-untyped-def]
+    xtol: float,
+    maxiter: int = 100,
+) -> np.ndarray:
     """Vectorised Illinois (modified regula falsi) root of ``log fn(x) = log target`` for ``fn``
     non-increasing with ``fn(lo) > target ≥ fn(hi)``; falls back to bisection steps when the
     secant stalls, and stops when every bracket is narrower than ``xtol`` (relative to max(1, x)).
@@ -53,10 +64,15 @@ def _illinois_decreasing(fn, target: np.ndarray, lo: np.ndarray, hi: np.ndarray,
         if np.all(width <= xtol * np.maximum(1.0, np.abs(hi))):
             break
         denom = glo - ghi
-        secant = np.where(denom > 0, lo + width * glo / np.where(denom > 0, denom, 1.0), 0.5 * (lo + hi))
+        secant = np.where(
+            denom > 0, lo + width * glo / np.where(denom > 0, denom, 1.0), 0.5 * (lo + hi)
+        )
         # every fourth step bisect, so that slow secant progress cannot stall the bracket
-        x = np.where((it % 4 == 3) | ~np.isfinite(secant) | (secant <= lo) | (secant >= hi),
-                     0.5 * (lo + hi), secant)
+        x = np.where(
+            (it % 4 == 3) | ~np.isfinite(secant) | (secant <= lo) | (secant >= hi),
+            0.5 * (lo + hi),
+            secant,
+        )
         gx = g(x)
         over = gx > 0
         lo = np.where(over, x, lo)
@@ -67,14 +83,18 @@ def _illinois_decreasing(fn, target: np.ndarray, lo: np.ndarray, hi: np.ndarray,
     return hi
 
 
-def analytic_sigma_batch(eps0: np.ndarray, delta: np.ndarray, sensitivity: np.ndarray) -> np.ndarray:
+def analytic_sigma_batch(
+    eps0: np.ndarray, delta: np.ndarray, sensitivity: np.ndarray
+) -> np.ndarray:
     """σ with exact Gaussian ``δ(ε₀) = δ`` (bisection in log σ; δ falls as σ grows)."""
-    eps0, delta, sensitivity = np.broadcast_arrays(*(np.asarray(x, float) for x in (eps0, delta,
-                                                                                      sensitivity)))
+    eps0, delta, sensitivity = np.broadcast_arrays(
+        *(np.asarray(x, float) for x in (eps0, delta, sensitivity))
+    )
     lo = np.log(sensitivity) - 25.0
     hi = np.log(sensitivity) + 25.0
-    ls = _illinois_decreasing(lambda x: gaussian_delta_mu(eps0, sensitivity / np.exp(x)), delta, lo,
-                              hi, 1e-14)
+    ls = _illinois_decreasing(
+        lambda x: gaussian_delta_mu(eps0, sensitivity / np.exp(x)), delta, lo, hi, 1e-14
+    )
     return np.exp(ls)
 
 
@@ -82,8 +102,14 @@ def _phi(x: np.ndarray) -> np.ndarray:
     return special.ndtr(x)
 
 
-def paper_terms_batch(case: str, rho: np.ndarray, sensitivity: np.ndarray, size: np.ndarray,
-                      theta: float, sigma: np.ndarray) -> tuple[np.ndarray, ...]:
+def paper_terms_batch(
+    case: str,
+    rho: np.ndarray,
+    sensitivity: np.ndarray,
+    size: np.ndarray,
+    theta: float,
+    sigma: np.ndarray,
+) -> tuple[np.ndarray, ...]:
     """``(q, L1, L2, W1, W2)`` of Props. 4 (relative), 5 (fixed, paper pair), 6 (absolute)."""
     tau = size / 2
     d = sensitivity
@@ -108,8 +134,9 @@ def paper_terms_batch(case: str, rho: np.ndarray, sensitivity: np.ndarray, size:
     return q, L1, L2, W1, W2
 
 
-def _sigma(notion: str, eps0: np.ndarray, level: np.ndarray, sensitivity: np.ndarray,
-           calibration: str) -> np.ndarray:
+def _sigma(
+    notion: str, eps0: np.ndarray, level: np.ndarray, sensitivity: np.ndarray, calibration: str
+) -> np.ndarray:
     if notion == "rdp":
         return np.sqrt(level * sensitivity**2 / (2 * eps0))
     if calibration == "classical":
@@ -117,13 +144,22 @@ def _sigma(notion: str, eps0: np.ndarray, level: np.ndarray, sensitivity: np.nda
     return analytic_sigma_batch(eps0, level, sensitivity)
 
 
-def paper_epsilon_batch(case: str, notion: str, rho: np.ndarray, sensitivity: np.ndarray,
-                        size: np.ndarray, level: np.ndarray, eps0: np.ndarray, theta: float = 0.05,
-                        calibration: str = "analytic") -> np.ndarray:
+def paper_epsilon_batch(
+    case: str,
+    notion: str,
+    rho: np.ndarray,
+    sensitivity: np.ndarray,
+    size: np.ndarray,
+    level: np.ndarray,
+    eps0: np.ndarray,
+    theta: float = 0.05,
+    calibration: str = "analytic",
+) -> np.ndarray:
     """PB-DP's total ε by the paper's formulas (Prop. 1 at δ = ``level`` for ``dp``, Prop. 2 at
     α = ``level`` for ``rdp``) at kernel level ``eps0``; all arrays broadcast."""
     rho, sensitivity, size, level, eps0 = np.broadcast_arrays(
-        *(np.asarray(x, float) for x in (rho, sensitivity, size, level, eps0)))
+        *(np.asarray(x, float) for x in (rho, sensitivity, size, level, eps0))
+    )
     sigma = _sigma(notion, eps0, level, sensitivity, calibration)
     _q, L1, L2, W1, W2 = paper_terms_batch(case, rho, sensitivity, size, theta, sigma)
     W3 = 1 - W1 - W2
@@ -137,8 +173,11 @@ def paper_epsilon_batch(case: str, notion: str, rho: np.ndarray, sensitivity: np
 
     def prop1(e: np.ndarray) -> np.ndarray:
         x = e - L1
-        return (W3 * gaussian_delta_mu(x, mu) + W1 * gaussian_delta_mu(x - L2, mu)
-                + W2 * gaussian_delta_mu(x + L2, mu))
+        return (
+            W3 * gaussian_delta_mu(x, mu)
+            + W1 * gaussian_delta_mu(x - L2, mu)
+            + W2 * gaussian_delta_mu(x + L2, mu)
+        )
 
     hi = np.ones_like(eps0)
     for _ in range(60):
@@ -152,11 +191,18 @@ def paper_epsilon_batch(case: str, notion: str, rho: np.ndarray, sensitivity: np
     return np.where(ok0, 0.0, out)
 
 
-def gaussian_baseline_batch(notion: str, rho: np.ndarray, sensitivity: np.ndarray, size: np.ndarray,
-                            level: np.ndarray, calibration: str = "analytic") -> np.ndarray:
+def gaussian_baseline_batch(
+    notion: str,
+    rho: np.ndarray,
+    sensitivity: np.ndarray,
+    size: np.ndarray,
+    level: np.ndarray,
+    calibration: str = "analytic",
+) -> np.ndarray:
     """ε of the Gaussian with ``Pr[|noise| ≤ |S|/2] = ρ`` (σ = τ/Φ⁻¹((1+ρ)/2), note §2.4)."""
     rho, sensitivity, size, level = np.broadcast_arrays(
-        *(np.asarray(x, float) for x in (rho, sensitivity, size, level)))
+        *(np.asarray(x, float) for x in (rho, sensitivity, size, level))
+    )
     sigma = (size / 2) / special.ndtri((1 + rho) / 2)
     if notion == "rdp":
         return level * sensitivity**2 / (2 * sigma**2)
@@ -176,27 +222,39 @@ def gaussian_epsilon_batch(mu: np.ndarray, delta: np.ndarray) -> np.ndarray:
         hi = np.where(big, hi * 2, hi)
     zero = np.zeros_like(hi)
     ok0 = gaussian_delta_mu(zero, mu) <= level
-    out = _illinois_decreasing(lambda e: gaussian_delta_mu(e, mu), level, np.where(ok0, -1.0, zero), hi,
-                               1e-13)
+    out = _illinois_decreasing(
+        lambda e: gaussian_delta_mu(e, mu), level, np.where(ok0, -1.0, zero), hi, 1e-13
+    )
     return np.where(ok0, 0.0, out)
 
 
-def optimise_eps0_batch(case: str, notion: str, rho: np.ndarray, sensitivity: np.ndarray,
-                        size: np.ndarray, level: np.ndarray, eps_max: np.ndarray,
-                        tol: float = 1e-6, theta: float = 0.05,
-                        calibration: str = "analytic") -> tuple[np.ndarray, np.ndarray]:
+def optimise_eps0_batch(
+    case: str,
+    notion: str,
+    rho: np.ndarray,
+    sensitivity: np.ndarray,
+    size: np.ndarray,
+    level: np.ndarray,
+    eps_max: np.ndarray,
+    tol: float = 1e-6,
+    theta: float = 0.05,
+    calibration: str = "analytic",
+) -> tuple[np.ndarray, np.ndarray]:
     """Algorithm 2 (literal ternary search on ``(0, eps_max]``) for every point at once.
 
     Returns ``(ε₀*, ε(ε₀*))``. Every point takes the same number of steps, the one its own
     interval needs (points already narrower than ``tol`` are frozen).
     """
     rho, sensitivity, size, level, eps_max = np.broadcast_arrays(
-        *(np.asarray(x, float) for x in (rho, sensitivity, size, level, eps_max)))
+        *(np.asarray(x, float) for x in (rho, sensitivity, size, level, eps_max))
+    )
     lo = np.zeros_like(eps_max)
     hi = eps_max.copy()
 
     def obj(e: np.ndarray) -> np.ndarray:
-        return paper_epsilon_batch(case, notion, rho, sensitivity, size, level, e, theta, calibration)
+        return paper_epsilon_batch(
+            case, notion, rho, sensitivity, size, level, e, theta, calibration
+        )
 
     while np.any(hi - lo > tol):
         active = hi - lo > tol

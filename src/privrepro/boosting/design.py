@@ -18,8 +18,16 @@ from privrepro.boosting.kernels import GaussianKernel, Kernel, LaplaceKernel
 from privrepro.boosting.mechanism import BoostedMechanism
 from privrepro.boosting.regions import Region, make_region
 
-__all__ = ["PBSetting", "SearchResult", "gaussian_baseline_epsilon", "gaussian_baseline_sigma",
-           "largest_rho", "narrowest_size", "optimise_eps0", "ternary_search"]
+__all__ = [
+    "PBSetting",
+    "SearchResult",
+    "gaussian_baseline_epsilon",
+    "gaussian_baseline_sigma",
+    "largest_rho",
+    "narrowest_size",
+    "optimise_eps0",
+    "ternary_search",
+]
 
 Case = Literal["absolute", "relative", "fixed"]
 Notion = Literal["dp", "rdp"]
@@ -60,12 +68,14 @@ class PBSetting:
     exact_pairs: int = 9
 
     def __post_init__(self) -> None:
-        checks = [("rho", self.rho, 0 < self.rho < 1, "(0, 1)"),
-                  ("sensitivity", self.sensitivity, self.sensitivity > 0, "(0, inf)"),
-                  ("size", self.size, self.size > 0, "(0, inf)"),
-                  ("theta", self.theta, 0 <= self.theta <= 1, "[0, 1]"),
-                  ("delta", self.delta, 0 < self.delta < 1, "(0, 1)"),
-                  ("alpha", self.alpha, self.alpha > 1, "(1, inf)")]
+        checks = [
+            ("rho", self.rho, 0 < self.rho < 1, "(0, 1)"),
+            ("sensitivity", self.sensitivity, self.sensitivity > 0, "(0, inf)"),
+            ("size", self.size, self.size > 0, "(0, inf)"),
+            ("theta", self.theta, 0 <= self.theta <= 1, "[0, 1]"),
+            ("delta", self.delta, 0 < self.delta < 1, "(0, 1)"),
+            ("alpha", self.alpha, self.alpha > 1, "(1, inf)"),
+        ]
         for key, value, ok, allowed in checks:
             if not ok:
                 raise ValueError(f"{key} = {value!r}: must lie in {allowed}")
@@ -89,8 +99,11 @@ class PBSetting:
         return BoostedMechanism(self.kernel_for(eps0), self.region(), self.rho)
 
     def mechanism_sigma(self, scale: float) -> BoostedMechanism:
-        return BoostedMechanism(GaussianKernel(scale) if self.kernel == "gaussian"
-                                else LaplaceKernel(scale), self.region(), self.rho)
+        return BoostedMechanism(
+            GaussianKernel(scale) if self.kernel == "gaussian" else LaplaceKernel(scale),
+            self.region(),
+            self.rho,
+        )
 
     # --- the three accountants -----------------------------------------------------------------
     def paper_epsilon_of(self, mech: BoostedMechanism) -> float:
@@ -99,8 +112,9 @@ class PBSetting:
         terms = mech.paper_terms(d)
         if self.notion == "rdp":
             return rdp_epsilon(terms, k.rdp(self.alpha, d), self.alpha)
-        return epsilon_for_delta(lambda e: float(profile_delta(terms, lambda x: k.delta(x, d), e)),
-                                 self.delta)
+        return epsilon_for_delta(
+            lambda e: float(profile_delta(terms, lambda x: k.delta(x, d), e)), self.delta
+        )
 
     def exact_epsilon_of(self, mech: BoostedMechanism) -> float:
         """Exact hockey-stick (``dp``) or Rényi (``rdp``) divergence of the boosted outputs."""
@@ -150,8 +164,9 @@ class SearchResult:
     evaluations: int
 
 
-def ternary_search(objective: Callable[[float], float], lo: float, hi: float,
-                   tol: float = 1e-6) -> SearchResult:
+def ternary_search(
+    objective: Callable[[float], float], lo: float, hi: float, tol: float = 1e-6
+) -> SearchResult:
     """Algorithm 2 of the pb paper, literally: shrink ``[lo, hi]`` by thirds until ``hi − lo ≤ tol``
     and return the midpoint (the paper claims a single peak in ε₀)."""
     n = 0
@@ -168,8 +183,12 @@ def ternary_search(objective: Callable[[float], float], lo: float, hi: float,
     return SearchResult(x, objective(x), n + 1)
 
 
-def optimise_eps0(setting: PBSetting, accountant: Accountant = "paper", eps_max: float | None = None,
-                  tol: float = 1e-6) -> SearchResult:
+def optimise_eps0(
+    setting: PBSetting,
+    accountant: Accountant = "paper",
+    eps_max: float | None = None,
+    tol: float = 1e-6,
+) -> SearchResult:
     """Algorithm 2: the ε₀ in ``(0, eps_max]`` minimising PB-DP's total ε under ``accountant``.
 
     ``eps_max`` defaults to the utility-matched Gaussian's ε (assumed; the paper calls it "the
@@ -179,14 +198,17 @@ def optimise_eps0(setting: PBSetting, accountant: Accountant = "paper", eps_max:
     return ternary_search(lambda e: setting.epsilon(e, accountant), 0.0, top, tol)
 
 
-def largest_rho(setting: PBSetting, budget: float, accountant: Accountant = "paper",
-                tol: float = 1e-4) -> float:
+def largest_rho(
+    setting: PBSetting, budget: float, accountant: Accountant = "paper", tol: float = 1e-4
+) -> float:
     """Sec. 6.1, ``Λ⁻¹(S, ε, δ/α) → ρ``: the largest ρ whose optimised ε stays within ``budget``
     (binary search; ε rises with ρ)."""
     lo, hi = 1e-3, 1 - 1e-6
+
     def cost(r: float) -> float:
         s = replace(setting, rho=r)
         return optimise_eps0(s, accountant, tol=1e-5).epsilon
+
     if cost(lo) > budget:
         return 0.0
     while hi - lo > tol:
@@ -198,12 +220,19 @@ def largest_rho(setting: PBSetting, budget: float, accountant: Accountant = "pap
     return lo
 
 
-def narrowest_size(setting: PBSetting, budget: float, accountant: Accountant = "paper",
-                   tol: float = 1e-3, size_max: float = 1e4) -> float:
+def narrowest_size(
+    setting: PBSetting,
+    budget: float,
+    accountant: Accountant = "paper",
+    tol: float = 1e-3,
+    size_max: float = 1e4,
+) -> float:
     """Sec. 6.1, ``Λ⁻¹(ρ, ε, δ/α) → S``: the smallest ``|S|`` whose optimised ε stays within
     ``budget`` (binary search; ε falls as the region widens)."""
+
     def cost(size: float) -> float:
         return optimise_eps0(replace(setting, size=size), accountant, tol=1e-5).epsilon
+
     lo, hi = 1e-3, size_max
     if cost(hi) > budget:
         return math.inf
@@ -214,5 +243,3 @@ def narrowest_size(setting: PBSetting, budget: float, accountant: Accountant = "
         else:
             lo = mid
     return hi
-
-

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import integrate, special
@@ -88,8 +89,9 @@ def _mirror(p: Pieces) -> Pieces:
     return Pieces(-p.edges[::-1], p.a[::-1], p.b[::-1], -p.c, -p.c2)
 
 
-def exact_delta_pair(mech: BoostedMechanism, c: float, c2: float,
-                     epsilon: float | np.ndarray) -> np.ndarray:
+def exact_delta_pair(
+    mech: BoostedMechanism, c: float, c2: float, epsilon: float | np.ndarray
+) -> np.ndarray:
     """``δ(ε) = ∫ (P − e^ε Q)_+`` with ``P`` the output at ``c`` and ``Q`` at ``c2`` (any real ε).
 
     Vectorised over pieces × ε: on piece ``i`` the integrand is positive exactly below the
@@ -112,14 +114,15 @@ def _delta_from_pieces(k: Kernel, p: Pieces, eps_vec: np.ndarray) -> np.ndarray:
     pos_a = a > 0
     pos_b = b > 0
     with np.errstate(divide="ignore"):
-        log_ratio = np.where(pos_a & pos_b, np.log(np.where(pos_a, a, 1.0) / np.where(pos_b, b, 1.0)),
-                             0.0)
+        log_ratio = np.where(
+            pos_a & pos_b, np.log(np.where(pos_a, a, 1.0) / np.where(pos_b, b, 1.0)), 0.0
+        )
     level = eps - log_ratio
     if p.c2 > p.c:
         y_star = k.crossing(p.c, p.c2, level)
     else:  # same centre: the ratio is the constant a/b
         y_star = np.where(level < 0, np.inf, -np.inf)
-    y_star = np.where(pos_b, y_star, np.inf)          # Q has no mass here: all of P counts
+    y_star = np.where(pos_b, y_star, np.inf)  # Q has no mass here: all of P counts
     top = np.minimum(hi, y_star)
     ok = (top > lo) & pos_a
     topc = np.where(ok, top, lo)
@@ -137,8 +140,9 @@ def _pairs(mech: BoostedMechanism, sensitivity: float, n_pairs: int) -> list[tup
     return pairs + [(b, a) for a, b in pairs]
 
 
-def exact_profile(mech: BoostedMechanism, sensitivity: float, n_pairs: int = 9
-                  ) -> Callable[[np.ndarray], np.ndarray]:
+def exact_profile(
+    mech: BoostedMechanism, sensitivity: float, n_pairs: int = 9
+) -> Callable[[np.ndarray], np.ndarray]:
     """The worst-case exact profile as a function of an ε array (pieces computed once)."""
     prepared = []
     for a, b in _pairs(mech, sensitivity, n_pairs):
@@ -153,13 +157,17 @@ def exact_profile(mech: BoostedMechanism, sensitivity: float, n_pairs: int = 9
     return profile
 
 
-def exact_delta(mech: BoostedMechanism, sensitivity: float, epsilon: float | np.ndarray,
-                n_pairs: int = 9) -> np.ndarray:
+def exact_delta(
+    mech: BoostedMechanism, sensitivity: float, epsilon: float | np.ndarray, n_pairs: int = 9
+) -> Any:
     """Worst-case exact profile: the maximum of :func:`exact_delta_pair` over the region's pairs
     (at distance Δ) in both orders."""
     vals = [exact_delta_pair(mech, a, b, epsilon) for a, b in _pairs(mech, sensitivity, n_pairs)]
-    return np.max(np.stack([np.atleast_1d(v) for v in vals]), axis=0) if np.ndim(epsilon) else \
-        float(max(float(v) for v in vals))
+    return (
+        np.max(np.stack([np.atleast_1d(v) for v in vals]), axis=0)
+        if np.ndim(epsilon)
+        else float(max(float(v) for v in vals))
+    )
 
 
 def first_crossing(delta_fn, delta: float, xtol: float = 1e-10, grid: int = 48) -> float:  # type: ignore[no-untyped-def]
@@ -169,6 +177,7 @@ def first_crossing(delta_fn, delta: float, xtol: float = 1e-10, grid: int = 48) 
     kept and refined the same way until it is narrower than ``xtol`` (each round shrinks it by a
     factor ``grid − 1``). Returns the upper end of the bracket (a point meeting ``delta``).
     """
+
     def f(e: np.ndarray) -> np.ndarray:
         return np.asarray(delta_fn(e), float)
 
@@ -187,8 +196,9 @@ def first_crossing(delta_fn, delta: float, xtol: float = 1e-10, grid: int = 48) 
     return hi
 
 
-def exact_epsilon(mech: BoostedMechanism, sensitivity: float, delta: float, n_pairs: int = 9,
-                  xtol: float = 1e-10) -> float:
+def exact_epsilon(
+    mech: BoostedMechanism, sensitivity: float, delta: float, n_pairs: int = 9, xtol: float = 1e-10
+) -> float:
     """Smallest ε ≥ 0 with exact ``δ(ε) ≤ delta`` (:func:`first_crossing` on the exact profile)."""
     return first_crossing(exact_profile(mech, sensitivity, n_pairs), delta, xtol)
 
@@ -208,8 +218,15 @@ def numeric_delta_pair(mech: BoostedMechanism, c: float, c2: float, epsilon: flo
             qv = p.b[i] * float(mech.kernel.pdf(y - c2))
             return max(pv - math.exp(epsilon) * qv, 0.0)
 
-        val, _ = integrate.quad(f, lo, hi, limit=400, epsabs=1e-14, epsrel=1e-10,
-                                points=[c, c2] if lo < c < hi or lo < c2 < hi else None)
+        val, _ = integrate.quad(
+            f,
+            lo,
+            hi,
+            limit=400,
+            epsabs=1e-14,
+            epsrel=1e-10,
+            points=[c, c2] if lo < c < hi or lo < c2 < hi else None,
+        )
         total += val
     return total
 
@@ -231,17 +248,22 @@ def exact_renyi_pair(mech: BoostedMechanism, c: float, c2: float, alpha: float) 
             s = k.sigma
             m = alpha * c + (1 - alpha) * c2
             shift = alpha * (alpha - 1) * (c - c2) ** 2 / (2 * s * s)
-            logs.append(base + shift + float(log_interval_mass_std_normal((lo - m) / s, (hi - m) / s)))
+            logs.append(
+                base + shift + float(log_interval_mass_std_normal((lo - m) / s, (hi - m) / s))
+            )
         else:
             centre = alpha * c + (1 - alpha) * c2
             ref = float(alpha * k.logpdf(centre - c) + (1 - alpha) * k.logpdf(centre - c2))
 
             def g(y: float, ref: float = ref) -> float:
-                return math.exp(float(alpha * k.logpdf(y - c) + (1 - alpha) * k.logpdf(y - c2)) - ref)
+                return math.exp(
+                    float(alpha * k.logpdf(y - c) + (1 - alpha) * k.logpdf(y - c2)) - ref
+                )
 
             span = 60.0 * k.scale + abs(c) + abs(c2) + abs(centre)
-            val, _ = integrate.quad(g, max(lo, -span), min(hi, span), limit=400, epsabs=0,
-                                    epsrel=1e-11)
+            val, _ = integrate.quad(
+                g, max(lo, -span), min(hi, span), limit=400, epsabs=0, epsrel=1e-11
+            )
             if val > 0:
                 logs.append(base + ref + math.log(val))
     return float(special.logsumexp(logs) / (alpha - 1))
@@ -252,8 +274,9 @@ def exact_rdp(mech: BoostedMechanism, sensitivity: float, alpha: float, n_pairs:
     return max(exact_renyi_pair(mech, a, b, alpha) for a, b in _pairs(mech, sensitivity, n_pairs))
 
 
-def sound_delta(mech: BoostedMechanism, sensitivity: float, epsilon: float | np.ndarray,
-                n_pairs: int = 9) -> np.ndarray:
+def sound_delta(
+    mech: BoostedMechanism, sensitivity: float, epsilon: float | np.ndarray, n_pairs: int = 9
+) -> np.ndarray:
     """The rigorous bound (note §2.2): ``max_pairs δ_Z(ε − L1 − L2) / (1 − p̄ q)``.
 
     ``L1 = log(Z'/Z)`` is the pair's exact normaliser ratio, ``L2 = −log(1 − q)`` (0 for a fixed
@@ -266,19 +289,29 @@ def sound_delta(mech: BoostedMechanism, sensitivity: float, epsilon: float | np.
     for c, c2 in _pairs(mech, sensitivity, n_pairs):
         z1, z2 = float(mech.normaliser(c)), float(mech.normaliser(c2))
         d = abs(c2 - c)
-        val = mech.kernel.delta(eps - math.log(z2 / z1) - L2, sensitivity=d) / z1 if d > 0 else \
-            np.where(eps - math.log(z2 / z1) - L2 >= 0, 0.0, 1.0) / z1
+        val = (
+            mech.kernel.delta(eps - math.log(z2 / z1) - L2, sensitivity=d) / z1
+            if d > 0
+            else np.where(eps - math.log(z2 / z1) - L2 >= 0, 0.0, 1.0) / z1
+        )
         best = np.maximum(best, np.minimum(val, 1.0))
     return best
 
 
-def sound_epsilon(mech: BoostedMechanism, sensitivity: float, delta: float, n_pairs: int = 9) -> float:
+def sound_epsilon(
+    mech: BoostedMechanism, sensitivity: float, delta: float, n_pairs: int = 9
+) -> float:
     """Smallest ε with :func:`sound_delta` ``≤ delta``."""
     return first_crossing(lambda e: sound_delta(mech, sensitivity, e, n_pairs), delta)
 
 
-def exact_pld(mech: BoostedMechanism, c: float, c2: float, value_discretization_interval: float = 1e-3,
-              tail_mass: float = 1e-15):  # type: ignore[no-untyped-def]
+def exact_pld(
+    mech: BoostedMechanism,
+    c: float,
+    c2: float,
+    value_discretization_interval: float = 1e-3,
+    tail_mass: float = 1e-15,
+):  # type: ignore[no-untyped-def]
     """A pessimistic ``dp_accounting`` PLD of the pair: losses ``log P/Q`` under ``P`` rounded up
     to the grid, both orders (remove: ``P`` vs ``Q``; add: ``Q`` vs ``P``).
 
@@ -295,7 +328,7 @@ def exact_pld(mech: BoostedMechanism, c: float, c2: float, value_discretization_
         p = pieces(mech, ca, cb)
         if p.c > p.c2:
             p = _mirror(p)
-        s = mech.kernel.sigma
+        s = mech.kernel.scale
         h = value_discretization_interval
         zcut = -special.ndtri(tail_mass)
         d = p.c2 - p.c
@@ -317,7 +350,9 @@ def exact_pld(mech: BoostedMechanism, c: float, c2: float, value_discretization_
             off = math.log(ai / bi)
             if d == 0:
                 k_idx = math.ceil(off / h - 1e-12)
-                pmf[k_idx] = pmf.get(k_idx, 0.0) + ai * float(mech.kernel.interval_mass(lo - p.c, hi - p.c))
+                pmf[k_idx] = pmf.get(k_idx, 0.0) + ai * float(
+                    mech.kernel.interval_mass(lo - p.c, hi - p.c)
+                )
                 continue
             # loss(y) = off - (d/σ²)(y - (c+c2)/2): decreasing in y
             mid_c = (p.c + p.c2) / 2
@@ -342,8 +377,14 @@ def exact_pld(mech: BoostedMechanism, c: float, c2: float, value_discretization_
     pmf_r, inf_r = one(c, c2)
     pmf_a, inf_a = one(c2, c)
     return pld_lib.PrivacyLossDistribution.create_from_rounded_probability(
-        pmf_r, inf_r, value_discretization_interval, pessimistic_estimate=True,
-        rounded_probability_mass_function_add=pmf_a, infinity_mass_add=inf_a, symmetric=False)
+        pmf_r,
+        inf_r,
+        value_discretization_interval,
+        pessimistic_estimate=True,
+        rounded_probability_mass_function_add=pmf_a,
+        infinity_mass_add=inf_a,
+        symmetric=False,
+    )
 
 
 def sound_rdp(mech: BoostedMechanism, sensitivity: float, alpha: float, n_pairs: int = 9) -> float:
@@ -355,6 +396,11 @@ def sound_rdp(mech: BoostedMechanism, sensitivity: float, alpha: float, n_pairs:
     best = -math.inf
     for c, c2 in _pairs(mech, sensitivity, n_pairs):
         z1, z2 = float(mech.normaliser(c)), float(mech.normaliser(c2))
-        val = mech.kernel.rdp(alpha, abs(c2 - c)) + math.log(z2 / z1) + L2 - math.log(z1) / (alpha - 1)
+        val = (
+            mech.kernel.rdp(alpha, abs(c2 - c))
+            + math.log(z2 / z1)
+            + L2
+            - math.log(z1) / (alpha - 1)
+        )
         best = max(best, val)
     return best

@@ -19,8 +19,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["GRRProbabilities", "analytic_mse", "block_partition", "estimate", "grr_probabilities",
-           "monte_carlo_mse", "output_matrix"]
+__all__ = [
+    "GRRProbabilities",
+    "analytic_mse",
+    "block_partition",
+    "estimate",
+    "grr_probabilities",
+    "monte_carlo_mse",
+    "output_matrix",
+]
 
 
 @dataclass(frozen=True)
@@ -38,7 +45,9 @@ class GRRProbabilities:
         return self.p + (self.set_size - 1) * self.p_s
 
 
-def grr_probabilities(epsilon: float, eps0: float, domain_size: int, set_size: int) -> GRRProbabilities:
+def grr_probabilities(
+    epsilon: float, eps0: float, domain_size: int, set_size: int
+) -> GRRProbabilities:
     """Prop. 7 of the pb paper (valid for ``0 ≤ ε₀ ≤ ε``)."""
     if not 0 <= eps0 <= epsilon:
         raise ValueError(f"eps0 = {eps0!r}: must lie in [0, epsilon={epsilon}]")
@@ -46,8 +55,9 @@ def grr_probabilities(epsilon: float, eps0: float, domain_size: int, set_size: i
         raise ValueError(f"set_size = {set_size!r}: must lie in [1, domain_size={domain_size}]")
     # divide through by e^ε for stability
     D = 1.0 + (set_size - 1) * math.exp(-eps0) + (domain_size - set_size) * math.exp(-epsilon)
-    return GRRProbabilities(1.0 / D, math.exp(-eps0) / D, math.exp(-epsilon) / D, set_size,
-                            domain_size)
+    return GRRProbabilities(
+        1.0 / D, math.exp(-eps0) / D, math.exp(-epsilon) / D, set_size, domain_size
+    )
 
 
 def block_partition(domain_size: int, set_size: int, rule: str = "pad") -> tuple[np.ndarray, int]:
@@ -84,8 +94,9 @@ def output_matrix(probs: GRRProbabilities, category: np.ndarray) -> np.ndarray:
     return w / w.sum(axis=1, keepdims=True)
 
 
-def estimate(counts: np.ndarray, category: np.ndarray, probs: GRRProbabilities
-             ) -> tuple[np.ndarray, np.ndarray]:
+def estimate(
+    counts: np.ndarray, category: np.ndarray, probs: GRRProbabilities
+) -> tuple[np.ndarray, np.ndarray]:
     """Eqs. (10) and (11) from the report counts (last axis: the domain).
 
     Returns ``(F̂_S per category, F̂_x per value)``.
@@ -99,12 +110,14 @@ def estimate(counts: np.ndarray, category: np.ndarray, probs: GRRProbabilities
     F_S = (cat_counts - N * b) / (a - b)
     with np.errstate(divide="ignore", invalid="ignore"):
         F_x = (counts - F_S[..., category] * (probs.p_s - probs.p_sbar) - N * probs.p_sbar) / (
-            probs.p - probs.p_s)
+            probs.p - probs.p_s
+        )
     return F_S, F_x
 
 
-def analytic_mse(hist: np.ndarray, category: np.ndarray, probs: GRRProbabilities
-                 ) -> tuple[float, float]:
+def analytic_mse(
+    hist: np.ndarray, category: np.ndarray, probs: GRRProbabilities
+) -> tuple[float, float]:
     """Exact variance of eqs. (10)–(11) (unbiased under equal blocks), averaged over categories and
     over values, in counts². ``hist``: true counts per (extended) domain value."""
     hist = np.asarray(hist, float)
@@ -122,13 +135,19 @@ def analytic_mse(hist: np.ndarray, category: np.ndarray, probs: GRRProbabilities
     k = (ps - pb) / (a - b)
     if p - ps <= 0:
         return float(var_S.mean()), math.inf
-    var_x = (var_Cx + k * k * (n_S * a * (1 - a) + (N - n_S) * b * (1 - b))[category]
-             - 2 * k * cov) / (p - ps) ** 2
+    var_x = (
+        var_Cx + k * k * (n_S * a * (1 - a) + (N - n_S) * b * (1 - b))[category] - 2 * k * cov
+    ) / (p - ps) ** 2
     return float(var_S.mean()), float(var_x.mean())
 
 
-def monte_carlo_mse(hist: np.ndarray, category: np.ndarray, probs: GRRProbabilities,
-                    rng: np.random.Generator, repetitions: int) -> tuple[float, float, float, float]:
+def monte_carlo_mse(
+    hist: np.ndarray,
+    category: np.ndarray,
+    probs: GRRProbabilities,
+    rng: np.random.Generator,
+    repetitions: int,
+) -> tuple[float, float, float, float]:
     """Monte Carlo MSE of eqs. (10)–(11): each repetition draws every user's report.
 
     Returns ``(mse_category, se_category, mse_value, se_value)`` (counts², standard errors of the
@@ -138,7 +157,7 @@ def monte_carlo_mse(hist: np.ndarray, category: np.ndarray, probs: GRRProbabilit
     M = output_matrix(probs, category)
     held = np.flatnonzero(hist)
     n = np.broadcast_to(hist[held], (repetitions, held.size))
-    draws = rng.multinomial(n, M[held])           # (reps, held values, domain)
+    draws = rng.multinomial(n, M[held])  # (reps, held values, domain)
     counts = draws.sum(axis=1)
     F_S, F_x = estimate(counts, category, probs)
     n_cat = int(category.max()) + 1

@@ -47,7 +47,9 @@ def _interval_mass_std_normal(lo: ArrayLike, hi: ArrayLike) -> np.ndarray:
     """``Φ(hi) − Φ(lo)``, accurate in both tails."""
     lo, hi = np.broadcast_arrays(np.asarray(lo, float), np.asarray(hi, float))
     upper = lo > 0
-    return np.where(upper, special.ndtr(-lo) - special.ndtr(-hi), special.ndtr(hi) - special.ndtr(lo))
+    return np.where(
+        upper, special.ndtr(-lo) - special.ndtr(-hi), special.ndtr(hi) - special.ndtr(lo)
+    )
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,9 @@ class Kernel:
         raise NotImplementedError
 
     # --- privacy of the kernel --------------------------------------------------------------
-    def delta(self, epsilon: ArrayLike, sensitivity: float = 1.0, compositions: int = 1) -> np.ndarray:
+    def delta(
+        self, epsilon: ArrayLike, sensitivity: float = 1.0, compositions: int = 1
+    ) -> np.ndarray:
         """Privacy profile ``δ_Z(ε)`` of the kernel at shift ``sensitivity``, for every real ε."""
         raise NotImplementedError
 
@@ -123,8 +127,9 @@ class GaussianKernel(Kernel):
         return special.ndtr(-np.asarray(x, float) / self.scale)
 
     def interval_mass(self, lo: ArrayLike, hi: ArrayLike) -> np.ndarray:
-        return _interval_mass_std_normal(np.asarray(lo, float) / self.scale,
-                                         np.asarray(hi, float) / self.scale)
+        return _interval_mass_std_normal(
+            np.asarray(lo, float) / self.scale, np.asarray(hi, float) / self.scale
+        )
 
     def logpdf(self, x: ArrayLike) -> np.ndarray:
         z = np.asarray(x, float) / self.scale
@@ -136,7 +141,9 @@ class GaussianKernel(Kernel):
     def sample(self, rng: np.random.Generator, size: int | tuple[int, ...]) -> np.ndarray:
         return rng.normal(0.0, self.scale, size)
 
-    def delta(self, epsilon: ArrayLike, sensitivity: float = 1.0, compositions: int = 1) -> np.ndarray:
+    def delta(
+        self, epsilon: ArrayLike, sensitivity: float = 1.0, compositions: int = 1
+    ) -> np.ndarray:
         """Exact Gaussian profile (Balle & Wang 2018, Thm. 8), μ = √T·Δ/σ, valid for all real ε."""
         mu = math.sqrt(compositions) * sensitivity / self.scale
         return _dp.gaussian_delta_mu(np.asarray(epsilon, float), mu)
@@ -171,13 +178,18 @@ class LaplaceKernel(Kernel):
 
     def ppf(self, u: ArrayLike) -> np.ndarray:
         u = np.asarray(u, float)
-        return np.where(u < 0.5, self.scale * np.log(2 * np.maximum(u, 1e-300)),
-                        -self.scale * np.log(2 * np.maximum(1 - u, 1e-300)))
+        return np.where(
+            u < 0.5,
+            self.scale * np.log(2 * np.maximum(u, 1e-300)),
+            -self.scale * np.log(2 * np.maximum(1 - u, 1e-300)),
+        )
 
     def sample(self, rng: np.random.Generator, size: int | tuple[int, ...]) -> np.ndarray:
         return rng.laplace(0.0, self.scale, size)
 
-    def delta(self, epsilon: ArrayLike, sensitivity: float = 1.0, compositions: int = 1) -> np.ndarray:
+    def delta(
+        self, epsilon: ArrayLike, sensitivity: float = 1.0, compositions: int = 1
+    ) -> np.ndarray:
         """Laplace profile: ``1 − e^{(ε−ε₀)/2}`` on ``|ε| ≤ ε₀``, ``1 − e^ε`` below, 0 above."""
         if compositions != 1:
             raise NotImplementedError("closed-form composed Laplace profile is not provided")
@@ -190,8 +202,9 @@ class LaplaceKernel(Kernel):
         """Mironov (2017), Prop. 6: Laplace Rényi divergence of order α > 1."""
         e0 = sensitivity / self.scale
         a = alpha
-        terms = np.array([math.log(a / (2 * a - 1)) + (a - 1) * e0,
-                          math.log((a - 1) / (2 * a - 1)) - a * e0])
+        terms = np.array(
+            [math.log(a / (2 * a - 1)) + (a - 1) * e0, math.log((a - 1) / (2 * a - 1)) - a * e0]
+        )
         return float(special.logsumexp(terms) / (a - 1))
 
     def crossing(self, c: float, c2: float, level: ArrayLike) -> np.ndarray:

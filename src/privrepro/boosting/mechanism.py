@@ -83,8 +83,9 @@ class BoostedMechanism:
         c = self.region.worst_center() if center is None else center
         return float(1.0 / self.normaliser(c))
 
-    def sample(self, rng: np.random.Generator, center: float, size: int,
-               method: str = "rejection") -> SampleResult:
+    def sample(
+        self, rng: np.random.Generator, center: float, size: int, method: str = "rejection"
+    ) -> SampleResult:
         """``size`` exact draws of ``M_pb`` at true value ``center``."""
         if method == "rejection":
             return self._sample_rejection(rng, center, size)
@@ -109,7 +110,7 @@ class BoostedMechanism:
                 proposals += int(idx[need - 1]) + 1
                 filled = size
             else:
-                out[filled:filled + idx.size] = y[idx]
+                out[filled : filled + idx.size] = y[idx]
                 filled += idx.size
                 proposals += batch
             batch = max(64, int((size - filled) * self.expected_proposals(center) * 1.2) + 16)

@@ -20,8 +20,15 @@ import numpy as np
 
 from privrepro.boosting.kernels import Kernel
 
-__all__ = ["AbsoluteRegion", "FixedRegion", "PaperTerms", "Region", "RelativeRegion",
-           "boosting_rate", "make_region"]
+__all__ = [
+    "AbsoluteRegion",
+    "FixedRegion",
+    "PaperTerms",
+    "Region",
+    "RelativeRegion",
+    "boosting_rate",
+    "make_region",
+]
 
 
 def boosting_rate(p_min: float, rho: float) -> float:
@@ -212,10 +219,10 @@ class FixedRegion(Region):
         else:
             # Z(c) = 1 − p̄(c) q is unimodal with its peak at the centre of S, so for each c the
             # worst partner within distance Δ is the point of [c − Δ, c + Δ] nearest the centre
-            c = np.linspace(self.lower, self.upper, 401)
+            cs = np.linspace(self.lower, self.upper, 401)
             centre = 0.5 * (self.lower + self.upper)
-            partner = np.clip(centre, c - sensitivity, c + sensitivity)
-            z = 1 - (1 - self.coverage(kernel, c)) * q
+            partner = np.clip(centre, cs - sensitivity, cs + sensitivity)
+            z = 1 - (1 - self.coverage(kernel, cs)) * q
             z2 = 1 - (1 - self.coverage(kernel, partner)) * q
             L1 = float(np.max(np.log(z2 / z)))
         return PaperTerms(L1=L1, L2=0.0, W1=0.0, W2=0.0, q=q)
@@ -226,8 +233,15 @@ class FixedRegion(Region):
         return [(float(s), float(s + d)) for s in starts]
 
 
-def make_region(kind: str, *, tau: float = 5.0, theta: float = 0.05, lower: float | None = None,
-                upper: float | None = None, pair_rule: str = "paper") -> Region:
+def make_region(
+    kind: str,
+    *,
+    tau: float = 5.0,
+    theta: float = 0.05,
+    lower: float | None = None,
+    upper: float | None = None,
+    pair_rule: str = "paper",
+) -> Region:
     """A region by name: ``absolute`` (τ), ``relative`` (θ, τ) or ``fixed`` (``[lower, upper]``,
     by default ``[−τ, τ]`` so that its size matches the other two)."""
     if kind == "absolute":

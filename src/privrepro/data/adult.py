@@ -23,13 +23,29 @@ from privrepro.data.registry import MissingDataError, register_dataset
 
 __all__ = ["COLUMNS", "adult_age_histogram", "embedded_age_histogram", "load_adult"]
 
-COLUMNS = ["age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
-           "occupation", "relationship", "race", "sex", "capital-gain", "capital-loss",
-           "hours-per-week", "native-country", "income"]
+COLUMNS = [
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "education-num",
+    "marital-status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "capital-gain",
+    "capital-loss",
+    "hours-per-week",
+    "native-country",
+    "income",
+]
 _NUMERIC = ["age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week"]
 _FILES = {"train": ["adult.data"], "test": ["adult.test"], "all": ["adult.data", "adult.test"]}
-_HOW = ("Download adult.data and adult.test from https://archive.ics.uci.edu/dataset/2/adult "
-        "into <data root>/adult/.")
+_HOW = (
+    "Download adult.data and adult.test from https://archive.ics.uci.edu/dataset/2/adult "
+    "into <data root>/adult/."
+)
 
 
 def _read_one(path: Path) -> pd.DataFrame:
@@ -39,8 +55,9 @@ def _read_one(path: Path) -> pd.DataFrame:
         if not s or s.startswith("|") or s.lower().startswith("age,"):
             continue
         lines.append(s)
-    df = pd.read_csv(io.StringIO("\n".join(lines)), header=None, names=COLUMNS,
-                     skipinitialspace=True, dtype=str)
+    df = pd.read_csv(
+        io.StringIO("\n".join(lines)), header=None, names=COLUMNS, skipinitialspace=True, dtype=str
+    )
     df = df.apply(lambda col: col.str.strip())
     df = df[~(df == "?").any(axis=1)].copy()
     df["income"] = df["income"].str.rstrip(".")
@@ -49,8 +66,11 @@ def _read_one(path: Path) -> pd.DataFrame:
     return df.reset_index(drop=True)
 
 
-@register_dataset("adult", description="UCI Adult census records (45,222 complete rows)",
-                  source="https://archive.ics.uci.edu/dataset/2/adult (CC BY 4.0)")
+@register_dataset(
+    "adult",
+    description="UCI Adult census records (45,222 complete rows)",
+    source="https://archive.ics.uci.edu/dataset/2/adult (CC BY 4.0)",
+)
 def load_adult(root: str | Path, split: str = "all", download: bool = False) -> pd.DataFrame:
     """The Adult records of ``split`` (``train``, ``test`` or ``all``), rows with '?' dropped."""
     if split not in _FILES:
@@ -89,13 +109,20 @@ def adult_age_histogram(records: pd.DataFrame, low: int = 10, high: int = 100) -
 
 def embedded_age_histogram(low: int = 10, high: int = 100) -> np.ndarray:
     """The shipped age histogram of the 45,222 complete Adult records, on ``[low, high]``."""
-    text = resources.files("privrepro.data").joinpath("embedded/adult_age_histogram.csv").read_text()
-    rows = [line.split(",") for line in text.splitlines()
-            if line and not line.startswith("#") and not line.startswith("age")]
+    text = (
+        resources.files("privrepro.data").joinpath("embedded/adult_age_histogram.csv").read_text()
+    )
+    rows = [
+        line.split(",")
+        for line in text.splitlines()
+        if line and not line.startswith("#") and not line.startswith("age")
+    ]
     ages = np.array([int(r[0]) for r in rows])
     counts = np.array([int(r[1]) for r in rows])
     if ages.min() < low or ages.max() > high:
-        raise ValueError(f"embedded ages span [{ages.min()}, {ages.max()}], outside [{low}, {high}]")
+        raise ValueError(
+            f"embedded ages span [{ages.min()}, {ages.max()}], outside [{low}, {high}]"
+        )
     out = np.zeros(high - low + 1, dtype=int)
     out[ages - low] = counts
     return out

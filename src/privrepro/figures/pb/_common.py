@@ -15,20 +15,44 @@ from privrepro.boosting.design import PBSetting
 
 __all__ = ["CASE_COLOURS", "CASE_LABELS", "sweep_rows"]
 
-CASE_COLOURS = {"gaussian": "#000000", "relative": "#0072B2", "fixed": "#009E73",
-                "absolute": "#D55E00"}
-CASE_LABELS = {"gaussian": "Gaussian (same ρ)", "relative": "PB relative error",
-               "fixed": "PB fixed region", "absolute": "PB absolute error"}
+CASE_COLOURS = {
+    "gaussian": "#000000",
+    "relative": "#0072B2",
+    "fixed": "#009E73",
+    "absolute": "#D55E00",
+}
+CASE_LABELS = {
+    "gaussian": "Gaussian (same ρ)",
+    "relative": "PB relative error",
+    "fixed": "PB fixed region",
+    "absolute": "PB absolute error",
+}
 ACCOUNTANT_STYLES = {"paper": "-", "exact": "--", "sound": ":"}
-ACCOUNTANT_LABELS = {"paper": "paper's formulas (Props. 1–2)", "exact": "exact (output densities)",
-                     "sound": "sound bound (note §2.2)"}
+ACCOUNTANT_LABELS = {
+    "paper": "paper's formulas (Props. 1–2)",
+    "exact": "exact (output densities)",
+    "sound": "sound bound (note §2.2)",
+}
 
 
-def sweep_rows(case: str, notion: str, panel: Sequence[str], level: Sequence[float],
-               rho: Sequence[float], sensitivity: Sequence[float], size: Sequence[float], *,
-               theta: float, calibration: str, tol: float, accountants: Sequence[str],
-               exact_stride: int, exact_pairs: int, pair_rule: str,
-               eps_max_factor: float = 1.0) -> pd.DataFrame:
+def sweep_rows(
+    case: str,
+    notion: str,
+    panel: Sequence[str],
+    level: Sequence[float],
+    rho: Sequence[float],
+    sensitivity: Sequence[float],
+    size: Sequence[float],
+    *,
+    theta: float,
+    calibration: str,
+    tol: float,
+    accountants: Sequence[str],
+    exact_stride: int,
+    exact_pairs: int,
+    pair_rule: str,
+    eps_max_factor: float = 1.0,
+) -> pd.DataFrame:
     """One case and privacy notion over a list of points (equal-length lists, one entry each).
 
     ``case="gaussian"`` gives the utility-matched Gaussian baseline. Otherwise ε₀ comes from
@@ -36,34 +60,75 @@ def sweep_rows(case: str, notion: str, panel: Sequence[str], level: Sequence[flo
     and the sound bound are evaluated at that same ε₀ on every ``exact_stride``-th point of each
     (panel, level) curve.
     """
-    pts = pd.DataFrame({"panel": list(panel), "notion": notion, "level": np.asarray(level, float),
-                        "rho": np.asarray(rho, float), "sensitivity": np.asarray(sensitivity, float),
-                        "size": np.asarray(size, float), "case": case})
-    rho_a, sens_a, size_a, lev_a = (pts[c].to_numpy() for c in ("rho", "sensitivity", "size", "level"))
+    pts = pd.DataFrame(
+        {
+            "panel": list(panel),
+            "notion": notion,
+            "level": np.asarray(level, float),
+            "rho": np.asarray(rho, float),
+            "sensitivity": np.asarray(sensitivity, float),
+            "size": np.asarray(size, float),
+            "case": case,
+        }
+    )
+    rho_a, sens_a, size_a, lev_a = (
+        pts[c].to_numpy() for c in ("rho", "sensitivity", "size", "level")
+    )
     base = gaussian_baseline_batch(notion, rho_a, sens_a, size_a, lev_a, calibration)
     if case == "gaussian":
         return pts.assign(accountant="exact", eps0=np.nan, epsilon=base)
     top = base * eps_max_factor
     if case == "fixed" and pair_rule != "paper":
         from privrepro.boosting.design import optimise_eps0
-        res = [optimise_eps0(_setting(case, notion, float(lv), float(r), float(d), float(s), theta,
-                                      calibration, exact_pairs, pair_rule), tol=tol, eps_max=float(b))
-               for lv, r, d, s, b in zip(lev_a, rho_a, sens_a, size_a, top, strict=True)]
+
+        res = [
+            optimise_eps0(
+                _setting(
+                    case,
+                    notion,
+                    float(lv),
+                    float(r),
+                    float(d),
+                    float(s),
+                    theta,
+                    calibration,
+                    exact_pairs,
+                    pair_rule,
+                ),
+                tol=tol,
+                eps_max=float(b),
+            )
+            for lv, r, d, s, b in zip(lev_a, rho_a, sens_a, size_a, top, strict=True)
+        ]
         eps0 = np.array([x.eps0 for x in res])
         eps = np.array([x.epsilon for x in res])
     else:
-        eps0, eps = optimise_eps0_batch(case, notion, rho_a, sens_a, size_a, lev_a, top, tol,
-                                        theta, calibration)
+        eps0, eps = optimise_eps0_batch(
+            case, notion, rho_a, sens_a, size_a, lev_a, top, tol, theta, calibration
+        )
     frames = [pts.assign(accountant="paper", eps0=eps0, epsilon=eps)]
-    idx = [int(i) for _, g in pts.groupby(["panel", "level"], sort=False)
-           for i in np.asarray(g.index)[_strided(len(g), exact_stride)]]
+    idx = [
+        int(i)
+        for _, g in pts.groupby(["panel", "level"], sort=False)
+        for i in np.asarray(g.index)[_strided(len(g), exact_stride)]
+    ]
     for acc in accountants:
         if acc == "paper":
             continue
         vals = []
         for i in idx:
-            s = _setting(case, notion, float(lev_a[i]), float(rho_a[i]), float(sens_a[i]),
-                         float(size_a[i]), theta, calibration, exact_pairs, pair_rule)
+            s = _setting(
+                case,
+                notion,
+                float(lev_a[i]),
+                float(rho_a[i]),
+                float(sens_a[i]),
+                float(size_a[i]),
+                theta,
+                calibration,
+                exact_pairs,
+                pair_rule,
+            )
             mech = s.mechanism(float(eps0[i]))
             vals.append(s.exact_epsilon_of(mech) if acc == "exact" else s.sound_epsilon_of(mech))
         frames.append(pts.iloc[idx].assign(accountant=acc, eps0=eps0[idx], epsilon=vals))
@@ -77,12 +142,31 @@ def _strided(n: int, stride: int) -> list[int]:
     return idx
 
 
-def _setting(case: str, notion: str, level: float, rho: float, sensitivity: float, size: float,
-             theta: float, calibration: str, exact_pairs: int, pair_rule: str) -> PBSetting:
+def _setting(
+    case: str,
+    notion: str,
+    level: float,
+    rho: float,
+    sensitivity: float,
+    size: float,
+    theta: float,
+    calibration: str,
+    exact_pairs: int,
+    pair_rule: str,
+) -> PBSetting:
     kw: dict[str, Any] = {"delta": level} if notion == "dp" else {"alpha": level}
-    return PBSetting(case, rho, sensitivity, size, theta=theta, notion=notion,  # type: ignore[arg-type]
-                     calibration=calibration, exact_pairs=exact_pairs,  # type: ignore[arg-type]
-                     pair_rule=pair_rule, **kw)  # type: ignore[arg-type]
+    return PBSetting(
+        case,
+        rho,
+        sensitivity,
+        size,
+        theta=theta,
+        notion=notion,  # type: ignore[arg-type]
+        calibration=calibration,
+        exact_pairs=exact_pairs,  # type: ignore[arg-type]
+        pair_rule=pair_rule,
+        **kw,
+    )  # type: ignore[arg-type]
 
 
 def level_label(notion: str, level: float) -> str:
@@ -91,8 +175,9 @@ def level_label(notion: str, level: float) -> str:
     return f"α = {level:g}"
 
 
-def plot_sweep(table: pd.DataFrame, x: str, xlabel: str, panel_titles: dict[str, str],
-               suptitle: str) -> Any:
+def plot_sweep(
+    table: pd.DataFrame, x: str, xlabel: str, panel_titles: dict[str, str], suptitle: str
+) -> Any:
     """Rows = panels (a)–(d), columns = privacy levels; colour = case, line style = accountant."""
     from matplotlib.lines import Line2D
 
@@ -116,17 +201,28 @@ def plot_sweep(table: pd.DataFrame, x: str, xlabel: str, panel_titles: dict[str,
                     if cur.empty:
                         continue
                     y = cur["epsilon"].clip(lower=1e-7)
-                    ax.plot(cur[x], y, ls, color=CASE_COLOURS[case],
-                            marker="." if acc != "paper" and case != "gaussian" else None, ms=4,
-                            lw=1.2 if acc == "paper" else 1.0)
+                    ax.plot(
+                        cur[x],
+                        y,
+                        ls,
+                        color=CASE_COLOURS[case],
+                        marker="." if acc != "paper" and case != "gaussian" else None,
+                        ms=4,
+                        lw=1.2 if acc == "paper" else 1.0,
+                    )
             ax.set_yscale("log")
-            ax.set_title(f"{panel_titles[panel]}, {level_label(lev['notion'].iloc[0], levels[c])}",
-                         fontsize=8.5)
+            ax.set_title(
+                f"{panel_titles[panel]}, {level_label(lev['notion'].iloc[0], levels[c])}",
+                fontsize=8.5,
+            )
             ax.set_xlabel(xlabel)
             ax.set_ylabel("ε")
     handles = [Line2D([], [], color=CASE_COLOURS[c], label=CASE_LABELS[c]) for c in CASE_COLOURS]
-    handles += [Line2D([], [], color="0.3", ls=ls, label=ACCOUNTANT_LABELS[a])
-                for a, ls in ACCOUNTANT_STYLES.items() if a in set(table["accountant"])]
+    handles += [
+        Line2D([], [], color="0.3", ls=ls, label=ACCOUNTANT_LABELS[a])
+        for a, ls in ACCOUNTANT_STYLES.items()
+        if a in set(table["accountant"])
+    ]
     fig.legend(handles=handles, loc="outside lower center", ncol=4, fontsize=7.5, frameon=False)
     fig.suptitle(suptitle, fontsize=10)
     return fig

@@ -22,12 +22,22 @@ __all__ = ["Fig3Params", "PrivacyVsConfidence"]
 class Fig3Params(SweepParams):
     """Fig. 3: the ρ axis, the region and the sensitivities."""
 
-    rhos: list[float] = param([round(0.6 + 0.01 * i, 2) for i in range(40)] + [0.995, 0.999],
-                              gt=0, lt=1, doc="ρ grid ('from 0.6 to 1'; ρ = 1 gives ε = ∞)",
-                              assumed="spacing not stated: 0.01 from 0.6 to 0.99, then 0.995, 0.999")
-    size: float = param(20.0, gt=0, doc="|S| of the smallest region: 'inf S = [−10, 10]' read as τ = 10")
-    sensitivity_a: float = param(1.0, gt=0, doc="Δ of panel (a)",
-                                 assumed="the text says 1, the caption 2; the text is followed")
+    rhos: list[float] = param(
+        [round(0.6 + 0.01 * i, 2) for i in range(40)] + [0.995, 0.999],
+        gt=0,
+        lt=1,
+        doc="ρ grid ('from 0.6 to 1'; ρ = 1 gives ε = ∞)",
+        assumed="spacing not stated: 0.01 from 0.6 to 0.99, then 0.995, 0.999",
+    )
+    size: float = param(
+        20.0, gt=0, doc="|S| of the smallest region: 'inf S = [−10, 10]' read as τ = 10"
+    )
+    sensitivity_a: float = param(
+        1.0,
+        gt=0,
+        doc="Δ of panel (a)",
+        assumed="the text says 1, the caption 2; the text is followed",
+    )
     sensitivity_b: float = param(4.0, gt=0, doc="Δ of panel (b)")
     sensitivity_c: float = param(1.0, gt=0, doc="Δ of panel (c)")
     sensitivity_d: float = param(4.0, gt=0, doc="Δ of panel (d)")
@@ -44,13 +54,27 @@ class PrivacyVsConfidence(SweepFigure):
         return [float(r) for r in params.rhos], [float(params.size)] * len(params.rhos), sens
 
     def plot(self, table: pd.DataFrame, params: Any) -> Any:
-        titles = {p: f"({p}) {'DP' if p in 'ab' else 'RDP'}, |S|={params.size:g}, "
-                     f"Δ={getattr(params, f'sensitivity_{p}'):g}" for p in "abcd"}
-        return plot_sweep(table, "rho", "ρ", titles,
-                          "pb Fig. 3 — ε vs ρ; solid: paper's accounting, dashed: exact")
+        titles = {
+            p: f"({p}) {'DP' if p in 'ab' else 'RDP'}, |S|={params.size:g}, "
+            f"Δ={getattr(params, f'sensitivity_{p}'):g}"
+            for p in "abcd"
+        }
+        return plot_sweep(
+            table,
+            "rho",
+            "ρ",
+            titles,
+            "pb Fig. 3 — ε vs ρ; solid: paper's accounting, dashed: exact",
+        )
 
     def summarize(self, table: pd.DataFrame, params: Any) -> pd.DataFrame:
         keys = ["panel", "notion", "level", "case", "rho", "size", "sensitivity", "accountant"]
-        rows = [{**dict(zip(keys, key, strict=True)), "metric": "epsilon",
-                 "value": float(g["epsilon"].iloc[0])} for key, g in table.groupby(keys)]
+        rows = [
+            {
+                **dict(zip(keys, key, strict=True)),
+                "metric": "epsilon",
+                "value": float(g["epsilon"].iloc[0]),
+            }
+            for key, g in table.groupby(keys)
+        ]
         return pd.DataFrame(rows)

@@ -34,20 +34,34 @@ class Fig7Params:
     set_sizes: list[int] = param([10, 5], ge=1, doc="|S| of panels (a), (b)")
     age_low: int = param(10, doc="domain lower end ('integers within [10, 100]')")
     age_high: int = param(100, doc="domain upper end")
-    partition: str = param("pad", choices=["pad", "last_short"],
-                           doc="categories: consecutive blocks of |S|; 'pad' extends the domain with "
-                           "never-held values to a multiple of |S| (estimators unbiased)",
-                           assumed="91 values do not split into blocks of 10; not stated")
-    mse_scale: str = param("counts", choices=["counts", "frequencies"],
-                           doc="MSE of counts, or of frequencies (counts / N)", assumed="not stated")
-    tradeoff: str = param("sum", choices=["sum", "normalised_sum"],
-                          doc="trade-off criterion: MSE_cat + MSE_val, or each divided by its minimum",
-                          assumed="not stated")
-    mc_repetitions: int = param(200, ge=0, doc="Monte Carlo repetitions per ε₀ (0: analytic only)",
-                                assumed="not stated")
+    partition: str = param(
+        "pad",
+        choices=["pad", "last_short"],
+        doc="categories: consecutive blocks of |S|; 'pad' extends the domain with "
+        "never-held values to a multiple of |S| (estimators unbiased)",
+        assumed="91 values do not split into blocks of 10; not stated",
+    )
+    mse_scale: str = param(
+        "counts",
+        choices=["counts", "frequencies"],
+        doc="MSE of counts, or of frequencies (counts / N)",
+        assumed="not stated",
+    )
+    tradeoff: str = param(
+        "sum",
+        choices=["sum", "normalised_sum"],
+        doc="trade-off criterion: MSE_cat + MSE_val, or each divided by its minimum",
+        assumed="not stated",
+    )
+    mc_repetitions: int = param(
+        200, ge=0, doc="Monte Carlo repetitions per ε₀ (0: analytic only)", assumed="not stated"
+    )
     mc_stride: int = param(5, ge=1, doc="Monte Carlo on every n-th ε₀ of the grid")
-    data: str = param("embedded", choices=["embedded", "uci"],
-                      doc="the shipped age histogram, or UCI adult.data/adult.test under the data root")
+    data: str = param(
+        "embedded",
+        choices=["embedded", "uci"],
+        doc="the shipped age histogram, or UCI adult.data/adult.test under the data root",
+    )
 
 
 class PBGRRAdult(Figure[Fig7Params]):
@@ -57,10 +71,21 @@ class PBGRRAdult(Figure[Fig7Params]):
     title = "PB-GRR on UCI Adult ages: category vs value frequency MSE against ε₀"
 
     def units(self, p: Fig7Params) -> list[dict[str, Any]]:
-        return [{"set_size": s, "epsilon": p.epsilon, "eps0_points": p.eps0_points,
-                 "age_low": p.age_low, "age_high": p.age_high, "partition": p.partition,
-                 "mse_scale": p.mse_scale, "mc_repetitions": p.mc_repetitions,
-                 "mc_stride": p.mc_stride, "data": p.data} for s in p.set_sizes]
+        return [
+            {
+                "set_size": s,
+                "epsilon": p.epsilon,
+                "eps0_points": p.eps0_points,
+                "age_low": p.age_low,
+                "age_high": p.age_high,
+                "partition": p.partition,
+                "mse_scale": p.mse_scale,
+                "mc_repetitions": p.mc_repetitions,
+                "mc_stride": p.mc_stride,
+                "data": p.data,
+            }
+            for s in p.set_sizes
+        ]
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         lo, hi = int(unit["age_low"]), int(unit["age_high"])
@@ -82,17 +107,46 @@ class PBGRRAdult(Figure[Fig7Params]):
             g = grr_probabilities(eps, float(e0), size, s)
             if unit["partition"] == "pad":
                 m_cat, m_val = analytic_mse(full, cat, g)
-                rows += [{"eps0": e0, "estimator": "category", "method": "analytic", "mse": m_cat * scale,
-                          "se": 0.0, "rho": g.rho},
-                         {"eps0": e0, "estimator": "value", "method": "analytic", "mse": m_val * scale,
-                          "se": 0.0, "rho": g.rho}]
-            if unit["mc_repetitions"] > 0 and (i % int(unit["mc_stride"]) == 0 or i == len(grid) - 1):
+                rows += [
+                    {
+                        "eps0": e0,
+                        "estimator": "category",
+                        "method": "analytic",
+                        "mse": m_cat * scale,
+                        "se": 0.0,
+                        "rho": g.rho,
+                    },
+                    {
+                        "eps0": e0,
+                        "estimator": "value",
+                        "method": "analytic",
+                        "mse": m_val * scale,
+                        "se": 0.0,
+                        "rho": g.rho,
+                    },
+                ]
+            if unit["mc_repetitions"] > 0 and (
+                i % int(unit["mc_stride"]) == 0 or i == len(grid) - 1
+            ):
                 mc, sc, mv, sv = monte_carlo_mse(full, cat, g, rng, int(unit["mc_repetitions"]))
-                rows += [{"eps0": e0, "estimator": "category", "method": "monte_carlo", "mse": mc * scale,
-                          "se": sc * scale, "rho": g.rho},
-                         {"eps0": e0, "estimator": "value", "method": "monte_carlo",
-                          "mse": mv * scale if np.isfinite(mv) else np.inf,
-                          "se": sv * scale if np.isfinite(sv) else np.nan, "rho": g.rho}]
+                rows += [
+                    {
+                        "eps0": e0,
+                        "estimator": "category",
+                        "method": "monte_carlo",
+                        "mse": mc * scale,
+                        "se": sc * scale,
+                        "rho": g.rho,
+                    },
+                    {
+                        "eps0": e0,
+                        "estimator": "value",
+                        "method": "monte_carlo",
+                        "mse": mv * scale if np.isfinite(mv) else np.inf,
+                        "se": sv * scale if np.isfinite(sv) else np.nan,
+                        "rho": g.rho,
+                    },
+                ]
         out = pd.DataFrame(rows)
         out.insert(0, "set_size", s)
         out["users"] = N
@@ -113,15 +167,36 @@ class PBGRRAdult(Figure[Fig7Params]):
                 trade = piv["category"] + piv["value"]
             else:
                 trade = piv["category"] / piv["category"].min() + piv["value"] / piv["value"].min()
-            rows += [{"set_size": s, "metric": "best_eps0_category", "value": cat_best, "method": method},
-                     {"set_size": s, "metric": "best_eps0_value", "value": val_best, "method": method},
-                     {"set_size": s, "metric": "best_eps0_tradeoff", "value": float(trade.idxmin()),
-                      "method": method}]
+            rows += [
+                {
+                    "set_size": s,
+                    "metric": "best_eps0_category",
+                    "value": cat_best,
+                    "method": method,
+                },
+                {"set_size": s, "metric": "best_eps0_value", "value": val_best, "method": method},
+                {
+                    "set_size": s,
+                    "metric": "best_eps0_tradeoff",
+                    "value": float(trade.idxmin()),
+                    "method": method,
+                },
+            ]
             lo, hi = piv.index.min(), piv.index.max()
-            rows += [{"set_size": s, "metric": "category_mse_ratio_grr_over_eps0_0",
-                      "value": float(piv.loc[hi, "category"] / piv.loc[lo, "category"]), "method": method},
-                     {"set_size": s, "metric": "value_mse_at_grr", "value": float(piv.loc[hi, "value"]),
-                      "method": method}]
+            rows += [
+                {
+                    "set_size": s,
+                    "metric": "category_mse_ratio_grr_over_eps0_0",
+                    "value": float(piv.loc[hi, "category"] / piv.loc[lo, "category"]),
+                    "method": method,
+                },
+                {
+                    "set_size": s,
+                    "metric": "value_mse_at_grr",
+                    "value": float(piv.loc[hi, "value"]),
+                    "method": method,
+                },
+            ]
         return pd.DataFrame(rows)
 
     def summarize(self, table: pd.DataFrame, p: Fig7Params) -> pd.DataFrame:
@@ -140,14 +215,26 @@ class PBGRRAdult(Figure[Fig7Params]):
                 mc = g[(g["estimator"] == est) & (g["method"] == "monte_carlo")].sort_values("eps0")
                 mc = mc[np.isfinite(mc["mse"])]
                 if len(mc):
-                    ax.errorbar(mc["eps0"], mc["mse"], yerr=2 * mc["se"], fmt="o", ms=3, color=col,
-                                capsize=2, label=f"{est} (Monte Carlo ± 2 s.e.)")
+                    ax.errorbar(
+                        mc["eps0"],
+                        mc["mse"],
+                        yerr=2 * mc["se"],
+                        fmt="o",
+                        ms=3,
+                        color=col,
+                        capsize=2,
+                        label=f"{est} (Monte Carlo ± 2 s.e.)",
+                    )
             b = best[best["set_size"] == s].set_index("metric")["value"]
-            for metric, col, lab in (("best_eps0_category", "C0", "best for categories"),
-                                     ("best_eps0_value", "C1", "best for values"),
-                                     ("best_eps0_tradeoff", "C2", f"trade-off ({p.tradeoff})")):
+            for metric, col, lab in (
+                ("best_eps0_category", "C0", "best for categories"),
+                ("best_eps0_value", "C1", "best for values"),
+                ("best_eps0_tradeoff", "C2", f"trade-off ({p.tradeoff})"),
+            ):
                 if metric in b:
-                    ax.axvline(b[metric], color=col, ls=":", lw=1, label=f"{lab}: ε₀={b[metric]:.1f}")
+                    ax.axvline(
+                        b[metric], color=col, ls=":", lw=1, label=f"{lab}: ε₀={b[metric]:.1f}"
+                    )
             ax.set_yscale("log")
             ax.set_xlabel("ε₀")
             ax.set_ylabel(f"MSE ({p.mse_scale})")
