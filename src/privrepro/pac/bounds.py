@@ -48,7 +48,7 @@ def posterior_success_bound(prior: ArrayLike, mi: ArrayLike, iterations: int = 2
 
     pac paper, Theorem 1, eq. (2), with Lemma 1 (monotonicity of ``KL(1_p || 1_q)`` in ``p >= q``)
     making the inversion valid. Vectorised bisection (``iterations`` halvings, so the error is
-    below ``2**-iterations``; 200 is exact to float64). ``p* = 1`` once ``log(1/q) <= v``.
+    below ``max(2**-iterations, 1e-15)``). ``p* = 1`` once ``log(1/q) <= v``.
 
     Args:
         prior: the optimal prior success rate ``q = 1 - delta^o`` in [0, 1].
@@ -67,6 +67,8 @@ def posterior_success_bound(prior: ArrayLike, mi: ArrayLike, iterations: int = 2
         ok = kl_bernoulli(mid, q) <= v
         lo = np.where(ok, mid, lo)
         hi = np.where(ok, hi, mid)
+        if np.all(hi - lo <= 1e-15):
+            break
     out = np.where(saturated, 1.0, lo)
     out = np.where(q >= 1.0, 1.0, out)
     return np.asarray(out, dtype=np.float64)
