@@ -87,6 +87,7 @@ class Algorithm1Result:
         branch: ``"anisotropic"`` (lines 9–13) or ``"isotropic"`` (line 15).
         reason: why that branch was taken (``"gap test passed"``, ``"d = 1"``, ``"j0 = 0"``, ...).
         eigenvalues: the ``k`` estimated eigenvalues, descending.
+        eigenvectors: the matching ``k x d`` orthonormal rows.
         j0: the number of estimated eigenvalues above ``c``.
         min_gap: the smallest eigengap of the test (``inf`` when the set is empty).
         gap_threshold: ``r sqrt(d c) + 2c``.
@@ -98,6 +99,7 @@ class Algorithm1Result:
     branch: str
     reason: str
     eigenvalues: NDArray[np.float64]
+    eigenvectors: NDArray[np.float64]
     j0: int
     min_gap: float
     gap_threshold: float
@@ -107,6 +109,14 @@ class Algorithm1Result:
     beta: float
     c: float
     r: float
+
+    def theorem3_plugin(self) -> GaussianNoise:
+        """Theorem 3's anisotropic noise on the *estimated* spectrum, without Algorithm 1's floor:
+        variance ``sqrt(lambda_hat_j) sum_l sqrt(lambda_hat_l) / (2v)`` along ``u_j`` and 0 on the
+        complement. A plug-in estimate of the ideal noise; it carries no Theorem 4 guarantee."""
+        s = np.sqrt(self.eigenvalues)
+        return GaussianNoise(self.eigenvectors.shape[1], self.eigenvectors,
+                             s * s.sum() / (2.0 * self.v), 0.0)
 
     def summary(self) -> dict[str, Any]:
         """Flat scalars for a results row."""
@@ -170,7 +180,7 @@ def algorithm1_from_samples(samples: ArrayLike, v: float, beta: float, c: float,
         noise = GaussianNoise(d, vt, s * total / (2.0 * v), float(s_rest * total / (2.0 * v)))
     else:
         noise = GaussianNoise.isotropic(d, float((lam.sum() + d * c) / (2.0 * v)))
-    return Algorithm1Result(noise, branch, reason, lam, j0, min_gap, float(threshold), ideal,
+    return Algorithm1Result(noise, branch, reason, lam, vt, j0, min_gap, float(threshold), ideal,
                             m, v, beta, c, radius)
 
 

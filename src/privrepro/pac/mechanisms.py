@@ -19,6 +19,7 @@ __all__ = [
     "local_publishing_spectrum",
     "poisson_mean_samples",
     "poisson_mean_spectrum",
+    "smooth_image_pool",
 ]
 
 
@@ -65,3 +66,26 @@ def poisson_mean_spectrum(pool: NDArray[np.floating], inclusion: float = 0.5
     n = pool.shape[0]
     scale = inclusion * (1.0 - inclusion) / (inclusion * n) ** 2
     return np.clip(np.linalg.eigvalsh(scale * _gram(pool))[::-1], 0.0, None)
+
+
+def smooth_image_pool(rng: np.random.Generator, n: int, side: int, frequencies: int = 6,
+                      amplitude: float = 0.15, pixel_noise: float = 0.02) -> NDArray[np.float64]:
+    """``n`` grey ``side x side`` images in [0, 1], flattened: a random smooth field plus pixel noise.
+
+    ``x = clip(0.5 + amplitude * sum_{k,l < F} z_kl / (1 + k + l) cos(pi k s) cos(pi l t)
+    + pixel_noise * e, 0, 1)`` on the pixel centres ``s, t`` in (0, 1). The field does not depend
+    on the resolution, so its covariance has ``~F^2`` leading eigenvalues growing like ``d``:
+    ``sum_j sqrt(lambda_j)`` grows like ``sqrt(d)`` (plus ``d * pixel_noise`` from the noise),
+    against the ``Theta(d)`` of local DP — the contrast drawn by ``curves_dimension``.
+    """
+    if n < 2 or side < 1 or frequencies < 1:
+        raise ValueError(f"n = {n}, side = {side}, frequencies = {frequencies}: need n >= 2, "
+                         "side >= 1, frequencies >= 1")
+    t = (np.arange(side) + 0.5) / side
+    k = np.arange(frequencies)
+    basis = np.cos(np.pi * k[:, None] * t[None, :])  # [F, side]
+    weights = 1.0 / (1.0 + k[:, None] + k[None, :])  # [F, F]
+    z = rng.standard_normal((n, frequencies, frequencies)) * weights
+    field = np.einsum("nkl,ks,lt->nst", z, basis, basis).reshape(n, side * side)
+    x = 0.5 + amplitude * field + pixel_noise * rng.standard_normal((n, side * side))
+    return np.clip(x, 0.0, 1.0)

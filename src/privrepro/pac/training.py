@@ -112,33 +112,30 @@ def mlp_accuracy(spec: MLPSpec, flat: Tensor, x: Tensor, y: Tensor) -> Tensor:
         return (pred == y).to(torch.float64).mean(dim=-1)
 
 
-def _step_batched(spec: MLPSpec, params: list[Tensor], x: Tensor, onehot: Tensor, weights: Tensor,
-                  lr: float) -> None:
+def _step_batched(spec: MLPSpec, params: list[Tensor], x: Tensor, onehot: Tensor,
+                  weights: Tensor | float, lr: float) -> None:
     """One full-batch GD step of ``mc`` models in place. ``x`` is ``[N, in]`` (shared pool,
-    ``weights [mc, N]``) or ``[mc, n, in]`` (gathered subsets, ``weights [mc, n]``)."""
+    ``weights [mc, N]``) or ``[mc, n, in]`` (gathered subsets, ``weights`` a scalar ``1/n``)."""
     n_layers = len(spec.sizes) - 1
     mc = params[0].shape[0]
     shared = x.dim() == 2
-    pre: list[Tensor] = []
-    acts: list[Tensor] = []
+    acts: list[Tensor] = []  # the input of each layer (post-ReLU for hidden layers)
     h = x
     for li in range(n_layers):
         w, b = params[2 * li], params[2 * li + 1]
+        acts.append(h)
         if li == 0 and shared:
             # one GEMM for all models: [N, in] @ [in, mc*h1] -> [mc, N, h1]
-            z = (h @ w.permute(1, 0, 2).reshape(w.shape[1], -1)).reshape(h.shape[0], mc, -1)
-            z = z.permute(1, 0, 2)
+            z = torch.addmm(b.reshape(1, -1), h, w.permute(1, 0, 2).reshape(w.shape[1], -1))
+            z = z.reshape(h.shape[0], mc, -1).permute(1, 0, 2)
         else:
-            z = torch.bmm(h, w)
-        z = z + b.unsqueeze(1)
-        acts.append(h)
-        if li < n_layers - 1:
-            pre.append(z)
-            h = torch.relu(z)
-        else:
-            h = z
+            z = torch.baddbmm(b.unsqueeze(1), h, w)
+        h = torch.relu_(z) if li < n_layers - 1 else z
     # cross-entropy gradient, weighted per example: d/dz sum_n w_n CE_n = w_n (softmax - onehot)
-    g = (torch.softmax(h, dim=-1) - onehot) * weights.unsqueeze(-1)
+    # softmax by hand: torch.softmax over a last dimension of 10 is slow on CPU
+    g = (h - h.amax(dim=-1, keepdim=True)).exp_()
+    g = g.div_(g.sum(dim=-1, keepdim=True)).sub_(onehot)
+    g = g.mul_(weights.unsqueeze(-1)) if isinstance(weights, Tensor) else g.mul_(weights)
     for li in reversed(range(n_layers)):
         a = acts[li]
         w = params[2 * li]
@@ -150,9 +147,9 @@ def _step_batched(spec: MLPSpec, params: list[Tensor], x: Tensor, onehot: Tensor
             gw = torch.bmm(a.transpose(1, 2), g)
         gb = g.sum(dim=1)
         if li > 0:
-            g = torch.bmm(g, w.transpose(1, 2)) * (pre[li - 1] > 0)
-        params[2 * li].sub_(lr * gw)
-        params[2 * li + 1].sub_(lr * gb)
+            g = torch.bmm(g, w.transpose(1, 2)).masked_fill_(a <= 0, 0.0)  # ReLU'
+        params[2 * li].sub_(gw, alpha=lr)
+        params[2 * li + 1].sub_(gb, alpha=lr)
 
 
 def train_batched(spec: MLPSpec, init: Tensor, x: Tensor, y: Tensor, subsets: Tensor, steps: int,
@@ -191,12 +188,13 @@ def train_batched(spec: MLPSpec, init: Tensor, x: Tensor, y: Tensor, subsets: Te
             if mode == "gather":
                 xs = x[idx]
                 onehot = torch.nn.functional.one_hot(y[idx], out_dim).to(x.dtype)
-                weights = torch.full((mc, n), 1.0 / n, dtype=x.dtype, device=x.device)
+                weights: Tensor | float = 1.0 / n
             else:
                 xs = x
                 onehot = torch.nn.functional.one_hot(y, out_dim).to(x.dtype).expand(mc, -1, -1)
                 weights = torch.zeros((mc, x.shape[0]), dtype=x.dtype, device=x.device)
                 weights.scatter_(1, idx, 1.0 / n)
+                onehot = onehot.contiguous()
             for _ in range(steps):
                 _step_batched(spec, params, xs, onehot, weights, lr)
             results.append(spec.flatten(params, batch_dims=1))
