@@ -45,25 +45,51 @@ def bench() -> list[dict[str, Any]]:
     spec = MLPSpec((64, 16, 16, 10))
     init = init_mlp(spec, torch.Generator().manual_seed(0))
     rng = np.random.default_rng(0)
-    subsets = torch.as_tensor(np.stack([rng.choice(len(y), len(y) // 2, replace=False)
-                                        for _ in range(m)]))
+    subsets = torch.as_tensor(
+        np.stack([rng.choice(len(y), len(y) // 2, replace=False) for _ in range(m)])
+    )
     loop_s = _timed(lambda: [train_single(spec, init, x[s], y[s], steps, 0.3) for s in subsets])
     batched_s = _timed(lambda: train_batched(spec, init, x, y, subsets, steps, 0.3, chunk=m))
-    mask_s = _timed(lambda: train_batched(spec, init, x, y, subsets, steps, 0.3, chunk=m,
-                                          mode="mask"))
+    mask_s = _timed(
+        lambda: train_batched(spec, init, x, y, subsets, steps, 0.3, chunk=m, mode="mask")
+    )
     vmap_m = min(m, 32)  # torch.func is slow on CPU: time 32 models and scale
-    vmap_s = _timed(lambda: train_vmap(spec, init, x, y, subsets[:vmap_m], steps, 0.3,
-                                       chunk=vmap_m)) * m / vmap_m
-    note = (f"digits MLP 64-16-16-10, {len(y) // 2} examples per model, m={m}, {steps} "
-            f"full-batch steps, {threads} torch threads, CPU")
-    rows = [{"benchmark": "pac_batched_training", "metric": "loop_of_single_trainings_s",
-             "value": loop_s, "unit": "s", "baseline": loop_s, "ratio": 1.0, "note": note}]
-    for name, secs in (("batched_bmm_gather_s", batched_s), ("batched_bmm_mask_s", mask_s),
-                       ("vmap_torch_func_s", vmap_s)):
-        rows.append({"benchmark": "pac_batched_training", "metric": name, "value": secs,
-                     "unit": "s", "baseline": loop_s, "ratio": loop_s / secs,
-                     "note": note + ("; vmap timed on 32 models and scaled" if "vmap" in name
-                                     else "")})
+    vmap_s = (
+        _timed(lambda: train_vmap(spec, init, x, y, subsets[:vmap_m], steps, 0.3, chunk=vmap_m))
+        * m
+        / vmap_m
+    )
+    note = (
+        f"digits MLP 64-16-16-10, {len(y) // 2} examples per model, m={m}, {steps} "
+        f"full-batch steps, {threads} torch threads, CPU"
+    )
+    rows = [
+        {
+            "benchmark": "pac_batched_training",
+            "metric": "loop_of_single_trainings_s",
+            "value": loop_s,
+            "unit": "s",
+            "baseline": loop_s,
+            "ratio": 1.0,
+            "note": note,
+        }
+    ]
+    for name, secs in (
+        ("batched_bmm_gather_s", batched_s),
+        ("batched_bmm_mask_s", mask_s),
+        ("vmap_torch_func_s", vmap_s),
+    ):
+        rows.append(
+            {
+                "benchmark": "pac_batched_training",
+                "metric": name,
+                "value": secs,
+                "unit": "s",
+                "baseline": loop_s,
+                "ratio": loop_s / secs,
+                "note": note + ("; vmap timed on 32 models and scaled" if "vmap" in name else ""),
+            }
+        )
     rows += _example4_cost("cpu")
     if torch.cuda.is_available():
         rows += _example4_cost("cuda")
@@ -80,8 +106,9 @@ def _example4_cost(device: str) -> list[dict[str, Any]]:
     y = torch.randint(0, 10, (n_pool,), generator=gen).to(device)
     spec = MLPSpec((784, 30, 30, 10))
     init = init_mlp(spec, torch.Generator().manual_seed(0), device=device)
-    subsets = torch.stack([torch.randperm(n_pool, generator=gen)[:n_sub]
-                           for _ in range(models)]).to(device)
+    subsets = torch.stack(
+        [torch.randperm(n_pool, generator=gen)[:n_sub] for _ in range(models)]
+    ).to(device)
 
     def run() -> None:
         train_batched(spec, init, x, y, subsets, steps, 0.05, chunk=models)
@@ -97,12 +124,22 @@ def _example4_cost(device: str) -> list[dict[str, Any]]:
             torch.cuda.synchronize()
 
     loop = _timed(single) / steps * full_steps
-    note = (f"MLP 784-30-30-10 on {n_sub} of {n_pool} (synthetic MNIST-shaped), {full_steps} "
-            f"steps extrapolated from {steps} steps of {models} models; {device}, "
-            f"{torch.get_num_threads()} threads; m={full_m} costs {full_m} x this")
-    return [{"benchmark": "pac_example4_full_cost", "metric": f"seconds_per_model_{device}",
-             "value": batched, "unit": "s", "baseline": loop, "ratio": loop / batched,
-             "note": note + "; baseline: one train_single (torch.nn) model"}]
+    note = (
+        f"MLP 784-30-30-10 on {n_sub} of {n_pool} (synthetic MNIST-shaped), {full_steps} "
+        f"steps extrapolated from {steps} steps of {models} models; {device}, "
+        f"{torch.get_num_threads()} threads; m={full_m} costs {full_m} x this"
+    )
+    return [
+        {
+            "benchmark": "pac_example4_full_cost",
+            "metric": f"seconds_per_model_{device}",
+            "value": batched,
+            "unit": "s",
+            "baseline": loop,
+            "ratio": loop / batched,
+            "note": note + "; baseline: one train_single (torch.nn) model",
+        }
+    ]
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from privrepro.pac.noise import GaussianNoise
 def test_spectrum_is_the_divisor_m_covariance() -> None:
     rng = np.random.default_rng(1)
     y = rng.standard_normal((40, 6)) @ rng.standard_normal((6, 6))
-    lam, vt = spectrum(y)
+    lam, _ = spectrum(y)
     ref = np.sort(np.linalg.eigvalsh(np.cov(y.T, bias=True)))[::-1]  # numpy, divisor m
     assert lam == pytest.approx(ref, rel=1e-10, abs=1e-12)
     # m < d: a thin SVD gives min(m, d) eigenpairs of the d x d covariance
@@ -41,13 +41,15 @@ def test_linear_gaussian_mechanism_true_mi_within_budget() -> None:
     cov = a @ a.T
     v, beta = 1.0, 0.1
     for c in [1e-2, 1e-8]:
-        res = algorithm1(lambda x: a @ x, lambda g: g.standard_normal(d), 4000, v, beta, c, rng,
-                         r=10.0)
+        res = algorithm1(
+            lambda x: a @ x, lambda g: g.standard_normal(d), 4000, v, beta, c, rng, r=10.0
+        )
         true_mi = res.noise.mi_bound(cov)
         assert true_mi <= v + beta  # Theorem 4's guarantee, checked on the exact MI
     # the anisotropic branch lands close to the ideal Theorem 3 noise
-    res = algorithm1_from_samples(rng.multivariate_normal(np.zeros(d), cov, 20000), v, beta, 1e-9,
-                                  r=10.0)
+    res = algorithm1_from_samples(
+        rng.multivariate_normal(np.zeros(d), cov, 20000), v, beta, 1e-9, r=10.0
+    )
     assert res.branch == "anisotropic"
     ideal = np.sqrt(np.linalg.eigvalsh(cov)).sum() ** 2 / (2 * v)
     assert res.noise.trace == pytest.approx(ideal, rel=0.05)  # MC error of λ̂ at m = 20,000
@@ -145,8 +147,9 @@ def test_sample_complexities() -> None:
 def test_mixture_kl_reduces_to_gaussian_closed_form() -> None:
     # one-component mixtures: KL(N(a, s I) || N(b, s I)) = ||a - b||^2 / (2 s)
     rng = np.random.default_rng(7)
-    kl, se = algorithm3_gaussian_mixture_kl([[0.0, 1.0]], [[0.5, 0.5]], [[1.0, 0.0]], [[0.5, 0.5]],
-                                            20000, rng)
+    kl, se = algorithm3_gaussian_mixture_kl(
+        [[0.0, 1.0]], [[0.5, 0.5]], [[1.0, 0.0]], [[0.5, 0.5]], 20000, rng
+    )
     assert kl == pytest.approx(2.0, abs=4 * se)
 
 
@@ -157,8 +160,19 @@ def test_algorithm3_verifies_algorithm1_noise() -> None:
     outs = np.array([[x.mean()] for x in inputs])
     cal = algorithm1_from_samples(outs, 0.5, 0.1, 1e-6)
     var = cal.noise.trace
-    res = algorithm3(lambda x, s: np.array([x.mean()]), inputs, lambda x, s: var, m=20, c=1e-6,
-                     tau1=8, tau2=32, tau3=1, rng=rng, kl_draws=256, r=1.0)
+    res = algorithm3(
+        lambda x, s: np.array([x.mean()]),
+        inputs,
+        lambda x, s: var,
+        m=20,
+        c=1e-6,
+        tau1=8,
+        tau2=32,
+        tau3=1,
+        rng=rng,
+        kl_draws=256,
+        r=1.0,
+    )
     assert 0 <= res.psi_bar <= 0.5 + 0.1 + 4 * res.psi_se
     assert res.mc_se > 0 and res.beta is not None
 

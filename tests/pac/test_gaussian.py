@@ -62,8 +62,12 @@ def test_dense_logdet_matches_diagonal() -> None:
 
 def test_1d_gaussian_mean_exact_mi() -> None:
     # pac note T3: σ_B^2 = (σ^2/n)/(2v); exact MI ½ log(1 + 2v) for Gaussian data
-    for s2, n, v, var_ref, mi_ref in [(1, 100, 0.5, 0.01, 0.34657), (1, 100, 1, 0.005, 0.54931),
-                                      (1, 100, 0.1, 0.05, 0.09116), (4, 1000, 0.125, 0.016, 0.11157)]:
+    for s2, n, v, var_ref, mi_ref in [
+        (1, 100, 0.5, 0.01, 0.34657),
+        (1, 100, 1, 0.005, 0.54931),
+        (1, 100, 0.1, 0.05, 0.09116),
+        (4, 1000, 0.125, 0.016, 0.11157),
+    ]:
         var = anisotropic_variances([s2 / n], v)[0]
         assert var == pytest.approx(var_ref, rel=1e-12)
         assert example5_whole_set_mi([s2], n, var) == pytest.approx(mi_ref, abs=5e-6)
@@ -73,13 +77,17 @@ def test_composition() -> None:
     # pac note T11: T mechanisms share v → std grows by sqrt(T)
     lam = [2.0, 0.5]
     for t, factor in [(4, 2.0), (16, 4.0)]:
-        ratio = anisotropic_variances(lam, composition_budget(1.0, t)) / anisotropic_variances(lam, 1.0)
+        ratio = anisotropic_variances(lam, composition_budget(1.0, t)) / anisotropic_variances(
+            lam, 1.0
+        )
         assert np.sqrt(ratio) == pytest.approx([factor, factor], rel=1e-12)
 
 
 def test_example5_check_values() -> None:
     # pac note T8: d = 1, Σ = 1, n = 100
-    assert example5_individual_mi([1.0], 100, 0.0) == pytest.approx(0.5 * np.log(100 / 99), rel=1e-12)
+    assert example5_individual_mi([1.0], 100, 0.0) == pytest.approx(
+        0.5 * np.log(100 / 99), rel=1e-12
+    )
     assert optimal_individual_variances([1.0], 100, 0.1) == pytest.approx([0.0])
     assert optimal_whole_set_variances([1.0], 100, 0.1) == pytest.approx([0.045167], abs=1e-6)
     assert anisotropic_variances([0.01], 0.1) == pytest.approx([0.05])

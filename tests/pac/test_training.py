@@ -78,5 +78,13 @@ def test_bad_mode(pool) -> None:
     x, y = pool
     spec = MLPSpec((8, 3))
     with pytest.raises(ValueError, match="mode"):
-        train_batched(spec, torch.zeros(spec.n_params, dtype=torch.float64), x, y,
-                      torch.zeros((1, 4), dtype=torch.long), 1, 0.1, mode="bad")
+        train_batched(
+            spec,
+            torch.zeros(spec.n_params, dtype=torch.float64),
+            x,
+            y,
+            torch.zeros((1, 4), dtype=torch.long),
+            1,
+            0.1,
+            mode="bad",
+        )

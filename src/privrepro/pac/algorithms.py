@@ -55,8 +55,9 @@ def _check_positive(name: str, value: float) -> float:
     return float(value)
 
 
-def sample_outputs(mechanism: Callable[[Any], ArrayLike], sampler: Sampler, m: int,
-                   rng: np.random.Generator) -> NDArray[np.float64]:
+def sample_outputs(
+    mechanism: Callable[[Any], ArrayLike], sampler: Sampler, m: int, rng: np.random.Generator
+) -> NDArray[np.float64]:
     """Algorithm 1, lines 2–4: ``y^(k) = M(X^(k))`` for ``m`` independent ``X^(k) ~ D``."""
     if m < 2:
         raise ValueError(f"m = {m!r}: Algorithm 1 needs at least 2 samples")
@@ -115,22 +116,37 @@ class Algorithm1Result:
         variance ``sqrt(lambda_hat_j) sum_l sqrt(lambda_hat_l) / (2v)`` along ``u_j`` and 0 on the
         complement. A plug-in estimate of the ideal noise; it carries no Theorem 4 guarantee."""
         s = np.sqrt(self.eigenvalues)
-        return GaussianNoise(self.eigenvectors.shape[1], self.eigenvectors,
-                             s * s.sum() / (2.0 * self.v), 0.0)
+        return GaussianNoise(
+            self.eigenvectors.shape[1], self.eigenvectors, s * s.sum() / (2.0 * self.v), 0.0
+        )
 
     def summary(self) -> dict[str, Any]:
         """Flat scalars for a results row."""
-        return {"branch": self.branch, "branch_reason": self.reason, "m": self.m, "v": self.v,
-                "beta": self.beta, "c": self.c, "r": self.r, "j0": self.j0,
-                "sum_sqrt_lambda": float(np.sqrt(self.eigenvalues).sum()),
-                "trace_sigma_hat": float(self.eigenvalues.sum()),
-                "noise_trace": self.noise.trace, "noise_norm_upper": self.noise.expected_norm_upper,
-                "ideal_noise_norm": float(np.sqrt(self.ideal_trace))}
+        return {
+            "branch": self.branch,
+            "branch_reason": self.reason,
+            "m": self.m,
+            "v": self.v,
+            "beta": self.beta,
+            "c": self.c,
+            "r": self.r,
+            "j0": self.j0,
+            "sum_sqrt_lambda": float(np.sqrt(self.eigenvalues).sum()),
+            "trace_sigma_hat": float(self.eigenvalues.sum()),
+            "noise_trace": self.noise.trace,
+            "noise_norm_upper": self.noise.expected_norm_upper,
+            "ideal_noise_norm": float(np.sqrt(self.ideal_trace)),
+        }
 
 
-def algorithm1_from_samples(samples: ArrayLike, v: float, beta: float, c: float,
-                            r: float | None = None, floor_constant: float = 24.0
-                            ) -> Algorithm1Result:
+def algorithm1_from_samples(
+    samples: ArrayLike,
+    v: float,
+    beta: float,
+    c: float,
+    r: float | None = None,
+    floor_constant: float = 24.0,
+) -> Algorithm1Result:
     """Algorithm 1 (pac paper, Sec. 4.1) from ``m`` mechanism outputs ``samples`` (``m x d``).
 
     Lines 5–15: eigen-decompose ``Sigma_hat``; ``j0 = #{j : lambda_hat_j > c}``; if
@@ -147,8 +163,7 @@ def algorithm1_from_samples(samples: ArrayLike, v: float, beta: float, c: float,
         floor_constant: the 24 of ``c3 = 24 c v / beta``.
     """
     y = np.asarray(samples, dtype=np.float64)
-    v, beta, c = (_check_positive("v", v), _check_positive("beta", beta),
-                  _check_positive("c", c))
+    v, beta, c = (_check_positive("v", v), _check_positive("beta", beta), _check_positive("c", c))
     lam, vt = spectrum(y)
     m, d = y.shape
     k = lam.shape[0]
@@ -180,13 +195,21 @@ def algorithm1_from_samples(samples: ArrayLike, v: float, beta: float, c: float,
         noise = GaussianNoise(d, vt, s * total / (2.0 * v), float(s_rest * total / (2.0 * v)))
     else:
         noise = GaussianNoise.isotropic(d, float((lam.sum() + d * c) / (2.0 * v)))
-    return Algorithm1Result(noise, branch, reason, lam, vt, j0, min_gap, float(threshold), ideal,
-                            m, v, beta, c, radius)
+    return Algorithm1Result(
+        noise, branch, reason, lam, vt, j0, min_gap, float(threshold), ideal, m, v, beta, c, radius
+    )
 
 
-def algorithm1(mechanism: Callable[[Any], ArrayLike], sampler: Sampler, m: int, v: float,
-               beta: float, c: float, rng: np.random.Generator, r: float | None = None
-               ) -> Algorithm1Result:
+def algorithm1(
+    mechanism: Callable[[Any], ArrayLike],
+    sampler: Sampler,
+    m: int,
+    v: float,
+    beta: float,
+    c: float,
+    rng: np.random.Generator,
+    r: float | None = None,
+) -> Algorithm1Result:
     """Algorithm 1 on a black-box deterministic mechanism: sample, then calibrate."""
     return algorithm1_from_samples(sample_outputs(mechanism, sampler, m, rng), v, beta, c, r)
 
@@ -220,9 +243,16 @@ class Algorithm2Result:
     c: float
 
 
-def algorithm2(mechanism: Callable[[Any, int], ArrayLike], sampler: Sampler, m: int, tau: int,
-               v: float, c: float, rng: np.random.Generator,
-               seeds: Sequence[int] | None = None) -> Algorithm2Result:
+def algorithm2(
+    mechanism: Callable[[Any, int], ArrayLike],
+    sampler: Sampler,
+    m: int,
+    tau: int,
+    v: float,
+    c: float,
+    rng: np.random.Generator,
+    seeds: Sequence[int] | None = None,
+) -> Algorithm2Result:
     """Algorithm 2 (pac paper, Sec. 4.2): ``(1-gamma)``-confidence noise for a randomised mechanism.
 
     For ``k = 1..m``: two independent ``X1, X2 ~ D``, a random ``tau``-subset of seeds, outputs
@@ -264,17 +294,23 @@ def theorem6_beta(r: float, c: float, gamma: float, m: int) -> float:
     return float(2.0 * r**2 / c * (2.0 * lg / (3.0 * m) + np.sqrt(2.0 * lg / m)))
 
 
-def _log_mixture_density(z: NDArray[np.float64], means: NDArray[np.float64],
-                         variances: NDArray[np.float64]) -> NDArray[np.float64]:
+def _log_mixture_density(
+    z: NDArray[np.float64], means: NDArray[np.float64], variances: NDArray[np.float64]
+) -> NDArray[np.float64]:
     """``log (1/K) sum_k N(z; means[k], diag(variances[k]))`` for each row of ``z``."""
     diff = z[:, None, :] - means[None, :, :]
     logp = -0.5 * ((diff**2) / variances[None] + np.log(2 * np.pi * variances[None])).sum(axis=2)
     return np.asarray(logsumexp(logp, axis=1) - np.log(means.shape[0]), dtype=np.float64)
 
 
-def algorithm3_gaussian_mixture_kl(means_p: ArrayLike, vars_p: ArrayLike, means_q: ArrayLike,
-                                   vars_q: ArrayLike, draws: int, rng: np.random.Generator
-                                   ) -> tuple[float, float]:
+def algorithm3_gaussian_mixture_kl(
+    means_p: ArrayLike,
+    vars_p: ArrayLike,
+    means_q: ArrayLike,
+    vars_q: ArrayLike,
+    draws: int,
+    rng: np.random.Generator,
+) -> tuple[float, float]:
     """Monte-Carlo ``KL(P || Q)`` between equal-weight mixtures of diagonal Gaussians.
 
     The paper does not say how to compute eq. (9)'s KL (no closed form). Estimate:
@@ -304,10 +340,20 @@ class Algorithm3Result:
     beta: float | None
 
 
-def algorithm3(mechanism: Callable[[Any, int], ArrayLike], inputs: Sequence[Any],
-               proposal_variance: Callable[[Any, int], ArrayLike], m: int, c: float,
-               tau1: int, tau2: int, tau3: int, rng: np.random.Generator, kl_draws: int = 512,
-               r: float | None = None, gamma: float = 0.05) -> Algorithm3Result:
+def algorithm3(
+    mechanism: Callable[[Any, int], ArrayLike],
+    inputs: Sequence[Any],
+    proposal_variance: Callable[[Any, int], ArrayLike],
+    m: int,
+    c: float,
+    tau1: int,
+    tau2: int,
+    tau3: int,
+    rng: np.random.Generator,
+    kl_draws: int = 512,
+    r: float | None = None,
+    gamma: float = 0.05,
+) -> Algorithm3Result:
     """Algorithm 3 (pac paper, Sec. 4.3): verify a Gaussian perturbation proposal.
 
     For ``k = 1..m``: ``tau1`` and ``tau2`` random inputs from the finite set ``inputs``, ``tau3``
@@ -322,13 +368,21 @@ def algorithm3(mechanism: Callable[[Any, int], ArrayLike], inputs: Sequence[Any]
         raise ValueError("m, tau1, tau2, tau3: must all be >= 1")
     n_inputs = len(inputs)
 
-    def component(idx: int, thetas: NDArray[np.int64]) -> tuple[NDArray[np.float64],
-                                                                 NDArray[np.float64]]:
-        means = np.stack([np.asarray(mechanism(inputs[idx], int(t)), dtype=float).ravel()
-                          for t in thetas])
-        var = np.stack([np.broadcast_to(np.asarray(proposal_variance(inputs[idx], int(t)),
-                                                   dtype=float), means.shape[1:]) + c
-                        for t in thetas])
+    def component(
+        idx: int, thetas: NDArray[np.int64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        means = np.stack(
+            [np.asarray(mechanism(inputs[idx], int(t)), dtype=float).ravel() for t in thetas]
+        )
+        var = np.stack(
+            [
+                np.broadcast_to(
+                    np.asarray(proposal_variance(inputs[idx], int(t)), dtype=float), means.shape[1:]
+                )
+                + c
+                for t in thetas
+            ]
+        )
         return means, var
 
     psi = np.empty(m)

@@ -42,8 +42,9 @@ def kl_bernoulli(p: ArrayLike, q: ArrayLike) -> NDArray[np.float64]:
     return _xlogy_ratio(p_arr, q_arr) + _xlogy_ratio(1.0 - p_arr, 1.0 - q_arr)
 
 
-def posterior_success_bound(prior: ArrayLike, mi: ArrayLike, iterations: int = 200
-                            ) -> NDArray[np.float64]:
+def posterior_success_bound(
+    prior: ArrayLike, mi: ArrayLike, iterations: int = 200
+) -> NDArray[np.float64]:
     """Theorem 1 inverted: ``p*(q, v) = max{p in [q, 1] : KL(Bern(p) || Bern(q)) <= v}``.
 
     pac paper, Theorem 1, eq. (2), with Lemma 1 (monotonicity of ``KL(1_p || 1_q)`` in ``p >= q``)
@@ -54,7 +55,9 @@ def posterior_success_bound(prior: ArrayLike, mi: ArrayLike, iterations: int = 2
         prior: the optimal prior success rate ``q = 1 - delta^o`` in [0, 1].
         mi: the mutual-information budget ``v >= 0`` in nats.
     """
-    q, v = np.broadcast_arrays(np.asarray(prior, dtype=np.float64), np.asarray(mi, dtype=np.float64))
+    q, v = np.broadcast_arrays(
+        np.asarray(prior, dtype=np.float64), np.asarray(mi, dtype=np.float64)
+    )
     if np.any((q < 0) | (q > 1)) or np.any(np.isnan(q)):
         raise ValueError(f"prior = {prior!r}: must lie in [0, 1]")
     if np.any(v < 0) or np.any(np.isnan(v)):

@@ -42,7 +42,9 @@ __all__ = [
 def _eigs(lam: ArrayLike) -> NDArray[np.float64]:
     arr = np.asarray(lam, dtype=np.float64)
     if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"lam: must be a non-empty 1-d array of eigenvalues, got shape {arr.shape}")
+        raise ValueError(
+            f"lam: must be a non-empty 1-d array of eigenvalues, got shape {arr.shape}"
+        )
     if np.any(arr < 0) or np.any(~np.isfinite(arr)):
         raise ValueError(f"lam = {arr!r}: eigenvalues must be finite and >= 0")
     return arr
@@ -135,8 +137,9 @@ def example5_whole_set_mi(lam: ArrayLike, n: int, noise_var: ArrayLike) -> float
     return float(0.5 * np.sum(np.log1p(lam_arr / n / s)))
 
 
-def _bisect_multiplier(total, v: float, lo: float = 1e-300, hi: float = 1e300,
-                       iterations: int = 4000) -> float:
+def _bisect_multiplier(
+    total, v: float, lo: float = 1e-300, hi: float = 1e300, iterations: int = 4000
+) -> float:
     """Smallest multiplier ``mu`` with ``total(mu) <= v`` for ``total`` decreasing in ``mu``
     (geometric bisection, then relative precision ~1e-15)."""
     for _ in range(iterations):
@@ -212,8 +215,9 @@ def dp_local_noise_norm(d: int, v: float, linf: float = 1.0) -> float:
     return zcdp_sigma(linf * math.sqrt(d), _budget(v)) * math.sqrt(d)
 
 
-def dp_mean_noise_norm(d: int, pool_size: int, v: float, linf: float = 1.0,
-                       inclusion: float = 0.5) -> float:
+def dp_mean_noise_norm(
+    d: int, pool_size: int, v: float, linf: float = 1.0, inclusion: float = 0.5
+) -> float:
     """Example 3's DP noise for ``sum(X) / (inclusion * N)`` on a Poisson-sampled pool of ``N``.
 
     Sensitivity ``Delta_2 = linf sqrt(d) / (inclusion N)``; ``MI <= N rho <= v`` so

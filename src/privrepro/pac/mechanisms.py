@@ -28,13 +28,14 @@ def _gram(x: NDArray[np.floating], chunk: int = 8192) -> NDArray[np.float64]:
     d = x.shape[1]
     g = np.zeros((d, d))
     for s in range(0, x.shape[0], chunk):
-        block = np.asarray(x[s:s + chunk], dtype=np.float64)
+        block = np.asarray(x[s : s + chunk], dtype=np.float64)
         g += block.T @ block
     return g
 
 
-def local_publishing_samples(pool: NDArray[np.floating], m: int, rng: np.random.Generator
-                             ) -> NDArray[np.float64]:
+def local_publishing_samples(
+    pool: NDArray[np.floating], m: int, rng: np.random.Generator
+) -> NDArray[np.float64]:
     """``m`` outputs of Example 2's ``M(x) = x``, ``x`` uniform over the pool's rows."""
     return np.asarray(pool[rng.integers(0, pool.shape[0], size=m)], dtype=np.float64)
 
@@ -47,8 +48,13 @@ def local_publishing_spectrum(pool: NDArray[np.floating]) -> NDArray[np.float64]
     return np.clip(np.linalg.eigvalsh(cov)[::-1], 0.0, None)
 
 
-def poisson_mean_samples(pool: NDArray[np.floating], m: int, rng: np.random.Generator,
-                         inclusion: float = 0.5, chunk: int = 256) -> NDArray[np.float64]:
+def poisson_mean_samples(
+    pool: NDArray[np.floating],
+    m: int,
+    rng: np.random.Generator,
+    inclusion: float = 0.5,
+    chunk: int = 256,
+) -> NDArray[np.float64]:
     """``m`` outputs of Example 3's ``sum(X) / (p N)`` with Poisson(``p``) membership."""
     n = pool.shape[0]
     x = np.asarray(pool, dtype=np.float64)
@@ -59,8 +65,9 @@ def poisson_mean_samples(pool: NDArray[np.floating], m: int, rng: np.random.Gene
     return np.concatenate(out)
 
 
-def poisson_mean_spectrum(pool: NDArray[np.floating], inclusion: float = 0.5
-                          ) -> NDArray[np.float64]:
+def poisson_mean_spectrum(
+    pool: NDArray[np.floating], inclusion: float = 0.5
+) -> NDArray[np.float64]:
     """Exact ``Sigma_M`` eigenvalues of Example 3: ``p(1-p) / (pN)^2 * sum_i u_i u_i^T``
     (an *uncentred* second moment: membership indicators are independent Bernoulli(p))."""
     n = pool.shape[0]
@@ -68,8 +75,14 @@ def poisson_mean_spectrum(pool: NDArray[np.floating], inclusion: float = 0.5
     return np.clip(np.linalg.eigvalsh(scale * _gram(pool))[::-1], 0.0, None)
 
 
-def smooth_image_pool(rng: np.random.Generator, n: int, side: int, frequencies: int = 6,
-                      amplitude: float = 0.15, pixel_noise: float = 0.02) -> NDArray[np.float64]:
+def smooth_image_pool(
+    rng: np.random.Generator,
+    n: int,
+    side: int,
+    frequencies: int = 6,
+    amplitude: float = 0.15,
+    pixel_noise: float = 0.02,
+) -> NDArray[np.float64]:
     """``n`` grey ``side x side`` images in [0, 1], flattened: a random smooth field plus pixel noise.
 
     ``x = clip(0.5 + amplitude * sum_{k,l < F} z_kl / (1 + k + l) cos(pi k s) cos(pi l t)
@@ -79,8 +92,10 @@ def smooth_image_pool(rng: np.random.Generator, n: int, side: int, frequencies: 
     against the ``Theta(d)`` of local DP — the contrast drawn by ``curves_dimension``.
     """
     if n < 2 or side < 1 or frequencies < 1:
-        raise ValueError(f"n = {n}, side = {side}, frequencies = {frequencies}: need n >= 2, "
-                         "side >= 1, frequencies >= 1")
+        raise ValueError(
+            f"n = {n}, side = {side}, frequencies = {frequencies}: need n >= 2, "
+            "side >= 1, frequencies >= 1"
+        )
     t = (np.arange(side) + 0.5) / side
     k = np.arange(frequencies)
     basis = np.cos(np.pi * k[:, None] * t[None, :])  # [F, side]

@@ -37,8 +37,10 @@ class GaussianNoise:
 
     def __post_init__(self) -> None:
         if self.basis.shape != (self.variances.shape[0], self.dim):
-            raise ValueError(f"basis has shape {self.basis.shape}, expected "
-                             f"({self.variances.shape[0]}, {self.dim})")
+            raise ValueError(
+                f"basis has shape {self.basis.shape}, expected "
+                f"({self.variances.shape[0]}, {self.dim})"
+            )
         if np.any(self.variances < 0) or self.floor < 0:
             raise ValueError("noise variances must be >= 0")
 
@@ -80,8 +82,10 @@ class GaussianNoise:
     def dense(self) -> NDArray[np.float64]:
         """The ``d x d`` covariance (for tests and small ``d`` only)."""
         v = self.basis
-        return np.asarray(v.T @ np.diag(self.variances - self.floor) @ v
-                          + self.floor * np.eye(self.dim), dtype=np.float64)
+        return np.asarray(
+            v.T @ np.diag(self.variances - self.floor) @ v + self.floor * np.eye(self.dim),
+            dtype=np.float64,
+        )
 
     def mi_bound(self, cov_m: NDArray[np.float64]) -> float:
         """Theorem 3, eq. (4), against a true output covariance ``cov_m`` (``d x d``)."""

@@ -35,9 +35,14 @@ class Pool:
         return int(self.x.shape[1])
 
 
-def load_pool(name: str, root: str | Path | None, splits: str = "all", seed: int = 0,
-              synthetic_size: int = 2000, synthetic_shape: tuple[int, int, int] = (3, 8, 8)
-              ) -> Pool:
+def load_pool(
+    name: str,
+    root: str | Path | None,
+    splits: str = "all",
+    seed: int = 0,
+    synthetic_size: int = 2000,
+    synthetic_shape: tuple[int, int, int] = (3, 8, 8),
+) -> Pool:
     """Load the pool ``name`` (a registry dataset) with ``splits`` in ``all``/``train``/``test``.
 
     ``digits`` has its own ``all`` split; ``synthetic_images`` is generated from ``seed`` with
@@ -52,8 +57,17 @@ def load_pool(name: str, root: str | Path | None, splits: str = "all", seed: int
     if name == "digits":
         parts.append(load_dataset("digits", root, split=splits))
     elif name == "synthetic_images":
-        parts += [load_dataset("synthetic_images", root, n=synthetic_size, shape=synthetic_shape,
-                               seed=seed, split=s) for s in _SPLITS[splits]]
+        parts += [
+            load_dataset(
+                "synthetic_images",
+                root,
+                n=synthetic_size,
+                shape=synthetic_shape,
+                seed=seed,
+                split=s,
+            )
+            for s in _SPLITS[splits]
+        ]
     else:
         parts += [load_dataset(name, root, split=s, download=False) for s in _SPLITS[splits]]
     xs = [p.as_float_images().reshape(len(p), -1) for p in parts]

@@ -65,7 +65,7 @@ class MLPSpec:
         out, i = [], 0
         for s in self.shapes:
             n = math.prod(s)
-            out.append(flat[..., i:i + n].reshape(*flat.shape[:-1], *s))
+            out.append(flat[..., i : i + n].reshape(*flat.shape[:-1], *s))
             i += n
         return out
 
@@ -74,8 +74,12 @@ class MLPSpec:
         return torch.cat([p.reshape(*p.shape[:batch_dims], -1) for p in params], dim=-1)
 
 
-def init_mlp(spec: MLPSpec, generator: torch.Generator, dtype: torch.dtype = torch.float32,
-             device: str | torch.device = "cpu") -> Tensor:
+def init_mlp(
+    spec: MLPSpec,
+    generator: torch.Generator,
+    dtype: torch.dtype = torch.float32,
+    device: str | torch.device = "cpu",
+) -> Tensor:
     """PyTorch's default ``nn.Linear`` initialisation (``U(-1/sqrt(fan_in), 1/sqrt(fan_in))`` for
     weights and biases), drawn from ``generator``, as one flat ``[P]`` vector (assumed: the paper
     does not state the initialisation)."""
@@ -112,8 +116,14 @@ def mlp_accuracy(spec: MLPSpec, flat: Tensor, x: Tensor, y: Tensor) -> Tensor:
         return (pred == y).to(torch.float64).mean(dim=-1)
 
 
-def _step_batched(spec: MLPSpec, params: list[Tensor], x: Tensor, onehot: Tensor,
-                  weights: Tensor | float, lr: float) -> None:
+def _step_batched(
+    spec: MLPSpec,
+    params: list[Tensor],
+    x: Tensor,
+    onehot: Tensor,
+    weights: Tensor | float,
+    lr: float,
+) -> None:
     """One full-batch GD step of ``mc`` models in place. ``x`` is ``[N, in]`` (shared pool,
     ``weights [mc, N]``) or ``[mc, n, in]`` (gathered subsets, ``weights`` a scalar ``1/n``)."""
     n_layers = len(spec.sizes) - 1
@@ -152,9 +162,18 @@ def _step_batched(spec: MLPSpec, params: list[Tensor], x: Tensor, onehot: Tensor
         params[2 * li + 1].sub_(gb, alpha=lr)
 
 
-def train_batched(spec: MLPSpec, init: Tensor, x: Tensor, y: Tensor, subsets: Tensor, steps: int,
-                  lr: float, chunk: int = 64, mode: str = "gather",
-                  progress: Callable[[Any], Any] | None = None) -> Tensor:
+def train_batched(
+    spec: MLPSpec,
+    init: Tensor,
+    x: Tensor,
+    y: Tensor,
+    subsets: Tensor,
+    steps: int,
+    lr: float,
+    chunk: int = 64,
+    mode: str = "gather",
+    progress: Callable[[Any], Any] | None = None,
+) -> Tensor:
     """Full-batch gradient descent of ``m`` models, model ``k`` on ``(x, y)[subsets[k]]``.
 
     Args:
@@ -172,8 +191,9 @@ def train_batched(spec: MLPSpec, init: Tensor, x: Tensor, y: Tensor, subsets: Te
     if mode not in ("gather", "mask"):
         raise ValueError(f"mode = {mode!r}: must be one of ['gather', 'mask']")
     if steps < 0 or lr <= 0 or chunk < 1:
-        raise ValueError(f"steps = {steps}, lr = {lr}, chunk = {chunk}: need steps >= 0, lr > 0, "
-                         "chunk >= 1")
+        raise ValueError(
+            f"steps = {steps}, lr = {lr}, chunk = {chunk}: need steps >= 0, lr > 0, chunk >= 1"
+        )
     m, n = subsets.shape
     out_dim = spec.sizes[-1]
     starts = list(range(0, m, chunk))
@@ -181,10 +201,12 @@ def train_batched(spec: MLPSpec, init: Tensor, x: Tensor, y: Tensor, subsets: Te
     it = progress(starts) if progress is not None else starts
     with torch.no_grad():
         for s in it:
-            idx = subsets[s:s + chunk]
+            idx = subsets[s : s + chunk]
             mc = idx.shape[0]
-            params = [p.unsqueeze(0).repeat(mc, *([1] * p.dim())).contiguous()
-                      for p in spec.unflatten(init)]
+            params = [
+                p.unsqueeze(0).repeat(mc, *([1] * p.dim())).contiguous()
+                for p in spec.unflatten(init)
+            ]
             if mode == "gather":
                 xs = x[idx]
                 onehot = torch.nn.functional.one_hot(y[idx], out_dim).to(x.dtype)
@@ -208,8 +230,16 @@ def _loss_fn(spec: MLPSpec) -> Callable[[Tensor, Tensor, Tensor], Tensor]:
     return loss
 
 
-def train_vmap(spec: MLPSpec, init: Tensor, x: Tensor, y: Tensor, subsets: Tensor, steps: int,
-               lr: float, chunk: int = 64) -> Tensor:
+def train_vmap(
+    spec: MLPSpec,
+    init: Tensor,
+    x: Tensor,
+    y: Tensor,
+    subsets: Tensor,
+    steps: int,
+    lr: float,
+    chunk: int = 64,
+) -> Tensor:
     """The same as :func:`train_batched` (gather mode) by ``torch.func.vmap(torch.func.grad(...))``
     over the stacked flat parameters and the gathered subsets."""
     from torch.func import grad, vmap
@@ -217,7 +247,7 @@ def train_vmap(spec: MLPSpec, init: Tensor, x: Tensor, y: Tensor, subsets: Tenso
     g = vmap(grad(_loss_fn(spec)))
     results = []
     for s in range(0, subsets.shape[0], chunk):
-        idx = subsets[s:s + chunk]
+        idx = subsets[s : s + chunk]
         xs, ys = x[idx], y[idx]
         flat = init.unsqueeze(0).repeat(idx.shape[0], 1)
         for _ in range(steps):
@@ -226,16 +256,18 @@ def train_vmap(spec: MLPSpec, init: Tensor, x: Tensor, y: Tensor, subsets: Tenso
     return torch.cat(results)
 
 
-def train_single(spec: MLPSpec, init: Tensor, x: Tensor, y: Tensor, steps: int, lr: float
-                 ) -> Tensor:
+def train_single(
+    spec: MLPSpec, init: Tensor, x: Tensor, y: Tensor, steps: int, lr: float
+) -> Tensor:
     """One model, ``torch.nn.Sequential`` + autograd + ``torch.optim.SGD`` (full batch): the
     plain reference that a loop of ``m`` calls would run. Returns the final ``[P]``."""
     layers: list[torch.nn.Module] = []
     params = spec.unflatten(init)
     n_layers = len(spec.sizes) - 1
     for li in range(n_layers):
-        lin = torch.nn.Linear(spec.sizes[li], spec.sizes[li + 1], dtype=init.dtype,
-                              device=init.device)
+        lin = torch.nn.Linear(
+            spec.sizes[li], spec.sizes[li + 1], dtype=init.dtype, device=init.device
+        )
         with torch.no_grad():
             lin.weight.copy_(params[2 * li].T)
             lin.bias.copy_(params[2 * li + 1])

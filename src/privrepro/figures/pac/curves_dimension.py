@@ -34,8 +34,9 @@ class DimensionCurvesParams:
 
     sides: list[int] = param([4, 8, 16, 32, 48], ge=1, le=128, doc="image sides (d = side²)")
     pool_size: int = param(3000, ge=2, doc="synthetic pool size N", assumed="synthetic data")
-    frequencies: int = param(6, ge=1, doc="cosine frequencies per axis of the smooth field",
-                             assumed="synthetic data")
+    frequencies: int = param(
+        6, ge=1, doc="cosine frequencies per axis of the smooth field", assumed="synthetic data"
+    )
     pixel_noise: float = param(0.02, ge=0, doc="i.i.d. pixel noise std", assumed="synthetic data")
     v: float = param(1.0, gt=0, doc="MI target (nats)")
     m: int = param(2000, ge=2, doc="Algorithm 1's Monte-Carlo samples")
@@ -50,28 +51,59 @@ class DimensionCurves(Figure[DimensionCurvesParams]):
     title = "pac — PAC (Theorem 3, Algorithm 1) vs local-DP noise as the dimension grows"
 
     def units(self, params: DimensionCurvesParams) -> list[dict[str, Any]]:
-        return [{"side": s, "pool_size": params.pool_size, "frequencies": params.frequencies,
-                 "pixel_noise": params.pixel_noise, "v": params.v, "m": params.m, "c": params.c,
-                 "beta": params.beta} for s in sorted(set(params.sides))]
+        return [
+            {
+                "side": s,
+                "pool_size": params.pool_size,
+                "frequencies": params.frequencies,
+                "pixel_noise": params.pixel_noise,
+                "v": params.v,
+                "m": params.m,
+                "c": params.c,
+                "beta": params.beta,
+            }
+            for s in sorted(set(params.sides))
+        ]
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         side, v = int(unit["side"]), unit["v"]
         d = side * side
-        pool = smooth_image_pool(ctx.rng("data"), unit["pool_size"], side, unit["frequencies"],
-                                 pixel_noise=unit["pixel_noise"])
+        pool = smooth_image_pool(
+            ctx.rng("data"),
+            unit["pool_size"],
+            side,
+            unit["frequencies"],
+            pixel_noise=unit["pixel_noise"],
+        )
         lam = local_publishing_spectrum(pool)
-        res = algorithm1_from_samples(local_publishing_samples(pool, unit["m"], ctx.rng("mc")),
-                                      v, unit["beta"], unit["c"], r=float(np.sqrt(d)))
+        res = algorithm1_from_samples(
+            local_publishing_samples(pool, unit["m"], ctx.rng("mc")),
+            v,
+            unit["beta"],
+            unit["c"],
+            r=float(np.sqrt(d)),
+        )
         base = {"side": side, "d": d, "v": v}
-        return pd.DataFrame([
-            {**base, "method": "pac_theorem3_exact", "noise_norm": float(np.sqrt(lam).sum()
-                                                                          / np.sqrt(2 * v))},
-            {**base, "method": "pac_isotropic_exact",
-             "noise_norm": float(np.sqrt(d * lam.sum() / (2 * v)))},
-            {**base, "method": f"pac_algorithm1 ({res.branch})",
-             "noise_norm": res.noise.expected_norm_upper},
-            {**base, "method": "dp_local", "noise_norm": dp_local_noise_norm(d, v)},
-        ])
+        return pd.DataFrame(
+            [
+                {
+                    **base,
+                    "method": "pac_theorem3_exact",
+                    "noise_norm": float(np.sqrt(lam).sum() / np.sqrt(2 * v)),
+                },
+                {
+                    **base,
+                    "method": "pac_isotropic_exact",
+                    "noise_norm": float(np.sqrt(d * lam.sum() / (2 * v))),
+                },
+                {
+                    **base,
+                    "method": f"pac_algorithm1 ({res.branch})",
+                    "noise_norm": res.noise.expected_norm_upper,
+                },
+                {**base, "method": "dp_local", "noise_norm": dp_local_noise_norm(d, v)},
+            ]
+        )
 
     def summarize(self, table: pd.DataFrame, params: DimensionCurvesParams) -> pd.DataFrame:
         piv = table.pivot_table(index="d", columns="method", values="noise_norm")

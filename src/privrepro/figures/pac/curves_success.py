@@ -23,9 +23,13 @@ __all__ = ["SuccessCurves", "SuccessCurvesParams"]
 class SuccessCurvesParams:
     """The priors and the v-axis."""
 
-    priors: list[float] = param([0.5, 0.1, 0.01, 0.001], gt=0, lt=1,
-                                doc="prior success rates 1 - δ^o, one curve each",
-                                assumed="the note's table T1 priors")
+    priors: list[float] = param(
+        [0.5, 0.1, 0.01, 0.001],
+        gt=0,
+        lt=1,
+        doc="prior success rates 1 - δ^o, one curve each",
+        assumed="the note's table T1 priors",
+    )
     v_min: float = param(1.0 / 128, gt=0, doc="smallest MI budget (nats)")
     v_max: float = param(4.0, gt=0, doc="largest MI budget (nats)")
     points: int = param(97, ge=2, le=10_000, doc="log-spaced points on the v-axis")
@@ -44,26 +48,53 @@ class SuccessCurves(Figure[SuccessCurvesParams]):
     title = "pac Theorem 1 — posterior success bound against the MI budget v"
 
     def units(self, params: SuccessCurvesParams) -> list[dict[str, Any]]:
-        return [{"priors": list(params.priors), "v_min": params.v_min, "v_max": params.v_max,
-                 "points": params.points}]
+        return [
+            {
+                "priors": list(params.priors),
+                "v_min": params.v_min,
+                "v_max": params.v_max,
+                "points": params.points,
+            }
+        ]
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         v = np.geomspace(unit["v_min"], unit["v_max"], unit["points"])
         frames = []
         for q in unit["priors"]:
-            frames.append(pd.DataFrame({"prior": q, "v": v, "bound": "theorem1_kl",
-                                        "success_bound": posterior_success_bound(q, v)}))
-            frames.append(pd.DataFrame({"prior": q, "v": v, "bound": "pinsker",
-                                        "success_bound": np.minimum(
-                                            1.0, q + pinsker_advantage_bound(v))}))
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "prior": q,
+                        "v": v,
+                        "bound": "theorem1_kl",
+                        "success_bound": posterior_success_bound(q, v),
+                    }
+                )
+            )
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "prior": q,
+                        "v": v,
+                        "bound": "pinsker",
+                        "success_bound": np.minimum(1.0, q + pinsker_advantage_bound(v)),
+                    }
+                )
+            )
         return pd.concat(frames, ignore_index=True)
 
     def summarize(self, table: pd.DataFrame, params: SuccessCurvesParams) -> pd.DataFrame:
         rows = []
         for q in params.priors:
             for v in (0.5, 1.0):
-                rows.append({"metric": "p_star", "prior": q, "v": v,
-                             "value": float(posterior_success_bound(q, v))})
+                rows.append(
+                    {
+                        "metric": "p_star",
+                        "prior": q,
+                        "v": v,
+                        "value": float(posterior_success_bound(q, v)),
+                    }
+                )
         return pd.DataFrame(rows)
 
     def plot(self, table: pd.DataFrame, params: SuccessCurvesParams) -> Any:
@@ -71,8 +102,13 @@ class SuccessCurves(Figure[SuccessCurvesParams]):
         for i, q in enumerate(sorted(table["prior"].unique(), reverse=True)):
             for bound, ls in (("theorem1_kl", "-"), ("pinsker", ":")):
                 sub = table[(table["prior"] == q) & (table["bound"] == bound)].sort_values("v")
-                ax.plot(sub["v"], sub["success_bound"], ls, color=f"C{i}",
-                        label=f"prior {q:g}" if bound == "theorem1_kl" else None)
+                ax.plot(
+                    sub["v"],
+                    sub["success_bound"],
+                    ls,
+                    color=f"C{i}",
+                    label=f"prior {q:g}" if bound == "theorem1_kl" else None,
+                )
         ax.plot([], [], ":", color="0.4", label="Pinsker q + √(v/2)")
         ax.set_xscale("log")
         ax.set_xlabel("MI budget v (nats)")

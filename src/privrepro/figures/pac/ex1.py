@@ -25,7 +25,10 @@ from privrepro.report.style import new_figure
 
 __all__ = ["Example1", "Example1Params"]
 
-PAPER_VALUES = {"theorem1": {None: 0.36}, "theorem2": {10: 0.17, 50: 0.06}}
+PAPER_VALUES: dict[str, dict[int | None, float]] = {
+    "theorem1": {None: 0.36},
+    "theorem2": {10: 0.17, 50: 0.06},
+}
 
 
 @dataclass
@@ -34,9 +37,13 @@ class Example1Params:
 
     domain_size: int = param(100, ge=2, doc="N, the size of the finite domain (prior 1/N)")
     mi: float = param(1.0, gt=0, doc="MI(X; M(X)) in nats")
-    ns: list[int] = param([1, 2, 5, 10, 20, 50, 100, 200], ge=1, le=100_000,
-                          doc="the set sizes n of the table and the curve",
-                          assumed="the paper gives n = 10 and 50 only; the curve spans 1..200")
+    ns: list[int] = param(
+        [1, 2, 5, 10, 20, 50, 100, 200],
+        ge=1,
+        le=100_000,
+        doc="the set sizes n of the table and the curve",
+        assumed="the paper gives n = 10 and 50 only; the curve spans 1..200",
+    )
 
 
 class Example1(Figure[Example1Params]):
@@ -55,32 +62,56 @@ class Example1(Figure[Example1Params]):
         ns = np.asarray(unit["ns"])
         rows = []
         for n, thm2 in zip(ns, individual_success_bound(q, v, ns), strict=True):
-            for bound, value in (("theorem1", float(posterior_success_bound(q, v))),
-                                 ("theorem2", float(thm2)),
-                                 ("pinsker", float(min(1.0, q + pinsker_advantage_bound(v))))):
+            for bound, value in (
+                ("theorem1", float(posterior_success_bound(q, v))),
+                ("theorem2", float(thm2)),
+                ("pinsker", float(min(1.0, q + pinsker_advantage_bound(v)))),
+            ):
                 paper = PAPER_VALUES.get(bound, {})
                 paper_value = paper.get(None, paper.get(int(n), np.nan))
-                rows.append({"n": int(n), "prior": q, "mi": v, "bound": bound,
-                             "success_bound": value, "paper_value": paper_value})
+                rows.append(
+                    {
+                        "n": int(n),
+                        "prior": q,
+                        "mi": v,
+                        "bound": bound,
+                        "success_bound": value,
+                        "paper_value": paper_value,
+                    }
+                )
         return pd.DataFrame(rows)
 
     def summarize(self, table: pd.DataFrame, params: Example1Params) -> pd.DataFrame:
         out = []
         for _, r in table[table["bound"].isin(["theorem1", "theorem2"])].iterrows():
-            out.append({"metric": f"{r['bound']}_success_bound", "n": int(r["n"]),
-                        "value": r["success_bound"]})
+            out.append(
+                {
+                    "metric": f"{r['bound']}_success_bound",
+                    "n": int(r["n"]),
+                    "value": r["success_bound"],
+                }
+            )
         return pd.DataFrame(out)
 
     def plot(self, table: pd.DataFrame, params: Example1Params) -> Any:
         fig, ax = new_figure(width=5.5, height=3.6)
-        labels = {"theorem1": "Theorem 1 (any n)", "theorem2": "Theorem 2 (i.i.d., symmetric)",
-                  "pinsker": "Corollary 1 (Pinsker)"}
+        labels = {
+            "theorem1": "Theorem 1 (any n)",
+            "theorem2": "Theorem 2 (i.i.d., symmetric)",
+            "pinsker": "Corollary 1 (Pinsker)",
+        }
         for bound, label in labels.items():
             sub = table[table["bound"] == bound].sort_values("n")
             ax.plot(sub["n"], sub["success_bound"], marker="o", ms=3, label=label)
         paper = table[(table["bound"] == "theorem2") & table["paper_value"].notna()]
-        ax.scatter(paper["n"], paper["paper_value"], marker="x", color="k", zorder=5,
-                   label="paper (Theorem 2, printed)")
+        ax.scatter(
+            paper["n"],
+            paper["paper_value"],
+            marker="x",
+            color="k",
+            zorder=5,
+            label="paper (Theorem 2, printed)",
+        )
         ax.set_xscale("log")
         ax.set_xlabel("n (set size)")
         ax.set_ylabel("bound on per-element success 1 − δ")

@@ -31,13 +31,21 @@ PAPER = {"pac_theorem3_exact": 160.0, "dp_local": 2200.0}
 class Example2Params:
     """Data, MI target and Algorithm 1's parameters."""
 
-    dataset: str = param("cifar10", choices=["cifar10", "digits", "synthetic_images"],
-                         doc="the pool U (smoke: digits stands in for CIFAR-10)")
-    splits: str = param("all", choices=["all", "train", "test"],
-                        doc="all = train + test (CIFAR-10's 60,000 images)")
+    dataset: str = param(
+        "cifar10",
+        choices=["cifar10", "digits", "synthetic_images"],
+        doc="the pool U (smoke: digits stands in for CIFAR-10)",
+    )
+    splits: str = param(
+        "all", choices=["all", "train", "test"], doc="all = train + test (CIFAR-10's 60,000 images)"
+    )
     v: float = param(1.0, gt=0, doc="MI target (nats)")
-    m: int = param(20_000, ge=2, doc="Algorithm 1's Monte-Carlo samples",
-                   assumed="m is not stated in the paper")
+    m: int = param(
+        20_000,
+        ge=2,
+        doc="Algorithm 1's Monte-Carlo samples",
+        assumed="m is not stated in the paper",
+    )
     c: float = param(1e-6, gt=0, doc="Algorithm 1's safety floor c", assumed="not stated")
     beta: float = param(0.1, gt=0, doc="Theorem 4's slack β", assumed="not stated")
     linf: float = param(1.0, gt=0, doc="per-coordinate bound of the DP baseline (pixels in [0,1])")
@@ -47,11 +55,20 @@ class NoiseTableMixin:
     """Plot and summary shared by the noise tables of Examples 2 and 3."""
 
     def summarize(self, table: pd.DataFrame, params: Any) -> pd.DataFrame:
-        return pd.DataFrame([{"metric": f"noise_norm_{r['method']}", "value": r["noise_norm"]}
-                             for _, r in table.iterrows()]
-                            + [{"metric": "dp_over_pac_theorem3_exact",
-                                "value": float(table.loc[table["method"] == "pac_theorem3_exact",
-                                                         "dp_over_pac"].iloc[0])}])
+        return pd.DataFrame(
+            [
+                {"metric": f"noise_norm_{r['method']}", "value": r["noise_norm"]}
+                for _, r in table.iterrows()
+            ]
+            + [
+                {
+                    "metric": "dp_over_pac_theorem3_exact",
+                    "value": float(
+                        table.loc[table["method"] == "pac_theorem3_exact", "dp_over_pac"].iloc[0]
+                    ),
+                }
+            ]
+        )
 
     def plot(self, table: pd.DataFrame, params: Any) -> Any:
         fig, ax = new_figure(width=6.0, height=3.4)
@@ -59,8 +76,14 @@ class NoiseTableMixin:
         ax.barh(t["method"], t["noise_norm"], color=[f"C{i}" for i in range(len(t))])
         if "paper_value" in t:
             has = t["paper_value"].notna()
-            ax.scatter(t.loc[has, "paper_value"], t.index[has], marker="x", color="k", zorder=5,
-                       label="paper")
+            ax.scatter(
+                t.loc[has, "paper_value"],
+                t.index[has],
+                marker="x",
+                color="k",
+                zorder=5,
+                label="paper",
+            )
             ax.legend(frameon=False)
         ax.set_xscale("log")
         ax.set_xlabel("E‖B‖₂ (upper bound √Tr Σ_B) for MI ≤ v")
@@ -76,22 +99,31 @@ class Example2(NoiseTableMixin, Figure[Example2Params]):
     kind = "table"
 
     def units(self, params: Example2Params) -> list[dict[str, Any]]:
-        return [{"dataset": params.dataset, "splits": params.splits, "v": params.v, "m": params.m,
-                 "c": params.c, "beta": params.beta, "linf": params.linf}]
+        return [
+            {
+                "dataset": params.dataset,
+                "splits": params.splits,
+                "v": params.v,
+                "m": params.m,
+                "c": params.c,
+                "beta": params.beta,
+                "linf": params.linf,
+            }
+        ]
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         pool = load_pool(unit["dataset"], ctx.data_dir, unit["splits"], seed=ctx.seed)
         d, v = pool.dim, unit["v"]
         dp = dp_local_noise_norm(d, v, unit["linf"])
         samples = local_publishing_samples(pool.x, unit["m"], ctx.rng("data"))
-        res = algorithm1_from_samples(samples, v, unit["beta"], unit["c"],
-                                      r=unit["linf"] * np.sqrt(d))
+        res = algorithm1_from_samples(
+            samples, v, unit["beta"], unit["c"], r=unit["linf"] * np.sqrt(d)
+        )
         rows = algorithm1_rows(res, dp) + exact_rows(local_publishing_spectrum(pool.x), v, dp)
         rows.append({"method": "dp_local", "noise_norm": dp, "dp_over_pac": 1.0})
         out = pd.DataFrame(rows)
         # the paper's numbers are for CIFAR-10; a stand-in pool gets none
-        out["paper_value"] = (out["method"].map(PAPER) if unit["dataset"] == "cifar10"
-                              else np.nan)
+        out["paper_value"] = out["method"].map(PAPER) if unit["dataset"] == "cifar10" else np.nan
         out.insert(0, "data", f"{DATA_LABELS[unit['dataset']]}: {pool.size} × {d}")
         out["v"] = v
         return out

@@ -33,13 +33,17 @@ PAPER = {"pac_theorem3_estimated": 0.28, "dp_mean": 17.7}
 class Example3Params:
     """Data, membership probability, MI target and Algorithm 1's parameters."""
 
-    dataset: str = param("cifar10", choices=["cifar10", "digits", "synthetic_images"],
-                         doc="the pool U (smoke: digits stands in for CIFAR-10)")
+    dataset: str = param(
+        "cifar10",
+        choices=["cifar10", "digits", "synthetic_images"],
+        doc="the pool U (smoke: digits stands in for CIFAR-10)",
+    )
     splits: str = param("all", choices=["all", "train", "test"], doc="all = train + test")
     inclusion: float = param(0.5, gt=0, lt=1, doc="Poisson membership probability p (paper 1/2)")
     v: float = param(1.0, gt=0, doc="MI target (nats)")
-    m: int = param(4000, ge=2, doc="Algorithm 1's Monte-Carlo samples",
-                   assumed="m is not stated in the paper")
+    m: int = param(
+        4000, ge=2, doc="Algorithm 1's Monte-Carlo samples", assumed="m is not stated in the paper"
+    )
     c: float = param(1e-9, gt=0, doc="Algorithm 1's safety floor c", assumed="not stated")
     beta: float = param(0.1, gt=0, doc="Theorem 4's slack β", assumed="not stated")
     linf: float = param(1.0, gt=0, doc="per-coordinate bound of the DP baseline")
@@ -53,9 +57,18 @@ class Example3(NoiseTableMixin, Figure[Example3Params]):
     kind = "table"
 
     def units(self, params: Example3Params) -> list[dict[str, Any]]:
-        return [{"dataset": params.dataset, "splits": params.splits, "inclusion": params.inclusion,
-                 "v": params.v, "m": params.m, "c": params.c, "beta": params.beta,
-                 "linf": params.linf}]
+        return [
+            {
+                "dataset": params.dataset,
+                "splits": params.splits,
+                "inclusion": params.inclusion,
+                "v": params.v,
+                "m": params.m,
+                "c": params.c,
+                "beta": params.beta,
+                "linf": params.linf,
+            }
+        ]
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         pool = load_pool(unit["dataset"], ctx.data_dir, unit["splits"], seed=ctx.seed)
@@ -63,14 +76,14 @@ class Example3(NoiseTableMixin, Figure[Example3Params]):
         dp = dp_mean_noise_norm(d, n, v, unit["linf"], p)
         samples = poisson_mean_samples(pool.x, unit["m"], ctx.rng("sampling"), p)
         # every output lies in the ball of radius linf sqrt(d) / p (all members present)
-        res = algorithm1_from_samples(samples, v, unit["beta"], unit["c"],
-                                      r=unit["linf"] * np.sqrt(d) / p)
+        res = algorithm1_from_samples(
+            samples, v, unit["beta"], unit["c"], r=unit["linf"] * np.sqrt(d) / p
+        )
         rows = algorithm1_rows(res, dp) + exact_rows(poisson_mean_spectrum(pool.x, p), v, dp)
         rows.append({"method": "dp_mean", "noise_norm": dp, "dp_over_pac": 1.0})
         out = pd.DataFrame(rows)
         # the paper's numbers are for CIFAR-10; a stand-in pool gets none
-        out["paper_value"] = (out["method"].map(PAPER) if unit["dataset"] == "cifar10"
-                              else np.nan)
+        out["paper_value"] = out["method"].map(PAPER) if unit["dataset"] == "cifar10" else np.nan
         out.insert(0, "data", f"{DATA_LABELS[unit['dataset']]}: {n} × {d}")
         out["v"] = v
         return out
