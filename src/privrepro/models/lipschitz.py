@@ -138,7 +138,7 @@ def layer_lipschitz_bound(layer: nn.Module, input_shape: tuple[int, ...],
     if isinstance(layer, (SDPBasedLipschitzConvLayer, SDPBasedLipschitzLinearLayer)):
         return _sll_bound(layer, input_shape, generator, n_iter), "SLL: max(1, 2‖T^½W‖²−1), power iteration"
     if isinstance(layer, LinearNormalized):
-        q = layer.normalized_weight().detach().to(torch.float64)
+        q = torch.nn.functional.normalize(layer.weight.detach().to(torch.float64), p=2, dim=1)
         return float(torch.linalg.matrix_norm(q, ord=2)), "‖Q‖₂ of the row-normalised weight (SVD)"
     if isinstance(layer, nn.Linear):
         w = layer.weight.detach().to(torch.float64)
