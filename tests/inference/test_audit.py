@@ -59,9 +59,9 @@ def test_gauss_output_on_sll_passes_audit(eps: float) -> None:
 def test_gauss_input_worst_pair_passes_audit(eps: float) -> None:
     # Thm. 3: x + Z is {(ε, δ), α} IP; the classifier is post-processing. Worst pair: ‖x_a − x_b‖ = α.
     alpha = 0.1
-    xa = torch.zeros(1, 1, 8, 8, dtype=torch.float64)
+    xa = torch.zeros(1, 1, 2, 2, dtype=torch.float64)
     xb = xa.clone()
-    xb[0, 0, 3, 4] = alpha
+    xb[0, 0, 1, 0] = alpha
     sigma = float(gauss_input_sigma(eps, 1e-5, alpha))
     u = (xa - xb).flatten() / alpha
 

@@ -121,14 +121,18 @@ def select_tuned(models: Sequence[NormalizedNet], sigmas: Sequence[float], mode:
     same test noise (stream ``"tune-test"``) so their comparison is on equal draws.
     """
     space = noise_space_of(mode)
-    tests = np.stack([gauss_input_accuracy(m, x_test, y_test, sigmas, n_draws,
-                                           generator_for("tune-test"), space, batch_size, device)
-                      for m in models])  # [M, S, D]
+
+    def test_acc(m: NormalizedNet) -> np.ndarray:
+        return gauss_input_accuracy(m, x_test, y_test, sigmas, n_draws, generator_for("tune-test"),
+                                    space, batch_size, device)
+
     if mode == "repo_compat":
+        tests = np.stack([test_acc(m) for m in models])  # [M, S, D]
         chosen = tests.mean(2).argmax(0)
-    else:
-        vals = np.stack([gauss_input_accuracy(m, x_val, y_val, sigmas, n_draws,
-                                              generator_for("tune-val"), space, batch_size, device)
-                         for m in models])
-        chosen = vals.mean(2).argmax(0)
-    return chosen, tests[chosen, np.arange(len(sigmas))]
+        return chosen, tests[chosen, np.arange(len(sigmas))]
+    vals = np.stack([gauss_input_accuracy(m, x_val, y_val, sigmas, n_draws,
+                                          generator_for("tune-val"), space, batch_size, device)
+                     for m in models])
+    chosen = vals.mean(2).argmax(0)
+    picked = {int(i): test_acc(models[int(i)]) for i in np.unique(chosen)}  # test only the chosen
+    return chosen, np.stack([picked[int(i)][j] for j, i in enumerate(chosen)])
