@@ -119,3 +119,15 @@ def test_input_accuracy_clean_chance_and_spaces() -> None:
     s1, s2 = 0.4, 0.4
     assert np.array_equal(gauss_input_accuracy(net, x, labels, [s1, s2], 3, gen(9)).T[:, 0],
                           gauss_input_accuracy(net, x, labels, [s2], 3, gen(9))[0])
+
+
+def test_interval_method_equals_direct_argmax() -> None:
+    # the σ-interval evaluation is exact: the same draws give the same accuracies as computing
+    # every argmax (ties have probability zero)
+    g = gen(11)
+    labels = torch.randint(0, 7, (3000,), generator=g)
+    logits = torch.randn(3000, 7, generator=g) + 1.5 * torch.nn.functional.one_hot(labels, 7)
+    sig = np.concatenate([[0.0], np.geomspace(1e-3, 50, 40)])
+    fast = gauss_output_accuracy(logits, labels, sig, 4, gen(12), method="interval")
+    slow = gauss_output_accuracy(logits, labels, sig, 4, gen(12), method="direct")
+    assert np.array_equal(fast, slow)

@@ -298,3 +298,27 @@ def _finish(frames: list[pd.DataFrame], mode: str) -> pd.DataFrame:
     df = pd.concat(frames, ignore_index=True)
     df["noise_space"] = np.where(df["series"].str.startswith("resnet"), noise_space_of(mode), "pixel")
     return df
+
+
+def summarize_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """Named scalars for the report: ``accuracy`` per point, ``accuracy_std``, the exact ``true_delta``
+    of the σ used, the base models' ``clean_accuracy`` and the SLL bound ``mu_bound``."""
+    keys = ["dataset", "series", "mode", "alpha", "epsilon"]
+    frames = []
+    for metric, col in (("accuracy", "accuracy"), ("accuracy_std", "accuracy_std"),
+                        ("true_delta", "true_delta")):
+        f = table[keys + [col]].rename(columns={col: "value"}).copy()
+        f.insert(0, "metric", metric)
+        frames.append(f)
+    if "clean_accuracy" in table:
+        f = (table.dropna(subset=["clean_accuracy"]).groupby(["dataset", "series", "mode"],
+                                                            as_index=False)["clean_accuracy"].first()
+             .rename(columns={"clean_accuracy": "value"}))
+        f.insert(0, "metric", "clean_accuracy")
+        frames.append(f)
+    if "mu_bound" in table:
+        f = (table.dropna(subset=["mu_bound"]).groupby(["dataset", "mode"], as_index=False)["mu_bound"]
+             .first().rename(columns={"mu_bound": "value"}))
+        f.insert(0, "metric", "mu_bound")
+        frames.append(f)
+    return pd.concat(frames, ignore_index=True)

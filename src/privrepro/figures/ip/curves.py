@@ -16,6 +16,7 @@ from privrepro.figures.ip.common import (
     compute_group,
     groups_of,
     params_from_unit,
+    summarize_rows,
     unit_params,
 )
 from privrepro.report.style import PALETTE, new_figure
@@ -69,9 +70,5 @@ class AccuracyCurve(Figure[CurveParams]):
         ax.legend(fontsize=7, loc="best")
         return fig
 
-    def summarize(self, table: pd.DataFrame, params: CurveParams) -> pd.DataFrame | None:
-        cols = ["dataset", "series", "mode", "alpha", "epsilon"]
-        out = table[cols + ["accuracy"]].rename(columns={"accuracy": "value"}).copy()
-        out.insert(0, "metric", "accuracy")
-        return out.reset_index(drop=True)
-
+    def summarize(self, table: pd.DataFrame, params: Any) -> pd.DataFrame | None:
+        return summarize_rows(table)

@@ -17,7 +17,13 @@ import pandas as pd
 
 from privrepro.config.validation import param
 from privrepro.figures.api import Figure, UnitContext
-from privrepro.figures.ip.common import IPParams, compute_group, params_from_unit, unit_params
+from privrepro.figures.ip.common import (
+    IPParams,
+    compute_group,
+    params_from_unit,
+    summarize_rows,
+    unit_params,
+)
 from privrepro.report.style import PALETTE, new_figure
 
 
@@ -73,8 +79,5 @@ class GaussOutputTradeoff(Figure[Fig5Params]):
         ax.legend(fontsize=7)
         return fig
 
-    def summarize(self, table: pd.DataFrame, params: Fig5Params) -> pd.DataFrame | None:
-        out = table[["dataset", "series", "mode", "alpha", "epsilon", "accuracy"]].rename(
-            columns={"accuracy": "value"}).copy()
-        out.insert(0, "metric", "accuracy")
-        return out.reset_index(drop=True)
+    def summarize(self, table: pd.DataFrame, params: Any) -> pd.DataFrame | None:
+        return summarize_rows(table)

@@ -20,6 +20,7 @@ from privrepro.figures.ip.common import (
     compute_group,
     groups_of,
     params_from_unit,
+    summarize_rows,
     unit_params,
 )
 from privrepro.report.style import new_figure
@@ -91,8 +92,5 @@ class AccuracyTable(Figure[Fig6Params]):
                          + " / ".join(present), fontsize=8)
         return fig
 
-    def summarize(self, table: pd.DataFrame, params: Fig6Params) -> pd.DataFrame | None:
-        out = table[["dataset", "series", "mode", "alpha", "epsilon", "accuracy"]].rename(
-            columns={"accuracy": "value"}).copy()
-        out.insert(0, "metric", "accuracy")
-        return out.reset_index(drop=True)
+    def summarize(self, table: pd.DataFrame, params: Any) -> pd.DataFrame | None:
+        return summarize_rows(table)
