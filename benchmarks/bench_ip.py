@@ -29,8 +29,9 @@ def _data() -> tuple[torch.Tensor, torch.Tensor, list[float]]:
     return logits, labels, sig
 
 
-def _notebook_loop(logits: torch.Tensor, labels: torch.Tensor, sigmas: list[float],
-                   draws: int, g: torch.Generator) -> np.ndarray:
+def _notebook_loop(
+    logits: torch.Tensor, labels: torch.Tensor, sigmas: list[float], draws: int, g: torch.Generator
+) -> np.ndarray:
     out = np.empty((len(sigmas), draws))
     for i, s in enumerate(sigmas):
         for d in range(draws):
@@ -48,16 +49,23 @@ def bench() -> list[dict[str, object]]:
     # the loop is timed on every 10th ε (55 of the 505 σ) and scaled to the grid: it is linear
     sub = [i for i in range(len(sig)) if (i % len(EPS)) % 10 == 0]
     t0 = time.perf_counter()
-    ref = _notebook_loop(logits, labels, [sig[i] for i in sub], DRAWS,
-                         torch.Generator().manual_seed(1))
+    ref = _notebook_loop(
+        logits, labels, [sig[i] for i in sub], DRAWS, torch.Generator().manual_seed(1)
+    )
     slow = (time.perf_counter() - t0) * len(sig) / len(sub)
     gap = float(np.abs(acc[sub].mean(1) - ref.mean(1)).max())
     return [
-        {"benchmark": "ip_fig5_grid", "metric": "wall_time", "value": fast, "unit": "s",
-         "baseline": slow, "ratio": slow / fast,
-         "note": f"{len(sig)} σ × {DRAWS} draws on {N}×{K} logits; baseline: per-(σ, draw) loop as "
-                 f"the notebooks, timed on {len(sub)} σ and scaled linearly; max |Δ mean "
-                 f"accuracy| {gap:.4f} (independent draws)"},
+        {
+            "benchmark": "ip_fig5_grid",
+            "metric": "wall_time",
+            "value": fast,
+            "unit": "s",
+            "baseline": slow,
+            "ratio": slow / fast,
+            "note": f"{len(sig)} σ × {DRAWS} draws on {N}×{K} logits; baseline: per-(σ, draw) loop as "
+            f"the notebooks, timed on {len(sub)} σ and scaled linearly; max |Δ mean "
+            f"accuracy| {gap:.4f} (independent draws)",
+        },
     ]
 
 

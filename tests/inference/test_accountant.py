@@ -15,16 +15,20 @@ from privrepro.inference.accountant import (
 )
 
 
-@pytest.mark.parametrize("eps,delta,alpha,beta,h,eps2,delta2", [
-    (1.0, 1e-5, 0.1, 0.25, 3, 3.0, 1.110733792739e-04),   # note §7
-    (1.0, 1e-5, 0.1, 0.2, 2, 2.0, 3.718281828459e-05),
-    (1.0, 1e-5, 0.1, 0.1, 1, 1.0, 1e-5),
-    (1.0, 1e-5, 0.1, 0.05, 1, 1.0, 1e-5),
-    (0.5, 1e-5, 0.1, 0.3, 3, 1.5, 5.367003099159e-05),
-    (0.1, 1e-5, 0.01, 0.1, 10, 1.0, 1.633799399966e-04),
-])
-def test_chaining_note_values(eps: float, delta: float, alpha: float, beta: float, h: int,
-                              eps2: float, delta2: float) -> None:
+@pytest.mark.parametrize(
+    "eps,delta,alpha,beta,h,eps2,delta2",
+    [
+        (1.0, 1e-5, 0.1, 0.25, 3, 3.0, 1.110733792739e-04),  # note §7
+        (1.0, 1e-5, 0.1, 0.2, 2, 2.0, 3.718281828459e-05),
+        (1.0, 1e-5, 0.1, 0.1, 1, 1.0, 1e-5),
+        (1.0, 1e-5, 0.1, 0.05, 1, 1.0, 1e-5),
+        (0.5, 1e-5, 0.1, 0.3, 3, 1.5, 5.367003099159e-05),
+        (0.1, 1e-5, 0.01, 0.1, 10, 1.0, 1.633799399966e-04),
+    ],
+)
+def test_chaining_note_values(
+    eps: float, delta: float, alpha: float, beta: float, h: int, eps2: float, delta2: float
+) -> None:
     assert chaining_steps(beta, alpha) == h
     g = chaining(IPGuarantee(eps, delta, alpha), beta)
     assert g.epsilon == pytest.approx(eps2, rel=1e-12)
@@ -32,8 +36,9 @@ def test_chaining_note_values(eps: float, delta: float, alpha: float, beta: floa
     assert g.alpha == beta
 
 
-@pytest.mark.parametrize("alpha,beta,h", [(0.01, 0.07, 7), (0.01, 0.14, 14), (0.03, 0.27, 9),
-                                          (0.03, 0.33, 11)])
+@pytest.mark.parametrize(
+    "alpha,beta,h", [(0.01, 0.07, 7), (0.01, 0.14, 14), (0.03, 0.27, 9), (0.03, 0.33, 11)]
+)
 def test_chaining_float_pitfall(alpha: float, beta: float, h: int) -> None:
     # note §7: math.ceil(0.07/0.01) is 8 in floats; the exact ⌈β/α⌉ is 7
     assert chaining_steps(beta, alpha) == h

@@ -36,8 +36,9 @@ def _projected(sample_fn, direction: torch.Tensor):  # type: ignore[no-untyped-d
 @pytest.mark.parametrize("eps", [0.5, 1.0, 5.0])
 def test_gauss_output_on_sll_passes_audit(eps: float) -> None:
     torch.manual_seed(0)  # test-local: default initialisation of a fixed toy SLL network
-    net = sll_network(5, 1, 4, depth_conv=1, depth_linear=1, width=2, conv_inner=2,
-                      linear_inner=8, pool=2).double()
+    net = sll_network(
+        5, 1, 4, depth_conv=1, depth_linear=1, width=2, conv_inner=2, linear_inner=8, pool=2
+    ).double()
     mu, _ = network_lipschitz_bound(net, (1, 1, 4, 4), torch.Generator().manual_seed(1))
     alpha = 0.3
     g = torch.Generator().manual_seed(2)
@@ -49,9 +50,15 @@ def test_gauss_output_on_sll_passes_audit(eps: float) -> None:
     assert float((ya - yb).norm()) <= alpha * mu  # μ bounds this pair (Def. 4's premise)
     sigma = float(gauss_output_sigma(eps, 1e-5, alpha, mu))
     u = (ya - yb) / (ya - yb).norm()
-    rep = audit(_projected(lambda n, gen: gauss_output(ya, sigma, gen, n_draws=n), u),
-                _projected(lambda n, gen: gauss_output(yb, sigma, gen, n_draws=n), u),
-                eps, 1e-5, N, np.random.default_rng(int(eps * 10)), progress=False)
+    rep = audit(
+        _projected(lambda n, gen: gauss_output(ya, sigma, gen, n_draws=n), u),
+        _projected(lambda n, gen: gauss_output(yb, sigma, gen, n_draws=n), u),
+        eps,
+        1e-5,
+        N,
+        np.random.default_rng(int(eps * 10)),
+        progress=False,
+    )
     assert not rep.refuted
 
 
@@ -68,14 +75,26 @@ def test_gauss_input_worst_pair_passes_audit(eps: float) -> None:
     def ident(t: torch.Tensor) -> torch.Tensor:
         return t
 
-    rep = audit(_projected(lambda n, gen: gauss_input(ident, xa, sigma, gen, n_draws=n), u),
-                _projected(lambda n, gen: gauss_input(ident, xb, sigma, gen, n_draws=n), u),
-                eps, 1e-5, N, np.random.default_rng(7), progress=False)
+    rep = audit(
+        _projected(lambda n, gen: gauss_input(ident, xa, sigma, gen, n_draws=n), u),
+        _projected(lambda n, gen: gauss_input(ident, xb, sigma, gen, n_draws=n), u),
+        eps,
+        1e-5,
+        N,
+        np.random.default_rng(7),
+        progress=False,
+    )
     assert not rep.refuted
     # the auditor is not vacuous: a σ four times too small is refuted
-    rep_bad = audit(_projected(lambda n, gen: gauss_input(ident, xa, sigma / 4, gen, n_draws=n), u),
-                    _projected(lambda n, gen: gauss_input(ident, xb, sigma / 4, gen, n_draws=n), u),
-                    eps, 1e-5, N, np.random.default_rng(8), progress=False)
+    rep_bad = audit(
+        _projected(lambda n, gen: gauss_input(ident, xa, sigma / 4, gen, n_draws=n), u),
+        _projected(lambda n, gen: gauss_input(ident, xb, sigma / 4, gen, n_draws=n), u),
+        eps,
+        1e-5,
+        N,
+        np.random.default_rng(8),
+        progress=False,
+    )
     assert rep_bad.refuted
 
 
@@ -92,9 +111,15 @@ def test_classical_sigma_at_eps_10_is_flagged() -> None:
     yb = ya.clone()
     yb[0] = alpha
     u = (ya - yb) / alpha
-    rep = audit(_projected(lambda n, gen: gauss_output(ya, sigma, gen, n_draws=n), u),
-                _projected(lambda n, gen: gauss_output(yb, sigma, gen, n_draws=n), u),
-                eps, delta, N, np.random.default_rng(3), progress=False)
+    rep = audit(
+        _projected(lambda n, gen: gauss_output(ya, sigma, gen, n_draws=n), u),
+        _projected(lambda n, gen: gauss_output(yb, sigma, gen, n_draws=n), u),
+        eps,
+        delta,
+        N,
+        np.random.default_rng(3),
+        progress=False,
+    )
     assert rep.epsilon_lower_bound < eps  # not refutable by sampling at this size
     # the corrected calibration meets δ exactly
     fixed = float(analytic_sigma(eps, delta, alpha))

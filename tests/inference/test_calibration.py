@@ -25,21 +25,25 @@ def test_classical_constant(delta: float, c: float) -> None:
     assert classical_sigma(1.0, delta, 1.0) == pytest.approx(c, rel=1e-10)
 
 
-@pytest.mark.parametrize("eps,alpha,mu,delta,sigma", [
-    (1.0, 0.1, 1.0, 1e-5, 0.4844805263),   # note §7: Gauss σ, ε=1, α=0.1
-    (1.0, 0.2, 1.0, 1e-5, 0.9689610525),
-    (0.5, 0.1, 1.0, 1e-5, 0.9689610525),
-    (1.0, 0.1, 2.0, 1e-5, 0.9689610525),   # μ = 2 doubles σ (Def. 4)
-    (0.25, 0.1, 1.0, 1e-5, 1.9379221050),
-    (5.0, 0.1, 1.0, 1e-5, 0.0968961053),
-    (10.0, 0.1, 1.0, 1e-5, 0.0484480526),
-    (0.1, 0.001, 1.0, 1e-5, 0.0484480526),
-    (0.1, 0.01, 1.0, 1e-5, 0.4844805263),
-    (2.0, 0.05, 1.0, 1e-5, 0.1211201316),
-    (1.0, 0.1, 1.0, 1e-6, 0.5298802527),
-])
-def test_gauss_sigma_note_values(eps: float, alpha: float, mu: float, delta: float,
-                                 sigma: float) -> None:
+@pytest.mark.parametrize(
+    "eps,alpha,mu,delta,sigma",
+    [
+        (1.0, 0.1, 1.0, 1e-5, 0.4844805263),  # note §7: Gauss σ, ε=1, α=0.1
+        (1.0, 0.2, 1.0, 1e-5, 0.9689610525),
+        (0.5, 0.1, 1.0, 1e-5, 0.9689610525),
+        (1.0, 0.1, 2.0, 1e-5, 0.9689610525),  # μ = 2 doubles σ (Def. 4)
+        (0.25, 0.1, 1.0, 1e-5, 1.9379221050),
+        (5.0, 0.1, 1.0, 1e-5, 0.0968961053),
+        (10.0, 0.1, 1.0, 1e-5, 0.0484480526),
+        (0.1, 0.001, 1.0, 1e-5, 0.0484480526),
+        (0.1, 0.01, 1.0, 1e-5, 0.4844805263),
+        (2.0, 0.05, 1.0, 1e-5, 0.1211201316),
+        (1.0, 0.1, 1.0, 1e-6, 0.5298802527),
+    ],
+)
+def test_gauss_sigma_note_values(
+    eps: float, alpha: float, mu: float, delta: float, sigma: float
+) -> None:
     # note §7 prints 10 decimals: absolute tolerance 1e-10
     assert float(gauss_output_sigma(eps, delta, alpha, mu)) == pytest.approx(sigma, abs=1e-10)
     if mu == 1.0:
@@ -56,19 +60,33 @@ def test_fig_grids_vectorised() -> None:
     assert s5 == pytest.approx([0, 0.24224, 0.339136, 0.484481, 0.968961], abs=1e-6)
     # tuning σ_train at ε_t = 1, α = 0.1, multipliers {0.25, 0.5, 0.85, 1, 1.15, 2}
     st = gauss_input_sigma(np.array([0.25, 0.5, 0.85, 1, 1.15, 2.0]), 1e-5, 0.1)
-    assert st == pytest.approx([1.937922, 0.968961, 0.569977, 0.484481, 0.421287, 0.24224], abs=1e-6)
+    assert st == pytest.approx(
+        [1.937922, 0.968961, 0.569977, 0.484481, 0.421287, 0.24224], abs=1e-6
+    )
 
 
-@pytest.mark.parametrize("eps,alpha,mu,b", [(1.0, 0.1, 1.0, 0.1), (0.5, 0.1, 1.0, 0.2),
-                                            (1.0, 0.2, 3.0, 0.6)])
+@pytest.mark.parametrize(
+    "eps,alpha,mu,b", [(1.0, 0.1, 1.0, 0.1), (0.5, 0.1, 1.0, 0.2), (1.0, 0.2, 3.0, 0.6)]
+)
 def test_laplace_scale(eps: float, alpha: float, mu: float, b: float) -> None:
     # note §7: Laplace b = μ α / ε (Def. 3)
     assert float(lap_output_scale(eps, alpha, mu)) == pytest.approx(b, rel=1e-12)
 
 
-@pytest.mark.parametrize("eps,delta_true", [(0.1, 2.636e-09), (0.5, 1.608e-08), (1.0, 4.114e-08),
-                                            (2.0, 1.336e-07), (3.0, 3.224e-07), (5.0, 1.349e-06),
-                                            (10.0, 2.265e-05), (20.0, 1.527e-03), (50.0, 0.586)])
+@pytest.mark.parametrize(
+    "eps,delta_true",
+    [
+        (0.1, 2.636e-09),
+        (0.5, 1.608e-08),
+        (1.0, 4.114e-08),
+        (2.0, 1.336e-07),
+        (3.0, 3.224e-07),
+        (5.0, 1.349e-06),
+        (10.0, 2.265e-05),
+        (20.0, 1.527e-03),
+        (50.0, 0.586),
+    ],
+)
 def test_true_delta_of_classical_sigma(eps: float, delta_true: float) -> None:
     # note §7 (Balle & Wang 2018 exact δ, Δ = αμ): 4 significant digits printed
     sigma = float(gauss_output_sigma(eps, 1e-5, 0.1, 1.0))

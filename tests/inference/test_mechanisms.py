@@ -117,8 +117,10 @@ def test_input_accuracy_clean_chance_and_spaces() -> None:
     assert np.allclose(a_norm, a_pix)
     # and α/ε invariance for Gauss-Input too
     s1, s2 = 0.4, 0.4
-    assert np.array_equal(gauss_input_accuracy(net, x, labels, [s1, s2], 3, gen(9)).T[:, 0],
-                          gauss_input_accuracy(net, x, labels, [s2], 3, gen(9))[0])
+    assert np.array_equal(
+        gauss_input_accuracy(net, x, labels, [s1, s2], 3, gen(9)).T[:, 0],
+        gauss_input_accuracy(net, x, labels, [s2], 3, gen(9))[0],
+    )
 
 
 def test_interval_method_equals_direct_argmax() -> None:

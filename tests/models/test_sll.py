@@ -74,8 +74,9 @@ def test_power_iteration_matches_svd() -> None:
 def test_strided_conv_bound_matches_jacobian() -> None:
     conv = torch.nn.Conv2d(3, 4, 3, stride=2, padding=1).double()
     bound, _ = layer_lipschitz_bound(conv, (1, 3, 8, 8), gen(0), n_iter=500)
-    jac = torch.autograd.functional.jacobian(lambda x: conv(x).flatten(),
-                                             torch.zeros(1, 3, 8, 8, dtype=torch.float64))
+    jac = torch.autograd.functional.jacobian(
+        lambda x: conv(x).flatten(), torch.zeros(1, 3, 8, 8, dtype=torch.float64)
+    )
     exact = float(torch.linalg.matrix_norm(jac.reshape(-1, 192), ord=2))
     assert bound == pytest.approx(exact, rel=1e-5)
 
@@ -97,13 +98,24 @@ def test_padding_and_pooling_are_isometries() -> None:
     assert layer_lipschitz_bound(PaddingChannels(5, 3), (1, 3, 4, 4), gen(0))[0] == 1.0
     assert layer_lipschitz_bound(SumPool2d(4), (1, 2, 8, 8), gen(0))[0] == pytest.approx(1.0)
     # a plain 2×2 average pool has norm 2/4 = 0.5
-    assert layer_lipschitz_bound(torch.nn.AvgPool2d(2), (1, 1, 4, 4), gen(0))[0] == pytest.approx(0.5)
+    assert layer_lipschitz_bound(torch.nn.AvgPool2d(2), (1, 1, 4, 4), gen(0))[0] == pytest.approx(
+        0.5
+    )
 
 
 def test_network_bound_and_notebook_assumption() -> None:
     torch.manual_seed(0)  # test-local: the default initialisation of a fixed toy network
-    net = sll_network(10, in_channels=1, image_size=8, depth_conv=2, depth_linear=2, width=4,
-                      conv_inner=4, linear_inner=16, pool=2)
+    net = sll_network(
+        10,
+        in_channels=1,
+        image_size=8,
+        depth_conv=2,
+        depth_linear=2,
+        width=4,
+        conv_inner=4,
+        linear_inner=16,
+        pool=2,
+    )
     total, layers = network_lipschitz_bound(net, (1, 1, 8, 8), gen(0))
     last = layers[-1].bound
     assert all(b.bound <= 1 + 1e-4 for b in layers[:-1])

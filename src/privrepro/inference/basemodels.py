@@ -26,10 +26,22 @@ from privrepro.inference.data import ImageData
 from privrepro.inference.networks import ArchSpec, NormalizedNet, build_network
 from privrepro.seeding import torch_stream
 from privrepro.store.atomic import atomic_write_bytes, atomic_write_text
-from privrepro.training.classifier import TrainConfig, predict_logits, seeded_build, train_classifier
+from privrepro.training.classifier import (
+    TrainConfig,
+    predict_logits,
+    seeded_build,
+    train_classifier,
+)
 
-__all__ = ["BaseModel", "BaseModelSpec", "get_base_model", "load_state", "margin_xent",
-           "save_state", "spec_key"]
+__all__ = [
+    "BaseModel",
+    "BaseModelSpec",
+    "get_base_model",
+    "load_state",
+    "margin_xent",
+    "save_state",
+    "spec_key",
+]
 
 
 @dataclass(frozen=True)
@@ -52,8 +64,9 @@ class BaseModelSpec:
 
 def spec_key(spec: BaseModelSpec, seed: int, extra: dict[str, Any] | None = None) -> str:
     """A short stable hash of the spec, the root seed and ``extra``."""
-    text = json.dumps({"spec": asdict(spec), "seed": seed, "extra": extra or {}}, sort_keys=True,
-                      default=str)
+    text = json.dumps(
+        {"spec": asdict(spec), "seed": seed, "extra": extra or {}}, sort_keys=True, default=str
+    )
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -100,14 +113,22 @@ class BaseModel:
 
 def _build(spec: BaseModelSpec, data: ImageData, generator: torch.Generator) -> NormalizedNet:
     c, h, _ = data.shape
-    model = seeded_build(lambda: build_network(spec.arch, data.num_classes, c, h, data.mean,
-                                               data.std), generator)
+    model = seeded_build(
+        lambda: build_network(spec.arch, data.num_classes, c, h, data.mean, data.std), generator
+    )
     assert isinstance(model, NormalizedNet)
     return model
 
 
-def get_base_model(spec: BaseModelSpec, data: ImageData, cache_dir: Path, seed: int,
-                   device: str = "cpu", log: Any = None, progress: Any = None) -> BaseModel:
+def get_base_model(
+    spec: BaseModelSpec,
+    data: ImageData,
+    cache_dir: Path,
+    seed: int,
+    device: str = "cpu",
+    log: Any = None,
+    progress: Any = None,
+) -> BaseModel:
     """Load the cached base model of ``spec``, or build it (checkpoint or training) and cache it.
 
     The training stream is ``(seed, "ip-base", key)``: figures share the model whatever unit asks.
@@ -130,22 +151,43 @@ def get_base_model(spec: BaseModelSpec, data: ImageData, cache_dir: Path, seed: 
             load_state(model, spec.checkpoint)
             history: dict[str, Any] = {"checkpoint": spec.checkpoint}
         else:
-            loss = (margin_xent(spec.margin_offset, spec.temperature)
-                    if spec.loss == "margin_xent" else None)
-            res = train_classifier(model, data.x_train, data.y_train, spec.train, gen, device,
-                                   loss_fn=loss, progress=progress)
+            loss = (
+                margin_xent(spec.margin_offset, spec.temperature)
+                if spec.loss == "margin_xent"
+                else None
+            )
+            res = train_classifier(
+                model,
+                data.x_train,
+                data.y_train,
+                spec.train,
+                gen,
+                device,
+                loss_fn=loss,
+                progress=progress,
+            )
             history = {"train_loss": res.train_loss}
         model.to(device).eval()
         logits = predict_logits(model, data.x_test, device=device)
         acc = float((logits.argmax(1) == data.y_test).float().mean())
         if log is not None:
-            log.info("base model %s (%s on %s): clean test accuracy %.4f", key, spec.arch.name,
-                     spec.dataset, acc)
+            log.info(
+                "base model %s (%s on %s): clean test accuracy %.4f",
+                key,
+                spec.arch.name,
+                spec.dataset,
+                acc,
+            )
         save_state(model, folder / "model.pt")
         buf = io.BytesIO()
         torch.save(logits, buf)
         atomic_write_bytes(folder / "logits.pt", buf.getvalue())
-        atomic_write_text(folder / "meta.json", json.dumps(
-            {"spec": asdict(spec), "seed": seed, "clean_accuracy": acc, **history}, indent=1,
-            default=str))
+        atomic_write_text(
+            folder / "meta.json",
+            json.dumps(
+                {"spec": asdict(spec), "seed": seed, "clean_accuracy": acc, **history},
+                indent=1,
+                default=str,
+            ),
+        )
     return BaseModel(model, logits, acc, key, folder)

@@ -20,12 +20,25 @@ from numpy.typing import ArrayLike, NDArray
 from privrepro.dp.gaussian import analytic_sigma, classical_sigma
 from privrepro.dp.gaussian import delta_for_epsilon as gaussian_true_delta
 
-__all__ = ["analytic_sigma", "classical_sigma", "gauss_input_sigma", "gauss_output_sigma",
-           "gaussian_true_delta", "lap_output_scale"]
+__all__ = [
+    "analytic_sigma",
+    "classical_sigma",
+    "gauss_input_sigma",
+    "gauss_output_sigma",
+    "gaussian_true_delta",
+    "lap_output_scale",
+]
 
 
-def _validate(name: str, value: ArrayLike, *, lo: float, lo_open: bool, hi: float | None = None,
-              hi_open: bool = True) -> NDArray[np.float64]:
+def _validate(
+    name: str,
+    value: ArrayLike,
+    *,
+    lo: float,
+    lo_open: bool,
+    hi: float | None = None,
+    hi_open: bool = True,
+) -> NDArray[np.float64]:
     arr = np.asarray(value, dtype=np.float64)
     bad = ~np.isfinite(arr) | ((arr <= lo) if lo_open else (arr < lo))
     if hi is not None:
@@ -40,8 +53,9 @@ def _validate(name: str, value: ArrayLike, *, lo: float, lo_open: bool, hi: floa
     return arr
 
 
-def gauss_output_sigma(epsilon: ArrayLike, delta: ArrayLike, alpha: ArrayLike,
-                       mu: ArrayLike = 1.0) -> Any:
+def gauss_output_sigma(
+    epsilon: ArrayLike, delta: ArrayLike, alpha: ArrayLike, mu: ArrayLike = 1.0
+) -> Any:
     """σ of Gauss-Output (ip paper, Def. 4 / Thm. 2): σ² = 2 ln(1.25/δ) (α μ_C)² / ε².
 
     Args:

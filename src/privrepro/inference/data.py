@@ -63,7 +63,9 @@ def _to_images(x: Any) -> Tensor:
     return torch.from_numpy(np.ascontiguousarray(arr))
 
 
-def _from_registry(name: str, root: Path | None, split: str, download: bool) -> tuple[Tensor, Tensor] | None:
+def _from_registry(
+    name: str, root: Path | None, split: str, download: bool
+) -> tuple[Tensor, Tensor] | None:
     from privrepro.config.validation import ConfigError
     from privrepro.data.registry import load_dataset
 
@@ -77,8 +79,9 @@ def _from_registry(name: str, root: Path | None, split: str, download: bool) -> 
         if isinstance(ds, dict) and xs in ds and ys in ds:
             return _to_images(ds[xs]), torch.as_tensor(np.asarray(ds[ys]), dtype=torch.long)
         if hasattr(ds, xs) and hasattr(ds, ys):
-            return _to_images(getattr(ds, xs)), torch.as_tensor(np.asarray(getattr(ds, ys)),
-                                                                dtype=torch.long)
+            return _to_images(getattr(ds, xs)), torch.as_tensor(
+                np.asarray(getattr(ds, ys)), dtype=torch.long
+            )
     if isinstance(ds, tuple) and len(ds) == 2:
         return _to_images(ds[0]), torch.as_tensor(np.asarray(ds[1]), dtype=torch.long)
     raise TypeError(f"dataset '{name}': cannot read images and labels from {type(ds).__name__}")
@@ -88,8 +91,10 @@ def _digits() -> tuple[Tensor, Tensor]:
     from sklearn.datasets import load_digits
 
     bunch = load_digits()
-    return (torch.from_numpy((bunch.images / 16.0).astype(np.float32))[:, None],
-            torch.as_tensor(bunch.target, dtype=torch.long))
+    return (
+        torch.from_numpy((bunch.images / 16.0).astype(np.float32))[:, None],
+        torch.as_tensor(bunch.target, dtype=torch.long),
+    )
 
 
 def _cifar_torchvision(name: str, root: Path, split: str, download: bool) -> tuple[Tensor, Tensor]:
@@ -112,13 +117,23 @@ def _load(name: str, root: Path | None, split: str, download: bool) -> tuple[Ten
         return _cifar_torchvision(name, data_root(root), split, download)
     from privrepro.config.validation import ConfigError
 
-    raise ConfigError("dataset", name, "must be one of ['cifar10', 'cifar100', 'digits', "
-                      "'synthetic_images'] (registered in privrepro.data)")
+    raise ConfigError(
+        "dataset",
+        name,
+        "must be one of ['cifar10', 'cifar100', 'digits', "
+        "'synthetic_images'] (registered in privrepro.data)",
+    )
 
 
-def load_image_data(name: str, root: str | Path | None, rng: np.random.Generator,
-                    val_fraction: float = 0.2, max_train: int | None = None,
-                    max_test: int | None = None, download: bool = False) -> ImageData:
+def load_image_data(
+    name: str,
+    root: str | Path | None,
+    rng: np.random.Generator,
+    val_fraction: float = 0.2,
+    max_train: int | None = None,
+    max_test: int | None = None,
+    download: bool = False,
+) -> ImageData:
     """Load ``name`` and split off a validation set from the training data with ``rng``.
 
     Datasets with a single split (``digits``) are split into train/test first (30 % test) with the
@@ -131,11 +146,11 @@ def load_image_data(name: str, root: str | Path | None, rng: np.random.Generator
     else:
         x, y = _load(name, root_path, "all", download)
         perm = torch.from_numpy(rng.permutation(len(x)))
-        n_test = int(round(0.3 * len(x)))
+        n_test = round(0.3 * len(x))
         x_te, y_te = x[perm[:n_test]], y[perm[:n_test]]
         x_tr, y_tr = x[perm[n_test:]], y[perm[n_test:]]
     perm = torch.from_numpy(rng.permutation(len(x_tr)))
-    n_val = int(round(val_fraction * len(x_tr)))
+    n_val = round(val_fraction * len(x_tr))
     x_val, y_val = x_tr[perm[:n_val]], y_tr[perm[:n_val]]
     x_tr, y_tr = x_tr[perm[n_val:]], y_tr[perm[n_val:]]
     if max_train is not None and len(x_tr) > max_train:
@@ -143,6 +158,8 @@ def load_image_data(name: str, root: str | Path | None, rng: np.random.Generator
     if max_test is not None and len(x_te) > max_test:
         keep = torch.from_numpy(rng.permutation(len(x_te))[:max_test])
         x_te, y_te = x_te[keep], y_te[keep]
+    mean: tuple[float, ...]
+    std: tuple[float, ...]
     if name in CIFAR_STATS:
         mean, std = CIFAR_STATS[name]
     else:

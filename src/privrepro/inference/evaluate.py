@@ -61,9 +61,15 @@ def _correct_intervals(logits: Tensor, labels: Tensor, z: Tensor) -> tuple[Tenso
     return lo, hi
 
 
-def gauss_output_accuracy(logits: Tensor, labels: Tensor, sigmas: ArrayLike, n_draws: int,
-                          generator: torch.Generator, method: str = "interval",
-                          max_elements: int = 1 << 23) -> NDArray[np.float64]:
+def gauss_output_accuracy(
+    logits: Tensor,
+    labels: Tensor,
+    sigmas: ArrayLike,
+    n_draws: int,
+    generator: torch.Generator,
+    method: str = "interval",
+    max_elements: int = 1 << 23,
+) -> NDArray[np.float64]:
     """Accuracy of argmax(logits + σ Z) for each σ and draw: an array ``[len(sigmas), n_draws]``.
 
     ``method="interval"`` (default): per draw, each example is correct on one σ-interval
@@ -85,29 +91,40 @@ def gauss_output_accuracy(logits: Tensor, labels: Tensor, sigmas: ArrayLike, n_d
     out = np.empty((len(uniq), n_draws))
     for d, seed in enumerate(draw_seeds(generator, n_draws)):
         g = torch.Generator(device=device).manual_seed(seed)
-        z = torch.randn(logits.shape, generator=g, dtype=logits.dtype, device=device).to(torch.float64)
+        z = torch.randn(logits.shape, generator=g, dtype=logits.dtype, device=device).to(
+            torch.float64
+        )
         if method == "interval":
             lo, hi = _correct_intervals(logits64, labels, z)
             lo_sorted, hi_sorted = torch.sort(lo).values, torch.sort(hi).values
-            count = (torch.searchsorted(lo_sorted, sig, side="left")
-                     - torch.searchsorted(hi_sorted, sig, side="right"))
+            count = torch.searchsorted(lo_sorted, sig, side="left") - torch.searchsorted(
+                hi_sorted, sig, side="right"
+            )
             out[:, d] = count.double().cpu().numpy() / n
         else:
             for start in range(0, len(uniq), chunk):
-                s = sig[start:start + chunk]
-                pred = torch.addcmul(logits64.unsqueeze(0), s.reshape(-1, 1, 1),
-                                     z.unsqueeze(0)).argmax(-1)
-                out[start:start + chunk, d] = (pred == labels).double().mean(1).cpu().numpy()
+                s = sig[start : start + chunk]
+                pred = torch.addcmul(
+                    logits64.unsqueeze(0), s.reshape(-1, 1, 1), z.unsqueeze(0)
+                ).argmax(-1)
+                out[start : start + chunk, d] = (pred == labels).double().mean(1).cpu().numpy()
         out[uniq == 0, d] = clean
     return out[inverse]
 
 
 @torch.no_grad()
-def gauss_input_accuracy(model: nn.Module, images: Tensor, labels: Tensor, sigmas: ArrayLike,
-                         n_draws: int, generator: torch.Generator, noise_space: str = "pixel",
-                         batch_size: int = 500, device: str = "cpu",
-                         progress: Callable[[Iterable[Any], str], Iterable[Any]] | None = None,
-                         ) -> NDArray[np.float64]:
+def gauss_input_accuracy(
+    model: nn.Module,
+    images: Tensor,
+    labels: Tensor,
+    sigmas: ArrayLike,
+    n_draws: int,
+    generator: torch.Generator,
+    noise_space: str = "pixel",
+    batch_size: int = 500,
+    device: str = "cpu",
+    progress: Callable[[Iterable[Any], str], Iterable[Any]] | None = None,
+) -> NDArray[np.float64]:
     """Accuracy of C(x + Z), Z ~ N(0, σ²), for each σ and draw: ``[len(sigmas), n_draws]``.
 
     Args:
@@ -126,8 +143,11 @@ def gauss_input_accuracy(model: nn.Module, images: Tensor, labels: Tensor, sigma
     model.eval().to(device)
     if isinstance(model, NormalizedNet):
         body: nn.Module = model.body
-        scale = (model.pixel_to_normalized_scale().to(device) if noise_space == "pixel"
-                 else torch.ones(1, device=device))
+        scale = (
+            model.pixel_to_normalized_scale().to(device)
+            if noise_space == "pixel"
+            else torch.ones(1, device=device)
+        )
         prep: Callable[[Tensor], Tensor] = model.normalize
     else:
         if noise_space != "pixel":
@@ -140,8 +160,8 @@ def gauss_input_accuracy(model: nn.Module, images: Tensor, labels: Tensor, sigma
     for d, seed in draws:
         g = torch.Generator(device=device).manual_seed(seed)
         for start in range(0, len(images), batch_size):
-            xb = prep(images[start:start + batch_size].to(device))
-            yb = labels[start:start + batch_size].to(device)
+            xb = prep(images[start : start + batch_size].to(device))
+            yb = labels[start : start + batch_size].to(device)
             z = torch.randn(xb.shape, generator=g, dtype=xb.dtype, device=device) * scale
             for i, s in enumerate(uniq):
                 logits = body(xb + float(s) * z) if s > 0 else body(xb)

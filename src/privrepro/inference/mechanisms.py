@@ -23,36 +23,50 @@ def _draw_shape(x: Tensor, n_draws: int | None) -> tuple[int, ...]:
     return tuple(x.shape) if n_draws is None else (n_draws, *x.shape)
 
 
-def laplace_noise(shape: tuple[int, ...], scale: float, generator: torch.Generator,
-                  dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu") -> Tensor:
+def laplace_noise(
+    shape: tuple[int, ...],
+    scale: float,
+    generator: torch.Generator,
+    dtype: torch.dtype = torch.float32,
+    device: str | torch.device = "cpu",
+) -> Tensor:
     """i.i.d. Laplace(0, scale) by inversion: −b sgn(u) log(1 − 2|u|), u ~ U(−½, ½)."""
     u = torch.rand(shape, generator=generator, dtype=torch.float64, device=device) - 0.5
     u = u.clamp(min=-0.5 + 1e-16)  # keep log1p finite at the closed end of [0, 1)
     return (-scale * torch.sign(u) * torch.log1p(-2.0 * u.abs())).to(dtype)
 
 
-def lap_output(logits: Tensor, scale: float, generator: torch.Generator,
-               n_draws: int | None = None) -> Tensor:
+def lap_output(
+    logits: Tensor, scale: float, generator: torch.Generator, n_draws: int | None = None
+) -> Tensor:
     """Lap-Output's release C(x) + Z, Z ~ Lap(scale)^k (ip paper, eq. 9)."""
     if scale < 0:
         raise ValueError(f"scale = {scale!r}: must be >= 0")
-    noise = laplace_noise(_draw_shape(logits, n_draws), scale, generator, logits.dtype,
-                          logits.device)
+    noise = laplace_noise(
+        _draw_shape(logits, n_draws), scale, generator, logits.dtype, logits.device
+    )
     return logits + noise
 
 
-def gauss_output(logits: Tensor, sigma: float, generator: torch.Generator,
-                 n_draws: int | None = None) -> Tensor:
+def gauss_output(
+    logits: Tensor, sigma: float, generator: torch.Generator, n_draws: int | None = None
+) -> Tensor:
     """Gauss-Output's release C(x) + Z, Z ~ N(0, σ²)^k (ip paper, eq. 10)."""
     if sigma < 0:
         raise ValueError(f"sigma = {sigma!r}: must be >= 0")
-    z = torch.randn(_draw_shape(logits, n_draws), generator=generator, dtype=logits.dtype,
-                    device=logits.device)
+    z = torch.randn(
+        _draw_shape(logits, n_draws), generator=generator, dtype=logits.dtype, device=logits.device
+    )
     return logits + sigma * z
 
 
-def gauss_input(model: Callable[[Tensor], Tensor], x: Tensor, sigma: float,
-                generator: torch.Generator, n_draws: int | None = None) -> Tensor:
+def gauss_input(
+    model: Callable[[Tensor], Tensor],
+    x: Tensor,
+    sigma: float,
+    generator: torch.Generator,
+    n_draws: int | None = None,
+) -> Tensor:
     """Gauss-Input's release C(x + Z), Z ~ N(0, σ²)^n (ip paper, eq. 13).
 
     With ``n_draws`` the draws are stacked into one batch of ``n_draws * len(x)`` inputs.

@@ -22,11 +22,18 @@ __all__ = ["ArchSpec", "NormalizedNet", "build_network"]
 class NormalizedNet(nn.Module):
     """``body((x − mean) / std)`` with per-channel ``mean`` and ``std`` buffers."""
 
+    mean: Tensor
+    std: Tensor
+
     def __init__(self, body: nn.Module, mean: Sequence[float], std: Sequence[float]) -> None:
         super().__init__()
         self.body = body
-        self.register_buffer("mean", torch.tensor(list(mean), dtype=torch.float32).reshape(1, -1, 1, 1))
-        self.register_buffer("std", torch.tensor(list(std), dtype=torch.float32).reshape(1, -1, 1, 1))
+        self.register_buffer(
+            "mean", torch.tensor(list(mean), dtype=torch.float32).reshape(1, -1, 1, 1)
+        )
+        self.register_buffer(
+            "std", torch.tensor(list(std), dtype=torch.float32).reshape(1, -1, 1, 1)
+        )
 
     def normalize(self, x: Tensor) -> Tensor:
         """Pixels → the body's input space."""
@@ -59,20 +66,35 @@ class ArchSpec:
     resnet_blocks: int = 2
 
 
-def build_network(spec: ArchSpec, num_classes: int, in_channels: int, image_size: int,
-                  mean: Sequence[float], std: Sequence[float]) -> NormalizedNet:
+def build_network(
+    spec: ArchSpec,
+    num_classes: int,
+    in_channels: int,
+    image_size: int,
+    mean: Sequence[float],
+    std: Sequence[float],
+) -> NormalizedNet:
     """The classifier of ``spec`` behind its normaliser (SLL: std forced to 1, as the notebooks,
     so the network stays 1-Lipschitz in pixel space up to its last layer)."""
     if spec.name == "sll":
-        body: nn.Module = sll_network(num_classes, in_channels, image_size, spec.depth_conv,
-                                      spec.depth_linear, spec.width, spec.conv_inner,
-                                      spec.linear_inner, spec.pool)
+        body: nn.Module = sll_network(
+            num_classes,
+            in_channels,
+            image_size,
+            spec.depth_conv,
+            spec.depth_linear,
+            spec.width,
+            spec.conv_inner,
+            spec.linear_inner,
+            spec.pool,
+        )
         return NormalizedNet(body, mean, [1.0] * in_channels)
     if spec.name == "resnet18":
         return NormalizedNet(cifar_resnet18(num_classes, in_channels), mean, std)
     if spec.name == "resnet_small":
-        return NormalizedNet(small_resnet(num_classes, in_channels, spec.resnet_width,
-                                          spec.resnet_blocks), mean, std)
+        return NormalizedNet(
+            small_resnet(num_classes, in_channels, spec.resnet_width, spec.resnet_blocks), mean, std
+        )
     from privrepro.config.validation import ConfigError
 
     raise ConfigError("arch.name", spec.name, "must be one of ['sll', 'resnet18', 'resnet_small']")

@@ -1,4 +1,4 @@
-""""ResNet Tune": fine-tuning a base classifier on noisy inputs, and picking a tuned model per point.
+""" "ResNet Tune": fine-tuning a base classifier on noisy inputs, and picking a tuned model per point.
 
 ip paper, Sec. V: "we conduct a grid search by fine-tuning the pre-trained model with images
 subjected to varying privacy levels to identify the best fine-tuned model with highest accuracy
@@ -61,8 +61,14 @@ class TunedModel:
     val_loss: list[float]
 
 
-def _noisy(x: Tensor, sigma: float, scale: Tensor, generator: torch.Generator,
-           model: NormalizedNet, space: str) -> Tensor:
+def _noisy(
+    x: Tensor,
+    sigma: float,
+    scale: Tensor,
+    generator: torch.Generator,
+    model: NormalizedNet,
+    space: str,
+) -> Tensor:
     z = torch.randn(x.shape, generator=generator)
     if space == "normalized":
         # noise of std σ in the normalised space = σ·std in pixel space
@@ -70,11 +76,20 @@ def _noisy(x: Tensor, sigma: float, scale: Tensor, generator: torch.Generator,
     return x + sigma * z * scale
 
 
-def fine_tune_noisy(base: NormalizedNet, x_train: Tensor, y_train: Tensor, x_val: Tensor,
-                    y_val: Tensor, sigma_train: float, sigma_target: float, mode: str,
-                    cfg: TrainConfig, generator: torch.Generator, device: str = "cpu",
-                    progress: Callable[[Iterable[Any], str], Iterable[Any]] | None = None,
-                    ) -> tuple[NormalizedNet, list[float]]:
+def fine_tune_noisy(
+    base: NormalizedNet,
+    x_train: Tensor,
+    y_train: Tensor,
+    x_val: Tensor,
+    y_val: Tensor,
+    sigma_train: float,
+    sigma_target: float,
+    mode: str,
+    cfg: TrainConfig,
+    generator: torch.Generator,
+    device: str = "cpu",
+    progress: Callable[[Iterable[Any], str], Iterable[Any]] | None = None,
+) -> tuple[NormalizedNet, list[float]]:
     """A copy of ``base`` fine-tuned on noisy + clean batches; returns it and its val losses.
 
     In ``repo_compat`` mode ``cfg.update_parameters`` is forced off (statistics only), as the
@@ -82,8 +97,9 @@ def fine_tune_noisy(base: NormalizedNet, x_train: Tensor, y_train: Tensor, x_val
     """
     space = noise_space_of(mode)
     model = copy.deepcopy(base).cpu()
-    cfg = TrainConfig(**{**cfg.__dict__, "update_parameters": mode != "repo_compat",
-                         "keep_best_val": True})
+    cfg = TrainConfig(
+        **{**cfg.__dict__, "update_parameters": mode != "repo_compat", "keep_best_val": True}
+    )
     ones = torch.ones(1)
 
     def both(xb: Tensor, yb: Tensor, g: torch.Generator) -> list[tuple[Tensor, Tensor]]:
@@ -96,22 +112,39 @@ def fine_tune_noisy(base: NormalizedNet, x_train: Tensor, y_train: Tensor, x_val
         m.eval()
         total = 0.0
         for i in range(0, len(x_val_noisy), 500):
-            logits = m(x_val_noisy[i:i + 500].to(device))
-            total += float(F.cross_entropy(logits, y_val[i:i + 500].to(device), reduction="sum"))
+            logits = m(x_val_noisy[i : i + 500].to(device))
+            total += float(F.cross_entropy(logits, y_val[i : i + 500].to(device), reduction="sum"))
         m.train()
         return total / max(len(x_val_noisy), 1)
 
-    res = train_classifier(model, x_train, y_train, cfg, generator, device,
-                           batch_transform=both, val_loss=val_loss, progress=progress)
+    res = train_classifier(
+        model,
+        x_train,
+        y_train,
+        cfg,
+        generator,
+        device,
+        batch_transform=both,
+        val_loss=val_loss,
+        progress=progress,
+    )
     model.eval()
     return model, res.val_loss
 
 
-def select_tuned(models: Sequence[NormalizedNet], sigmas: Sequence[float], mode: str,
-                 x_val: Tensor, y_val: Tensor, x_test: Tensor, y_test: Tensor, n_draws: int,
-                 generator_for: Callable[[str], torch.Generator], device: str = "cpu",
-                 batch_size: int = 500,
-                 ) -> tuple[np.ndarray, np.ndarray]:
+def select_tuned(
+    models: Sequence[NormalizedNet],
+    sigmas: Sequence[float],
+    mode: str,
+    x_val: Tensor,
+    y_val: Tensor,
+    x_test: Tensor,
+    y_test: Tensor,
+    n_draws: int,
+    generator_for: Callable[[str], torch.Generator],
+    device: str = "cpu",
+    batch_size: int = 500,
+) -> tuple[np.ndarray, np.ndarray]:
     """For each σ: the index of the chosen tuned model and its per-draw test accuracy.
 
     ``repo_compat``: the model with the highest mean test accuracy (the notebooks' max over
@@ -123,16 +156,38 @@ def select_tuned(models: Sequence[NormalizedNet], sigmas: Sequence[float], mode:
     space = noise_space_of(mode)
 
     def test_acc(m: NormalizedNet) -> np.ndarray:
-        return gauss_input_accuracy(m, x_test, y_test, sigmas, n_draws, generator_for("tune-test"),
-                                    space, batch_size, device)
+        return gauss_input_accuracy(
+            m,
+            x_test,
+            y_test,
+            sigmas,
+            n_draws,
+            generator_for("tune-test"),
+            space,
+            batch_size,
+            device,
+        )
 
     if mode == "repo_compat":
         tests = np.stack([test_acc(m) for m in models])  # [M, S, D]
         chosen = tests.mean(2).argmax(0)
         return chosen, tests[chosen, np.arange(len(sigmas))]
-    vals = np.stack([gauss_input_accuracy(m, x_val, y_val, sigmas, n_draws,
-                                          generator_for("tune-val"), space, batch_size, device)
-                     for m in models])
+    vals = np.stack(
+        [
+            gauss_input_accuracy(
+                m,
+                x_val,
+                y_val,
+                sigmas,
+                n_draws,
+                generator_for("tune-val"),
+                space,
+                batch_size,
+                device,
+            )
+            for m in models
+        ]
+    )
     chosen = vals.mean(2).argmax(0)
     picked = {int(i): test_acc(models[int(i)]) for i in np.unique(chosen)}  # test only the chosen
     return chosen, np.stack([picked[int(i)][j] for j, i in enumerate(chosen)])

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -28,19 +29,36 @@ from privrepro.models.sll import (
     PaddingChannels,
     SDPBasedLipschitzConvLayer,
     SDPBasedLipschitzLinearLayer,
-    SumPool2d,
 )
 
-__all__ = ["LayerBound", "layer_lipschitz_bound", "network_lipschitz_bound", "operator_norm",
-           "power_iteration"]
+__all__ = [
+    "LayerBound",
+    "layer_lipschitz_bound",
+    "network_lipschitz_bound",
+    "operator_norm",
+    "power_iteration",
+]
 
-_ONE_LIPSCHITZ = (nn.ReLU, nn.Identity, nn.Flatten, nn.Dropout, nn.Tanh, nn.Sigmoid,
-                  PaddingChannels)
+_ONE_LIPSCHITZ = (
+    nn.ReLU,
+    nn.Identity,
+    nn.Flatten,
+    nn.Dropout,
+    nn.Tanh,
+    nn.Sigmoid,
+    PaddingChannels,
+)
 
 
-def power_iteration(apply: Callable[[Tensor], Tensor], apply_t: Callable[[Tensor], Tensor],
-                    shape: tuple[int, ...], generator: torch.Generator, n_iter: int = 200,
-                    tol: float = 1e-9, dtype: torch.dtype = torch.float64) -> float:
+def power_iteration(
+    apply: Callable[[Tensor], Tensor],
+    apply_t: Callable[[Tensor], Tensor],
+    shape: tuple[int, ...],
+    generator: torch.Generator,
+    n_iter: int = 200,
+    tol: float = 1e-9,
+    dtype: torch.dtype = torch.float64,
+) -> float:
     """‖A‖₂ of a linear map by power iteration on AᵀA, from a random start.
 
     Args:
@@ -60,7 +78,7 @@ def power_iteration(apply: Callable[[Tensor], Tensor], apply_t: Callable[[Tensor
         if norm == 0.0:
             return 0.0
         v = w / norm
-        new = norm ** 0.5
+        new = norm**0.5
         if abs(new - est) <= tol * max(new, 1e-30):
             est = new
             break
@@ -68,8 +86,12 @@ def power_iteration(apply: Callable[[Tensor], Tensor], apply_t: Callable[[Tensor
     return float(apply(v).norm())
 
 
-def operator_norm(linear_map: Callable[[Tensor], Tensor], shape: tuple[int, ...],
-                  generator: torch.Generator, n_iter: int = 200) -> float:
+def operator_norm(
+    linear_map: Callable[[Tensor], Tensor],
+    shape: tuple[int, ...],
+    generator: torch.Generator,
+    n_iter: int = 200,
+) -> float:
     """‖f − f(0)‖₂ of an affine map ``f`` (its adjoint via autograd), by :func:`power_iteration`."""
     zero = torch.zeros(shape, dtype=torch.float64)
     offset = linear_map(zero).detach()
@@ -96,9 +118,10 @@ class LayerBound:
     method: str
 
 
-def _sll_bound(layer: nn.Module, shape: tuple[int, ...], generator: torch.Generator,
-               n_iter: int) -> float:
-    layer64 = _as_double(layer)
+def _sll_bound(
+    layer: nn.Module, shape: tuple[int, ...], generator: torch.Generator, n_iter: int
+) -> float:
+    layer64: Any = _as_double(layer)
     with torch.no_grad():
         t = layer64.compute_t()
     root_t = t.sqrt()
@@ -117,7 +140,7 @@ def _sll_bound(layer: nn.Module, shape: tuple[int, ...], generator: torch.Genera
             return torch.nn.functional.conv_transpose2d(scale * y, kernel, padding=pad)
 
         a_norm = power_iteration(apply, apply_t, shape, generator, n_iter)
-    return max(1.0, 2.0 * a_norm ** 2 - 1.0)
+    return max(1.0, 2.0 * a_norm**2 - 1.0)
 
 
 def _as_double(layer: nn.Module) -> nn.Module:
@@ -126,8 +149,9 @@ def _as_double(layer: nn.Module) -> nn.Module:
     return copy.deepcopy(layer).to(torch.float64)
 
 
-def layer_lipschitz_bound(layer: nn.Module, input_shape: tuple[int, ...],
-                          generator: torch.Generator, n_iter: int = 200) -> tuple[float, str]:
+def layer_lipschitz_bound(
+    layer: nn.Module, input_shape: tuple[int, ...], generator: torch.Generator, n_iter: int = 200
+) -> tuple[float, str]:
     """An ℓ2 Lipschitz bound of one layer on inputs of ``input_shape`` (batch axis of 1 included).
 
     Returns the bound and the method used. Layers that are neither 1-Lipschitz activations,
@@ -136,7 +160,9 @@ def layer_lipschitz_bound(layer: nn.Module, input_shape: tuple[int, ...],
     if isinstance(layer, _ONE_LIPSCHITZ):
         return 1.0, "1-Lipschitz by construction"
     if isinstance(layer, (SDPBasedLipschitzConvLayer, SDPBasedLipschitzLinearLayer)):
-        return _sll_bound(layer, input_shape, generator, n_iter), "SLL: max(1, 2‖T^½W‖²−1), power iteration"
+        return _sll_bound(
+            layer, input_shape, generator, n_iter
+        ), "SLL: max(1, 2‖T^½W‖²−1), power iteration"
     if isinstance(layer, LinearNormalized):
         q = torch.nn.functional.normalize(layer.weight.detach().to(torch.float64), p=2, dim=1)
         return float(torch.linalg.matrix_norm(q, ord=2)), "‖Q‖₂ of the row-normalised weight (SVD)"
@@ -149,18 +175,20 @@ def layer_lipschitz_bound(layer: nn.Module, input_shape: tuple[int, ...],
         return (k[0] * k[1]) ** 0.5 / divisor, "closed form √(window)/divisor (disjoint windows)"
     if isinstance(layer, nn.Conv2d) and layer.groups == 1 and layer.padding_mode == "zeros":
         w = layer.weight.detach().to(torch.float64)
-        conv = dict(stride=layer.stride, padding=layer.padding, dilation=layer.dilation)
+        conv: dict[str, Any] = dict(
+            stride=layer.stride, padding=layer.padding, dilation=layer.dilation
+        )
         out_shape = _out_shape(layer, input_shape)
 
         def apply(x: Tensor) -> Tensor:
             return torch.nn.functional.conv2d(x, w, **conv)  # type: ignore[arg-type]
 
         def apply_t(y: Tensor) -> Tensor:
-            return torch.nn.functional.conv_transpose2d(
-                y, w, output_padding=out_pad, **conv)  # type: ignore[arg-type]
+            return torch.nn.functional.conv_transpose2d(y, w, output_padding=out_pad, **conv)  # type: ignore[arg-type]
 
         default = torch.nn.functional.conv_transpose2d(
-            torch.zeros(out_shape, dtype=torch.float64), w, **conv)  # type: ignore[arg-type]
+            torch.zeros(out_shape, dtype=torch.float64), w, **conv
+        )  # type: ignore[arg-type]
         out_pad = (input_shape[-2] - default.shape[-2], input_shape[-1] - default.shape[-1])
         return power_iteration(apply, apply_t, input_shape, generator, n_iter), "power iteration"
     if isinstance(layer, (nn.AvgPool2d, nn.ZeroPad2d, nn.Conv2d, nn.Conv1d)):
@@ -182,8 +210,11 @@ def _pair(v: int | tuple[int, ...]) -> tuple[int, int]:
 
 def _non_overlapping(pool: nn.AvgPool2d) -> bool:
     stride = pool.stride if pool.stride is not None else pool.kernel_size
-    return (_pair(stride) == _pair(pool.kernel_size) and _pair(pool.padding) == (0, 0)
-            and not pool.ceil_mode)
+    return (
+        _pair(stride) == _pair(pool.kernel_size)
+        and _pair(pool.padding) == (0, 0)
+        and not pool.ceil_mode
+    )
 
 
 def _out_shape(layer: nn.Module, shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -191,9 +222,13 @@ def _out_shape(layer: nn.Module, shape: tuple[int, ...]) -> tuple[int, ...]:
         return tuple(_as_double(layer)(torch.zeros(shape, dtype=torch.float64)).shape)
 
 
-def network_lipschitz_bound(model: nn.Sequential, input_shape: tuple[int, ...],
-                            generator: torch.Generator, n_iter: int = 200,
-                            assume_last_layer_one: bool = False) -> tuple[float, list[LayerBound]]:
+def network_lipschitz_bound(
+    model: nn.Sequential,
+    input_shape: tuple[int, ...],
+    generator: torch.Generator,
+    n_iter: int = 200,
+    assume_last_layer_one: bool = False,
+) -> tuple[float, list[LayerBound]]:
     """The product of per-layer ℓ2 bounds of a sequential network: an upper bound on μ_C.
 
     Args:

@@ -18,8 +18,9 @@ def cifar_resnet18(num_classes: int, in_channels: int = 3) -> nn.Module:
     """timm ``resnet18`` (random init) with a 3×3 stride-1 stem conv and the max-pool removed."""
     import timm
 
-    model = timm.create_model("resnet18", pretrained=False, num_classes=num_classes,
-                              in_chans=in_channels)
+    model = timm.create_model(
+        "resnet18", pretrained=False, num_classes=num_classes, in_chans=in_channels
+    )
     model.conv1 = nn.Conv2d(in_channels, 64, kernel_size=3, stride=1, padding=1, bias=False)
     model.maxpool = nn.Identity()
     return model
@@ -36,8 +37,9 @@ class BasicBlock(nn.Module):
         self.bn2 = nn.BatchNorm2d(cout)
         self.shortcut: nn.Module = nn.Identity()
         if stride != 1 or cin != cout:
-            self.shortcut = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
-                                          nn.BatchNorm2d(cout))
+            self.shortcut = nn.Sequential(
+                nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout)
+            )
 
     def forward(self, x: Tensor) -> Tensor:
         out = self.bn1(self.conv1(x)).relu()
@@ -45,15 +47,19 @@ class BasicBlock(nn.Module):
         return (out + self.shortcut(x)).relu()
 
 
-def small_resnet(num_classes: int, in_channels: int = 3, width: int = 16,
-                 blocks: int = 2) -> nn.Sequential:
+def small_resnet(
+    num_classes: int, in_channels: int = 3, width: int = 16, blocks: int = 2
+) -> nn.Sequential:
     """A small CIFAR-style ResNet: stem, ``blocks`` BasicBlocks (the second and later at stride 2
     with doubled width), global average pooling and a linear head."""
-    layers: list[nn.Module] = [nn.Conv2d(in_channels, width, 3, 1, 1, bias=False),
-                               nn.BatchNorm2d(width), nn.ReLU()]
+    layers: list[nn.Module] = [
+        nn.Conv2d(in_channels, width, 3, 1, 1, bias=False),
+        nn.BatchNorm2d(width),
+        nn.ReLU(),
+    ]
     cin = width
     for i in range(blocks):
-        cout = width * (2 ** i)
+        cout = width * (2**i)
         layers.append(BasicBlock(cin, cout, stride=1 if i == 0 else 2))
         cin = cout
     layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(cin, num_classes)]

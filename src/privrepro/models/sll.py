@@ -21,13 +21,22 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-__all__ = ["LinearNormalized", "PaddingChannels", "SDPBasedLipschitzConvLayer",
-           "SDPBasedLipschitzLinearLayer", "SumPool2d", "safe_inv", "sll_network"]
+__all__ = [
+    "LinearNormalized",
+    "PaddingChannels",
+    "SDPBasedLipschitzConvLayer",
+    "SDPBasedLipschitzLinearLayer",
+    "SumPool2d",
+    "safe_inv",
+    "sll_network",
+]
 
 
 def safe_inv(x: Tensor) -> Tensor:
     """1/x with 1/0 := 0 (a zero row of WWᵀ means a dead unit whose scale does not matter)."""
-    return torch.where(x == 0, torch.zeros_like(x), 1.0 / torch.where(x == 0, torch.ones_like(x), x))
+    return torch.where(
+        x == 0, torch.zeros_like(x), 1.0 / torch.where(x == 0, torch.ones_like(x), x)
+    )
 
 
 class SDPBasedLipschitzConvLayer(nn.Module):
@@ -141,9 +150,17 @@ class SumPool2d(nn.AvgPool2d):
         super().__init__(p, divisor_override=p)
 
 
-def sll_network(num_classes: int, in_channels: int = 3, image_size: int = 32, depth_conv: int = 20,
-                depth_linear: int = 7, width: int = 45, conv_inner: int = 5,
-                linear_inner: int = 2048, pool: int = 4) -> nn.Sequential:
+def sll_network(
+    num_classes: int,
+    in_channels: int = 3,
+    image_size: int = 32,
+    depth_conv: int = 20,
+    depth_linear: int = 7,
+    width: int = 45,
+    conv_inner: int = 5,
+    linear_inner: int = 2048,
+    pool: int = 4,
+) -> nn.Sequential:
     """An SLL network (Araujo et al. 2023; "SLL small" with the defaults, as in the ip notebooks).
 
     PaddingChannels(width) → depth_conv × SDP conv (inner ``conv_inner``, 3×3) → SumPool2d(pool)

@@ -17,8 +17,14 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-__all__ = ["TrainConfig", "TrainResult", "accuracy", "predict_logits", "seeded_build",
-           "train_classifier"]
+__all__ = [
+    "TrainConfig",
+    "TrainResult",
+    "accuracy",
+    "predict_logits",
+    "seeded_build",
+    "train_classifier",
+]
 
 BatchTransform = Callable[[Tensor, Tensor, torch.Generator], list[tuple[Tensor, Tensor]]]
 
@@ -90,20 +96,24 @@ def seeded_build(build: Callable[[], nn.Module], generator: torch.Generator) -> 
 def _batches(n: int, batch_size: int, generator: torch.Generator | None) -> Iterator[Tensor]:
     order = torch.randperm(n, generator=generator) if generator is not None else torch.arange(n)
     for start in range(0, n, batch_size):
-        yield order[start:start + batch_size]
+        yield order[start : start + batch_size]
 
 
 @torch.no_grad()
-def predict_logits(model: nn.Module, x: Tensor, batch_size: int = 512,
-                   device: str = "cpu") -> Tensor:
+def predict_logits(
+    model: nn.Module, x: Tensor, batch_size: int = 512, device: str = "cpu"
+) -> Tensor:
     """The model's outputs on ``x`` in eval mode, batched, returned on the CPU."""
     model.eval()
-    outs = [model(x[i:i + batch_size].to(device)).float().cpu() for i in range(0, len(x), batch_size)]
+    outs = [
+        model(x[i : i + batch_size].to(device)).float().cpu() for i in range(0, len(x), batch_size)
+    ]
     return torch.cat(outs) if outs else torch.empty(0)
 
 
-def accuracy(model: nn.Module, x: Tensor, y: Tensor, batch_size: int = 512,
-             device: str = "cpu") -> float:
+def accuracy(
+    model: nn.Module, x: Tensor, y: Tensor, batch_size: int = 512, device: str = "cpu"
+) -> float:
     """Top-1 accuracy of ``model`` on ``(x, y)``."""
     return float((predict_logits(model, x, batch_size, device).argmax(1) == y.cpu()).float().mean())
 
@@ -114,13 +124,18 @@ def _optimizer(params: Iterable[nn.Parameter], cfg: TrainConfig) -> torch.optim.
     return torch.optim.SGD(params, lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay)
 
 
-def train_classifier(model: nn.Module, x: Tensor, y: Tensor, cfg: TrainConfig,
-                     generator: torch.Generator, device: str = "cpu",
-                     loss_fn: Callable[[Tensor, Tensor], Tensor] | None = None,
-                     batch_transform: BatchTransform | None = None,
-                     val_loss: Callable[[nn.Module], float] | None = None,
-                     progress: Callable[[Iterable[Any], str], Iterable[Any]] | None = None,
-                     ) -> TrainResult:
+def train_classifier(
+    model: nn.Module,
+    x: Tensor,
+    y: Tensor,
+    cfg: TrainConfig,
+    generator: torch.Generator,
+    device: str = "cpu",
+    loss_fn: Callable[[Tensor, Tensor], Tensor] | None = None,
+    batch_transform: BatchTransform | None = None,
+    val_loss: Callable[[nn.Module], float] | None = None,
+    progress: Callable[[Iterable[Any], str], Iterable[Any]] | None = None,
+) -> TrainResult:
     """Train ``model`` in place on ``(x, y)``.
 
     Args:
@@ -140,8 +155,11 @@ def train_classifier(model: nn.Module, x: Tensor, y: Tensor, cfg: TrainConfig,
     model.to(device)
     opt = _optimizer(model.parameters(), cfg) if cfg.update_parameters else None
     steps = cfg.epochs * -(-len(x) // cfg.batch_size)
-    sched = (torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(steps, 1))
-             if opt is not None and cfg.schedule == "cosine" else None)
+    sched = (
+        torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(steps, 1))
+        if opt is not None and cfg.schedule == "cosine"
+        else None
+    )
     result = TrainResult([], [], None)
     best_state: dict[str, Tensor] | None = None
     best = float("inf")

@@ -40,9 +40,17 @@ class AccuracyCurve(Figure[CurveParams]):
 
     def units(self, params: CurveParams) -> list[dict[str, Any]]:
         points = [[a, e] for a in params.alphas for e in params.epsilons]
-        return [{"dataset": params.dataset, "mode": mode, "group": group, "points": points,
-                 "params": unit_params(params)}
-                for mode in params.modes for group in groups_of(params.series)]
+        return [
+            {
+                "dataset": params.dataset,
+                "mode": mode,
+                "group": group,
+                "points": points,
+                "params": unit_params(params),
+            }
+            for mode in params.modes
+            for group in groups_of(params.series)
+        ]
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         p = params_from_unit(unit)
@@ -54,19 +62,32 @@ class AccuracyCurve(Figure[CurveParams]):
         styles = {"repo_compat": "-", "corrected": "--"}
         for i, series in enumerate(SERIES):
             for mode, style in styles.items():
-                sub = table[(table["series"] == series) & (table["mode"] == mode)].sort_values(self.x)
+                sub = table[(table["series"] == series) & (table["mode"] == mode)].sort_values(
+                    self.x
+                )
                 if sub.empty:
                     continue
-                ax.errorbar(sub[self.x], sub["accuracy"], yerr=sub["accuracy_std"], ls=style,
-                            marker="o", ms=3, color=PALETTE[i], capsize=2,
-                            label=f"{SERIES_LABEL[series]} ({mode})")
+                ax.errorbar(
+                    sub[self.x],
+                    sub["accuracy"],
+                    yerr=sub["accuracy_std"],
+                    ls=style,
+                    marker="o",
+                    ms=3,
+                    color=PALETTE[i],
+                    capsize=2,
+                    label=f"{SERIES_LABEL[series]} ({mode})",
+                )
         ax.set_xlabel("radius α" if self.x == "alpha" else "privacy budget ε")
         ax.set_ylabel("accuracy")
         ax.set_ylim(0, 1.02)
-        fixed = (f"ε = {params.epsilons[0]:g}" if self.x == "alpha" else f"α = {params.alphas[0]:g}")
-        ax.set_title(f"{params.dataset}: accuracy vs {'α' if self.x == 'alpha' else 'ε'}, {fixed}, "
-                     f"δ = {params.delta:g}\nmode: {', '.join(params.modes)}; "
-                     f"{params.n_draws} draws per point", fontsize=9)
+        fixed = f"ε = {params.epsilons[0]:g}" if self.x == "alpha" else f"α = {params.alphas[0]:g}"
+        ax.set_title(
+            f"{params.dataset}: accuracy vs {'α' if self.x == 'alpha' else 'ε'}, {fixed}, "
+            f"δ = {params.delta:g}\nmode: {', '.join(params.modes)}; "
+            f"{params.n_draws} draws per point",
+            fontsize=9,
+        )
         ax.legend(fontsize=7, loc="best")
         return fig
 

@@ -8,5 +8,7 @@ from privrepro.figures.ip.curves import AccuracyCurve
 class AccuracyVsRadius(AccuracyCurve):
     """Fig. 3 (notebooks: α = linspace(0, 0.2, 20), ε = 1, 15 draws)."""
 
-    title = "ip Fig. 3 — accuracy vs radius α (ε = 1, δ = 1e-5): SLL output/input, ResNet, ResNet Tune"
+    title = (
+        "ip Fig. 3 — accuracy vs radius α (ε = 1, δ = 1e-5): SLL output/input, ResNet, ResNet Tune"
+    )
     x = "alpha"

@@ -32,8 +32,9 @@ class Fig5Params(IPParams):
     """α values and the ε loop of the notebooks."""
 
     dataset: str = param("cifar10", choices=["cifar10", "cifar100", "digits", "synthetic_images"])
-    alphas: list[float] = param([0.0, 0.05, 0.07, 0.1, 0.2], ge=0,
-                                assumed="not in the paper; the notebooks' radii")
+    alphas: list[float] = param(
+        [0.0, 0.05, 0.07, 0.1, 0.2], ge=0, assumed="not in the paper; the notebooks' radii"
+    )
     eps_start: float = param(0.5, gt=0, assumed="not in the paper; the notebooks' loop start")
     eps_step: float = param(0.05, gt=0, assumed="the notebooks' step")
     eps_count: int = param(101, ge=1, assumed="the notebooks' loop runs while ε < 5.5: 101 values")
@@ -51,14 +52,23 @@ class GaussOutputTradeoff(Figure[Fig5Params]):
 
     def units(self, params: Fig5Params) -> list[dict[str, Any]]:
         points = [[a, e] for a in params.alphas for e in params.epsilons()]
-        return [{"dataset": params.dataset, "mode": mode, "group": "sll", "points": points,
-                 "params": unit_params(params)} for mode in params.modes]
+        return [
+            {
+                "dataset": params.dataset,
+                "mode": mode,
+                "group": "sll",
+                "points": points,
+                "params": unit_params(params),
+            }
+            for mode in params.modes
+        ]
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         p = params_from_unit(unit)
         points = [(float(a), float(e)) for a, e in unit["points"]]
-        df = compute_group(ctx, unit["dataset"], unit["mode"], "sll", points, p,
-                           series=("sll_output",))
+        df = compute_group(
+            ctx, unit["dataset"], unit["mode"], "sll", points, p, series=("sll_output",)
+        )
         n = len(df) // max(len({a for a, _ in points}), 1)
         df["epsilon_notebook_x"] = np.tile(np.linspace(0.5, 5.0, n), len(df) // n) if n else []
         return df
@@ -67,15 +77,25 @@ class GaussOutputTradeoff(Figure[Fig5Params]):
         fig, ax = new_figure(width=5.6, height=3.8)
         for mode, style in (("repo_compat", "-"), ("corrected", "--")):
             for i, alpha in enumerate(sorted(table["alpha"].unique())):
-                sub = table[(table["alpha"] == alpha) & (table["mode"] == mode)].sort_values("epsilon")
+                sub = table[(table["alpha"] == alpha) & (table["mode"] == mode)].sort_values(
+                    "epsilon"
+                )
                 if len(sub):
-                    ax.plot(sub["epsilon"], sub["accuracy"], ls=style, color=PALETTE[i % len(PALETTE)],
-                            label=f"α = {alpha:g} ({mode})")
+                    ax.plot(
+                        sub["epsilon"],
+                        sub["accuracy"],
+                        ls=style,
+                        color=PALETTE[i % len(PALETTE)],
+                        label=f"α = {alpha:g} ({mode})",
+                    )
         ax.set_xlabel("privacy budget ε (true values)")
         ax.set_ylabel("accuracy")
         ax.set_ylim(0, 1.02)
-        ax.set_title(f"{params.dataset}: SLL Gauss-Output, δ = {params.delta:g}, "
-                     f"{params.n_draws} draws; mode: {', '.join(params.modes)}", fontsize=9)
+        ax.set_title(
+            f"{params.dataset}: SLL Gauss-Output, δ = {params.delta:g}, "
+            f"{params.n_draws} draws; mode: {', '.join(params.modes)}",
+            fontsize=9,
+        )
         ax.legend(fontsize=7)
         return fig
 

@@ -54,9 +54,17 @@ class AccuracyTable(Figure[Fig6Params]):
         out = []
         for b in params.blocks:
             points = [[a, e] for a in b.alphas for e in b.epsilons]
-            out += [{"dataset": b.dataset, "mode": mode, "group": group, "points": points,
-                     "params": unit_params(params)}
-                    for mode in params.modes for group in groups_of(params.series)]
+            out += [
+                {
+                    "dataset": b.dataset,
+                    "mode": mode,
+                    "group": group,
+                    "points": points,
+                    "params": unit_params(params),
+                }
+                for mode in params.modes
+                for group in groups_of(params.series)
+            ]
         return out
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
@@ -83,13 +91,21 @@ class AccuracyTable(Figure[Fig6Params]):
                     row.append(" / ".join(parts))
                 cells.append(row)
             ax.axis("off")
-            tab = ax.table(cellText=cells, rowLabels=[f"α={a:g}" for a in alphas],
-                           colLabels=[f"ε={e:g}" for e in eps], loc="center", cellLoc="center")
+            tab = ax.table(
+                cellText=cells,
+                rowLabels=[f"α={a:g}" for a in alphas],
+                colLabels=[f"ε={e:g}" for e in eps],
+                loc="center",
+                cellLoc="center",
+            )
             tab.auto_set_font_size(False)
             tab.set_fontsize(7)
             present = [s for s in SERIES if s in set(sub["series"])]
-            ax.set_title(f"{dataset} ({mode}, δ = {params.delta:g}, {params.n_draws} draws): "
-                         + " / ".join(present), fontsize=8)
+            ax.set_title(
+                f"{dataset} ({mode}, δ = {params.delta:g}, {params.n_draws} draws): "
+                + " / ".join(present),
+                fontsize=8,
+            )
         return fig
 
     def summarize(self, table: pd.DataFrame, params: Any) -> pd.DataFrame | None:
