@@ -31,13 +31,18 @@ def bench() -> list[dict[str, Any]]:
         q(n, rng)
     t_raw = time.perf_counter() - t0
     total = rep.n_samples
-    return [{
-        "benchmark": "auditor", "metric": "audit throughput (draws incl. search and bounds)",
-        "value": total / t_audit, "unit": "draws/s", "baseline": total / t_raw,
-        "ratio": t_raw / t_audit,
-        "note": f"Gaussian at analytic σ(1, 1e-5), 2e6 draws in total; baseline: the same "
-                f"numpy draws alone; ε_LB = {rep.epsilon_lower_bound:.3f}",
-    }]
+    return [
+        {
+            "benchmark": "auditor",
+            "metric": "audit throughput (draws incl. search and bounds)",
+            "value": total / t_audit,
+            "unit": "draws/s",
+            "baseline": total / t_raw,
+            "ratio": t_raw / t_audit,
+            "note": f"Gaussian at analytic σ(1, 1e-5), 2e6 draws in total; baseline: the same "
+            f"numpy draws alone; ε_LB = {rep.epsilon_lower_bound:.3f}",
+        }
+    ]
 
 
 if __name__ == "__main__":

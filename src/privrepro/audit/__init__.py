@@ -9,5 +9,12 @@ from privrepro.audit.auditor import (
 )
 from privrepro.audit.binomial import clopper_pearson_lower, clopper_pearson_upper
 
-__all__ = ["AuditReport", "Sampler", "audit", "clopper_pearson_lower", "clopper_pearson_upper",
-           "neighbour_samplers", "sampler_from_distribution"]
+__all__ = [
+    "AuditReport",
+    "Sampler",
+    "audit",
+    "clopper_pearson_lower",
+    "clopper_pearson_upper",
+    "neighbour_samplers",
+    "sampler_from_distribution",
+]

@@ -93,8 +93,11 @@ def sampler_from_distribution(dist: _Frozen) -> Sampler:
     return sample
 
 
-def neighbour_samplers(mechanism: Callable[[NDArray[np.float64], np.random.Generator], ArrayLike],
-                       value_p: ArrayLike, value_q: ArrayLike) -> tuple[Sampler, Sampler]:
+def neighbour_samplers(
+    mechanism: Callable[[NDArray[np.float64], np.random.Generator], ArrayLike],
+    value_p: ArrayLike,
+    value_q: ArrayLike,
+) -> tuple[Sampler, Sampler]:
     """Samplers of ``mechanism(values, rng)`` (e.g. ``GaussianMechanism.sample``) on two fixed
     query values f(x) and f(x'), each repeated for the n draws (rows)."""
 
@@ -113,36 +116,44 @@ def _as_sampler(s: Sampler | _Frozen) -> Sampler:
     return sampler_from_distribution(s) if hasattr(s, "rvs") else s  # type: ignore[arg-type,return-value]
 
 
-def _draw(sampler: Sampler, n: int, rng: np.random.Generator,
-          statistic: Callable[[NDArray[Any]], ArrayLike] | None, batch: int, bar: Any
-          ) -> NDArray[np.float64]:
+def _draw(
+    sampler: Sampler,
+    n: int,
+    rng: np.random.Generator,
+    statistic: Callable[[NDArray[Any]], ArrayLike] | None,
+    batch: int,
+    bar: Any,
+) -> NDArray[np.float64]:
     out = np.empty(n, dtype=float)
     done = 0
     while done < n:
         m = min(batch, n - done)
         raw = np.asarray(sampler(m, rng))
         if raw.shape[:1] != (m,):
-            raise ConfigError("sampler", f"output of shape {raw.shape}",
-                              f"must have {m} rows (one per draw)")
+            raise ConfigError(
+                "sampler", f"output of shape {raw.shape}", f"must have {m} rows (one per draw)"
+            )
         if statistic is not None:
             stat = np.asarray(statistic(raw), dtype=float)
         elif raw.ndim == 1 or (raw.ndim == 2 and raw.shape[1] == 1):
             stat = raw.reshape(m).astype(float)
         else:
-            raise ConfigError("statistic", None,
-                              f"must be given for outputs of shape {raw.shape[1:]} per draw")
+            raise ConfigError(
+                "statistic", None, f"must be given for outputs of shape {raw.shape[1:]} per draw"
+            )
         if stat.shape != (m,):
             raise ConfigError("statistic", f"output of shape {stat.shape}", f"must be ({m},)")
         if np.any(np.isnan(stat)):
             raise ConfigError("statistic", "NaN", "outputs must not be NaN (use ±inf as markers)")
-        out[done:done + m] = stat
+        out[done : done + m] = stat
         done += m
         bar.update(m)
     return out
 
 
-def _candidate_thresholds(xp: NDArray[np.float64], xq: NDArray[np.float64], n_grid: int
-                          ) -> NDArray[np.float64]:
+def _candidate_thresholds(
+    xp: NDArray[np.float64], xq: NDArray[np.float64], n_grid: int
+) -> NDArray[np.float64]:
     pooled = np.sort(np.concatenate([xp, xq]))
     n = pooled.size
     uniform = np.linspace(0, n - 1, n_grid)
@@ -152,8 +163,9 @@ def _candidate_thresholds(xp: NDArray[np.float64], xq: NDArray[np.float64], n_gr
     return np.unique(pooled[idx])
 
 
-def _counts(sorted_x: NDArray[np.float64], t: NDArray[np.float64]
-            ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+def _counts(
+    sorted_x: NDArray[np.float64], t: NDArray[np.float64]
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """#{x ≥ t} and #{x ≤ t} for every threshold."""
     n = sorted_x.size
     ge = n - np.searchsorted(sorted_x, t, side="left")
@@ -161,21 +173,33 @@ def _counts(sorted_x: NDArray[np.float64], t: NDArray[np.float64]
     return ge.astype(np.int64), le.astype(np.int64)
 
 
-def _eps_bound(k_num: ArrayLike, k_den: ArrayLike, n: int, delta: float, alpha: float
-               ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+def _eps_bound(
+    k_num: ArrayLike, k_den: ArrayLike, n: int, delta: float, alpha: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     p_lo = clopper_pearson_lower(k_num, n, alpha)
     q_hi = clopper_pearson_upper(k_den, n, alpha)
     with np.errstate(divide="ignore", invalid="ignore"):
-        eps = np.where(p_lo > delta, np.log(np.maximum(p_lo - delta, 1e-300)) - np.log(q_hi),
-                       -np.inf)
+        eps = np.where(
+            p_lo > delta, np.log(np.maximum(p_lo - delta, 1e-300)) - np.log(q_hi), -np.inf
+        )
     return eps, p_lo, q_hi
 
 
-def audit(sampler_p: Sampler | _Frozen, sampler_q: Sampler | _Frozen, epsilon_claimed: float,
-          delta: float, n_samples: int, rng: np.random.Generator, *, confidence: float = 0.99,
-          statistic: Callable[[NDArray[Any]], ArrayLike] | None = None,
-          search_fraction: float = 0.5, n_grid: int = 2000, batch_size: int = 1 << 18,
-          progress: bool = True) -> AuditReport:
+def audit(
+    sampler_p: Sampler | _Frozen,
+    sampler_q: Sampler | _Frozen,
+    epsilon_claimed: float,
+    delta: float,
+    n_samples: int,
+    rng: np.random.Generator,
+    *,
+    confidence: float = 0.99,
+    statistic: Callable[[NDArray[Any]], ArrayLike] | None = None,
+    search_fraction: float = 0.5,
+    n_grid: int = 2000,
+    batch_size: int = 1 << 18,
+    progress: bool = True,
+) -> AuditReport:
     """Lower confidence bound on ε at ``delta`` for a mechanism with output laws P and Q on two
     neighbouring inputs, and whether the claimed (ε, δ) is refuted (module docstring).
 
@@ -203,16 +227,23 @@ def audit(sampler_p: Sampler | _Frozen, sampler_q: Sampler | _Frozen, epsilon_cl
     n_search = int(n_samples * search_fraction)
     n_eval = int(n_samples) - n_search
     if n_search < 10 or n_eval < 10:
-        raise ConfigError("n_samples", n_samples, "must leave >= 10 draws for search and for "
-                          "evaluation")
+        raise ConfigError(
+            "n_samples", n_samples, "must leave >= 10 draws for search and for evaluation"
+        )
     if n_grid < 2:
         raise ConfigError("n_grid", n_grid, "must be >= 2")
     sp, sq = _as_sampler(sampler_p), _as_sampler(sampler_q)
     alpha = (1.0 - confidence) / 4.0
 
     total = 2 * (n_search + n_eval)
-    with tqdm(total=total, desc="audit draws", unit="draw", unit_scale=True,
-              disable=not progress or total < 4 * batch_size, leave=False) as bar:
+    with tqdm(
+        total=total,
+        desc="audit draws",
+        unit="draw",
+        unit_scale=True,
+        disable=not progress or total < 4 * batch_size,
+        leave=False,
+    ) as bar:
         xp = np.sort(_draw(sp, n_search, rng, statistic, batch_size, bar))
         xq = np.sort(_draw(sq, n_search, rng, statistic, batch_size, bar))
         # Search: best half-line per direction on the search draws.
@@ -220,8 +251,10 @@ def audit(sampler_p: Sampler | _Frozen, sampler_q: Sampler | _Frozen, epsilon_cl
         p_ge, p_le = _counts(xp, t)
         q_ge, q_le = _counts(xq, t)
         chosen: list[tuple[str, str, float]] = []
-        for direction, (a_ge, a_le, b_ge, b_le) in (("P/Q", (p_ge, p_le, q_ge, q_le)),
-                                                    ("Q/P", (q_ge, q_le, p_ge, p_le))):
+        for direction, (a_ge, a_le, b_ge, b_le) in (
+            ("P/Q", (p_ge, p_le, q_ge, q_le)),
+            ("Q/P", (q_ge, q_le, p_ge, p_le)),
+        ):
             e_up = _eps_bound(a_ge, b_ge, n_search, delta, alpha)[0]
             e_lo = _eps_bound(a_le, b_le, n_search, delta, alpha)[0]
             if np.max(e_up) >= np.max(e_lo):
@@ -239,17 +272,35 @@ def audit(sampler_p: Sampler | _Frozen, sampler_q: Sampler | _Frozen, epsilon_cl
         k_num = _counts(num, tt)[0 if side == "upper" else 1][0]
         k_den = _counts(den, tt)[0 if side == "upper" else 1][0]
         eps, p_lo, q_hi = _eps_bound(k_num, k_den, n_eval, delta, alpha)
-        row = dict(eps=float(eps), direction=direction, side=side, threshold=thr,
-                   p_hat=k_num / n_eval, q_hat=k_den / n_eval, p_lower=float(p_lo),
-                   q_upper=float(q_hi),
-                   delta_lb=float(p_lo) - math.exp(epsilon_claimed) * float(q_hi))
+        row = dict(
+            eps=float(eps),
+            direction=direction,
+            side=side,
+            threshold=thr,
+            p_hat=k_num / n_eval,
+            q_hat=k_den / n_eval,
+            p_lower=float(p_lo),
+            q_upper=float(q_hi),
+            delta_lb=float(p_lo) - math.exp(epsilon_claimed) * float(q_hi),
+        )
         if best is None or (row["eps"], row["delta_lb"]) > (best["eps"], best["delta_lb"]):
             best = row
     assert best is not None
     return AuditReport(
-        epsilon_lower_bound=best["eps"], delta_lower_bound=best["delta_lb"],
-        epsilon_claimed=float(epsilon_claimed), delta=float(delta),
-        refuted=bool(best["eps"] > epsilon_claimed), confidence=float(confidence),
-        n_samples=total, n_search=n_search, n_eval=n_eval, threshold=best["threshold"],
-        side=best["side"], direction=best["direction"], p_hat=float(best["p_hat"]),
-        q_hat=float(best["q_hat"]), p_lower=best["p_lower"], q_upper=best["q_upper"])
+        epsilon_lower_bound=best["eps"],
+        delta_lower_bound=best["delta_lb"],
+        epsilon_claimed=float(epsilon_claimed),
+        delta=float(delta),
+        refuted=bool(best["eps"] > epsilon_claimed),
+        confidence=float(confidence),
+        n_samples=total,
+        n_search=n_search,
+        n_eval=n_eval,
+        threshold=best["threshold"],
+        side=best["side"],
+        direction=best["direction"],
+        p_hat=float(best["p_hat"]),
+        q_hat=float(best["q_hat"]),
+        p_lower=best["p_lower"],
+        q_upper=best["q_upper"],
+    )
