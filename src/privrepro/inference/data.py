@@ -1,9 +1,8 @@
 """Image data for the ip experiments as float tensors in [0, 1], N×C×H×W, with a validation split.
 
-Datasets come from the project's registry (:func:`privrepro.data.registry.load_dataset`):
-``cifar10``/``cifar100`` (the paper), ``digits`` (scikit-learn's bundled 8×8 digits, ``smoke``)
-and ``synthetic_images``. Until a name is registered, ``digits`` is read from scikit-learn and
-``cifar10``/``cifar100`` from torchvision directly (``download`` as asked), so recipes run either way.
+Datasets come from the project's registry (:func:`privrepro.data.registry.load_dataset`), with
+their own train/test splits: ``cifar10``/``cifar100`` (the paper), ``digits`` (scikit-learn's
+bundled 8×8 digits, ``smoke``) and ``synthetic_images``.
 """
 
 from __future__ import annotations
@@ -63,66 +62,12 @@ def _to_images(x: Any) -> Tensor:
     return torch.from_numpy(np.ascontiguousarray(arr))
 
 
-def _from_registry(
-    name: str, root: Path | None, split: str, download: bool
-) -> tuple[Tensor, Tensor] | None:
-    from privrepro.config.validation import ConfigError
+def _load(name: str, root: Path | None, split: str, download: bool) -> tuple[Tensor, Tensor]:
+    """One split of a registered dataset as float images in [0, 1] and long labels."""
     from privrepro.data.registry import load_dataset
 
-    try:
-        ds = load_dataset(name, root, split=split, download=download)
-    except ConfigError:
-        return None
-    except TypeError:
-        ds = load_dataset(name, root, split=split)
-    for xs, ys in (("images", "labels"), ("x", "y"), ("data", "targets"), ("X", "y")):
-        if isinstance(ds, dict) and xs in ds and ys in ds:
-            return _to_images(ds[xs]), torch.as_tensor(np.asarray(ds[ys]), dtype=torch.long)
-        if hasattr(ds, xs) and hasattr(ds, ys):
-            return _to_images(getattr(ds, xs)), torch.as_tensor(
-                np.asarray(getattr(ds, ys)), dtype=torch.long
-            )
-    if isinstance(ds, tuple) and len(ds) == 2:
-        return _to_images(ds[0]), torch.as_tensor(np.asarray(ds[1]), dtype=torch.long)
-    raise TypeError(f"dataset '{name}': cannot read images and labels from {type(ds).__name__}")
-
-
-def _digits() -> tuple[Tensor, Tensor]:
-    from sklearn.datasets import load_digits
-
-    bunch = load_digits()
-    return (
-        torch.from_numpy((bunch.images / 16.0).astype(np.float32))[:, None],
-        torch.as_tensor(bunch.target, dtype=torch.long),
-    )
-
-
-def _cifar_torchvision(name: str, root: Path, split: str, download: bool) -> tuple[Tensor, Tensor]:
-    import torchvision
-
-    cls = torchvision.datasets.CIFAR10 if name == "cifar10" else torchvision.datasets.CIFAR100
-    ds = cls(str(root), train=(split == "train"), download=download)
-    return _to_images(ds.data), torch.as_tensor(ds.targets, dtype=torch.long)
-
-
-def _load(name: str, root: Path | None, split: str, download: bool) -> tuple[Tensor, Tensor]:
-    got = _from_registry(name, root, split, download)
-    if got is not None:
-        return got
-    if name == "digits":
-        return _digits()
-    if name in CIFAR_STATS:
-        from privrepro.data.registry import data_root
-
-        return _cifar_torchvision(name, data_root(root), split, download)
-    from privrepro.config.validation import ConfigError
-
-    raise ConfigError(
-        "dataset",
-        name,
-        "must be one of ['cifar10', 'cifar100', 'digits', "
-        "'synthetic_images'] (registered in privrepro.data)",
-    )
+    ds = load_dataset(name, root, split=split, download=download)
+    return _to_images(ds.x), torch.as_tensor(np.asarray(ds.y), dtype=torch.long)
 
 
 def load_image_data(
@@ -136,19 +81,11 @@ def load_image_data(
 ) -> ImageData:
     """Load ``name`` and split off a validation set from the training data with ``rng``.
 
-    Datasets with a single split (``digits``) are split into train/test first (30 % test) with the
-    same ``rng``. ``max_train``/``max_test`` subsample (seeded) for reduced profiles.
+    ``max_train``/``max_test`` subsample (seeded) for reduced profiles.
     """
     root_path = Path(root) if root is not None else None
-    if name in CIFAR_STATS:
-        x_tr, y_tr = _load(name, root_path, "train", download)
-        x_te, y_te = _load(name, root_path, "test", download)
-    else:
-        x, y = _load(name, root_path, "all", download)
-        perm = torch.from_numpy(rng.permutation(len(x)))
-        n_test = round(0.3 * len(x))
-        x_te, y_te = x[perm[:n_test]], y[perm[:n_test]]
-        x_tr, y_tr = x[perm[n_test:]], y[perm[n_test:]]
+    x_tr, y_tr = _load(name, root_path, "train", download)
+    x_te, y_te = _load(name, root_path, "test", download)
     perm = torch.from_numpy(rng.permutation(len(x_tr)))
     n_val = round(val_fraction * len(x_tr))
     x_val, y_val = x_tr[perm[:n_val]], y_tr[perm[:n_val]]

@@ -128,7 +128,7 @@ class ModelParams:
             train,
             loss=self.loss,
             checkpoint=self.checkpoints.get(dataset),
-            data=asdict(data),
+            data={**asdict(data), "splits": "registry train/test"},
         )
 
 
