@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -34,7 +33,7 @@ from privrepro.inference.evaluate import gauss_input_accuracy
 from privrepro.inference.networks import NormalizedNet
 from privrepro.training.classifier import TrainConfig, train_classifier
 
-__all__ = ["MODES", "TunedModel", "fine_tune_noisy", "noise_space_of", "select_tuned"]
+__all__ = ["MODES", "fine_tune_noisy", "noise_space_of", "select_tuned"]
 
 MODES = ("repo_compat", "corrected")
 
@@ -48,32 +47,15 @@ def noise_space_of(mode: str) -> str:
     return "normalized" if mode == "repo_compat" else "pixel"
 
 
-@dataclass
-class TunedModel:
-    """One fine-tuned model and the noise it was tuned for."""
-
-    model: NormalizedNet
-    eps_target: float
-    eps_train: float
-    sigma_train: float
-    sigma_target: float
-    clean_accuracy: float
-    val_loss: list[float]
-
-
 def _noisy(
-    x: Tensor,
-    sigma: float,
-    scale: Tensor,
-    generator: torch.Generator,
-    model: NormalizedNet,
-    space: str,
+    x: Tensor, sigma: float, generator: torch.Generator, model: NormalizedNet, space: str
 ) -> Tensor:
+    """Pixel images plus Gauss-Input noise of std σ in ``space`` (returned in pixel space)."""
     z = torch.randn(x.shape, generator=generator)
     if space == "normalized":
         # noise of std σ in the normalised space = σ·std in pixel space
         return x + sigma * z * model.std.cpu()
-    return x + sigma * z * scale
+    return x + sigma * z
 
 
 def fine_tune_noisy(
@@ -100,12 +82,11 @@ def fine_tune_noisy(
     cfg = TrainConfig(
         **{**cfg.__dict__, "update_parameters": mode != "repo_compat", "keep_best_val": True}
     )
-    ones = torch.ones(1)
 
     def both(xb: Tensor, yb: Tensor, g: torch.Generator) -> list[tuple[Tensor, Tensor]]:
-        return [(_noisy(xb, sigma_train, ones, g, model, space), yb), (xb, yb)]
+        return [(_noisy(xb, sigma_train, g, model, space), yb), (xb, yb)]
 
-    x_val_noisy = _noisy(x_val, sigma_target, ones, generator, model, space)
+    x_val_noisy = _noisy(x_val, sigma_target, generator, model, space)
 
     @torch.no_grad()
     def val_loss(m: torch.nn.Module) -> float:
