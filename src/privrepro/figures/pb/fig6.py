@@ -236,6 +236,12 @@ class Composition(Figure[Fig6Params]):
         ax.set_title(f"(a) (ε, δ)-DP, ρ={p.rho:g}, |S|={p.size:g}, Δ={p.sensitivity:g}", fontsize=9)
         ax.legend(fontsize=7, frameon=False)
         b = table[table["panel"] == "b"]
+        styles = {
+            ("gaussian", "exact"): ("k", "-", "Gaussian"),
+            ("pb", "paper"): ("C1", "-", "PB-DP, paper's Prop. 2"),
+            ("pb", "exact"): ("C1", "--", "PB-DP, exact Rényi"),
+            ("pb", "exact_optimised"): ("C2", ":", "PB-DP, exact Rényi, ε₀ minimising it"),
+        }
         for i, (alpha, g) in enumerate(b.groupby("alpha")):
             for (m, acc), h in g.groupby(["mechanism", "accountant"]):
                 col, ls, lab = styles[(m, acc)]
