@@ -60,7 +60,7 @@ class Fig5Params:
     b_sensitivities: list[float] = param([1.0, 30.0], gt=0, doc="Δ = 1 and 30 (Sec. 5.3)")
     b_alphas: list[float] = param([2.0, 10.0], gt=1, doc="Rényi orders (Sec. 5.3)")
     exact_pairs: int = param(
-        9,
+        5,
         ge=1,
         le=101,
         doc="pair positions of the exact accounting",
