@@ -38,6 +38,6 @@ def test_batch_equals_scalar(case: str, notion: str, level: float) -> None:
     got = paper_epsilon_batch(case, notion, RHO, DQ, SIZE, level, eps0)
     want = [s.epsilon(float(e)) for s, e in zip(settings, eps0, strict=True)]
     assert np.allclose(got, want, rtol=1e-9, atol=1e-12)  # two root-finders, tolerance 1e-11
-    e0, e = optimise_eps0_batch(case, notion, RHO, DQ, SIZE, level, base)
+    _e0, e = optimise_eps0_batch(case, notion, RHO, DQ, SIZE, level, base)
     ref = [optimise_eps0(s) for s in settings]
     assert np.allclose(e, [r.epsilon for r in ref], rtol=1e-8, atol=1e-10)
