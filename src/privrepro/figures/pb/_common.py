@@ -155,18 +155,18 @@ def _setting(
     pair_rule: str,
 ) -> PBSetting:
     kw: dict[str, Any] = {"delta": level} if notion == "dp" else {"alpha": level}
-    return PBSetting(
-        case,
-        rho,
-        sensitivity,
-        size,
+    kw.update(
+        case=case,
+        rho=rho,
+        sensitivity=sensitivity,
+        size=size,
         theta=theta,
-        notion=notion,  # type: ignore[arg-type]
+        notion=notion,
         calibration=calibration,
-        exact_pairs=exact_pairs,  # type: ignore[arg-type]
+        exact_pairs=exact_pairs,
         pair_rule=pair_rule,
-        **kw,
-    )  # type: ignore[arg-type]
+    )
+    return PBSetting(**kw)
 
 
 def level_label(notion: str, level: float) -> str:
