@@ -67,9 +67,9 @@ def _illinois_decreasing(
         secant = np.where(
             denom > 0, lo + width * glo / np.where(denom > 0, denom, 1.0), 0.5 * (lo + hi)
         )
-        # every fourth step bisect, so that slow secant progress cannot stall the bracket
+        # a bisection step every 12th iteration guards against a stalled secant
         x = np.where(
-            (it % 4 == 3) | ~np.isfinite(secant) | (secant <= lo) | (secant >= hi),
+            (it % 12 == 11) | ~np.isfinite(secant) | (secant <= lo) | (secant >= hi),
             0.5 * (lo + hi),
             secant,
         )
