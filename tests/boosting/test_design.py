@@ -121,3 +121,17 @@ def test_classical_calibration_does_not_change_the_optimum() -> None:
     )
     assert c.epsilon == pytest.approx(a.epsilon, abs=1e-6)
     assert not math.isclose(a.eps0, c.eps0, rel_tol=1e-3)
+
+
+def test_laplace_kernel_setting() -> None:
+    # Laplace kernel b = Δ/ε₀ (pure ε₀-DP): with ρ below its coverage there is no boosting and the
+    # paper's ε is the kernel's ε₀ at δ → 0 (closed form: δ_Z(ε) = 0 for ε ≥ ε₀)
+    s = PBSetting("absolute", 0.5, 1.0, 10.0, kernel="laplace", delta=1e-9)
+    mech = s.mechanism(1.0)
+    assert mech.q == 0.0
+    assert s.paper_epsilon_of(mech) == pytest.approx(1.0, abs=1e-8)
+    # with boosting, the exact ε never exceeds the sound bound
+    b = PBSetting("absolute", 0.95, 1.0, 4.0, kernel="laplace", delta=1e-6)
+    m = b.mechanism(0.8)
+    assert m.q > 0
+    assert b.exact_epsilon_of(m) <= b.sound_epsilon_of(m) + 1e-9

@@ -67,9 +67,9 @@ def _illinois_decreasing(
         secant = np.where(
             denom > 0, lo + width * glo / np.where(denom > 0, denom, 1.0), 0.5 * (lo + hi)
         )
-        # every fourth step bisect, so that slow secant progress cannot stall the bracket
+        # a bisection step every 12th iteration guards against a stalled secant
         x = np.where(
-            (it % 4 == 3) | ~np.isfinite(secant) | (secant <= lo) | (secant >= hi),
+            (it % 12 == 11) | ~np.isfinite(secant) | (secant <= lo) | (secant >= hi),
             0.5 * (lo + hi),
             secant,
         )
@@ -93,7 +93,7 @@ def analytic_sigma_batch(
     lo = np.log(sensitivity) - 25.0
     hi = np.log(sensitivity) + 25.0
     ls = _illinois_decreasing(
-        lambda x: gaussian_delta_mu(eps0, sensitivity / np.exp(x)), delta, lo, hi, 1e-14
+        lambda x: gaussian_delta_mu(eps0, sensitivity / np.exp(x)), delta, lo, hi, 1e-12
     )
     return np.exp(ls)
 
@@ -187,7 +187,7 @@ def paper_epsilon_batch(
         hi = np.where(big, hi * 2, hi)
     zero = np.zeros_like(hi)
     ok0 = prop1(zero) <= level
-    out = _illinois_decreasing(prop1, level, np.where(ok0, -1.0, zero), hi, 1e-13)
+    out = _illinois_decreasing(prop1, level, np.where(ok0, -1.0, zero), hi, 1e-11)
     return np.where(ok0, 0.0, out)
 
 

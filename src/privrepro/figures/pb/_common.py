@@ -155,18 +155,18 @@ def _setting(
     pair_rule: str,
 ) -> PBSetting:
     kw: dict[str, Any] = {"delta": level} if notion == "dp" else {"alpha": level}
-    return PBSetting(
-        case,
-        rho,
-        sensitivity,
-        size,
+    kw.update(
+        case=case,
+        rho=rho,
+        sensitivity=sensitivity,
+        size=size,
         theta=theta,
-        notion=notion,  # type: ignore[arg-type]
+        notion=notion,
         calibration=calibration,
-        exact_pairs=exact_pairs,  # type: ignore[arg-type]
+        exact_pairs=exact_pairs,
         pair_rule=pair_rule,
-        **kw,
-    )  # type: ignore[arg-type]
+    )
+    return PBSetting(**kw)
 
 
 def level_label(notion: str, level: float) -> str:
@@ -178,51 +178,81 @@ def level_label(notion: str, level: float) -> str:
 def plot_sweep(
     table: pd.DataFrame, x: str, xlabel: str, panel_titles: dict[str, str], suptitle: str
 ) -> Any:
-    """Rows = panels (a)–(d), columns = privacy levels; colour = case, line style = accountant."""
+    """Panels (a)–(d) as in the paper; colour = case, line style = accountant (solid: the paper's
+    formulas, dashed: exact), marker = privacy level (δ or α). The sound bound is in the table
+    (``accountant == "sound"``) but not drawn, to keep the panels legible."""
     from matplotlib.lines import Line2D
 
     from privrepro.report.style import new_figure
 
     panels = [p for p in panel_titles if p in set(table["panel"])]
-    n_cols = int(table.groupby("panel")["level"].nunique().max())
-    fig, axes = new_figure(len(panels), n_cols, width=3.4, height=2.6, squeeze=False)
-    for r, panel in enumerate(panels):
+    ncols = 2 if len(panels) > 1 else 1
+    nrows = (len(panels) + ncols - 1) // ncols
+    fig, axes = new_figure(nrows, ncols, width=4.4, height=3.3, squeeze=False)
+    markers = ["o", "s", "^", "D", "v"]
+    for i, panel in enumerate(panels):
+        ax = axes[i // ncols][i % ncols]
         sub = table[table["panel"] == panel]
-        levels = sorted(sub["level"].unique(), reverse=sub["notion"].iloc[0] == "dp")
-        for c in range(n_cols):
-            ax = axes[r][c]
-            if c >= len(levels):
-                ax.set_visible(False)
-                continue
-            lev = sub[sub["level"] == levels[c]]
+        notion = sub["notion"].iloc[0]
+        levels = sorted(sub["level"].unique(), reverse=notion == "dp")
+        others = sub[(sub["case"] != "fixed") & (sub["epsilon"] > 0)]["epsilon"]
+        floor = float(others.min()) / 3 if len(others) else 1e-7
+        for j, level in enumerate(levels):
+            lev = sub[sub["level"] == level]
             for case in CASE_COLOURS:
-                for acc, ls in ACCOUNTANT_STYLES.items():
+                for acc in ("paper", "exact"):
                     cur = lev[(lev["case"] == case) & (lev["accountant"] == acc)].sort_values(x)
                     if cur.empty:
                         continue
-                    y = cur["epsilon"].clip(lower=1e-7)
+                    every = max(1, len(cur) // 6)
+                    style = "-" if case == "gaussian" else ACCOUNTANT_STYLES[acc]
+                    hollow = acc == "exact" and case != "gaussian"
                     ax.plot(
                         cur[x],
-                        y,
-                        ls,
+                        cur["epsilon"].clip(lower=floor),
+                        style,
                         color=CASE_COLOURS[case],
-                        marker="." if acc != "paper" and case != "gaussian" else None,
-                        ms=4,
-                        lw=1.2 if acc == "paper" else 1.0,
+                        marker=markers[j % len(markers)],
+                        markevery=every,
+                        ms=3.5,
+                        lw=0.9 if hollow else 1.2,
+                        mfc="none" if hollow else CASE_COLOURS[case],
                     )
-            ax.set_yscale("log")
-            ax.set_title(
-                f"{panel_titles[panel]}, {level_label(lev['notion'].iloc[0], levels[c])}",
-                fontsize=8.5,
+        if (sub[sub["case"] == "fixed"]["epsilon"] < floor).any():
+            ax.text(
+                0.01,
+                0.01,
+                f"fixed region: ε < {floor:.1g} (degenerate; drawn at floor)",
+                transform=ax.transAxes,
+                fontsize=6.5,
+                color=CASE_COLOURS["fixed"],
+                va="bottom",
             )
-            ax.set_xlabel(xlabel)
-            ax.set_ylabel("ε")
+        ax.set_yscale("log")
+        ax.set_title(panel_titles[panel], fontsize=9)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("ε")
+        handles = [
+            Line2D(
+                [],
+                [],
+                color="0.3",
+                ls="",
+                marker=markers[j % len(markers)],
+                ms=4,
+                label=level_label(notion, lv),
+            )
+            for j, lv in enumerate(levels)
+        ]
+        ax.legend(handles=handles, fontsize=7, frameon=False, loc="best")
+    for k in range(len(panels), nrows * ncols):
+        axes[k // ncols][k % ncols].set_visible(False)
     handles = [Line2D([], [], color=CASE_COLOURS[c], label=CASE_LABELS[c]) for c in CASE_COLOURS]
     handles += [
-        Line2D([], [], color="0.3", ls=ls, label=ACCOUNTANT_LABELS[a])
-        for a, ls in ACCOUNTANT_STYLES.items()
+        Line2D([], [], color="0.3", ls=ACCOUNTANT_STYLES[a], label=ACCOUNTANT_LABELS[a])
+        for a in ("paper", "exact")
         if a in set(table["accountant"])
     ]
-    fig.legend(handles=handles, loc="outside lower center", ncol=4, fontsize=7.5, frameon=False)
+    fig.legend(handles=handles, loc="outside right upper", ncol=1, fontsize=7.5, frameon=False)
     fig.suptitle(suptitle, fontsize=10)
     return fig

@@ -52,7 +52,7 @@ class SweepParams:
         "the boosting rate is 0, so the search never does worse than Gaussian",
     )
     accountants: list[str] = param(
-        ["paper", "exact", "sound"],
+        ["paper", "exact"],
         choices=["paper", "exact", "sound"],
         doc="paper: Props. 1–2 at the paper's pair; exact: divergence of "
         "the two output densities at the same ε₀; sound: the note's bound",

@@ -142,18 +142,10 @@ class Runtime(Figure[Fig4Params]):
         ax, ax2 = axes[0]
         for sampler, g in table.groupby("sampler"):
             g = g.sort_values("size")
-            ax.errorbar(
-                g["size"],
-                g["time_ms_mean"],
-                yerr=g["time_ms_se"],
-                marker="o",
-                ms=3,
-                label=str(sampler),
-                capsize=2,
-            )
+            ax.plot(g["size"], g["ratio_to_gaussian"], marker="o", ms=3, label=str(sampler))
         ax.set_xlabel("|S(Q(X̃))|")
-        ax.set_ylabel(f"ms per {p.samples:,} samples (this machine)")
-        ax.set_title("runtime (mean ± s.e. over calls)", fontsize=9)
+        ax.set_ylabel("time per call / Gaussian's (same run)")
+        ax.set_title(f"runtime ratio, {p.samples:,} samples × {p.iterations} calls", fontsize=9)
         ax.legend(fontsize=7.5, frameon=False)
         rej = table[table["sampler"] == "pb_rejection"].sort_values("size")
         if not rej.empty:

@@ -72,6 +72,13 @@ class Fig6Params:
         assumed="not stated; Algorithm 2 at T = 1",
     )
     eps0_fixed: float = param(1.0, gt=0, doc="ε₀ when eps0_rule = fixed")
+    reoptimise_per_t: bool = param(
+        False,
+        doc="also draw the paper's curve with ε₀ re-optimised by Algorithm 2 (on Prop. 3) at each "
+        "T of exact_ts",
+        assumed="not stated whether ε₀ is re-optimised per T; off by default (note §5.2: the "
+        "re-optimised search falls into a degenerate small-ε₀ basin)",
+    )
     rdp_exact_optimum: bool = param(True, doc="also draw PB-DP with ε₀ minimising the exact RDP")
 
 
@@ -91,6 +98,7 @@ class Composition(Figure[Fig6Params]):
             "t_max": p.t_max,
             "eps0_rule": p.eps0_rule,
             "eps0_fixed": p.eps0_fixed,
+            "reoptimise_per_t": p.reoptimise_per_t,
         }
         return [
             {
@@ -159,6 +167,38 @@ class Composition(Figure[Fig6Params]):
                     }
                 )
             )
+        if u.get("reoptimise_per_t") and u["exact_ts"]:
+            top = float(gauss[0])
+            vals, e0s = [], []
+            for t in ctx.progress(u["exact_ts"], desc="pb fig6 re-optimise per T"):
+                t_arr = np.array([int(t)])
+
+                def objective(e: float, t_arr: np.ndarray = t_arr) -> float:
+                    m = s.mechanism(e)
+                    sg = m.kernel.scale
+                    return float(
+                        composition_epsilon_curve(
+                            m.paper_terms(d),
+                            lambda x, tt: gaussian_delta_mu(x, d * np.sqrt(tt) / sg),
+                            t_arr,
+                            u["delta"],
+                        )[0]
+                    )
+
+                res = ternary_search(objective, 0.0, top, 1e-4)
+                vals.append(res.epsilon)
+                e0s.append(res.eps0)
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "T": u["exact_ts"],
+                        "mechanism": "pb",
+                        "accountant": "paper_reoptimised",
+                        "eps0": e0s,
+                        "epsilon": vals,
+                    }
+                )
+            )
         out = pd.concat(frames, ignore_index=True)
         out.insert(0, "panel", "a")
         out["alpha"] = np.nan
@@ -216,6 +256,7 @@ class Composition(Figure[Fig6Params]):
             ("pb", "paper"): ("C1", "-", "PB-DP, paper's Algorithm 1"),
             ("pb", "exact"): ("C1", "--", "PB-DP, exact (PLD)"),
             ("pb", "exact_optimised"): ("C2", ":", "PB-DP, exact, ε₀ re-optimised"),
+            ("pb", "paper_reoptimised"): ("C4", "-.", "PB-DP, paper, ε₀ re-optimised per T"),
         }
         for (m, acc), g in a.groupby(["mechanism", "accountant"]):
             col, ls, lab = styles[(m, acc)]
@@ -236,6 +277,12 @@ class Composition(Figure[Fig6Params]):
         ax.set_title(f"(a) (ε, δ)-DP, ρ={p.rho:g}, |S|={p.size:g}, Δ={p.sensitivity:g}", fontsize=9)
         ax.legend(fontsize=7, frameon=False)
         b = table[table["panel"] == "b"]
+        styles = {
+            ("gaussian", "exact"): ("k", "-", "Gaussian"),
+            ("pb", "paper"): ("C1", "-", "PB-DP, paper's Prop. 2"),
+            ("pb", "exact"): ("C1", "--", "PB-DP, exact Rényi"),
+            ("pb", "exact_optimised"): ("C2", ":", "PB-DP, exact Rényi, ε₀ minimising it"),
+        }
         for i, (alpha, g) in enumerate(b.groupby("alpha")):
             for (m, acc), h in g.groupby(["mechanism", "accountant"]):
                 col, ls, lab = styles[(m, acc)]
