@@ -9,7 +9,7 @@ from numpy.typing import NDArray
 
 from privrepro.pac.algorithms import Algorithm1Result
 
-__all__ = ["DATA_LABELS", "algorithm1_rows", "exact_rows"]
+__all__ = ["DATA_LABELS", "algorithm1_rows", "clean_log_axis", "exact_rows"]
 
 DATA_LABELS = {
     "cifar10": "CIFAR-10 (60,000 × 3,072)",
@@ -56,3 +56,13 @@ def exact_rows(lam: NDArray[np.float64], v: float, dp_norm: float | None) -> lis
     for r in rows:
         r["dp_over_pac"] = dp_norm / float(r["noise_norm"]) if dp_norm else np.nan
     return rows
+
+
+def clean_log_axis(ax: Any, axis: str = "x") -> None:
+    """A log axis with plain major labels and no minor labels (they overlap on short ranges)."""
+    import matplotlib.ticker as mticker
+
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
+    target.set_major_formatter(mticker.FormatStrFormatter("%g"))
+    target.set_minor_formatter(mticker.NullFormatter())

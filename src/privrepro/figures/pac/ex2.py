@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from privrepro.figures.api import Figure, UnitContext, param
-from privrepro.figures.pac._rows import DATA_LABELS, algorithm1_rows, exact_rows
+from privrepro.figures.pac._rows import DATA_LABELS, algorithm1_rows, clean_log_axis, exact_rows
 from privrepro.pac.algorithms import algorithm1_from_samples
 from privrepro.pac.gaussian import dp_local_noise_norm
 from privrepro.pac.mechanisms import local_publishing_samples, local_publishing_spectrum
@@ -73,19 +73,32 @@ class NoiseTableMixin:
     def plot(self, table: pd.DataFrame, params: Any) -> Any:
         fig, ax = new_figure(width=6.0, height=3.4)
         t = table.reset_index(drop=True)
-        ax.barh(t["method"], t["noise_norm"], color=[f"C{i}" for i in range(len(t))])
-        if "paper_value" in t:
-            has = t["paper_value"].notna()
+        # a dot per method (bars would mislead on a log axis), its value printed beside it
+        y = np.arange(len(t))
+        ax.scatter(t["noise_norm"], y, color=[f"C{i}" for i in range(len(t))], s=40, zorder=4)
+        for yi, val in zip(y, t["noise_norm"], strict=True):
+            ax.annotate(
+                f"{val:.3g}",
+                (val, yi),
+                xytext=(6, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=8,
+            )
+        ax.set_yticks(y, t["method"])
+        has = t["paper_value"].notna() if "paper_value" in t else pd.Series(False, index=t.index)
+        if has.any():
             ax.scatter(
                 t.loc[has, "paper_value"],
-                t.index[has],
+                y[has.to_numpy()],
                 marker="x",
                 color="k",
                 zorder=5,
                 label="paper",
             )
             ax.legend(frameon=False)
-        ax.set_xscale("log")
+        ax.margins(x=0.25)
+        clean_log_axis(ax, "x")
         ax.set_xlabel("E‖B‖₂ (upper bound √Tr Σ_B) for MI ≤ v")
         ax.set_title(f"{getattr(self, 'title', '')}\n{t['data'].iloc[0]}", fontsize=9)
         return fig

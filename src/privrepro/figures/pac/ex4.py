@@ -24,7 +24,7 @@ import pandas as pd
 import torch
 
 from privrepro.figures.api import Figure, UnitContext, param
-from privrepro.figures.pac._rows import DATA_LABELS
+from privrepro.figures.pac._rows import DATA_LABELS, clean_log_axis
 from privrepro.pac.algorithms import algorithm1_from_samples
 from privrepro.pac.noise import GaussianNoise
 from privrepro.pac.pools import load_pool
@@ -228,7 +228,7 @@ class Example4(Figure[Example4Params]):
                 zorder=5,
                 label="paper (v = 1)",
             )
-        ax.set_xscale("log")
+        clean_log_axis(ax, "x")
         ax.set_xlabel("MI budget v (nats)")
         ax.set_ylabel("held-out accuracy of M(X*) + B")
         ax.set_title(
