@@ -20,9 +20,12 @@ def _data() -> ImageData:
     return ImageData("toy", x[:50], y[:50], x[50:60], y[50:60], x[60:], y[60:], 3, (0.5,), (0.3,))
 
 
-SPEC = BaseModelSpec(ArchSpec("sll", depth_conv=1, depth_linear=1, width=2, conv_inner=2,
-                              linear_inner=8, pool=2), "toy",
-                     TrainConfig(epochs=1, batch_size=25), loss="margin_xent")
+SPEC = BaseModelSpec(
+    ArchSpec("sll", depth_conv=1, depth_linear=1, width=2, conv_inner=2, linear_inner=8, pool=2),
+    "toy",
+    TrainConfig(epochs=1, batch_size=25),
+    loss="margin_xent",
+)
 
 
 def test_trained_once_then_loaded(tmp_path: Path) -> None:
@@ -32,8 +35,9 @@ def test_trained_once_then_loaded(tmp_path: Path) -> None:
     again = get_base_model(SPEC, data, tmp_path, seed=3)
     assert torch.equal(first.test_logits, again.test_logits)
     assert again.clean_accuracy == first.clean_accuracy
-    for a, b in zip(first.model.state_dict().values(), again.model.state_dict().values(),
-                    strict=True):
+    for a, b in zip(
+        first.model.state_dict().values(), again.model.state_dict().values(), strict=True
+    ):
         assert torch.equal(a, b)
     other = get_base_model(SPEC, data, tmp_path, seed=4)  # another root seed: another model
     assert other.key != first.key
