@@ -66,12 +66,13 @@ class FeatureSpec:
     backbone: str = DEFAULT_BACKBONE
     weights: str | None = None
     download: bool = False
+    verify_checksums: bool = True
     batch_size: int = 64
     imagenet_r_split_seed: int = 0
     synthetic_dim: int = 768
     synthetic_seed: int = 0
     tiny_per_class: int = 4
-    extra: dict[str, Any] = field(default_factory=dict)
+    model_kwargs: dict[str, Any] = field(default_factory=dict)
 
 
 def _backbone_features(benchmark: str, spec: FeatureSpec, data_dir: Path, cache_dir: Path,
@@ -83,7 +84,8 @@ def _backbone_features(benchmark: str, spec: FeatureSpec, data_dir: Path, cache_
 
     def model() -> Any:
         if not model_box:
-            model_box.append(create_backbone(spec.backbone, spec.weights, pretrained=True))
+            model_box.append(create_backbone(spec.backbone, spec.weights, pretrained=True,
+                                             **spec.model_kwargs))
         return model_box[0]
 
     def feats(dataset: str, split: str, load: Callable[[], Any]) -> tuple[np.ndarray, np.ndarray,
@@ -100,7 +102,8 @@ def _backbone_features(benchmark: str, spec: FeatureSpec, data_dir: Path, cache_
         from privrepro.data.vision import load_cifar100
 
         parts = {s: feats("cifar100", s, partial(load_cifar100, data_dir, s,
-                                                 download=spec.download))
+                                                 download=spec.download,
+                                                 verify_checksums=spec.verify_checksums))
                  for s in ("train", "test")}
     elif benchmark == "imagenet-r":
         split_seed = spec.imagenet_r_split_seed
@@ -119,7 +122,8 @@ def _backbone_features(benchmark: str, spec: FeatureSpec, data_dir: Path, cache_
             xs, ys = [], []
             for m, member in enumerate(FIVE_DATASETS):
                 x, y, meta = feats(member, s, partial(load_five_datasets_member, member, data_dir,
-                                                      s, 0, spec.download))
+                                                      s, 0, spec.download,
+                                                      spec.verify_checksums))
                 xs.append(x)
                 ys.append(y + 10 * m)
                 metas[f"{member}/{s}"] = meta

@@ -57,7 +57,8 @@ def create_backbone(name: str = DEFAULT_BACKBONE, weights: str | Path | None = N
 
             raise MissingDataError(name, path, "Copy the backbone's weights file there "
                                    "(e.g. timm's model.safetensors for this id).")
-        kwargs["pretrained_cfg_overlay"] = {"file": str(path)}
+        # google .npz checkpoints need timm's custom loader, state dicts the standard one
+        kwargs["pretrained_cfg_overlay"] = {"file": str(path), "custom_load": path.suffix == ".npz"}
     model = timm.create_model(name, pretrained=pretrained, num_classes=0, **kwargs)
     model.eval()
     for p in model.parameters():

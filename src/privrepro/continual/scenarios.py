@@ -129,20 +129,40 @@ def permuted_class_order(num_classes: int, rng: np.random.Generator | None) -> I
 
 
 def _continuum_tasks(y: np.ndarray, class_order: IntArray, increments: list[int]) -> IntArray:
-    """Task id of every sample from continuum's ClassIncremental on the index vector."""
+    """Task id of every sample from continuum's ClassIncremental on the index vector.
+
+    Classes of the order that have no sample here (a test set without some class, a task whose
+    classes are all absent) are skipped for continuum, which requires every ordered class to
+    be present; their tasks are simply empty.
+    """
     from continuum.datasets import InMemoryDataset
     from continuum.scenarios import ClassIncremental
     from continuum.tasks import TaskType
 
-    idx = np.arange(len(y), dtype=np.int64)
-    ds = InMemoryDataset(idx, np.asarray(y, dtype=np.int64), data_type=TaskType.TENSOR)
+    yy = np.asarray(y, dtype=np.int64)
+    bounds = np.cumsum([0, *increments])
+    block_of = np.empty(len(class_order), dtype=np.int64)  # task of each class
+    for t in range(len(increments)):
+        block_of[class_order[bounds[t]:bounds[t + 1]]] = t
+    task_of = np.full(len(yy), -1, dtype=np.int64)
+    present = np.isin(class_order, yy)
+    # continuum needs every class of its order present in the data: give it the present ones
+    order_p = class_order[present]
+    tasks_p = np.unique(block_of[order_p])
+    incs_p = [int((block_of[order_p] == t).sum()) for t in tasks_p]
+    if len(order_p) == 0:
+        return task_of
+    # continuum relabels classes to their rank in the order, so pass ranks as labels
+    rank = np.full(len(class_order), -1, dtype=np.int64)
+    rank[order_p] = np.arange(len(order_p))
+    idx = np.arange(len(yy), dtype=np.int64)
+    ds = InMemoryDataset(idx, rank[yy], data_type=TaskType.TENSOR)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sc = ClassIncremental(ds, increment=list(increments), class_order=list(map(int, class_order)))
-    task_of = np.full(len(y), -1, dtype=np.int64)
-    for t in range(len(sc)):
-        x_t, _, _ = sc[t].get_raw_samples()
-        task_of[np.asarray(x_t, dtype=np.int64)] = t
+        sc = ClassIncremental(ds, increment=incs_p, class_order=list(range(len(order_p))))
+    for j in range(len(sc)):
+        x_t, _, _ = sc[j].get_raw_samples()
+        task_of[np.asarray(x_t, dtype=np.int64)] = tasks_p[j]
     return task_of
 
 
@@ -166,6 +186,8 @@ def class_incremental(name: str, train_y: ArrayLike, test_y: ArrayLike, num_clas
         raise ValueError(f"increments = {incs}: must be >= 1 and sum to num_classes = {num_classes}")
     bounds = np.cumsum([0, *incs])
     task_classes = tuple(np.sort(order[bounds[t]:bounds[t + 1]]) for t in range(len(incs)))
+    if len(ytr) and (ytr.min() < 0 or ytr.max() >= num_classes):
+        raise ValueError(f"train_y: labels outside [0, {num_classes})")
     tr_task = _continuum_tasks(ytr, order, incs)
     te_task = _continuum_tasks(yte, order, incs)
     return Scenario(name, num_classes,

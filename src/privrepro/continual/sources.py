@@ -123,16 +123,19 @@ def load_svhn(root: Path, split: str = "train", download: bool = False) -> Array
 
 
 def load_five_datasets_member(name: str, root: Path, split: str, split_seed: int = 0,
-                              download: bool = False) -> ArrayDataset:
+                              download: bool = False, verify_checksums: bool = True
+                              ) -> ArrayDataset:
     """One member of 5-Datasets by name (see :data:`privrepro.continual.scenarios.FIVE_DATASETS`)."""
     if name == "mnist":
         from privrepro.data.vision import load_mnist
 
-        return load_mnist(Path(root), split, download=download)
+        return load_mnist(Path(root), split, download=download,
+                          verify_checksums=verify_checksums)
     if name == "cifar10":
         from privrepro.data.vision import load_cifar10
 
-        return load_cifar10(Path(root), split, download=download)
+        return load_cifar10(Path(root), split, download=download,
+                            verify_checksums=verify_checksums)
     if name == "svhn":
         return load_svhn(Path(root), split, download)
     if name == "fashionmnist":
