@@ -21,7 +21,7 @@ def _homes(split, c: int) -> np.ndarray:
 
 
 def test_i_blurry_cifar_t5(cifar_labels) -> None:
-    ytr, yte = cifar_labels
+    ytr, _yte = cifar_labels
     sp = i_blurry(ytr, 100, 5, np.random.default_rng(0), disjoint_pct=50, blurry_pct=10)
     # partition: every training sample in exactly one task
     assert (sp.task_of >= 0).all() and len(sp.task_of) == 50_000
@@ -49,7 +49,7 @@ def test_i_blurry_cifar_t10(cifar_labels) -> None:
     ytr, _ = cifar_labels
     sp = i_blurry(ytr, 100, 10, np.random.default_rng(1))
     assert sp.task_sizes().tolist() == [5_000] * 10  # note §7.9: 5,000 per task, 5 + 5 classes
-    assert all(len(d) == 5 and len(b) == 5 for d, b in zip(sp.disjoint_classes, sp.blurry_classes))
+    assert all(len(d) == 5 and len(b) == 5 for d, b in zip(sp.disjoint_classes, sp.blurry_classes, strict=False))
 
 
 def test_si_blurry(cifar_labels) -> None:

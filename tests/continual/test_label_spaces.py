@@ -55,7 +55,7 @@ def test_remap_drops_and_relabels() -> None:
     assert keep.all() and new.tolist() == [0, 0, 1, 1, 1, 1]
     keep, new = remap_task(D_PRIME, {TYPE2: None}, prior)   # Type 2 dropped
     assert keep.tolist() == [True] * 5 + [False] and new.tolist() == D.tolist()
-    keep_d, new_d = remap_task(D, {TYPE2: None}, prior)
+    _keep_d, new_d = remap_task(D, {TYPE2: None}, prior)
     # neighbours stay neighbours or become identical (Prop. 4.2, proof cases (i), (ii))
     assert abs(len(new) - len(new_d)) <= 1
     keep, _ = remap_task(D_PRIME, {}, prior)  # unmatched label outside the prior: dropped
@@ -80,7 +80,7 @@ def test_laplace_threshold_values() -> None:
 
 @pytest.mark.parametrize("eps,delta", [(1.0, 1e-5), (1.0, 1e-7), (2.0, 1e-6)])
 def test_thm_c4_delta_is_target(eps: float, delta: float) -> None:
-    d, t1, t2, t3 = thm_c4_delta(eps, laplace_threshold(eps, delta))
+    d, t1, t2, _t3 = thm_c4_delta(eps, laplace_threshold(eps, delta))
     assert d == pytest.approx(delta, rel=1e-9)  # the third term binds
     assert t1 < 0 and t2 < 0
 
