@@ -60,20 +60,20 @@ def noise_std(epsilon: float | None, delta: float, sensitivity: float = 1.0) -> 
 def normalize_rows(x: ArrayLike, dtype: type = np.float32) -> NDArray[np.floating]:
     """Rows scaled to unit L2 norm (zero rows stay zero)."""
     a: np.ndarray = np.asarray(x, dtype=dtype)
-    n = np.linalg.norm(a, axis=1, keepdims=True)
-    return np.asarray(a / np.where(n > 0, n, 1), dtype=dtype)
+    n = np.sqrt(np.einsum("ij,ij->i", a, a))
+    return np.asarray(a / np.where(n > 0, n, 1)[:, None], dtype=dtype)
 
 
 def _class_sums(xn: NDArray[np.floating], y: NDArray[np.int64], num_classes: int
                 ) -> NDArray[np.float64]:
-    """Σ of the rows of ``xn`` per label, by sorting and ``np.add.reduceat``."""
+    """Σ of the rows of ``xn`` per label, as one (labels present × n) one-hot matmul."""
     out = np.zeros((num_classes, xn.shape[1]), dtype=np.float64)
     if len(y) == 0:
         return out
-    order = np.argsort(y, kind="stable")
-    ys = y[order]
-    starts = np.flatnonzero(np.r_[True, ys[1:] != ys[:-1]])
-    out[ys[starts]] = np.add.reduceat(xn[order].astype(np.float64), starts, axis=0)
+    labels, inverse = np.unique(y, return_inverse=True)
+    onehot = np.zeros((len(labels), len(y)), dtype=xn.dtype)
+    onehot[inverse.reshape(-1), np.arange(len(y))] = 1
+    out[labels] = onehot @ xn
     return out
 
 
@@ -122,17 +122,17 @@ class CosineClassifier:
                 [self.dummy_draws, np.zeros(space.n_dummy - len(self.dummy_draws), np.int64)])
         self.dummy_draws[:space.n_dummy] += 1
 
-    def scores(self, x: ArrayLike) -> NDArray[np.float32]:
+    def scores(self, x: ArrayLike, normalized: bool = False) -> NDArray[np.float32]:
         """cos(v, s_o) for every real label (−inf for labels never released, and for a released
-        label whose sum is exactly zero: a zero vector has no direction)."""
-        v = normalize_rows(x)
-        s = self.sums.astype(np.float32)
-        norms = np.linalg.norm(s, axis=1)
+        label whose sum is exactly zero: a zero vector has no direction). ``normalized``: the
+        rows of ``x`` already have unit norm."""
+        v = np.asarray(x, dtype=np.float32) if normalized else normalize_rows(x)
+        norms = np.linalg.norm(self.sums, axis=1)
         ok = self.released & (norms > 0)
-        sc = np.full((len(v), self.num_classes), -np.inf, dtype=np.float32)
-        if ok.any():
-            sc[:, ok] = v @ (s[ok] / norms[ok, None]).T
-        return sc
+        unit = (self.sums / np.where(ok, norms, 1.0)[:, None]).astype(np.float32)
+        sc = v @ unit.T
+        sc[:, ~ok] = -np.inf
+        return np.asarray(sc, dtype=np.float32)
 
     def best_dummy_score(self, x: ArrayLike, sigma: float, rng: np.random.Generator,
                          chunk: int = 4096) -> NDArray[np.float32]:
@@ -167,7 +167,7 @@ class CosineClassifier:
         return np.asarray(2.0 * beta.isf(tail, a, a) - 1.0, dtype=np.float32)
 
     def predict(self, x: ArrayLike, sigma: float = 0.0, rng: np.random.Generator | None = None,
-                dummy_sampling: str = "exact") -> NDArray[np.int64]:
+                dummy_sampling: str = "exact", normalized: bool = False) -> NDArray[np.int64]:
         """Eq. (7): argmax over ∪_{k≤t} O_k; a dummy winner is returned as −1 (always wrong).
 
         ``dummy_sampling``: ``"exact"`` draws every dummy's noise; ``"marginal"`` draws the best
@@ -176,7 +176,7 @@ class CosineClassifier:
         if dummy_sampling not in DUMMY_SAMPLING:
             raise ValueError(f"dummy_sampling = {dummy_sampling!r}: must be one of "
                              f"{list(DUMMY_SAMPLING)}")
-        sc = self.scores(x)
+        sc = self.scores(x, normalized)
         pred = np.argmax(sc, axis=1).astype(np.int64)
         if len(self.dummy_draws) and sigma > 0:
             if rng is None:
@@ -231,7 +231,7 @@ def run_cosine(train_x: ArrayLike, train_y: ArrayLike, test_x: ArrayLike, test_y
         idx = scenario.train_tasks[t]
         clf.update(xtr[idx], ytr[idx], spaces[t], sigma, rng)
         if evaluate == "every_task" or t == T - 1:
-            pred = clf.predict(xte, sigma, rng, dummy_sampling)
+            pred = clf.predict(xte, sigma, rng, dummy_sampling, normalized=True)
             correct = pred == yte
             for i in range(T):
                 ti = scenario.test_tasks[i]

@@ -71,9 +71,11 @@ def _sample(means: np.ndarray, group: np.ndarray, counts: np.ndarray, spread: fl
         pick = rng.integers(0, width, size=len(y))
         centre_class = np.where(is_hard, table[y, pick], y)
     k = means.shape[1]
-    x = _unit(means[centre_class] + common[None, :]
-              + (spread / np.sqrt(k)) * rng.standard_normal((len(y), k)))
-    return x.astype(np.float32), y
+    x = rng.standard_normal((len(y), k), dtype=np.float32)
+    x *= np.float32(spread / np.sqrt(k))
+    x += (means + common[None, :]).astype(np.float32)[centre_class]
+    x /= np.sqrt(np.einsum("ij,ij->i", x, x))[:, None]
+    return x, y
 
 
 def synthetic_benchmark(kind: str, rng: np.random.Generator, dim: int = 768,
