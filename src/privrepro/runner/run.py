@@ -294,7 +294,9 @@ def run_config(
         "units": ids,
         "params": _jsonable(params),
         "assumptions": assumptions_of(params),
-        "source": OmegaConf.to_container(cfg.figure.get("source") or {}, resolve=True),
+        "source": OmegaConf.to_container(cfg.figure.source, resolve=True)
+        if cfg.figure.get("source") is not None
+        else {},
         **env,
     }
     atomic_write_text(results / f"{figure}.meta.json", json.dumps(meta, indent=2, default=str))
