@@ -49,7 +49,10 @@ def test_i_blurry_cifar_t10(cifar_labels) -> None:
     ytr, _ = cifar_labels
     sp = i_blurry(ytr, 100, 10, np.random.default_rng(1))
     assert sp.task_sizes().tolist() == [5_000] * 10  # note §7.9: 5,000 per task, 5 + 5 classes
-    assert all(len(d) == 5 and len(b) == 5 for d, b in zip(sp.disjoint_classes, sp.blurry_classes, strict=False))
+    assert all(
+        len(d) == 5 and len(b) == 5
+        for d, b in zip(sp.disjoint_classes, sp.blurry_classes, strict=False)
+    )
 
 
 def test_si_blurry(cifar_labels) -> None:

@@ -15,8 +15,9 @@ from privrepro.continual.synthetic import synthetic_benchmark
 @pytest.fixture(scope="module")
 def small() -> ContinualData:
     # CIFAR-shaped label set (100 classes) with 30 train / 10 test samples per class, K = 32
-    return synthetic_benchmark("cifar", np.random.default_rng(0), dim=32, train_per_class=30,
-                               test_per_class=10)
+    return synthetic_benchmark(
+        "cifar", np.random.default_rng(0), dim=32, train_per_class=30, test_per_class=10
+    )
 
 
 def test_noise_std_check_values() -> None:
@@ -40,14 +41,24 @@ def test_zero_noise_invariant_to_blur_and_order(small: ContinualData) -> None:
     accs, preds = [], []
     for kind in ("not-blurry", "i-blurry", "si-blurry"):
         for seed in (0, 1):
-            sc = make_blurry_scenario(kind, d.train_y, d.test_y, 100, 5, np.random.default_rng(seed))
+            sc = make_blurry_scenario(
+                kind, d.train_y, d.test_y, 100, 5, np.random.default_rng(seed)
+            )
             clf = CosineClassifier(100, d.train_x.shape[1])
             for t, space in enumerate(label_spaces_for("prior_const", sc)):
                 idx = sc.train_tasks[t]
                 clf.update(d.train_x[idx], d.train_y[idx], space, 0.0, np.random.default_rng(0))
             preds.append(clf.predict(d.test_x))
-            r = run_cosine(d.train_x, d.train_y, d.test_x, d.test_y, sc,
-                           label_spaces_for("prior_const", sc), 0.0, np.random.default_rng(seed))
+            r = run_cosine(
+                d.train_x,
+                d.train_y,
+                d.test_x,
+                d.test_y,
+                sc,
+                label_spaces_for("prior_const", sc),
+                0.0,
+                np.random.default_rng(seed),
+            )
             accs.append(r.final_accuracy)
     assert len(set(accs)) == 1  # exactly equal, not merely close
     for p in preds[1:]:
@@ -76,13 +87,23 @@ def test_noise_variance_prior_const_vs_prior(small: ContinualData) -> None:
     # after the last task, every class of the exact prior has exactly one draw
     clf = CosineClassifier(100, d.train_x.shape[1])
     for t, space in enumerate(label_spaces_for("prior", sc)):
-        clf.update(d.train_x[sc.train_tasks[t]], d.train_y[sc.train_tasks[t]], space, sigma,
-                   np.random.default_rng(t))
+        clf.update(
+            d.train_x[sc.train_tasks[t]],
+            d.train_y[sc.train_tasks[t]],
+            space,
+            sigma,
+            np.random.default_rng(t),
+        )
     assert np.all(clf.draws == 1)
     seen = CosineClassifier(100, d.train_x.shape[1])
     for t, space in enumerate(label_spaces_for("prior_const", sc)):
-        seen.update(d.train_x[sc.train_tasks[t]], d.train_y[sc.train_tasks[t]], space, sigma,
-                    np.random.default_rng(t))
+        seen.update(
+            d.train_x[sc.train_tasks[t]],
+            d.train_y[sc.train_tasks[t]],
+            space,
+            sigma,
+            np.random.default_rng(t),
+        )
     assert np.all(seen.draws == T)
 
 
@@ -93,8 +114,13 @@ def test_predictions_restricted_to_released(small: ContinualData) -> None:
     clf = CosineClassifier(100, d.train_x.shape[1])
     released: set[int] = set()
     for t in range(3):
-        clf.update(d.train_x[sc.train_tasks[t]], d.train_y[sc.train_tasks[t]], spaces[t], 1.0,
-                   np.random.default_rng(t))
+        clf.update(
+            d.train_x[sc.train_tasks[t]],
+            d.train_y[sc.train_tasks[t]],
+            spaces[t],
+            1.0,
+            np.random.default_rng(t),
+        )
         released |= set(spaces[t].classes.tolist())
         assert set(np.unique(clf.predict(d.test_x)).tolist()) <= released
     assert clf.memory_floats == 30 * d.train_x.shape[1]  # K · |∪ O_t| (note §7.10e)
@@ -103,8 +129,13 @@ def test_predictions_restricted_to_released(small: ContinualData) -> None:
 def test_labels_outside_space_raise(small: ContinualData) -> None:
     clf = CosineClassifier(100, small.train_x.shape[1])
     with pytest.raises(ValueError, match="remap or drop"):
-        clf.update(small.train_x[:5], np.array([0, 1, 2, 3, 99]), LabelSpace(np.arange(4)), 0.0,
-                   np.random.default_rng(0))
+        clf.update(
+            small.train_x[:5],
+            np.array([0, 1, 2, 3, 99]),
+            LabelSpace(np.arange(4)),
+            0.0,
+            np.random.default_rng(0),
+        )
 
 
 def test_dummy_sampling_exact_vs_marginal(small: ContinualData) -> None:
@@ -115,22 +146,50 @@ def test_dummy_sampling_exact_vs_marginal(small: ContinualData) -> None:
     spaces = label_spaces_for("prior_const", sc, dummy_factor=20)
     res = {}
     for mode in ("exact", "marginal"):
-        res[mode] = [run_cosine(d.train_x, d.train_y, d.test_x, d.test_y, sc, spaces, 0.6,
-                                np.random.default_rng(r), evaluate="final",
-                                dummy_sampling=mode).final_accuracy for r in range(5)]
+        res[mode] = [
+            run_cosine(
+                d.train_x,
+                d.train_y,
+                d.test_x,
+                d.test_y,
+                sc,
+                spaces,
+                0.6,
+                np.random.default_rng(r),
+                evaluate="final",
+                dummy_sampling=mode,
+            ).final_accuracy
+            for r in range(5)
+        ]
     # per run, accuracy of 1,000 test samples has binomial sd ≤ 0.016; the mean of 5, 0.007
     assert abs(np.mean(res["exact"]) - np.mean(res["marginal"])) < 0.035
-    no_dummy = run_cosine(d.train_x, d.train_y, d.test_x, d.test_y, sc,
-                          label_spaces_for("prior_const", sc), 0.6, np.random.default_rng(0),
-                          evaluate="final").final_accuracy
+    no_dummy = run_cosine(
+        d.train_x,
+        d.train_y,
+        d.test_x,
+        d.test_y,
+        sc,
+        label_spaces_for("prior_const", sc),
+        0.6,
+        np.random.default_rng(0),
+        evaluate="final",
+    ).final_accuracy
     assert np.mean(res["exact"]) < no_dummy + 0.03  # dummies never help
 
 
 def test_accuracy_matrix_shape(small: ContinualData) -> None:
     d = small
     sc = split_cifar100(d, np.random.default_rng(0))
-    r = run_cosine(d.train_x, d.train_y, d.test_x, d.test_y, sc, label_spaces_for("prior", sc),
-                   0.0, np.random.default_rng(0))
+    r = run_cosine(
+        d.train_x,
+        d.train_y,
+        d.test_x,
+        d.test_y,
+        sc,
+        label_spaces_for("prior", sc),
+        0.0,
+        np.random.default_rng(0),
+    )
     assert r.acc.shape == (10, 10) and not np.isnan(r.acc).any()
     # exact prior, no noise: a class never seen is never predicted → acc on future tasks is 0
     assert np.all(r.acc[np.triu_indices(10, 1)] == 0.0)

@@ -29,7 +29,9 @@ def _write_folder(root: Path, classes: list[str], per_class: int, size: int, mod
         for i in range(per_class):
             shape = (size, size, 3) if mode == "RGB" else (size, size)
             arr = rng.integers(0, 255, size=shape, dtype=np.uint8)
-            Image.fromarray(arr, mode=mode).save(root / c / f"{i}.{'jpg' if mode == 'RGB' else 'png'}")
+            Image.fromarray(arr, mode=mode).save(
+                root / c / f"{i}.{'jpg' if mode == 'RGB' else 'png'}"
+            )
 
 
 def test_feature_file_roundtrip(tmp_path: Path) -> None:
@@ -52,12 +54,19 @@ def test_imagenet_r_folder_through_local_weights(tmp_path: Path) -> None:
     model = create_backbone("vit_tiny_patch16_224", pretrained=False, **TINY)
     weights = tmp_path / "w.pth"
     torch.save(model.state_dict(), weights)
-    spec = FeatureSpec(source="backbone", backbone="vit_tiny_patch16_224", weights=str(weights),
-                       model_kwargs=TINY, batch_size=4)
+    spec = FeatureSpec(
+        source="backbone",
+        backbone="vit_tiny_patch16_224",
+        weights=str(weights),
+        model_kwargs=TINY,
+        batch_size=4,
+    )
     data, meta = load_benchmark("imagenet-r", spec, tmp_path / "data", tmp_path / "cache")
     assert data.train_x.shape == (12, 48) and data.test_x.shape == (3, 48)  # round(0.2·5) = 1
     assert sorted(np.bincount(data.test_y).tolist()) == [1, 1, 1]
-    assert meta["backbone"] == "vit_tiny_patch16_224" and meta["cache"]["train"]["cache_hit"] is False
+    assert (
+        meta["backbone"] == "vit_tiny_patch16_224" and meta["cache"]["train"]["cache_hit"] is False
+    )
     # the features are the local model's: recompute one directly
     from privrepro.continual.features import extract_features
     from privrepro.continual.sources import imagenet_r_split
@@ -66,7 +75,9 @@ def test_imagenet_r_folder_through_local_weights(tmp_path: Path) -> None:
     direct = extract_features(model, tr.x[:2], batch_size=2)
     assert np.allclose(direct, data.train_x[:2], atol=1e-5)
     again, meta2 = load_benchmark("imagenet-r", spec, tmp_path / "data", tmp_path / "cache")
-    assert meta2["cache"]["train"]["cache_hit"] is True and np.array_equal(again.train_x, data.train_x)
+    assert meta2["cache"]["train"]["cache_hit"] is True and np.array_equal(
+        again.train_x, data.train_x
+    )
 
 
 def test_missing_imagenet_r_names_the_folder(tmp_path: Path) -> None:

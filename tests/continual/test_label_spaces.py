@@ -53,7 +53,7 @@ def test_remap_drops_and_relabels() -> None:
     prior = LabelSpace(np.array([0, 1]))
     keep, new = remap_task(D_PRIME, {TYPE2: TYPE1}, prior)  # Type 2 remapped to Type 1
     assert keep.all() and new.tolist() == [0, 0, 1, 1, 1, 1]
-    keep, new = remap_task(D_PRIME, {TYPE2: None}, prior)   # Type 2 dropped
+    keep, new = remap_task(D_PRIME, {TYPE2: None}, prior)  # Type 2 dropped
     assert keep.tolist() == [True] * 5 + [False] and new.tolist() == D.tolist()
     _keep_d, new_d = remap_task(D, {TYPE2: None}, prior)
     # neighbours stay neighbours or become identical (Prop. 4.2, proof cases (i), (ii))

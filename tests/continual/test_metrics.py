@@ -8,9 +8,7 @@ import pytest
 from privrepro.continual.metrics import average_accuracy, average_forgetting, forgetting
 
 # acc[t, i]: accuracy on task i after task t (rows: after task 1, 2, 3)
-ACC = np.array([[0.9, 0.0, 0.1],
-                [0.7, 0.8, 0.0],
-                [0.6, 0.5, 0.9]])
+ACC = np.array([[0.9, 0.0, 0.1], [0.7, 0.8, 0.0], [0.6, 0.5, 0.9]])
 
 
 def test_average_accuracy() -> None:
@@ -34,7 +32,7 @@ def test_forgetting_from_k_1_differs_from_k_i() -> None:
     acc = np.array([[0.5, 0.9], [0.5, 0.6]])
     assert forgetting(acc, "paper")[1, 0] == pytest.approx(0.0)
     acc3 = np.array([[0.5, 0.9, 0], [0.5, 0.6, 0], [0.5, 0.4, 0.7]])
-    assert forgetting(acc3, "paper")[2, 1] == pytest.approx(0.5)   # max(0.9, 0.6) − 0.4
+    assert forgetting(acc3, "paper")[2, 1] == pytest.approx(0.5)  # max(0.9, 0.6) − 0.4
     assert forgetting(acc3, "learned")[2, 1] == pytest.approx(0.2)  # max(0.6) − 0.4
 
 

@@ -54,8 +54,12 @@ _SYNTHETIC_KIND = {"cifar100": "cifar", "imagenet-r": "imagenet-r", "5-datasets"
 _NUM_CLASSES = {"cifar100": 100, "imagenet-r": 200, "5-datasets": 50}
 
 #: the small random ViT of the ``tiny-vit`` source (timm id and overrides).
-TINY_VIT: dict[str, Any] = {"name": "vit_tiny_patch16_224", "img_size": 32, "patch_size": 8,
-                            "depth": 2}
+TINY_VIT: dict[str, Any] = {
+    "name": "vit_tiny_patch16_224",
+    "img_size": 32,
+    "patch_size": 8,
+    "depth": 2,
+}
 
 
 @dataclass(frozen=True)
@@ -75,21 +79,28 @@ class FeatureSpec:
     model_kwargs: dict[str, Any] = field(default_factory=dict)
 
 
-def _backbone_features(benchmark: str, spec: FeatureSpec, data_dir: Path, cache_dir: Path,
-                       device: str, progress: Callable[..., Iterable[Any]] | None
-                       ) -> tuple[ContinualData, dict[str, Any]]:
+def _backbone_features(
+    benchmark: str,
+    spec: FeatureSpec,
+    data_dir: Path,
+    cache_dir: Path,
+    device: str,
+    progress: Callable[..., Iterable[Any]] | None,
+) -> tuple[ContinualData, dict[str, Any]]:
     from privrepro.continual.sources import imagenet_r_split, load_five_datasets_member
 
     model_box: list[Any] = []
 
     def model() -> Any:
         if not model_box:
-            model_box.append(create_backbone(spec.backbone, spec.weights, pretrained=True,
-                                             **spec.model_kwargs))
+            model_box.append(
+                create_backbone(spec.backbone, spec.weights, pretrained=True, **spec.model_kwargs)
+            )
         return model_box[0]
 
-    def feats(dataset: str, split: str, load: Callable[[], Any]) -> tuple[np.ndarray, np.ndarray,
-                                                                          dict[str, Any]]:
+    def feats(
+        dataset: str, split: str, load: Callable[[], Any]
+    ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
         def compute() -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
             ds = load()
             x = extract_features(model(), ds.x, spec.batch_size, device, progress=progress)
@@ -101,10 +112,20 @@ def _backbone_features(benchmark: str, spec: FeatureSpec, data_dir: Path, cache_
     if benchmark == "cifar100":
         from privrepro.data.vision import load_cifar100
 
-        parts = {s: feats("cifar100", s, partial(load_cifar100, data_dir, s,
-                                                 download=spec.download,
-                                                 verify_checksums=spec.verify_checksums))
-                 for s in ("train", "test")}
+        parts = {
+            s: feats(
+                "cifar100",
+                s,
+                partial(
+                    load_cifar100,
+                    data_dir,
+                    s,
+                    download=spec.download,
+                    verify_checksums=spec.verify_checksums,
+                ),
+            )
+            for s in ("train", "test")
+        }
     elif benchmark == "imagenet-r":
         split_seed = spec.imagenet_r_split_seed
         box: list[Any] = []
@@ -114,16 +135,28 @@ def _backbone_features(benchmark: str, spec: FeatureSpec, data_dir: Path, cache_
                 box.extend(imagenet_r_split(data_dir, np.random.default_rng(split_seed)))
             return box[i]
 
-        parts = {s: feats(f"imagenet-r-split{split_seed}", s, partial(split, i))
-                 for i, s in enumerate(("train", "test"))}
+        parts = {
+            s: feats(f"imagenet-r-split{split_seed}", s, partial(split, i))
+            for i, s in enumerate(("train", "test"))
+        }
     elif benchmark == "5-datasets":
         parts = {}
         for s in ("train", "test"):
             xs, ys = [], []
             for m, member in enumerate(FIVE_DATASETS):
-                x, y, meta = feats(member, s, partial(load_five_datasets_member, member, data_dir,
-                                                      s, 0, spec.download,
-                                                      spec.verify_checksums))
+                x, y, meta = feats(
+                    member,
+                    s,
+                    partial(
+                        load_five_datasets_member,
+                        member,
+                        data_dir,
+                        s,
+                        0,
+                        spec.download,
+                        spec.verify_checksums,
+                    ),
+                )
                 xs.append(x)
                 ys.append(y + 10 * m)
                 metas[f"{member}/{s}"] = meta
@@ -132,14 +165,25 @@ def _backbone_features(benchmark: str, spec: FeatureSpec, data_dir: Path, cache_
         raise ValueError(f"benchmark = {benchmark!r}: must be one of {list(BENCHMARKS)}")
     for s, (_, _, meta) in parts.items():
         metas.setdefault(s, meta)
-    data = ContinualData(benchmark, parts["train"][0], parts["train"][1], parts["test"][0],
-                         parts["test"][1], _NUM_CLASSES[benchmark])
-    return data, {"feature_source": "backbone", "backbone": spec.backbone,
-                  "weights": spec.weights or "timm hub", "cache": metas}
+    data = ContinualData(
+        benchmark,
+        parts["train"][0],
+        parts["train"][1],
+        parts["test"][0],
+        parts["test"][1],
+        _NUM_CLASSES[benchmark],
+    )
+    return data, {
+        "feature_source": "backbone",
+        "backbone": spec.backbone,
+        "weights": spec.weights or "timm hub",
+        "cache": metas,
+    }
 
 
-def _tiny_vit_features(benchmark: str, spec: FeatureSpec, cache_dir: Path, device: str
-                       ) -> tuple[ContinualData, dict[str, Any]]:
+def _tiny_vit_features(
+    benchmark: str, spec: FeatureSpec, cache_dir: Path, device: str
+) -> tuple[ContinualData, dict[str, Any]]:
     from privrepro.data.synthetic import synthetic_images
 
     c = _NUM_CLASSES[benchmark]
@@ -156,19 +200,38 @@ def _tiny_vit_features(benchmark: str, spec: FeatureSpec, cache_dir: Path, devic
                 kw = {k: v for k, v in TINY_VIT.items() if k != "name"}
                 model_box.append(create_backbone(name, pretrained=False, **kw))
             n = c * spec.tiny_per_class
-            ds = synthetic_images(None, n=n, num_classes=c, shape=(3, 32, 32),
-                                  seed=spec.synthetic_seed, split=split)
+            ds = synthetic_images(
+                None, n=n, num_classes=c, shape=(3, 32, 32), seed=spec.synthetic_seed, split=split
+            )
             x = extract_features(model_box[0], ds.x, spec.batch_size, device)
             return x, ds.y, {"weights": "random", "images": "synthetic_images", "n": n}
+
         return run
 
-    parts = {s: cached_features(cache_dir, key, f"synthetic-{benchmark}-s{spec.synthetic_seed}"
-                                f"-n{spec.tiny_per_class}", s, compute(s))
-             for s in ("train", "test")}
-    data = ContinualData(f"tiny-vit-{benchmark}", parts["train"][0], parts["train"][1],
-                         parts["test"][0], parts["test"][1], c)
-    return data, {"feature_source": "tiny-vit", "backbone": key, "weights": "random",
-                  "cache": {s: p[2] for s, p in parts.items()}}
+    parts = {
+        s: cached_features(
+            cache_dir,
+            key,
+            f"synthetic-{benchmark}-s{spec.synthetic_seed}-n{spec.tiny_per_class}",
+            s,
+            compute(s),
+        )
+        for s in ("train", "test")
+    }
+    data = ContinualData(
+        f"tiny-vit-{benchmark}",
+        parts["train"][0],
+        parts["train"][1],
+        parts["test"][0],
+        parts["test"][1],
+        c,
+    )
+    return data, {
+        "feature_source": "tiny-vit",
+        "backbone": key,
+        "weights": "random",
+        "cache": {s: p[2] for s, p in parts.items()},
+    }
 
 
 @lru_cache(maxsize=2)
@@ -176,10 +239,14 @@ def _synthetic(benchmark: str, seed: int, dim: int) -> ContinualData:
     return synthetic_benchmark(_SYNTHETIC_KIND[benchmark], np.random.default_rng(seed), dim=dim)
 
 
-def load_benchmark(benchmark: str, spec: FeatureSpec, data_dir: str | Path = "data",
-                   cache_dir: str | Path = "experiments/_cache", device: str = "cpu",
-                   progress: Callable[..., Iterable[Any]] | None = None
-                   ) -> tuple[ContinualData, dict[str, Any]]:
+def load_benchmark(
+    benchmark: str,
+    spec: FeatureSpec,
+    data_dir: str | Path = "data",
+    cache_dir: str | Path = "experiments/_cache",
+    device: str = "cpu",
+    progress: Callable[..., Iterable[Any]] | None = None,
+) -> tuple[ContinualData, dict[str, Any]]:
     """The benchmark's features and a provenance dict (source, backbone, weights, cache files).
 
     Synthetic features depend only on ``spec.synthetic_seed`` (one fixed "pre-trained feature
@@ -190,18 +257,27 @@ def load_benchmark(benchmark: str, spec: FeatureSpec, data_dir: str | Path = "da
         raise ValueError(f"benchmark = {benchmark!r}: must be one of {list(BENCHMARKS)}")
     if spec.source == "synthetic":
         data = _synthetic(benchmark, spec.synthetic_seed, spec.synthetic_dim)
-        return data, {"feature_source": "synthetic", "backbone": "none (synthetic clusters)",
-                      "synthetic_seed": spec.synthetic_seed, "dim": spec.synthetic_dim}
+        return data, {
+            "feature_source": "synthetic",
+            "backbone": "none (synthetic clusters)",
+            "synthetic_seed": spec.synthetic_seed,
+            "dim": spec.synthetic_dim,
+        }
     if spec.source == "tiny-vit":
         return _tiny_vit_features(benchmark, spec, Path(cache_dir), device)
     if spec.source == "backbone":
-        return _backbone_features(benchmark, spec, Path(data_dir), Path(cache_dir), device,
-                                  progress)
+        return _backbone_features(
+            benchmark, spec, Path(data_dir), Path(cache_dir), device, progress
+        )
     raise ValueError(f"features.source = {spec.source!r}: must be one of {list(FEATURE_SOURCES)}")
 
 
-def make_scenario(benchmark: str, data: ContinualData, rng: np.random.Generator | None,
-                  order: Sequence[int] | None = None) -> Scenario:
+def make_scenario(
+    benchmark: str,
+    data: ContinualData,
+    rng: np.random.Generator | None,
+    order: Sequence[int] | None = None,
+) -> Scenario:
     """The benchmark's class-incremental split: Split-CIFAR-100 (10 × 10) and Split-ImageNet-R
     (10 × 20) with the class order drawn from ``rng``; 5-Datasets with its members in ``order``."""
     if benchmark == "cifar100":

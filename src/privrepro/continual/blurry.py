@@ -91,11 +91,18 @@ def _random_sizes(total: int, parts: int, rng: np.random.Generator, min_size: in
 
 def _deal(pool: IntArray, sizes: IntArray) -> list[IntArray]:
     bounds = np.cumsum(np.concatenate([[0], sizes]))
-    return [pool[bounds[t]:bounds[t + 1]] for t in range(len(sizes))]
+    return [pool[bounds[t] : bounds[t + 1]] for t in range(len(sizes))]
 
 
-def _split(kind: str, train_y: ArrayLike, num_classes: int, nb_tasks: int, disjoint_pct: float,
-           blurry_pct: float, rng: np.random.Generator) -> BlurrySplit:
+def _split(
+    kind: str,
+    train_y: ArrayLike,
+    num_classes: int,
+    nb_tasks: int,
+    disjoint_pct: float,
+    blurry_pct: float,
+    rng: np.random.Generator,
+) -> BlurrySplit:
     _check(num_classes, nb_tasks, disjoint_pct, blurry_pct)
     y = np.asarray(train_y, dtype=np.int64)
     perm = rng.permutation(num_classes).astype(np.int64)
@@ -138,38 +145,70 @@ def _split(kind: str, train_y: ArrayLike, num_classes: int, nb_tasks: int, disjo
     unassigned = np.flatnonzero(task_of < 0)
     if len(unassigned):  # only labels outside [0, num_classes) can get here
         raise ValueError(f"train_y: {len(unassigned)} labels outside [0, {num_classes})")
-    return BlurrySplit(kind, task_of, tuple(np.sort(d) for d in disjoint),
-                       tuple(np.sort(b) for b in blurry), blurred)
+    return BlurrySplit(
+        kind,
+        task_of,
+        tuple(np.sort(d) for d in disjoint),
+        tuple(np.sort(b) for b in blurry),
+        blurred,
+    )
 
 
-def i_blurry(train_y: ArrayLike, num_classes: int, nb_tasks: int, rng: np.random.Generator,
-             disjoint_pct: float = 50, blurry_pct: float = 10) -> BlurrySplit:
+def i_blurry(
+    train_y: ArrayLike,
+    num_classes: int,
+    nb_tasks: int,
+    rng: np.random.Generator,
+    disjoint_pct: float = 50,
+    blurry_pct: float = 10,
+) -> BlurrySplit:
     """i-Blurry-N-M (Koh et al. 2022): N % disjoint classes, M % of blurry samples spread."""
     return _split("i-blurry", train_y, num_classes, nb_tasks, disjoint_pct, blurry_pct, rng)
 
 
-def si_blurry(train_y: ArrayLike, num_classes: int, nb_tasks: int, rng: np.random.Generator,
-              disjoint_pct: float = 50, blurry_pct: float = 10) -> BlurrySplit:
+def si_blurry(
+    train_y: ArrayLike,
+    num_classes: int,
+    nb_tasks: int,
+    rng: np.random.Generator,
+    disjoint_pct: float = 50,
+    blurry_pct: float = 10,
+) -> BlurrySplit:
     """Si-Blurry-N-M (Moon et al. 2023): i-Blurry with random class counts and pooled shares."""
     return _split("si-blurry", train_y, num_classes, nb_tasks, disjoint_pct, blurry_pct, rng)
 
 
-def not_blurry(train_y: ArrayLike, num_classes: int, nb_tasks: int, rng: np.random.Generator
-               ) -> BlurrySplit:
+def not_blurry(
+    train_y: ArrayLike, num_classes: int, nb_tasks: int, rng: np.random.Generator
+) -> BlurrySplit:
     """Only disjoint classes, split evenly (i-Blurry with N = 100)."""
     return _split("not-blurry", train_y, num_classes, nb_tasks, 100, 0, rng)
 
 
-def blurry_scenario(split: BlurrySplit, train_y: ArrayLike, test_y: ArrayLike, num_classes: int
-                    ) -> Scenario:
+def blurry_scenario(
+    split: BlurrySplit, train_y: ArrayLike, test_y: ArrayLike, num_classes: int
+) -> Scenario:
     """The :class:`Scenario` of a blurry split; test task t = test samples of t's home classes."""
-    return from_task_ids(split.kind, split.task_of, train_y, test_y, num_classes,
-                         [split.home_classes(t) for t in range(split.nb_tasks)])
+    return from_task_ids(
+        split.kind,
+        split.task_of,
+        train_y,
+        test_y,
+        num_classes,
+        [split.home_classes(t) for t in range(split.nb_tasks)],
+    )
 
 
-def make_blurry_scenario(kind: str, train_y: ArrayLike, test_y: ArrayLike, num_classes: int,
-                         nb_tasks: int, rng: np.random.Generator, disjoint_pct: float = 50,
-                         blurry_pct: float = 10) -> Scenario:
+def make_blurry_scenario(
+    kind: str,
+    train_y: ArrayLike,
+    test_y: ArrayLike,
+    num_classes: int,
+    nb_tasks: int,
+    rng: np.random.Generator,
+    disjoint_pct: float = 50,
+    blurry_pct: float = 10,
+) -> Scenario:
     """Fig. 4's three settings by name: ``not-blurry`` (class-incremental with a permuted class
     order), ``i-blurry`` or ``si-blurry`` (N = ``disjoint_pct``, M = ``blurry_pct``)."""
     if kind == "not-blurry":

@@ -34,8 +34,14 @@ from privrepro.continual.label_spaces import LabelSpace
 from privrepro.continual.scenarios import Scenario
 from privrepro.dp.gaussian import analytic_sigma
 
-__all__ = ["DUMMY_SAMPLING", "CosineClassifier", "CosineResult", "noise_std", "normalize_rows",
-           "run_cosine"]
+__all__ = [
+    "DUMMY_SAMPLING",
+    "CosineClassifier",
+    "CosineResult",
+    "noise_std",
+    "normalize_rows",
+    "run_cosine",
+]
 
 DUMMY_SAMPLING = ("exact", "marginal")
 
@@ -64,8 +70,9 @@ def normalize_rows(x: ArrayLike, dtype: type = np.float32) -> NDArray[np.floatin
     return np.asarray(a / np.where(n > 0, n, 1)[:, None], dtype=dtype)
 
 
-def _class_sums(xn: NDArray[np.floating], y: NDArray[np.int64], num_classes: int
-                ) -> NDArray[np.float64]:
+def _class_sums(
+    xn: NDArray[np.floating], y: NDArray[np.int64], num_classes: int
+) -> NDArray[np.float64]:
     """Σ of the rows of ``xn`` per label, as one (labels present × n) one-hot matmul."""
     out = np.zeros((num_classes, xn.shape[1]), dtype=np.float64)
     if len(y) == 0:
@@ -98,16 +105,19 @@ class CosineClassifier:
         self.draws = np.zeros(self.num_classes, dtype=np.int64)
         self.dummy_draws = np.zeros(0, dtype=np.int64)
 
-    def update(self, x: ArrayLike, y: ArrayLike, space: LabelSpace, sigma: float,
-               rng: np.random.Generator) -> None:
+    def update(
+        self, x: ArrayLike, y: ArrayLike, space: LabelSpace, sigma: float, rng: np.random.Generator
+    ) -> None:
         """One task of Alg. 1: add the task's normalised features to their class sums and one
         N(0, σ²I) draw to every label of ``space``. Samples whose label is not in ``space``
         must have been remapped or dropped before (Prop. 4.2); they raise here."""
         yy = np.asarray(y, dtype=np.int64)
         inside = np.isin(yy, space.classes)
         if not inside.all():
-            raise ValueError(f"{int((~inside).sum())} samples have labels outside the released "
-                             "label space; remap or drop them first (cl Prop. 4.2)")
+            raise ValueError(
+                f"{int((~inside).sum())} samples have labels outside the released "
+                "label space; remap or drop them first (cl Prop. 4.2)"
+            )
         xn = normalize_rows(x)
         if xn.shape[1] != self.dim:
             raise ValueError(f"features of dimension {xn.shape[1]}, classifier has {self.dim}")
@@ -119,8 +129,9 @@ class CosineClassifier:
         self.draws[cls] += 1
         if space.n_dummy > len(self.dummy_draws):
             self.dummy_draws = np.concatenate(
-                [self.dummy_draws, np.zeros(space.n_dummy - len(self.dummy_draws), np.int64)])
-        self.dummy_draws[:space.n_dummy] += 1
+                [self.dummy_draws, np.zeros(space.n_dummy - len(self.dummy_draws), np.int64)]
+            )
+        self.dummy_draws[: space.n_dummy] += 1
 
     def scores(self, x: ArrayLike, normalized: bool = False) -> NDArray[np.float32]:
         """cos(v, s_o) for every real label (−inf for labels never released, and for a released
@@ -134,8 +145,9 @@ class CosineClassifier:
         sc[:, ~ok] = -np.inf
         return np.asarray(sc, dtype=np.float32)
 
-    def best_dummy_score(self, x: ArrayLike, sigma: float, rng: np.random.Generator,
-                         chunk: int = 4096) -> NDArray[np.float32]:
+    def best_dummy_score(
+        self, x: ArrayLike, sigma: float, rng: np.random.Generator, chunk: int = 4096
+    ) -> NDArray[np.float32]:
         """max over released dummies of cos(v, s_dummy), with s_dummy ~ N(0, draws·σ²I)."""
         v = normalize_rows(x)
         best = np.full(len(v), -np.inf, dtype=np.float32)
@@ -149,8 +161,9 @@ class CosineClassifier:
             np.maximum(best, (v @ z.T).max(axis=1), out=best)
         return best
 
-    def best_dummy_score_marginal(self, n: int, sigma: float, rng: np.random.Generator
-                                  ) -> NDArray[np.float32]:
+    def best_dummy_score_marginal(
+        self, n: int, sigma: float, rng: np.random.Generator
+    ) -> NDArray[np.float32]:
         """The same maximum drawn from its exact marginal law, independently per test sample.
 
         For a unit v and a direction u uniform on S^{K−1}, (cos(v,u) + 1)/2 ~ Beta((K−1)/2,
@@ -166,16 +179,23 @@ class CosineClassifier:
         tail = -np.expm1(np.log(rng.random(n)) / m)  # 1 − U^{1/M}, without cancellation
         return np.asarray(2.0 * beta.isf(tail, a, a) - 1.0, dtype=np.float32)
 
-    def predict(self, x: ArrayLike, sigma: float = 0.0, rng: np.random.Generator | None = None,
-                dummy_sampling: str = "exact", normalized: bool = False) -> NDArray[np.int64]:
+    def predict(
+        self,
+        x: ArrayLike,
+        sigma: float = 0.0,
+        rng: np.random.Generator | None = None,
+        dummy_sampling: str = "exact",
+        normalized: bool = False,
+    ) -> NDArray[np.int64]:
         """Eq. (7): argmax over ∪_{k≤t} O_k; a dummy winner is returned as −1 (always wrong).
 
         ``dummy_sampling``: ``"exact"`` draws every dummy's noise; ``"marginal"`` draws the best
         dummy score per test sample from its law (:meth:`best_dummy_score_marginal`).
         """
         if dummy_sampling not in DUMMY_SAMPLING:
-            raise ValueError(f"dummy_sampling = {dummy_sampling!r}: must be one of "
-                             f"{list(DUMMY_SAMPLING)}")
+            raise ValueError(
+                f"dummy_sampling = {dummy_sampling!r}: must be one of {list(DUMMY_SAMPLING)}"
+            )
         sc = self.scores(x, normalized)
         pred = np.argmax(sc, axis=1).astype(np.int64)
         if len(self.dummy_draws) and sigma > 0:
@@ -205,10 +225,18 @@ class CosineResult:
     labels_released: int
 
 
-def run_cosine(train_x: ArrayLike, train_y: ArrayLike, test_x: ArrayLike, test_y: ArrayLike,
-               scenario: Scenario, spaces: Sequence[LabelSpace], sigma: float,
-               rng: np.random.Generator, evaluate: str = "every_task",
-               dummy_sampling: str = "exact") -> CosineResult:
+def run_cosine(
+    train_x: ArrayLike,
+    train_y: ArrayLike,
+    test_x: ArrayLike,
+    test_y: ArrayLike,
+    scenario: Scenario,
+    spaces: Sequence[LabelSpace],
+    sigma: float,
+    rng: np.random.Generator,
+    evaluate: str = "every_task",
+    dummy_sampling: str = "exact",
+) -> CosineResult:
     """Alg. 1 over the tasks of ``scenario``, evaluated after every task (or only the last).
 
     ``sigma`` is the per-task noise std (:func:`noise_std` at the per-task (ε, δ)); ``spaces`` the

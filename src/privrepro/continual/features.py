@@ -25,17 +25,29 @@ import numpy as np
 
 from privrepro.store.atomic import atomic_write_bytes
 
-__all__ = ["DEFAULT_BACKBONE", "FeatureSet", "backbone_transform", "cached_features",
-           "create_backbone", "extract_features", "feature_cache_path", "load_feature_file",
-           "save_feature_file"]
+__all__ = [
+    "DEFAULT_BACKBONE",
+    "FeatureSet",
+    "backbone_transform",
+    "cached_features",
+    "create_backbone",
+    "extract_features",
+    "feature_cache_path",
+    "load_feature_file",
+    "save_feature_file",
+]
 
 DEFAULT_BACKBONE = "vit_base_patch16_224.augreg_in21k"
 
 FeatureSet = tuple[np.ndarray, np.ndarray, dict[str, Any]]
 
 
-def create_backbone(name: str = DEFAULT_BACKBONE, weights: str | Path | None = None,
-                    pretrained: bool = True, **model_kwargs: Any) -> Any:
+def create_backbone(
+    name: str = DEFAULT_BACKBONE,
+    weights: str | Path | None = None,
+    pretrained: bool = True,
+    **model_kwargs: Any,
+) -> Any:
     """The timm model ``name`` with no classification head, frozen and in eval mode.
 
     Args:
@@ -55,8 +67,12 @@ def create_backbone(name: str = DEFAULT_BACKBONE, weights: str | Path | None = N
         if not path.is_file():
             from privrepro.data.registry import MissingDataError
 
-            raise MissingDataError(name, path, "Copy the backbone's weights file there "
-                                   "(e.g. timm's model.safetensors for this id).")
+            raise MissingDataError(
+                name,
+                path,
+                "Copy the backbone's weights file there "
+                "(e.g. timm's model.safetensors for this id).",
+            )
         # google .npz checkpoints need timm's custom loader, state dicts the standard one
         kwargs["pretrained_cfg_overlay"] = {"file": str(path), "custom_load": path.suffix == ".npz"}
     model = timm.create_model(name, pretrained=pretrained, num_classes=0, **kwargs)
@@ -98,10 +114,14 @@ def _batches(n: int, size: int) -> Iterator[slice]:
         yield slice(start, min(n, start + size))
 
 
-def extract_features(model: Any, images: np.ndarray, batch_size: int = 64, device: str = "cpu",
-                     transform: Callable[[Any], Any] | None = None,
-                     progress: Callable[[Iterable[Any], str, int], Iterable[Any]] | None = None
-                     ) -> np.ndarray:
+def extract_features(
+    model: Any,
+    images: np.ndarray,
+    batch_size: int = 64,
+    device: str = "cpu",
+    transform: Callable[[Any], Any] | None = None,
+    progress: Callable[[Iterable[Any], str, int], Iterable[Any]] | None = None,
+) -> np.ndarray:
     """The backbone's features of every image, ``float32 [N, K]``.
 
     ``images``: uint8 arrays (``[N, H, W]`` grey, ``[N, H, W, 3]`` colour) or file paths; each is
@@ -129,15 +149,23 @@ def _safe(text: str) -> str:
 
 def feature_cache_path(cache_dir: str | Path, backbone: str, dataset: str, split: str) -> Path:
     """``<cache_dir>/cl/features/<backbone>-<dataset>-<split>.npz``."""
-    return Path(cache_dir) / "cl" / "features" / f"{_safe(backbone)}-{_safe(dataset)}-{_safe(split)}.npz"
+    return (
+        Path(cache_dir)
+        / "cl"
+        / "features"
+        / f"{_safe(backbone)}-{_safe(dataset)}-{_safe(split)}.npz"
+    )
 
 
-def save_feature_file(path: str | Path, x: np.ndarray, y: np.ndarray, meta: dict[str, Any]
-                      ) -> Path:
+def save_feature_file(path: str | Path, x: np.ndarray, y: np.ndarray, meta: dict[str, Any]) -> Path:
     """Write features, labels and metadata to one ``.npz``, atomically."""
     buf = io.BytesIO()
-    np.savez(buf, x=np.asarray(x, dtype=np.float32), y=np.asarray(y, dtype=np.int64),
-             meta=np.array(json.dumps(meta, sort_keys=True, default=str)))
+    np.savez(
+        buf,
+        x=np.asarray(x, dtype=np.float32),
+        y=np.asarray(y, dtype=np.int64),
+        meta=np.array(json.dumps(meta, sort_keys=True, default=str)),
+    )
     return atomic_write_bytes(path, buf.getvalue())
 
 
@@ -147,9 +175,13 @@ def load_feature_file(path: str | Path) -> FeatureSet:
         return z["x"], z["y"], json.loads(str(z["meta"]))
 
 
-def cached_features(cache_dir: str | Path, backbone: str, dataset: str, split: str,
-                    compute: Callable[[], tuple[np.ndarray, np.ndarray, dict[str, Any]]]
-                    ) -> FeatureSet:
+def cached_features(
+    cache_dir: str | Path,
+    backbone: str,
+    dataset: str,
+    split: str,
+    compute: Callable[[], tuple[np.ndarray, np.ndarray, dict[str, Any]]],
+) -> FeatureSet:
     """Features from the cache, or ``compute()`` them once and cache them.
 
     ``compute`` returns ``(x, y, meta)``; the backbone name, dataset and split are added to the
@@ -161,8 +193,13 @@ def cached_features(cache_dir: str | Path, backbone: str, dataset: str, split: s
         meta["cache_hit"] = True
         return x, y, meta
     x, y, meta = compute()
-    meta = {**meta, "backbone": backbone, "dataset": dataset, "split": split,
-            "shape": list(np.shape(x))}
+    meta = {
+        **meta,
+        "backbone": backbone,
+        "dataset": dataset,
+        "split": split,
+        "shape": list(np.shape(x)),
+    }
     save_feature_file(path, x, y, meta)
     meta["cache_hit"] = False
     return np.asarray(x, np.float32), np.asarray(y, np.int64), meta

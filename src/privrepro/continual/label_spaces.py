@@ -23,10 +23,21 @@ from numpy.typing import ArrayLike, NDArray
 
 from privrepro.continual.scenarios import Scenario
 
-__all__ = ["DUMMY_REFERENCES", "LABEL_POLICIES", "LabelSpace", "add_dummy_labels",
-           "data_label_space", "label_spaces_for", "laplace_keep_probability",
-           "laplace_threshold", "learned_label_space", "prior_const_label_spaces",
-           "prior_label_spaces", "remap_task", "thm_c4_delta"]
+__all__ = [
+    "DUMMY_REFERENCES",
+    "LABEL_POLICIES",
+    "LabelSpace",
+    "add_dummy_labels",
+    "data_label_space",
+    "label_spaces_for",
+    "laplace_keep_probability",
+    "laplace_threshold",
+    "learned_label_space",
+    "prior_const_label_spaces",
+    "prior_label_spaces",
+    "remap_task",
+    "thm_c4_delta",
+]
 
 IntArray = NDArray[np.int64]
 
@@ -54,11 +65,16 @@ class LabelSpace:
 
     def ids(self, num_classes: int) -> IntArray:
         """All label ids, dummies numbered from ``num_classes``."""
-        return np.concatenate([self.classes, num_classes + np.arange(self.n_dummy)]).astype(np.int64)
+        return np.concatenate([self.classes, num_classes + np.arange(self.n_dummy)]).astype(
+            np.int64
+        )
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, LabelSpace) and self.n_dummy == other.n_dummy
-                and np.array_equal(self.classes, other.classes))
+        return (
+            isinstance(other, LabelSpace)
+            and self.n_dummy == other.n_dummy
+            and np.array_equal(self.classes, other.classes)
+        )
 
     def __hash__(self) -> int:
         return hash((tuple(self.classes.tolist()), self.n_dummy))
@@ -82,9 +98,13 @@ def prior_const_label_spaces(num_classes: int, nb_tasks: int) -> list[LabelSpace
     return [LabelSpace(all_classes) for _ in range(nb_tasks)]
 
 
-def add_dummy_labels(spaces: Sequence[LabelSpace], factor: int, num_classes: int,
-                     reference: str = "base", task_sizes: Sequence[int] | None = None
-                     ) -> list[LabelSpace]:
+def add_dummy_labels(
+    spaces: Sequence[LabelSpace],
+    factor: int,
+    num_classes: int,
+    reference: str = "base",
+    task_sizes: Sequence[int] | None = None,
+) -> list[LabelSpace]:
     """Grow each label space to ``factor ×`` a reference size with dummy labels (cl Sec. 7.1).
 
     ``reference="base"`` (default): task t releases ``factor · num_classes`` labels, e.g. 1,000 /
@@ -97,7 +117,9 @@ def add_dummy_labels(spaces: Sequence[LabelSpace], factor: int, num_classes: int
     if factor < 1:
         raise ValueError(f"dummy factor = {factor}: must be >= 1")
     if reference not in DUMMY_REFERENCES:
-        raise ValueError(f"dummy reference = {reference!r}: must be one of {list(DUMMY_REFERENCES)}")
+        raise ValueError(
+            f"dummy reference = {reference!r}: must be one of {list(DUMMY_REFERENCES)}"
+        )
     out = []
     for t, s in enumerate(spaces):
         if reference == "base":
@@ -110,9 +132,13 @@ def add_dummy_labels(spaces: Sequence[LabelSpace], factor: int, num_classes: int
     return out
 
 
-def label_spaces_for(policy: str, scenario: Scenario, dummy_factor: int = 1,
-                     dummy_reference: str = "base", train_y: ArrayLike | None = None
-                     ) -> list[LabelSpace]:
+def label_spaces_for(
+    policy: str,
+    scenario: Scenario,
+    dummy_factor: int = 1,
+    dummy_reference: str = "base",
+    train_y: ArrayLike | None = None,
+) -> list[LabelSpace]:
     """The released label space of every task under a policy name.
 
     ``policy``: ``"prior"`` (exact per task), ``"prior_const"`` (all base labels) or ``"data"``
@@ -132,12 +158,15 @@ def label_spaces_for(policy: str, scenario: Scenario, dummy_factor: int = 1,
         raise ValueError(f"label policy = {policy!r}: must be one of {list(LABEL_POLICIES)}")
     if dummy_factor > 1:
         sizes = [len(c) for c in scenario.task_classes]
-        spaces = add_dummy_labels(spaces, dummy_factor, scenario.num_classes, dummy_reference, sizes)
+        spaces = add_dummy_labels(
+            spaces, dummy_factor, scenario.num_classes, dummy_reference, sizes
+        )
     return spaces
 
 
-def remap_task(y: ArrayLike, mapping: Mapping[int, int | None], prior: LabelSpace
-               ) -> tuple[NDArray[np.bool_], IntArray]:
+def remap_task(
+    y: ArrayLike, mapping: Mapping[int, int | None], prior: LabelSpace
+) -> tuple[NDArray[np.bool_], IntArray]:
     """R_t^task of Eq. (3): relabel each y by ``mapping`` (default: itself), drop ``None``.
 
     Labels outside ``prior`` after mapping are dropped too (they have no output). Returns the
@@ -146,8 +175,10 @@ def remap_task(y: ArrayLike, mapping: Mapping[int, int | None], prior: LabelSpac
     """
     yy = np.asarray(y, dtype=np.int64)
     uniq, inverse = np.unique(yy, return_inverse=True)
-    target = np.array([-1 if mapping.get(int(u), int(u)) is None else mapping.get(int(u), int(u))
-                       for u in uniq], dtype=np.int64)
+    target = np.array(
+        [-1 if mapping.get(int(u), int(u)) is None else mapping.get(int(u), int(u)) for u in uniq],
+        dtype=np.int64,
+    )
     vals = target[inverse.reshape(-1)] if len(yy) else np.zeros(0, np.int64)
     keep = (vals >= 0) & np.isin(vals, prior.classes)
     return keep, vals[keep]
@@ -192,8 +223,9 @@ def thm_c4_delta(epsilon: float, tau: float) -> tuple[float, float, float, float
     return float(max(t1, t2, t3)), float(t1), float(t2), float(t3)
 
 
-def learned_label_space(task_y: ArrayLike, epsilon: float, tau: float, rng: np.random.Generator
-                        ) -> LabelSpace:
+def learned_label_space(
+    task_y: ArrayLike, epsilon: float, tau: float, rng: np.random.Generator
+) -> LabelSpace:
     """S_learned by L_{B_Lap} (Def. C.3): keep label y iff |D_y| + Lap(1/ε) > τ.
 
     Labels are handled independently (parallel composition over the disjoint D_y), the output

@@ -114,11 +114,14 @@ class Scenario:
         if sorted(order) != list(range(self.nb_tasks)):
             raise ValueError(f"order = {order}: must be a permutation of range({self.nb_tasks})")
         classes = [self.task_classes[o] for o in order]
-        return Scenario(self.name, self.num_classes,
-                        tuple(self.train_tasks[o] for o in order),
-                        tuple(self.test_tasks[o] for o in order),
-                        tuple(classes),
-                        np.concatenate(classes).astype(np.int64) if classes else self.class_order)
+        return Scenario(
+            self.name,
+            self.num_classes,
+            tuple(self.train_tasks[o] for o in order),
+            tuple(self.test_tasks[o] for o in order),
+            tuple(classes),
+            np.concatenate(classes).astype(np.int64) if classes else self.class_order,
+        )
 
 
 def permuted_class_order(num_classes: int, rng: np.random.Generator | None) -> IntArray:
@@ -143,7 +146,7 @@ def _continuum_tasks(y: np.ndarray, class_order: IntArray, increments: list[int]
     bounds = np.cumsum([0, *increments])
     block_of = np.empty(len(class_order), dtype=np.int64)  # task of each class
     for t in range(len(increments)):
-        block_of[class_order[bounds[t]:bounds[t + 1]]] = t
+        block_of[class_order[bounds[t] : bounds[t + 1]]] = t
     task_of = np.full(len(yy), -1, dtype=np.int64)
     present = np.isin(class_order, yy)
     # continuum needs every class of its order present in the data: give it the present ones
@@ -166,9 +169,14 @@ def _continuum_tasks(y: np.ndarray, class_order: IntArray, increments: list[int]
     return task_of
 
 
-def class_incremental(name: str, train_y: ArrayLike, test_y: ArrayLike, num_classes: int,
-                      increments: Sequence[int], class_order: ArrayLike | None = None
-                      ) -> Scenario:
+def class_incremental(
+    name: str,
+    train_y: ArrayLike,
+    test_y: ArrayLike,
+    num_classes: int,
+    increments: Sequence[int],
+    class_order: ArrayLike | None = None,
+) -> Scenario:
     """Class-incremental split: task t holds the next ``increments[t]`` classes of ``class_order``.
 
     Raises:
@@ -177,27 +185,42 @@ def class_incremental(name: str, train_y: ArrayLike, test_y: ArrayLike, num_clas
     """
     ytr = np.asarray(train_y, dtype=np.int64)
     yte = np.asarray(test_y, dtype=np.int64)
-    order = (np.arange(num_classes, dtype=np.int64) if class_order is None
-             else np.asarray(class_order, dtype=np.int64))
+    order = (
+        np.arange(num_classes, dtype=np.int64)
+        if class_order is None
+        else np.asarray(class_order, dtype=np.int64)
+    )
     if sorted(order.tolist()) != list(range(num_classes)):
         raise ValueError(f"class_order: must be a permutation of range({num_classes})")
     incs = [int(i) for i in increments]
     if any(i < 1 for i in incs) or sum(incs) != num_classes:
-        raise ValueError(f"increments = {incs}: must be >= 1 and sum to num_classes = {num_classes}")
+        raise ValueError(
+            f"increments = {incs}: must be >= 1 and sum to num_classes = {num_classes}"
+        )
     bounds = np.cumsum([0, *incs])
-    task_classes = tuple(np.sort(order[bounds[t]:bounds[t + 1]]) for t in range(len(incs)))
+    task_classes = tuple(np.sort(order[bounds[t] : bounds[t + 1]]) for t in range(len(incs)))
     if len(ytr) and (ytr.min() < 0 or ytr.max() >= num_classes):
         raise ValueError(f"train_y: labels outside [0, {num_classes})")
     tr_task = _continuum_tasks(ytr, order, incs)
     te_task = _continuum_tasks(yte, order, incs)
-    return Scenario(name, num_classes,
-                    tuple(np.flatnonzero(tr_task == t).astype(np.int64) for t in range(len(incs))),
-                    tuple(np.flatnonzero(te_task == t).astype(np.int64) for t in range(len(incs))),
-                    task_classes, order)
+    return Scenario(
+        name,
+        num_classes,
+        tuple(np.flatnonzero(tr_task == t).astype(np.int64) for t in range(len(incs))),
+        tuple(np.flatnonzero(te_task == t).astype(np.int64) for t in range(len(incs))),
+        task_classes,
+        order,
+    )
 
 
-def from_task_ids(name: str, train_task_of: ArrayLike, train_y: ArrayLike, test_y: ArrayLike,
-                  num_classes: int, task_classes: Sequence[ArrayLike]) -> Scenario:
+def from_task_ids(
+    name: str,
+    train_task_of: ArrayLike,
+    train_y: ArrayLike,
+    test_y: ArrayLike,
+    num_classes: int,
+    task_classes: Sequence[ArrayLike],
+) -> Scenario:
     """A scenario given the task of every training sample (blurry splits), via continuum's
     ContinualScenario; test task i = test samples of ``task_classes[i]`` (the home classes)."""
     from continuum.datasets import InMemoryDataset
@@ -208,8 +231,9 @@ def from_task_ids(name: str, train_task_of: ArrayLike, train_y: ArrayLike, test_
     ytr = np.asarray(train_y, dtype=np.int64)
     idx = np.arange(len(ytr), dtype=np.int64)
     sc = ContinualScenario(InMemoryDataset(idx, ytr, task_of, data_type=TaskType.TENSOR))
-    train_tasks = tuple(np.sort(np.asarray(sc[t].get_raw_samples()[0], dtype=np.int64))
-                        for t in range(len(sc)))
+    train_tasks = tuple(
+        np.sort(np.asarray(sc[t].get_raw_samples()[0], dtype=np.int64)) for t in range(len(sc))
+    )
     home = np.full(num_classes, -1, dtype=np.int64)
     classes = tuple(np.sort(np.asarray(c, dtype=np.int64)) for c in task_classes)
     for t, c in enumerate(classes):
@@ -217,30 +241,50 @@ def from_task_ids(name: str, train_task_of: ArrayLike, train_y: ArrayLike, test_
     yte = np.asarray(test_y, dtype=np.int64)
     test_home = home[yte]
     test_tasks = tuple(np.flatnonzero(test_home == t).astype(np.int64) for t in range(len(classes)))
-    return Scenario(name, num_classes, train_tasks, test_tasks, classes,
-                    np.concatenate(classes).astype(np.int64))
+    return Scenario(
+        name,
+        num_classes,
+        train_tasks,
+        test_tasks,
+        classes,
+        np.concatenate(classes).astype(np.int64),
+    )
 
 
-def split_cifar100(data: ContinualData, rng: np.random.Generator | None, nb_tasks: int = 10
-                   ) -> Scenario:
+def split_cifar100(
+    data: ContinualData, rng: np.random.Generator | None, nb_tasks: int = 10
+) -> Scenario:
     """Split-CIFAR-100: ``nb_tasks`` tasks of 100/nb_tasks classes, class order permuted by ``rng``
     (cl paper, Sec. 7: 10 tasks × 10 classes, "randomly permuted" per seed)."""
     if data.num_classes % nb_tasks:
         raise ValueError(f"nb_tasks = {nb_tasks}: must divide num_classes = {data.num_classes}")
     inc = [data.num_classes // nb_tasks] * nb_tasks
-    return class_incremental("split-cifar100", data.train_y, data.test_y, data.num_classes, inc,
-                             permuted_class_order(data.num_classes, rng))
+    return class_incremental(
+        "split-cifar100",
+        data.train_y,
+        data.test_y,
+        data.num_classes,
+        inc,
+        permuted_class_order(data.num_classes, rng),
+    )
 
 
-def split_imagenet_r(data: ContinualData, rng: np.random.Generator | None, nb_tasks: int = 10
-                     ) -> Scenario:
+def split_imagenet_r(
+    data: ContinualData, rng: np.random.Generator | None, nb_tasks: int = 10
+) -> Scenario:
     """Split-ImageNet-R: 10 tasks × 20 of its 200 classes, class order permuted by ``rng``
     (cl paper, Sec. 7; the 80/20 train/test split is :func:`train_test_split_indices`)."""
     if data.num_classes % nb_tasks:
         raise ValueError(f"nb_tasks = {nb_tasks}: must divide num_classes = {data.num_classes}")
     inc = [data.num_classes // nb_tasks] * nb_tasks
-    return class_incremental("split-imagenet-r", data.train_y, data.test_y, data.num_classes, inc,
-                             permuted_class_order(data.num_classes, rng))
+    return class_incremental(
+        "split-imagenet-r",
+        data.train_y,
+        data.test_y,
+        data.num_classes,
+        inc,
+        permuted_class_order(data.num_classes, rng),
+    )
 
 
 def five_datasets_order(order: Sequence[int] | None, classes_per_dataset: int = 10) -> IntArray:
@@ -248,8 +292,9 @@ def five_datasets_order(order: Sequence[int] | None, classes_per_dataset: int = 
     members = list(range(len(FIVE_DATASETS))) if order is None else [int(o) for o in order]
     if sorted(members) != list(range(len(FIVE_DATASETS))):
         raise ValueError(f"order = {members}: must be a permutation of range(5)")
-    return np.concatenate([np.arange(m * classes_per_dataset, (m + 1) * classes_per_dataset)
-                           for m in members]).astype(np.int64)
+    return np.concatenate(
+        [np.arange(m * classes_per_dataset, (m + 1) * classes_per_dataset) for m in members]
+    ).astype(np.int64)
 
 
 def five_datasets(data: ContinualData, order: Sequence[int] | None = None) -> Scenario:
@@ -258,12 +303,19 @@ def five_datasets(data: ContinualData, order: Sequence[int] | None = None) -> Sc
     k = data.num_classes // len(FIVE_DATASETS)
     if k * len(FIVE_DATASETS) != data.num_classes:
         raise ValueError(f"num_classes = {data.num_classes}: must be 5 × classes per member")
-    return class_incremental("5-datasets", data.train_y, data.test_y, data.num_classes,
-                             [k] * len(FIVE_DATASETS), five_datasets_order(order, k))
+    return class_incremental(
+        "5-datasets",
+        data.train_y,
+        data.test_y,
+        data.num_classes,
+        [k] * len(FIVE_DATASETS),
+        five_datasets_order(order, k),
+    )
 
 
-def train_test_split_indices(y: ArrayLike, test_fraction: float, rng: np.random.Generator
-                             ) -> tuple[IntArray, IntArray]:
+def train_test_split_indices(
+    y: ArrayLike, test_fraction: float, rng: np.random.Generator
+) -> tuple[IntArray, IntArray]:
     """A random split of ``range(len(y))`` into train and test (ImageNet-R's "random 80/20"),
     stratified per class so every class keeps ≈``test_fraction`` of its samples for testing."""
     if not 0.0 < test_fraction < 1.0:
@@ -275,5 +327,7 @@ def train_test_split_indices(y: ArrayLike, test_fraction: float, rng: np.random.
         n_test = round(test_fraction * len(idx))
         test.append(idx[:n_test])
         train.append(idx[n_test:])
-    return (np.sort(np.concatenate(train)).astype(np.int64),
-            np.sort(np.concatenate(test)).astype(np.int64))
+    return (
+        np.sort(np.concatenate(train)).astype(np.int64),
+        np.sort(np.concatenate(test)).astype(np.int64),
+    )

@@ -25,15 +25,26 @@ from privrepro.continual.scenarios import train_test_split_indices
 from privrepro.data.arrays import ArrayDataset
 from privrepro.data.registry import MissingDataError
 
-__all__ = ["IMAGE_SUFFIXES", "image_folder", "imagenet_r_split", "load_fashionmnist",
-           "load_five_datasets_member", "load_notmnist", "load_svhn"]
+__all__ = [
+    "IMAGE_SUFFIXES",
+    "image_folder",
+    "imagenet_r_split",
+    "load_fashionmnist",
+    "load_five_datasets_member",
+    "load_notmnist",
+    "load_svhn",
+]
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp")
 
-_IMAGENET_R_HOW = ("Download https://people.eecs.berkeley.edu/~hendrycks/imagenet-r.tar and "
-                   "extract it there (200 class folders of images).")
-_NOTMNIST_HOW = ("Download notMNIST_small.tar.gz (http://yaroslavvb.com/upload/notMNIST/) and "
-                 "extract it there (folders A..J of 28×28 PNGs).")
+_IMAGENET_R_HOW = (
+    "Download https://people.eecs.berkeley.edu/~hendrycks/imagenet-r.tar and "
+    "extract it there (200 class folders of images)."
+)
+_NOTMNIST_HOW = (
+    "Download notMNIST_small.tar.gz (http://yaroslavvb.com/upload/notMNIST/) and "
+    "extract it there (folders A..J of 28×28 PNGs)."
+)
 
 
 def image_folder(folder: Path, name: str, how: str) -> ArrayDataset:
@@ -48,24 +59,34 @@ def image_folder(folder: Path, name: str, how: str) -> ArrayDataset:
     paths: list[str] = []
     labels: list[int] = []
     for c, cls in enumerate(classes):
-        files = sorted(p for p in (folder / cls).iterdir()
-                       if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file())
+        files = sorted(
+            p
+            for p in (folder / cls).iterdir()
+            if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file()
+        )
         paths.extend(str(p) for p in files)
         labels.extend([c] * len(files))
-    return ArrayDataset(np.array(paths, dtype=object), np.array(labels, dtype=np.int64), classes,
-                        name, {"root": str(folder)})
+    return ArrayDataset(
+        np.array(paths, dtype=object),
+        np.array(labels, dtype=np.int64),
+        classes,
+        name,
+        {"root": str(folder)},
+    )
 
 
-def imagenet_r_split(root: Path, rng: np.random.Generator, test_fraction: float = 0.2
-                     ) -> tuple[ArrayDataset, ArrayDataset]:
+def imagenet_r_split(
+    root: Path, rng: np.random.Generator, test_fraction: float = 0.2
+) -> tuple[ArrayDataset, ArrayDataset]:
     """ImageNet-R's train and test sets: a random, per-class stratified 80/20 split."""
     full = image_folder(Path(root) / "imagenet-r", "imagenet-r", _IMAGENET_R_HOW)
     tr, te = train_test_split_indices(full.y, test_fraction, rng)
     return full.subset(tr), full.subset(te)
 
 
-def load_notmnist(root: Path, split: str = "train", split_seed: int = 0,
-                  test_fraction: float = 0.2) -> ArrayDataset:
+def load_notmnist(
+    root: Path, split: str = "train", split_seed: int = 0, test_fraction: float = 0.2
+) -> ArrayDataset:
     """notMNIST letters A–J as ``uint8 [N, 28, 28]``, one split of an 80/20 split drawn with
     ``split_seed`` (the same seed gives complementary train and test sets)."""
     from PIL import Image
@@ -83,8 +104,13 @@ def load_notmnist(root: Path, split: str = "train", split_seed: int = 0,
     x = np.stack(images) if images else np.zeros((0, 28, 28), np.uint8)
     tr, te = train_test_split_indices(y, test_fraction, np.random.default_rng(split_seed))
     idx = tr if split == "train" else te
-    return ArrayDataset(x[idx], y[idx], full.classes, f"notmnist/{split}",
-                        {"root": str(root), "unreadable_skipped": len(full.y) - len(keep)})
+    return ArrayDataset(
+        x[idx],
+        y[idx],
+        full.classes,
+        f"notmnist/{split}",
+        {"root": str(root), "unreadable_skipped": len(full.y) - len(keep)},
+    )
 
 
 def load_fashionmnist(root: Path, split: str = "train", download: bool = False) -> ArrayDataset:
@@ -96,10 +122,18 @@ def load_fashionmnist(root: Path, split: str = "train", download: bool = False) 
     try:
         ds = FashionMNIST(str(root), train=train, download=download)
     except RuntimeError as exc:
-        raise MissingDataError("fashionmnist", raw, "Run with download enabled on a machine with "
-                               "internet, or copy the idx files there.") from exc
-    return ArrayDataset(ds.data.numpy(), ds.targets.numpy().astype(np.int64), list(ds.classes),
-                        f"fashionmnist/{split}", {"root": str(root)})
+        raise MissingDataError(
+            "fashionmnist",
+            raw,
+            "Run with download enabled on a machine with internet, or copy the idx files there.",
+        ) from exc
+    return ArrayDataset(
+        ds.data.numpy(),
+        ds.targets.numpy().astype(np.int64),
+        list(ds.classes),
+        f"fashionmnist/{split}",
+        {"root": str(root)},
+    )
 
 
 def load_svhn(root: Path, split: str = "train", download: bool = False) -> ArrayDataset:
@@ -109,38 +143,50 @@ def load_svhn(root: Path, split: str = "train", download: bool = False) -> Array
 
     path = Path(root) / f"{split}_32x32.mat"
     if not download and not path.is_file():
-        raise MissingDataError("svhn", path, "Download it from http://ufldl.stanford.edu/housenumbers/"
-                               " (format 2) or run with download enabled.")
+        raise MissingDataError(
+            "svhn",
+            path,
+            "Download it from http://ufldl.stanford.edu/housenumbers/"
+            " (format 2) or run with download enabled.",
+        )
 
     class _Unchecked(SVHN):  # the file's presence was checked above
         def _check_integrity(self) -> bool:
             return True
 
     ds = (SVHN if download else _Unchecked)(str(root), split=split, download=download)
-    return ArrayDataset(np.ascontiguousarray(ds.data.transpose(0, 2, 3, 1)),
-                        np.asarray(ds.labels, dtype=np.int64), [str(i) for i in range(10)],
-                        f"svhn/{split}", {"root": str(root)})
+    return ArrayDataset(
+        np.ascontiguousarray(ds.data.transpose(0, 2, 3, 1)),
+        np.asarray(ds.labels, dtype=np.int64),
+        [str(i) for i in range(10)],
+        f"svhn/{split}",
+        {"root": str(root)},
+    )
 
 
-def load_five_datasets_member(name: str, root: Path, split: str, split_seed: int = 0,
-                              download: bool = False, verify_checksums: bool = True
-                              ) -> ArrayDataset:
+def load_five_datasets_member(
+    name: str,
+    root: Path,
+    split: str,
+    split_seed: int = 0,
+    download: bool = False,
+    verify_checksums: bool = True,
+) -> ArrayDataset:
     """One member of 5-Datasets by name (see :data:`privrepro.continual.scenarios.FIVE_DATASETS`)."""
     if name == "mnist":
         from privrepro.data.vision import load_mnist
 
-        return load_mnist(Path(root), split, download=download,
-                          verify_checksums=verify_checksums)
+        return load_mnist(Path(root), split, download=download, verify_checksums=verify_checksums)
     if name == "cifar10":
         from privrepro.data.vision import load_cifar10
 
-        return load_cifar10(Path(root), split, download=download,
-                            verify_checksums=verify_checksums)
+        return load_cifar10(Path(root), split, download=download, verify_checksums=verify_checksums)
     if name == "svhn":
         return load_svhn(Path(root), split, download)
     if name == "fashionmnist":
         return load_fashionmnist(Path(root), split, download)
     if name == "notmnist":
         return load_notmnist(Path(root), split, split_seed)
-    raise ValueError(f"5-Datasets member = {name!r}: must be one of mnist, svhn, notmnist, "
-                     "fashionmnist, cifar10")
+    raise ValueError(
+        f"5-Datasets member = {name!r}: must be one of mnist, svhn, notmnist, fashionmnist, cifar10"
+    )

@@ -43,9 +43,13 @@ def _unit(a: np.ndarray) -> np.ndarray:
     return np.asarray(a / np.linalg.norm(a, axis=-1, keepdims=True))
 
 
-def clustered_features(means: np.ndarray, counts: np.ndarray, spread: np.ndarray | float,
-                       rng: np.random.Generator, common: np.ndarray | None = None
-                       ) -> tuple[np.ndarray, np.ndarray]:
+def clustered_features(
+    means: np.ndarray,
+    counts: np.ndarray,
+    spread: np.ndarray | float,
+    rng: np.random.Generator,
+    common: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """``counts[c]`` samples around unit mean ``means[c]`` (+ ``common``), float32, unit norm,
     ordered by class."""
     k = means.shape[1]
@@ -56,9 +60,15 @@ def clustered_features(means: np.ndarray, counts: np.ndarray, spread: np.ndarray
     return x.astype(np.float32), y
 
 
-def _sample(means: np.ndarray, group: np.ndarray, counts: np.ndarray, spread: float,
-            hard: np.ndarray, common: np.ndarray, rng: np.random.Generator
-            ) -> tuple[np.ndarray, np.ndarray]:
+def _sample(
+    means: np.ndarray,
+    group: np.ndarray,
+    counts: np.ndarray,
+    spread: float,
+    hard: np.ndarray,
+    common: np.ndarray,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray]:
     """Samples labelled c, a ``hard[c]`` fraction drawn around another class of c's group."""
     y = np.repeat(np.arange(len(means)), counts).astype(np.int64)
     c = len(means)
@@ -78,9 +88,14 @@ def _sample(means: np.ndarray, group: np.ndarray, counts: np.ndarray, spread: fl
     return x, y
 
 
-def synthetic_benchmark(kind: str, rng: np.random.Generator, dim: int = 768,
-                        train_per_class: int | None = None, test_per_class: int | None = None,
-                        spread: float | None = None) -> ContinualData:
+def synthetic_benchmark(
+    kind: str,
+    rng: np.random.Generator,
+    dim: int = 768,
+    train_per_class: int | None = None,
+    test_per_class: int | None = None,
+    spread: float | None = None,
+) -> ContinualData:
     """A feature-space benchmark of the given ``kind`` (see the module doc).
 
     ``train_per_class``/``test_per_class`` override the class sizes (for ``imagenet-r``,
@@ -90,8 +105,11 @@ def synthetic_benchmark(kind: str, rng: np.random.Generator, dim: int = 768,
         raise ValueError(f"synthetic kind = {kind!r}: must be one of {list(SYNTHETIC_KINDS)}")
     c, groups, s, h, hard_g = _SHAPES[kind]
     s = s if spread is None else spread
-    if dim < 2 or (train_per_class is not None and train_per_class < 1) or (
-            test_per_class is not None and test_per_class < 1):
+    if (
+        dim < 2
+        or (train_per_class is not None and train_per_class < 1)
+        or (test_per_class is not None and test_per_class < 1)
+    ):
         raise ValueError("dim >= 2, train_per_class >= 1 and test_per_class >= 1 required")
     group = (np.arange(c) // (c // groups)) if kind == "5-datasets" else np.arange(c) % groups
     hard = np.broadcast_to(np.asarray(hard_g), (groups,))[group]

@@ -31,42 +31,65 @@ NON_DP = "non-DP"
 class FeatureParams:
     """Where the features come from (``paper``: the real images through the backbone)."""
 
-    source: str = param("synthetic", choices=FEATURE_SOURCES,
-                        doc="backbone (real images, cached ViT features), synthetic (clustered "
-                            "stand-in features) or tiny-vit (random small ViT on generated images)")
-    backbone: str = param(DEFAULT_BACKBONE, doc="timm id of the frozen backbone",
-                          assumed="the paper names the google-research ViT-B/16 in21k weights, "
-                                  "not a timm id; augreg_in21k (orig_in21k is the alternative)")
+    source: str = param(
+        "synthetic",
+        choices=FEATURE_SOURCES,
+        doc="backbone (real images, cached ViT features), synthetic (clustered "
+        "stand-in features) or tiny-vit (random small ViT on generated images)",
+    )
+    backbone: str = param(
+        DEFAULT_BACKBONE,
+        doc="timm id of the frozen backbone",
+        assumed="the paper names the google-research ViT-B/16 in21k weights, "
+        "not a timm id; augreg_in21k (orig_in21k is the alternative)",
+    )
     weights: str | None = param(None, doc="local weights file of the backbone (None: timm hub)")
     download: bool = param(False, doc="let torchvision download missing datasets")
     verify_checksums: bool = param(True, doc="check torchvision's MD5 of dataset files")
     batch_size: int = param(64, ge=1, doc="feature-extraction batch size")
-    imagenet_r_split_seed: int = param(0, ge=0, doc="seed of ImageNet-R's 80/20 split",
-                                       assumed="one global random 80/20 split; the paper does "
-                                               "not say whether it is redrawn per seed")
+    imagenet_r_split_seed: int = param(
+        0,
+        ge=0,
+        doc="seed of ImageNet-R's 80/20 split",
+        assumed="one global random 80/20 split; the paper does "
+        "not say whether it is redrawn per seed",
+    )
     synthetic_seed: int = param(0, ge=0, doc="seed of the synthetic feature space")
     synthetic_dim: int = param(768, ge=2, doc="dimension of synthetic features (ViT-B: 768)")
     tiny_per_class: int = param(4, ge=1, doc="images per class for the tiny-vit source")
 
     def spec(self) -> FeatureSpec:
-        return FeatureSpec(source=self.source, backbone=self.backbone, weights=self.weights,
-                           download=self.download, verify_checksums=self.verify_checksums,
-                           batch_size=self.batch_size,
-                           imagenet_r_split_seed=self.imagenet_r_split_seed,
-                           synthetic_dim=self.synthetic_dim, synthetic_seed=self.synthetic_seed,
-                           tiny_per_class=self.tiny_per_class)
+        return FeatureSpec(
+            source=self.source,
+            backbone=self.backbone,
+            weights=self.weights,
+            download=self.download,
+            verify_checksums=self.verify_checksums,
+            batch_size=self.batch_size,
+            imagenet_r_split_seed=self.imagenet_r_split_seed,
+            synthetic_dim=self.synthetic_dim,
+            synthetic_seed=self.synthetic_seed,
+            tiny_per_class=self.tiny_per_class,
+        )
 
 
 def features_from_unit(unit: dict[str, Any]) -> FeatureParams:
     return FeatureParams(**unit["features"])
 
 
-def load_features(benchmark: str, features: dict[str, Any], ctx: UnitContext
-                  ) -> tuple[ContinualData, dict[str, Any]]:
+def load_features(
+    benchmark: str, features: dict[str, Any], ctx: UnitContext
+) -> tuple[ContinualData, dict[str, Any]]:
     """The benchmark's features for one unit (cached on disk or memoised in the process)."""
     fp = FeatureParams(**features)
-    return load_benchmark(benchmark, fp.spec(), ctx.data_dir, ctx.cache_dir, ctx.device,
-                          progress=lambda it, desc, total: ctx.progress(it, desc, total))
+    return load_benchmark(
+        benchmark,
+        fp.spec(),
+        ctx.data_dir,
+        ctx.cache_dir,
+        ctx.device,
+        progress=lambda it, desc, total: ctx.progress(it, desc, total),
+    )
 
 
 def privacy_levels(epsilons: list[float], non_dp: bool) -> list[float | None]:
@@ -85,8 +108,16 @@ def privacy_label(epsilon: float | None) -> str:
 def median_min_max(table: pd.DataFrame, by: list[str], value: str) -> pd.DataFrame:
     """Median, min and max of ``value`` over repeats for each group (the paper's markers)."""
     g = table.groupby(by, sort=False)[value]
-    out = pd.DataFrame({"median": g.median(), "min": g.min(), "max": g.max(),
-                        "mean": g.mean(), "std": g.std(ddof=1), "n": g.count()})
+    out = pd.DataFrame(
+        {
+            "median": g.median(),
+            "min": g.min(),
+            "max": g.max(),
+            "mean": g.mean(),
+            "std": g.std(ddof=1),
+            "n": g.count(),
+        }
+    )
     return out.reset_index()
 
 

@@ -42,9 +42,17 @@ class BlurryData(Figure[BlurryDataParams]):
     title = "cl Fig. 4 (left) — data per task of Split-CIFAR-100 in each blurry setting"
 
     def units(self, params: BlurryDataParams) -> list[dict[str, Any]]:
-        return [{"setting": s, "nb_tasks": params.nb_tasks, "disjoint_pct": params.disjoint_pct,
-                 "blurry_pct": params.blurry_pct, "num_classes": params.num_classes,
-                 "per_class": params.per_class} for s in params.settings]
+        return [
+            {
+                "setting": s,
+                "nb_tasks": params.nb_tasks,
+                "disjoint_pct": params.disjoint_pct,
+                "blurry_pct": params.blurry_pct,
+                "num_classes": params.num_classes,
+                "per_class": params.per_class,
+            }
+            for s in params.settings
+        ]
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         c, T = unit["num_classes"], unit["nb_tasks"]
@@ -64,36 +72,51 @@ class BlurryData(Figure[BlurryDataParams]):
         for t in range(T):
             in_t = sp.task_of == t
             at_home = in_t & (home[y] == t)
-            rows.append({
-                "setting": unit["setting"], "task": t + 1, "samples": int(in_t.sum()),
-                "disjoint_samples": int((in_t & disjoint).sum()),
-                "blurry_home_samples": int((at_home & ~disjoint).sum()),
-                "blurred_in_samples": int((in_t & (home[y] != t)).sum()),
-                "classes": len(np.unique(y[in_t])),
-                "disjoint_classes": len(sp.disjoint_classes[t]),
-                "blurry_home_classes": len(sp.blurry_classes[t]),
-                "nb_tasks": T, "disjoint_pct": unit["disjoint_pct"],
-                "blurry_pct": unit["blurry_pct"]})
+            rows.append(
+                {
+                    "setting": unit["setting"],
+                    "task": t + 1,
+                    "samples": int(in_t.sum()),
+                    "disjoint_samples": int((in_t & disjoint).sum()),
+                    "blurry_home_samples": int((at_home & ~disjoint).sum()),
+                    "blurred_in_samples": int((in_t & (home[y] != t)).sum()),
+                    "classes": len(np.unique(y[in_t])),
+                    "disjoint_classes": len(sp.disjoint_classes[t]),
+                    "blurry_home_classes": len(sp.blurry_classes[t]),
+                    "nb_tasks": T,
+                    "disjoint_pct": unit["disjoint_pct"],
+                    "blurry_pct": unit["blurry_pct"],
+                }
+            )
         return pd.DataFrame(rows)
 
     def summarize(self, table: pd.DataFrame, params: BlurryDataParams) -> pd.DataFrame:
         rows = []
         for s, g in table.groupby("setting"):
-            rows += [{"metric": "task_size_min", "setting": s, "value": int(g["samples"].min())},
-                     {"metric": "task_size_max", "setting": s, "value": int(g["samples"].max())},
-                     {"metric": "blurred_outside_home", "setting": s,
-                      "value": int(g["blurred_in_samples"].sum())},
-                     {"metric": "classes_per_task_mean", "setting": s,
-                      "value": float(g["classes"].mean())}]
+            rows += [
+                {"metric": "task_size_min", "setting": s, "value": int(g["samples"].min())},
+                {"metric": "task_size_max", "setting": s, "value": int(g["samples"].max())},
+                {
+                    "metric": "blurred_outside_home",
+                    "setting": s,
+                    "value": int(g["blurred_in_samples"].sum()),
+                },
+                {
+                    "metric": "classes_per_task_mean",
+                    "setting": s,
+                    "value": float(g["classes"].mean()),
+                },
+            ]
         return pd.DataFrame(rows)
 
     def plot(self, table: pd.DataFrame, params: BlurryDataParams) -> Any:
         settings = [s for s in BLURRY_KINDS if s in set(table["setting"])]
-        fig, axes = new_figure(1, len(settings), width=3.4, height=3.2, squeeze=False,
-                               sharey=True)
-        parts = [("disjoint_samples", "disjoint classes"),
-                 ("blurry_home_samples", "blurry classes (home)"),
-                 ("blurred_in_samples", "blurred samples from other tasks")]
+        fig, axes = new_figure(1, len(settings), width=3.4, height=3.2, squeeze=False, sharey=True)
+        parts = [
+            ("disjoint_samples", "disjoint classes"),
+            ("blurry_home_samples", "blurry classes (home)"),
+            ("blurred_in_samples", "blurred samples from other tasks"),
+        ]
         for ax, s in zip(axes[0], settings, strict=True):
             g = table[table["setting"] == s].sort_values("task")
             bottom = np.zeros(len(g))
@@ -107,7 +130,10 @@ class BlurryData(Figure[BlurryDataParams]):
             ax.set_xticks(g["task"])
         axes[0][0].set_ylabel("training samples")
         axes[0][0].legend(frameon=False, fontsize=7, loc="lower left")
-        fig.suptitle(f"Split-CIFAR-100 data per task (T={params.nb_tasks}, "
-                     f"N={params.disjoint_pct:g}, M={params.blurry_pct:g}); "
-                     "label above a bar: distinct classes", fontsize=9)
+        fig.suptitle(
+            f"Split-CIFAR-100 data per task (T={params.nb_tasks}, "
+            f"N={params.disjoint_pct:g}, M={params.blurry_pct:g}); "
+            "label above a bar: distinct classes",
+            fontsize=9,
+        )
         return fig

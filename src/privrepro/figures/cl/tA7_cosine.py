@@ -52,10 +52,18 @@ class FiveDatasetsParams:
     features: FeatureParams = field(default_factory=FeatureParams)
 
 
-def all_orders_accuracy(x: np.ndarray, y: np.ndarray, xte: np.ndarray, yte: np.ndarray,
-                        member_train: list[np.ndarray], member_test: list[np.ndarray],
-                        num_classes: int, sigma: float, rng: np.random.Generator,
-                        orders: list[tuple[int, ...]]) -> dict[tuple[int, ...], np.ndarray]:
+def all_orders_accuracy(
+    x: np.ndarray,
+    y: np.ndarray,
+    xte: np.ndarray,
+    yte: np.ndarray,
+    member_train: list[np.ndarray],
+    member_test: list[np.ndarray],
+    num_classes: int,
+    sigma: float,
+    rng: np.random.Generator,
+    orders: list[tuple[int, ...]],
+) -> dict[tuple[int, ...], np.ndarray]:
     """acc[t, i] (i indexing tasks in each order) for every order, from one noise sequence."""
     T = len(member_train)
     dim = x.shape[1]
@@ -74,13 +82,14 @@ def all_orders_accuracy(x: np.ndarray, y: np.ndarray, xte: np.ndarray, yte: np.n
             clf.sums = np.sum([member_sums[m] for m in subset], axis=0) + noise_t
             clf.released[:] = True
             correct = clf.predict(xte) == yte
-            member_acc[frozenset(subset)] = np.array([correct[member_test[m]].mean()
-                                                      for m in range(T)])
+            member_acc[frozenset(subset)] = np.array(
+                [correct[member_test[m]].mean() for m in range(T)]
+            )
     out = {}
     for order in orders:
         acc = np.empty((T, T))
         for t in range(T):
-            per_member = member_acc[frozenset(order[:t + 1])]
+            per_member = member_acc[frozenset(order[: t + 1])]
             acc[t] = per_member[list(order)]
         out[order] = acc
     return out
@@ -93,32 +102,57 @@ class FiveDatasetsCosine(Figure[FiveDatasetsParams]):
     title = "cl Table A7, Figs. A7/A8 — cosine classifier on 5-Datasets, all task orders"
 
     def units(self, params: FiveDatasetsParams) -> list[dict[str, Any]]:
-        return [{"epsilon": e, "model": m, "delta": params.delta,
-                 "max_orders": params.max_orders, "forgetting_since": params.forgetting_since,
-                 "features": asdict(params.features)}
-                for e in privacy_levels(params.epsilons, params.non_dp)
-                for m in range(params.models)]
+        return [
+            {
+                "epsilon": e,
+                "model": m,
+                "delta": params.delta,
+                "max_orders": params.max_orders,
+                "forgetting_since": params.forgetting_since,
+                "features": asdict(params.features),
+            }
+            for e in privacy_levels(params.epsilons, params.non_dp)
+            for m in range(params.models)
+        ]
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         data, meta = load_features("5-datasets", unit["features"], ctx)
         sc = five_datasets(data)  # members in the canonical order: task m = member m
-        orders = list(itertools.permutations(range(len(FIVE_DATASETS))))[:unit["max_orders"]]
+        orders = list(itertools.permutations(range(len(FIVE_DATASETS))))[: unit["max_orders"]]
         sigma = noise_std(unit["epsilon"], unit["delta"])
-        accs = all_orders_accuracy(data.train_x, data.train_y, data.test_x, data.test_y,
-                                   list(sc.train_tasks), list(sc.test_tasks), data.num_classes,
-                                   sigma, ctx.rng("noise"), orders)
+        accs = all_orders_accuracy(
+            data.train_x,
+            data.train_y,
+            data.test_x,
+            data.test_y,
+            list(sc.train_tasks),
+            list(sc.test_tasks),
+            data.num_classes,
+            sigma,
+            ctx.rng("noise"),
+            orders,
+        )
         rows = []
         for k, (order, acc) in enumerate(accs.items()):
             aa = average_accuracy(acc)
             af = average_forgetting(acc, unit["forgetting_since"])
             for t in range(acc.shape[0]):
-                rows.append({"privacy": privacy_label(unit["epsilon"]),
-                             "epsilon": np.nan if unit["epsilon"] is None else unit["epsilon"],
-                             "delta": unit["delta"], "model": unit["model"], "order_index": k,
-                             "order": "-".join(FIVE_DATASETS[m] for m in order),
-                             "task": t + 1, "aa": 100 * aa[t], "af": 100 * af[t],
-                             "sigma": sigma, "feature_source": meta["feature_source"],
-                             "backbone": meta["backbone"]})
+                rows.append(
+                    {
+                        "privacy": privacy_label(unit["epsilon"]),
+                        "epsilon": np.nan if unit["epsilon"] is None else unit["epsilon"],
+                        "delta": unit["delta"],
+                        "model": unit["model"],
+                        "order_index": k,
+                        "order": "-".join(FIVE_DATASETS[m] for m in order),
+                        "task": t + 1,
+                        "aa": 100 * aa[t],
+                        "af": 100 * af[t],
+                        "sigma": sigma,
+                        "feature_source": meta["feature_source"],
+                        "backbone": meta["backbone"],
+                    }
+                )
         return pd.DataFrame(rows)
 
     def summarize(self, table: pd.DataFrame, params: FiveDatasetsParams) -> pd.DataFrame:
@@ -127,30 +161,43 @@ class FiveDatasetsCosine(Figure[FiveDatasetsParams]):
         for value in ("aa", "af"):
             st = median_min_max(final, ["privacy"], value)
             for _, r in st.iterrows():
-                rows.append({"metric": f"final_{value}_mean", "privacy": r["privacy"],
-                             "value": r["mean"]})
-                rows.append({"metric": f"final_{value}_std", "privacy": r["privacy"],
-                             "value": r["std"]})
+                rows.append(
+                    {"metric": f"final_{value}_mean", "privacy": r["privacy"], "value": r["mean"]}
+                )
+                rows.append(
+                    {"metric": f"final_{value}_std", "privacy": r["privacy"], "value": r["std"]}
+                )
         return pd.DataFrame(rows)
 
     def plot(self, table: pd.DataFrame, params: FiveDatasetsParams) -> Any:
         fig, axes = new_figure(1, 2, width=4.2, height=3.2, squeeze=False)
         order = [privacy_label(e) for e in privacy_levels(params.epsilons, params.non_dp)]
-        for col, (value, label, name) in enumerate([("aa", "AA_t (%)", "Fig. A7"),
-                                                    ("af", "AF_t (%)", "Fig. A8")]):
+        for col, (value, label, name) in enumerate(
+            [("aa", "AA_t (%)", "Fig. A7"), ("af", "AF_t (%)", "Fig. A8")]
+        ):
             ax = axes[0][col]
             for j, p in enumerate(order):
                 s = median_min_max(table[table["privacy"] == p], ["task"], value).dropna(
-                    subset=["median"])
+                    subset=["median"]
+                )
                 if s.empty:
                     continue
-                ax.errorbar(s["task"] + 0.08 * (j - 1), s["median"], yerr=error_bars(s),
-                            marker="o", ms=3, capsize=2, color=f"C{j}",
-                            label=p if p == "non-DP" else f"ε={p}")
+                ax.errorbar(
+                    s["task"] + 0.08 * (j - 1),
+                    s["median"],
+                    yerr=error_bars(s),
+                    marker="o",
+                    ms=3,
+                    capsize=2,
+                    color=f"C{j}",
+                    label=p if p == "non-DP" else f"ε={p}",
+                )
             ax.set_xlabel("task t")
             ax.set_ylabel(label)
             ax.set_title(f"5-Datasets, {name}")
             ax.legend(frameon=False, fontsize=7)
-        fig.suptitle("Cosine Classifier, S_prior^const; median with min/max over all task "
-                     "orders and models", fontsize=9)
+        fig.suptitle(
+            "Cosine Classifier, S_prior^const; median with min/max over all task orders and models",
+            fontsize=9,
+        )
         return fig
