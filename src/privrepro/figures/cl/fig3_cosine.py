@@ -177,11 +177,13 @@ class LabelGranularityCosine(Figure[LabelParams]):
             ax.set_xticks(x, [_DISPLAY[c] for c in s["label_config"]], rotation=20)
             ax.set_title(f"{'Split-CIFAR-100' if d == 'cifar100' else 'Split-ImageNet-R'}, ε={e:g}")
             ax.set_ylabel("final average accuracy (%)")
+            lo, hi = float(s["min"].min()), float(s["max"].max())
+            pad = max(0.0, 5.0 - (hi - lo)) / 2  # at least 5 points visible: no zoom on noise
+            ax.set_ylim(lo - pad - 0.5, hi + pad + 0.5)
         for ax in axes.ravel()[len(panels) :]:
             ax.set_visible(False)
-        axes.ravel()[0].legend(frameon=False, loc="lower left")
         fig.suptitle(
-            "label match (left of dotted line) and additional dummy labels; "
+            "Cosine Classifier: label match (left of dotted line) and additional dummy labels; "
             "median, min/max over repeats",
             fontsize=9,
         )
