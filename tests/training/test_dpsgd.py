@@ -104,7 +104,7 @@ def test_closed_form_head_path_equals_opacus_path_with_clipping_and_noise():
     # Both paths consume one generator in the same order (batch, then weight and bias noise), so
     # with clipping active and σ > 0 they must agree to float64 round-off.
     x, y = _data(n=30)
-    hp = DPSGDHyper(epochs=2, batch_size=6, lr=1e-2, clip=0.3, epsilon=8.0)
+    hp = DPSGDHyper(epochs=2, batch_size=3, lr=1e-2, clip=0.3, epsilon=1.0)
     rec = privacy_record(30, hp)
     a = nn.Linear(6, 3, dtype=torch.float64)
     b = nn.Linear(6, 3, dtype=torch.float64)

@@ -116,10 +116,12 @@ def plan_steps(n: int, hp: DPSGDHyper) -> tuple[float, int]:
 def calibrate_noise_multiplier(target_epsilon: float, delta: float, sample_rate: float,
                                steps: int, accountant: str = "prv",
                                epsilon_tolerance: float = 0.01) -> float:
-    """Smallest σ (to the bisection tolerance) whose ``accountant`` ε after ``steps`` is ≤ target.
+    """Smallest σ (to ``epsilon_tolerance`` in ε) whose ``accountant`` ε after ``steps`` ≤ target.
 
-    opacus ``get_noise_multiplier`` (bisection returning the upper end, so the result's ε never
-    exceeds the target). Cached: Optuna trials that share (q, steps) calibrate once.
+    The rule of opacus ``get_noise_multiplier`` (bisection keeping the upper end, so the returned
+    σ's ε never exceeds the target), with a tighter start for PRV: the RDP σ (cheap to compute)
+    is an upper bracket, since RDP's ε bounds PRV's from above; PRV evaluations then bisect
+    inside ``[σ_RDP / 2, σ_RDP]``. Cached: Optuna trials that share (q, steps) calibrate once.
     """
     from opacus.accountants.utils import get_noise_multiplier
 
@@ -129,10 +131,44 @@ def calibrate_noise_multiplier(target_epsilon: float, delta: float, sample_rate:
         raise ConfigError("sample_rate", sample_rate, "must lie in (0, 1]")
     if steps < 1:
         raise ConfigError("steps", steps, "must be >= 1")
-    return float(get_noise_multiplier(target_epsilon=target_epsilon, target_delta=delta,
-                                      sample_rate=sample_rate, steps=steps,
-                                      accountant=accountant,
-                                      epsilon_tolerance=epsilon_tolerance))
+    if accountant != "prv":
+        return float(get_noise_multiplier(target_epsilon=target_epsilon, target_delta=delta,
+                                          sample_rate=sample_rate, steps=steps,
+                                          accountant=accountant,
+                                          epsilon_tolerance=epsilon_tolerance))
+    hi = float(get_noise_multiplier(target_epsilon=target_epsilon, target_delta=delta,
+                                    sample_rate=sample_rate, steps=steps, accountant="rdp",
+                                    epsilon_tolerance=epsilon_tolerance / 4))
+    def f(sig: float) -> float:
+        return spent_epsilon(sig, sample_rate, steps, delta, "prv") - target_epsilon
+
+    f_hi = f(hi)
+    while f_hi > 0:  # PRV's eps_error margin can exceed RDP's slack
+        hi *= 1.1
+        f_hi = f(hi)
+    lo = 0.85 * hi  # PRV σ is within a few % of RDP's at these budgets (note §7.6)
+    f_lo = f(lo)
+    while f_lo <= 0:
+        hi, f_hi, lo = lo, f_lo, lo * 0.85
+        f_lo = f(lo)
+    side = 0
+    while -f_hi > epsilon_tolerance and hi - lo > 1e-9 * hi:
+        # Illinois (regula falsi with halving of the stale end): ε(σ) is smooth and monotone.
+        mid = hi - f_hi * (hi - lo) / (f_hi - f_lo)
+        if not lo < mid < hi:
+            mid = (lo + hi) / 2
+        f_mid = f(mid)
+        if f_mid <= 0:
+            hi, f_hi = mid, f_mid
+            if side == -1:
+                f_lo /= 2
+            side = -1
+        else:
+            lo, f_lo = mid, f_mid
+            if side == 1:
+                f_hi /= 2
+            side = 1
+    return hi
 
 
 def spent_epsilon(noise_multiplier: float, sample_rate: float, steps: int, delta: float,
@@ -142,9 +178,22 @@ def spent_epsilon(noise_multiplier: float, sample_rate: float, steps: int, delta
 
     if noise_multiplier <= 0 or steps == 0:
         return math.inf if steps > 0 else 0.0
+    return _spent_epsilon(float(noise_multiplier), float(sample_rate), int(steps), float(delta),
+                          accountant)
+
+
+@lru_cache(maxsize=65536)
+def _spent_epsilon(noise_multiplier: float, sample_rate: float, steps: int, delta: float,
+                   accountant: str) -> float:
+    import warnings
+
+    from opacus.accountants import create_accountant
+
     acc = create_accountant(mechanism=accountant)
     acc.history = [(noise_multiplier, sample_rate, steps)]
-    return float(acc.get_epsilon(delta=delta))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # RDP's "optimal order is the largest alpha"
+        return float(acc.get_epsilon(delta=delta))
 
 
 @dataclass(frozen=True)
