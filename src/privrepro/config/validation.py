@@ -54,8 +54,15 @@ def param(
         assumed: set when the paper leaves this choice unstated: why this default was chosen.
             Every figure records the assumptions it ran under.
     """
-    metadata = {"gt": gt, "ge": ge, "lt": lt, "le": le, "choices": choices, "doc": doc,
-                "assumed": assumed}
+    metadata = {
+        "gt": gt,
+        "ge": ge,
+        "lt": lt,
+        "le": le,
+        "choices": choices,
+        "doc": doc,
+        "assumed": assumed,
+    }
     if isinstance(default, (list, dict, set)):
         return dataclasses.field(default_factory=lambda: type(default)(default), metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)
@@ -64,10 +71,16 @@ def param(
 def _allowed_text(meta: Mapping[str, Any]) -> str:
     if meta.get("choices") is not None:
         return f"must be one of {list(meta['choices'])}"
-    lo = "(" + repr(meta["gt"]) if meta.get("gt") is not None else (
-        "[" + repr(meta["ge"]) if meta.get("ge") is not None else "(-inf")
-    hi = repr(meta["lt"]) + ")" if meta.get("lt") is not None else (
-        repr(meta["le"]) + "]" if meta.get("le") is not None else "inf)")
+    lo = (
+        "(" + repr(meta["gt"])
+        if meta.get("gt") is not None
+        else ("[" + repr(meta["ge"]) if meta.get("ge") is not None else "(-inf")
+    )
+    hi = (
+        repr(meta["lt"]) + ")"
+        if meta.get("lt") is not None
+        else (repr(meta["le"]) + "]" if meta.get("le") is not None else "inf)")
+    )
     return f"must lie in {lo}, {hi}"
 
 
@@ -85,8 +98,12 @@ def _check_scalar(key: str, value: Any, meta: Mapping[str, Any]) -> None:
     if isinstance(value, float) and math.isnan(value):
         raise ConfigError(key, value, "must not be NaN; " + _allowed_text(meta))
     gt, ge, lt, le = bounds
-    if (gt is not None and not value > gt) or (ge is not None and not value >= ge) or (
-            lt is not None and not value < lt) or (le is not None and not value <= le):
+    if (
+        (gt is not None and not value > gt)
+        or (ge is not None and not value >= ge)
+        or (lt is not None and not value < lt)
+        or (le is not None and not value <= le)
+    ):
         raise ConfigError(key, value, _allowed_text(meta))
 
 
@@ -154,7 +171,7 @@ def _coerce(key: str, value: Any, hint: Any) -> Any:
         if not isinstance(value, Mapping):
             raise ConfigError(key, value, "must be a mapping")
         return dict(value)
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         if not isinstance(value, Mapping):
             raise ConfigError(key, value, f"must be a mapping of {hint.__name__} fields")
         return build_params(hint, value, key)
@@ -184,7 +201,9 @@ def _coerce(key: str, value: Any, hint: Any) -> Any:
     return value
 
 
-def build_params(params_type: type[T], values: Mapping[str, Any] | None, prefix: str = "params") -> T:
+def build_params(
+    params_type: type[T], values: Mapping[str, Any] | None, prefix: str = "params"
+) -> T:
     """Build and validate a parameter dataclass from a mapping; unknown keys are errors.
 
     Values are coerced to the annotated types (``1`` to ``1.0`` for a float, YAML lists to lists);
@@ -195,8 +214,11 @@ def build_params(params_type: type[T], values: Mapping[str, Any] | None, prefix:
     names = {f.name for f in dataclasses.fields(params_type)}  # type: ignore[arg-type]
     unknown = sorted(set(values) - names)
     if unknown:
-        raise ConfigError(f"{prefix}.{unknown[0]}", values[unknown[0]],
-                          f"unknown key; the keys of {prefix} are {sorted(names)}")
+        raise ConfigError(
+            f"{prefix}.{unknown[0]}",
+            values[unknown[0]],
+            f"unknown key; the keys of {prefix} are {sorted(names)}",
+        )
     kwargs = {k: _coerce(f"{prefix}.{k}", v, hints.get(k, Any)) for k, v in values.items()}
     obj = params_type(**kwargs)
     validate(obj, prefix)

@@ -17,8 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DatasetInfo", "MissingDataError", "data_root", "dataset_names", "get_dataset",
-           "load_dataset", "register_dataset"]
+__all__ = [
+    "DatasetInfo",
+    "MissingDataError",
+    "data_root",
+    "dataset_names",
+    "get_dataset",
+    "load_dataset",
+    "register_dataset",
+]
 
 
 class MissingDataError(FileNotFoundError):
@@ -28,7 +35,8 @@ class MissingDataError(FileNotFoundError):
         self.dataset, self.path, self.how_to_obtain = dataset, Path(path), how_to_obtain
         super().__init__(
             f"dataset '{dataset}': expected file {self.path} is missing. {how_to_obtain} "
-            f"(data root: set PRIVREPRO_DATA or paths.data_dir=...)")
+            f"(data root: set PRIVREPRO_DATA or paths.data_dir=...)"
+        )
 
 
 @dataclass(frozen=True)
@@ -45,17 +53,22 @@ _REGISTRY: dict[str, DatasetInfo] = {}
 _DISCOVERED = False
 
 
-def register_dataset(name: str, description: str = "", source: str = ""
-                     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def register_dataset(
+    name: str, description: str = "", source: str = ""
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register ``loader(root, **options)`` under ``name``."""
 
     def wrap(loader: Callable[..., Any]) -> Callable[..., Any]:
         if name in _REGISTRY and _REGISTRY[name].loader is not loader:
             existing = _REGISTRY[name].loader
-            if (existing.__module__, existing.__qualname__) != (loader.__module__, loader.__qualname__):
+            if (existing.__module__, existing.__qualname__) != (
+                loader.__module__,
+                loader.__qualname__,
+            ):
                 raise ValueError(f"dataset '{name}' is registered twice")
-        _REGISTRY[name] = DatasetInfo(name, loader, description or (loader.__doc__ or "").strip()
-                                      .split("\n")[0], source)
+        _REGISTRY[name] = DatasetInfo(
+            name, loader, description or (loader.__doc__ or "").strip().split("\n")[0], source
+        )
         return loader
 
     return wrap

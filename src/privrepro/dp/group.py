@@ -32,7 +32,8 @@ def group_delta(epsilon: ArrayLike, delta: ArrayLike, k: ArrayLike) -> NDArray[n
     return np.asarray(dlt * ratio, dtype=float)
 
 
-def drop_probability_lower_bound(epsilon: ArrayLike, delta: ArrayLike, k: ArrayLike
-                                 ) -> NDArray[np.float64]:
+def drop_probability_lower_bound(
+    epsilon: ArrayLike, delta: ArrayLike, k: ArrayLike
+) -> NDArray[np.float64]:
     """Pr[a class of k examples is not released] ≥ max(0, 1 − δ_k) (cl paper, Sec. 4.4, Fig. 2)."""
     return np.clip(1.0 - group_delta(epsilon, delta, k), 0.0, 1.0)

@@ -72,12 +72,20 @@ class UnitContext:
         """An independent ``torch.Generator`` for the named stream, on ``device`` (default: ours)."""
         return torch_stream(self.seed, self.unit_id, stream, device=device or self.device)
 
-    def progress(self, iterable: Iterable[Any], desc: str, total: int | None = None) -> Iterator[Any]:
+    def progress(
+        self, iterable: Iterable[Any], desc: str, total: int | None = None
+    ) -> Iterator[Any]:
         """Wrap a long loop in a progress bar (shown on a terminal, silent in CI logs)."""
         from tqdm.auto import tqdm
 
-        yield from tqdm(iterable, desc=desc, total=total, disable=None if self.show_progress else True,
-                        leave=False, dynamic_ncols=True)
+        yield from tqdm(
+            iterable,
+            desc=desc,
+            total=total,
+            disable=None if self.show_progress else True,
+            leave=False,
+            dynamic_ncols=True,
+        )
 
 
 class Figure(ABC, Generic[P]):

@@ -8,14 +8,15 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
+from cycler import cycler
 
 __all__ = ["PALETTE", "new_figure", "save_figure", "use_style"]
 
 # Okabe–Ito: distinguishable under the common colour-vision deficiencies.
 PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
 
-_RC = {
+_RC: dict[str, Any] = {
     "figure.dpi": 110,
     "savefig.dpi": 150,
     "font.size": 10,
@@ -26,7 +27,7 @@ _RC = {
     "grid.alpha": 0.3,
     "axes.spines.top": False,
     "axes.spines.right": False,
-    "axes.prop_cycle": matplotlib.cycler(color=PALETTE),
+    "axes.prop_cycle": cycler(color=PALETTE),
     "lines.linewidth": 1.6,
     "figure.constrained_layout.use": True,
 }
@@ -34,11 +35,12 @@ _RC = {
 
 def use_style() -> None:
     """Apply the project's matplotlib style (idempotent)."""
-    plt.rcParams.update(_RC)
+    plt.rcParams.update(_RC)  # type: ignore[arg-type]
 
 
-def new_figure(nrows: int = 1, ncols: int = 1, width: float = 5.0, height: float = 3.6,
-               **kwargs: Any) -> tuple[Any, Any]:
+def new_figure(
+    nrows: int = 1, ncols: int = 1, width: float = 5.0, height: float = 3.6, **kwargs: Any
+) -> tuple[Any, Any]:
     """A figure in the project style; ``width``/``height`` are per panel, in inches."""
     use_style()
     fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), **kwargs)

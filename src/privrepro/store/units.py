@@ -102,10 +102,13 @@ class UnitStore:
             raise
 
     @staticmethod
-    def write_unit(tmp: Path, config: Mapping[str, Any], rows: pd.DataFrame,
-                   env: Mapping[str, Any]) -> None:
+    def write_unit(
+        tmp: Path, config: Mapping[str, Any], rows: pd.DataFrame, env: Mapping[str, Any]
+    ) -> None:
         """Fill a temporary unit folder; ``env.json`` goes last and marks completeness."""
-        atomic_write_text(tmp / "config.json", json.dumps(config, indent=2, sort_keys=True, default=str))
+        atomic_write_text(
+            tmp / "config.json", json.dumps(config, indent=2, sort_keys=True, default=str)
+        )
         atomic_write_text(tmp / "rows.csv", rows.to_csv(index=False))
         try:
             rows.to_parquet(tmp / "rows.parquet", index=False)

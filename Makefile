@@ -1,0 +1,76 @@
+# privrepro — `make help` lists every target.
+#
+# The environment is installed on first use: uv (from PyPI into .tools/ when it is not on PATH),
+# then `uv sync --frozen` from the committed uv.lock into .venv/.
+
+SHELL := /bin/bash
+PROFILE ?= smoke
+ARGS ?=
+PYTHON ?= python3
+
+UV := $(shell command -v uv 2>/dev/null)
+ifeq ($(UV),)
+UV := $(CURDIR)/.tools/bin/uv
+endif
+RUN := $(UV) run --frozen
+ENV_STAMP := .venv/.privrepro-synced
+
+.DEFAULT_GOAL := help
+.PHONY: help env figures plots report test test-fast bench lint typecheck check list clean-results
+
+help: ## List the targets
+	@echo "privrepro — reproduce four DP papers (PROFILE=$(PROFILE); set PROFILE=paper for the papers' grids)"
+	@echo
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sort | awk 'BEGIN{FS=":.*## "}{printf "  %-18s %s\n", $$1, $$2}'
+	@echo
+	@echo "One figure: make fig-<paper>-<id>   (runs conf/experiment/<paper>/fig<id>*.yaml or <id>*.yaml)"
+	@if [ -x "$(UV)" ] && [ -f $(ENV_STAMP) ]; then $(RUN) python -m privrepro.runner.all --list | sed 's/^/  /'; \
+	else for f in conf/experiment/*/*.yaml; do p=$$(basename $$(dirname $$f)); n=$$(basename $$f .yaml); \
+	  d=$$(grep -m1 -E '^# [^@]' $$f | sed 's/^# //'); printf "  %-22s %s\n" "fig-$$p-$${n#fig}" "$$d"; done; fi
+
+$(CURDIR)/.tools/bin/uv:
+	@echo "uv not found: installing it into .tools/ (from PyPI)"
+	$(PYTHON) -m venv .tools
+	.tools/bin/pip install --quiet uv
+
+$(ENV_STAMP): pyproject.toml uv.lock | $(UV)
+	$(UV) sync --frozen
+	@touch $@
+
+env: $(ENV_STAMP) ## Install the environment (uv sync from uv.lock)
+
+figures: $(ENV_STAMP) ## Run every figure in $(PROFILE): results/<paper>/<fig>.csv, plots/<paper>/<fig>.png
+	$(RUN) python -m privrepro.runner.all --profile $(PROFILE) $(ARGS)
+
+fig-%: $(ENV_STAMP)
+	$(RUN) python -m privrepro.runner.all --profile $(PROFILE) --target $* $(ARGS)
+
+list: $(ENV_STAMP) ## List the experiments and their make targets
+	$(RUN) python -m privrepro.runner.all --list
+
+plots: $(ENV_STAMP) ## Redraw every plot from results/ without recomputing
+	$(RUN) python -m privrepro.runner.replot
+
+report: $(ENV_STAMP) ## Write REPORT.md and REPORT.html: reproduced numbers against the papers'
+	$(RUN) python -m privrepro.report
+
+test: $(ENV_STAMP) ## Run the test suite
+	$(RUN) pytest -q $(ARGS)
+
+test-fast: $(ENV_STAMP) ## Run the tests not marked slow
+	$(RUN) pytest -q -m "not slow" $(ARGS)
+
+bench: $(ENV_STAMP) ## Run the benchmarks (ratios against baselines measured in the same run)
+	$(RUN) python -m privrepro.bench $(ARGS)
+
+lint: $(ENV_STAMP) ## ruff: lint and format check
+	$(RUN) ruff check src tests benchmarks
+	$(RUN) ruff format --check src tests benchmarks
+
+typecheck: $(ENV_STAMP) ## mypy on the library
+	$(RUN) mypy
+
+check: lint typecheck test ## lint, typecheck and test
+
+clean-results: ## Remove results/ and plots/ (the run store in experiments/ stays)
+	rm -rf results/* plots/*

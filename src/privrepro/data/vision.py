@@ -1,0 +1,191 @@
+"""MNIST, CIFAR-10 and CIFAR-100 through torchvision's own dataset classes.
+
+Files live under the data root in torchvision's layout (``<root>/MNIST/raw/``,
+``<root>/cifar-10-batches-py/``, ``<root>/cifar-100-python/``). ``download=True`` fetches them on a
+machine with internet (torchvision's own download, MD5-checked). Without it a missing file raises
+:class:`~privrepro.data.registry.MissingDataError` naming the file, where it is expected and how
+to obtain it. Checksums are verified with torchvision's MD5 list unless ``verify_checksums=False``
+(for hand-made files in the same format, e.g. in tests).
+
+Two departures from torchvision, both offline conveniences: MNIST needs only the files of the
+requested split, and its gzip archives (the files torchvision downloads) are decompressed in place
+when the raw files are absent.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import pickle
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from privrepro.config.validation import ConfigError
+from privrepro.data.arrays import ArrayDataset
+from privrepro.data.registry import MissingDataError, register_dataset
+
+__all__ = ["load_cifar10", "load_cifar100", "load_mnist"]
+
+_MNIST_HOW = (
+    "Run with dataset download enabled on a machine with internet, or copy the MNIST idx "
+    "files of the split (.gz as distributed, or decompressed) into that folder."
+)
+_CIFAR_HOW = (
+    "Run with dataset download enabled on a machine with internet, or extract the "
+    "'python version' archive from https://www.cs.toronto.edu/~kriz/cifar.html there."
+)
+
+
+def _check_split(split: str) -> bool:
+    if split not in ("train", "test"):
+        raise ConfigError("dataset.split", split, "must be one of ['train', 'test']")
+    return split == "train"
+
+
+def _md5_ok(path: Path, md5: str | None) -> bool:
+    from torchvision.datasets.utils import check_integrity
+
+    return bool(check_integrity(str(path), md5))
+
+
+def _mnist_files(train: bool) -> list[tuple[str, str]]:
+    from torchvision.datasets import MNIST
+
+    prefix = "train" if train else "t10k"
+    return [(name, md5) for name, md5 in MNIST.resources if name.startswith(prefix)]
+
+
+def _prepare_mnist_raw(root: Path, train: bool, verify: bool) -> None:
+    """Make sure the raw idx files of one split exist (decompressing ``.gz`` when needed)."""
+    raw = root / "MNIST" / "raw"
+    for gz_name, md5 in _mnist_files(train):
+        target = raw / gz_name[: -len(".gz")]
+        if target.is_file():
+            continue
+        archive = raw / gz_name
+        if not archive.is_file():
+            raise MissingDataError("mnist", target, _MNIST_HOW)
+        if verify and not _md5_ok(archive, md5):
+            raise MissingDataError(
+                "mnist",
+                archive,
+                "Its MD5 does not match torchvision's: "
+                "the file is corrupt or not the MNIST release. " + _MNIST_HOW,
+            )
+        tmp = target.with_name(f".tmp-{target.name}-{os.getpid()}")
+        with gzip.open(archive, "rb") as src, open(tmp, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        os.replace(tmp, target)
+
+
+@register_dataset(
+    "mnist",
+    description="MNIST 28×28 grey digits (torchvision layout)",
+    source="http://yann.lecun.com/exdb/mnist/ via torchvision",
+)
+def load_mnist(
+    root: Path, split: str = "train", download: bool = False, verify_checksums: bool = True
+) -> ArrayDataset:
+    """MNIST as ``uint8 [N, 28, 28]`` through ``torchvision.datasets.MNIST``."""
+    from torchvision.datasets import MNIST
+
+    train = _check_split(split)
+    root = Path(root)
+    if download:
+        MNIST(str(root), train=train, download=True)
+    _prepare_mnist_raw(root, train, verify_checksums)
+
+    class _SplitMNIST(MNIST):  # checks only the files of the requested split
+        @property
+        def raw_folder(self) -> str:
+            return os.path.join(self.root, "MNIST", "raw")
+
+        def _check_exists(self) -> bool:
+            return all(
+                (Path(self.raw_folder) / n[: -len(".gz")]).is_file()
+                for n, _ in _mnist_files(self.train)
+            )
+
+    ds = _SplitMNIST(str(root), train=train, download=False)
+    return ArrayDataset(
+        ds.data.numpy(),
+        ds.targets.numpy().astype(np.int64),
+        [c.split(" - ")[0] for c in ds.classes],
+        f"mnist/{split}",
+        {"root": str(root), "checksums_verified": verify_checksums},
+    )
+
+
+def _load_cifar(
+    name: str, cls: Any, root: Path, split: str, download: bool, verify: bool
+) -> ArrayDataset:
+    train = _check_split(split)
+    root = Path(root)
+    folder = root / cls.base_folder
+    needed = [
+        *(cls.train_list if train else cls.test_list),
+        (cls.meta["filename"], cls.meta["md5"]),
+    ]
+    if download:
+        cls(str(root), train=train, download=True)
+    for file_name, md5 in needed:
+        path = folder / file_name
+        if not path.is_file():
+            raise MissingDataError(name, path, _CIFAR_HOW)
+        if verify and not _md5_ok(path, md5):
+            raise MissingDataError(
+                name,
+                path,
+                "Its MD5 does not match torchvision's: the file is "
+                "corrupt or not the CIFAR release. " + _CIFAR_HOW,
+            )
+
+    class _Checked(cls):  # type: ignore[misc, valid-type]
+        # Integrity was checked above (MD5 unless verify_checksums=False).
+        def _check_integrity(self) -> bool:
+            return True
+
+        def _load_meta(self) -> None:
+            with open(Path(self.root) / self.base_folder / self.meta["filename"], "rb") as fh:
+                self.classes = pickle.load(fh, encoding="latin1")[self.meta["key"]]
+            self.class_to_idx = {c: i for i, c in enumerate(self.classes)}
+
+    ds = _Checked(str(root), train=train, download=False)
+    return ArrayDataset(
+        np.asarray(ds.data, dtype=np.uint8),
+        np.asarray(ds.targets, dtype=np.int64),
+        list(ds.classes),
+        f"{name}/{split}",
+        {"root": str(root), "checksums_verified": verify},
+    )
+
+
+@register_dataset(
+    "cifar10",
+    description="CIFAR-10 32×32 colour, 10 classes (torchvision layout)",
+    source="https://www.cs.toronto.edu/~kriz/cifar.html via torchvision",
+)
+def load_cifar10(
+    root: Path, split: str = "train", download: bool = False, verify_checksums: bool = True
+) -> ArrayDataset:
+    """CIFAR-10 as ``uint8 [N, 32, 32, 3]`` through ``torchvision.datasets.CIFAR10``."""
+    from torchvision.datasets import CIFAR10
+
+    return _load_cifar("cifar10", CIFAR10, root, split, download, verify_checksums)
+
+
+@register_dataset(
+    "cifar100",
+    description="CIFAR-100 32×32 colour, 100 classes (torchvision layout)",
+    source="https://www.cs.toronto.edu/~kriz/cifar.html via torchvision",
+)
+def load_cifar100(
+    root: Path, split: str = "train", download: bool = False, verify_checksums: bool = True
+) -> ArrayDataset:
+    """CIFAR-100 (fine labels) as ``uint8 [N, 32, 32, 3]`` through ``torchvision.datasets.CIFAR100``."""
+    from torchvision.datasets import CIFAR100
+
+    return _load_cifar("cifar100", CIFAR100, root, split, download, verify_checksums)

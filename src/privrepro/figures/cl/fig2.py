@@ -1,0 +1,135 @@
+"""cl Fig. 2: the probability that a class of k examples is dropped by any (ε, δ)-DP label release.
+
+By group privacy (cl paper, Sec. 4.4) a label-release mechanism L that is (ε, δ)-DP is
+(kε, δ_k)-DP for datasets differing in k examples, δ_k = Σ_{i=0}^{k−1} e^{iε} δ. A class absent
+from the neighbour is never released there, so Pr[y ∉ L(D)] ≥ 1 − δ_k. The caption's claim:
+at ε = 1, δ = 1e-7 classes of fewer than 13 samples are dropped with probability ≥ 0.99.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import matplotlib.ticker
+import numpy as np
+import pandas as pd
+
+from privrepro.dp.group import drop_probability_lower_bound
+from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.report.style import new_figure
+
+__all__ = ["DropParams", "DropProbability"]
+
+
+@dataclass
+class DropParams:
+    """The (ε, δ) series and the class-size axis of Fig. 2."""
+
+    epsilons: list[float] = param(
+        [0.1, 0.5, 1.0, 2.0, 4.0, 8.0],
+        gt=0,
+        doc="ε of the label release, one curve each",
+        assumed="only ε=1 is stated; the grid spans the paper's ε range",
+    )
+    deltas: list[float] = param(
+        [1e-5, 1e-7],
+        gt=0,
+        lt=1,
+        doc="δ of the label release",
+        assumed="only δ=1e-7 is stated; 1e-5 is the paper's training δ",
+    )
+    k_max: int = param(
+        100,
+        ge=1,
+        le=100_000,
+        doc="largest class size k on the x axis",
+        assumed="the k-range is not stated",
+    )
+    threshold: float = param(0.99, gt=0, lt=1, doc="drop probability marked on the plot (caption)")
+
+
+class DropProbability(Figure[DropParams]):
+    """Lower bound 1 − δ_k on the drop probability of a class of k examples (one curve per (ε, δ))."""
+
+    params_type = DropParams
+    title = "Probability that a class of k examples is dropped by an (ε, δ)-DP label release"
+
+    def units(self, params: DropParams) -> list[dict[str, Any]]:
+        return [
+            {"epsilon": e, "delta": d, "k_max": params.k_max}
+            for d in params.deltas
+            for e in params.epsilons
+        ]
+
+    def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
+        k = np.arange(1, int(unit["k_max"]) + 1)
+        bound = drop_probability_lower_bound(unit["epsilon"], unit["delta"], k)
+        return pd.DataFrame(
+            {
+                "epsilon": unit["epsilon"],
+                "delta": unit["delta"],
+                "k": k,
+                "drop_probability_lb": bound,
+            }
+        )
+
+    def summarize(self, table: pd.DataFrame, params: DropParams) -> pd.DataFrame:
+        rows = []
+        for (eps, delta), group in table.groupby(["epsilon", "delta"]):
+            kept = group.loc[group["drop_probability_lb"] >= params.threshold, "k"]
+            rows.append(
+                {
+                    "metric": f"largest_k_dropped_{round(params.threshold * 100)}",
+                    "epsilon": eps,
+                    "delta": delta,
+                    "value": int(kept.max()) if len(kept) else 0,
+                }
+            )
+            zero = group.loc[group["drop_probability_lb"] <= 0.0, "k"]
+            rows.append(
+                {
+                    "metric": "smallest_k_bound_zero",
+                    "epsilon": eps,
+                    "delta": delta,
+                    "value": int(zero.min()) if len(zero) else np.nan,
+                }
+            )
+        return pd.DataFrame(rows)
+
+    def plot(self, table: pd.DataFrame, params: DropParams) -> Any:
+        fig, ax = new_figure(width=6.0, height=3.8)
+        styles = ["-", "--", ":", "-."]
+        epsilons = sorted(table["epsilon"].unique())
+        colours = dict(zip(epsilons, [f"C{i}" for i in range(len(epsilons))], strict=True))
+        for j, delta in enumerate(sorted(table["delta"].unique(), reverse=True)):
+            for eps in epsilons:
+                sub = table[(table["epsilon"] == eps) & (table["delta"] == delta)].sort_values("k")
+                if sub.empty:
+                    continue
+                ax.plot(
+                    sub["k"],
+                    sub["drop_probability_lb"],
+                    styles[j % len(styles)],
+                    color=colours[eps],
+                    label=f"ε={eps:g}, δ={delta:.0e}",
+                )
+        ax.axhline(params.threshold, color="0.4", lw=0.8, ls=":")
+        ax.text(
+            ax.get_xlim()[1],
+            params.threshold,
+            f" {params.threshold:g}",
+            va="center",
+            fontsize=8,
+            color="0.4",
+        )
+        ax.set_xscale("log")
+        ax.set_xticks([1, 2, 5, 10, 20, 50, 100, 200, 500, 1000])
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+        ax.set_xlim(1, table["k"].max())
+        ax.set_xlabel("class size k (examples of the label in the task)")
+        ax.set_ylabel("Pr[label dropped] lower bound, 1 − δ_k")
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_title("cl Fig. 2 — small classes cannot be released under (ε, δ)-DP")
+        ax.legend(ncol=2, loc="lower left", frameon=False)
+        return fig

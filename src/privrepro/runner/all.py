@@ -1,0 +1,75 @@
+"""Run many figures in one process: ``make figures`` and ``make fig-<paper>-<id>``.
+
+    python -m privrepro.runner.all                       # every experiment, smoke profile
+    python -m privrepro.runner.all --target cl-2         # cl/fig2 (and cl/fig2_*)
+    python -m privrepro.runner.all --paper pb --profile paper -- seed=1
+
+Every figure runs even when one fails (what was computed stays in the store); the exit status is
+non-zero when any failed, and the failures are listed at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import traceback
+
+from privrepro.config.validation import ConfigError
+from privrepro.runner.catalog import list_experiments, resolve_target
+from privrepro.runner.cli import report_run
+from privrepro.runner.run import run_experiment
+
+__all__ = ["main"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="privrepro-all",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--target",
+        action="append",
+        default=[],
+        help="a make target id such as cl-2 or pac-ex1 (repeatable)",
+    )
+    parser.add_argument("--paper", action="append", default=[], help="only this paper (repeatable)")
+    parser.add_argument("--profile", default="smoke", help="smoke (default), paper or tiny")
+    parser.add_argument("--list", action="store_true", help="list the experiments and exit")
+    parser.add_argument("overrides", nargs="*", help="Hydra overrides for every figure")
+    args = parser.parse_args(argv)
+
+    if args.target:
+        entries = [e for t in args.target for e in resolve_target(t)]
+    else:
+        entries = [e for e in list_experiments() if not args.paper or e.paper in args.paper]
+    if args.list:
+        for e in entries:
+            print(f"{e.make_target:<22} experiment={e.name:<22} {e.description}")
+        return 0
+
+    failures: list[tuple[str, str]] = []
+    t0 = time.perf_counter()
+    for entry in entries:
+        try:
+            run = run_experiment(entry.name, [f"profile={args.profile}", *args.overrides])
+            report_run(run)
+        except ConfigError as exc:
+            print(f"{entry.name}: configuration error: {exc}", file=sys.stderr)
+            failures.append((entry.name, str(exc)))
+        except Exception as exc:  # keep going: other figures are independent
+            traceback.print_exc()
+            failures.append((entry.name, f"{type(exc).__name__}: {exc}"))
+    print(
+        f"{len(entries) - len(failures)}/{len(entries)} figures done in "
+        f"{time.perf_counter() - t0:.1f} s (profile={args.profile})"
+    )
+    for name, why in failures:
+        print(f"FAILED {name}: {why}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

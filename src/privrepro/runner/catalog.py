@@ -1,0 +1,73 @@
+"""The experiments that exist: one YAML file per figure under ``conf/experiment/<paper>/``."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["ExperimentEntry", "conf_dir", "list_experiments", "resolve_target"]
+
+
+def conf_dir() -> Path:
+    """The Hydra config root: ``PRIVREPRO_CONF`` or the checkout's ``conf/``."""
+    env = os.environ.get("PRIVREPRO_CONF")
+    if env:
+        return Path(env).resolve()
+    return (Path(__file__).resolve().parents[3] / "conf").resolve()
+
+
+@dataclass(frozen=True)
+class ExperimentEntry:
+    """One experiment config: ``name`` is what ``experiment=`` takes (``cl/fig2``)."""
+
+    name: str
+    paper: str
+    figure: str
+    description: str
+    path: Path
+
+    @property
+    def make_target(self) -> str:
+        fig = self.figure[3:] if self.figure.startswith("fig") else self.figure
+        return f"fig-{self.paper}-{fig}"
+
+
+def _description(path: Path) -> str:
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if line.startswith("#") and "@package" not in line:
+            return line.lstrip("# ").strip()
+    return ""
+
+
+def list_experiments(root: Path | None = None) -> list[ExperimentEntry]:
+    """Every ``conf/experiment/<paper>/<figure>.yaml``, sorted by paper then figure."""
+    base = (root or conf_dir()) / "experiment"
+    entries = []
+    for path in sorted(base.glob("*/*.yaml")):
+        paper, figure = path.parent.name, path.stem
+        entries.append(
+            ExperimentEntry(f"{paper}/{figure}", paper, figure, _description(path), path)
+        )
+    return entries
+
+
+def resolve_target(target: str, root: Path | None = None) -> list[ExperimentEntry]:
+    """The experiments a ``make fig-<paper>-<id>`` target runs.
+
+    ``cl-2`` → ``cl/fig2`` and ``cl/fig2_*``; ``pac-ex1`` → ``pac/ex1`` and ``pac/ex1_*``;
+    an exact experiment name (``cl/fig2``) is accepted too.
+    """
+    entries = list_experiments(root)
+    if "/" in target:
+        found = [e for e in entries if e.name == target]
+    else:
+        paper, _, ident = target.partition("-")
+        pattern = re.compile(rf"^(fig)?{re.escape(ident)}(_.*)?$")
+        found = [e for e in entries if e.paper == paper and pattern.match(e.figure)]
+    if not found:
+        known = ", ".join(e.make_target for e in entries)
+        raise SystemExit(f"no experiment matches '{target}'. Known targets: {known}")
+    return found
