@@ -80,3 +80,29 @@ def test_bad_shapes_raise():
         predict(logits, labels[:, :3], "argmax")
     with pytest.raises(ValueError, match="rule"):
         predict(logits, labels, "vote")
+
+
+@pytest.mark.parametrize("rule", ["argmax", "median"])
+def test_member_best_combination_equals_full_stack(rule):
+    from privrepro.continual.ensemble import combine_best, member_best
+
+    logits, labels = _case(7, members=5, shared=False)
+    scores, labs = [], []
+    for m in range(logits.shape[0]):
+        ids = torch.nonzero(labels[m]).flatten()
+        s, lab = member_best(logits[m][:, ids], ids, rule)
+        scores.append(s)
+        labs.append(lab)
+    got = combine_best(torch.stack(scores), torch.stack(labs))
+    np.testing.assert_array_equal(got.numpy(), predict(logits, labels, rule).numpy())
+
+
+def test_accuracy_matrix_by_hand():
+    from privrepro.continual.ensemble import accuracy_matrix
+
+    y = torch.tensor([0, 1, 2, 3])
+    task = torch.tensor([0, 0, 1, 1])
+    preds = torch.tensor([[0, 1, 0, 0], [0, 0, 2, 3]])
+    acc = accuracy_matrix(preds, y, task, 3)
+    assert acc[0, 0] == 1.0 and acc[0, 1] == 0.0 and acc[1, 0] == 0.5 and acc[1, 1] == 1.0
+    assert torch.isnan(acc[:, 2]).all()  # no test samples for task 2

@@ -84,3 +84,19 @@ def test_local_targets_drop_unmatched():
     np.testing.assert_array_equal(local, [1, 0, 0])
     with pytest.raises(ValueError):
         local_targets([1], [5, 2])
+
+
+def test_naive_continues_one_model_and_non_cl_is_single_run():
+    from privrepro.continual.baselines import iter_naive, train_non_cl
+
+    g = torch.Generator().manual_seed(0)
+    x1, x2 = torch.randn(30, 4, generator=g), torch.randn(30, 4, generator=g)
+    y1, y2 = np.zeros(30, int), np.ones(30, int)
+    hp = DPSGDHyper(epochs=2, batch_size=10, lr=0.1, clip=math.inf, epsilon=None)
+    ckpts = []
+    for m in iter_naive("head", [(x1, y1), (x2, y2)], [0, 1], [hp, hp], generator=g):
+        ckpts.append(m.model.weight.detach().clone())
+    # after task 1 only class 0 was seen; task 2 moves the same model towards class 1
+    assert ckpts[0][0].norm() > 0 and not torch.equal(ckpts[0], ckpts[1])
+    m = train_non_cl("head", torch.cat([x1, x2]), np.r_[y1, y2], [0, 1], hp, generator=g)
+    assert m.privacy.composition == "single" and m.n_train == 60

@@ -23,7 +23,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-__all__ = ["RULES", "aggregate_scores", "predict"]
+__all__ = ["RULES", "accuracy_matrix", "aggregate_scores", "combine_best", "member_best", "predict"]
 
 RULES = ("argmax", "median", "entropy")
 
@@ -74,3 +74,38 @@ def aggregate_scores(logits: Tensor, labels: Tensor, rule: str = "argmax",
 def predict(logits: Tensor, labels: Tensor, rule: str = "argmax", gamma: float = 1.0) -> Tensor:
     """Predicted global label per sample (ties: the smallest label index)."""
     return aggregate_scores(logits, labels, rule, gamma).argmax(dim=1)
+
+
+def member_best(logits: Tensor, label_ids: Tensor, rule: str = "argmax") -> tuple[Tensor, Tensor]:
+    """One member's best (score, global label) per sample for the rules that decompose over
+    members (``argmax``, ``median``): the ensemble's prediction is the label of the largest
+    member score (:func:`combine_best`). Avoids the (members, samples, labels) stack when label
+    spaces are huge (×1000 dummy labels, cl paper Sec. 7.1)."""
+    if rule not in ("argmax", "median"):
+        raise ValueError(f"rule = {rule!r}: member_best supports 'argmax' and 'median'")
+    z = logits
+    if rule == "median":
+        z = z - torch.quantile(z, 0.5, dim=1, keepdim=True)
+    best, arg = z.max(dim=1)
+    return best, label_ids.to(arg.device)[arg]
+
+
+def combine_best(scores: Tensor, labels: Tensor) -> Tensor:
+    """Prediction from per-member bests ``(members, samples)``: the label of the largest score
+    (ties: the first member)."""
+    return labels.gather(0, scores.argmax(dim=0, keepdim=True)).squeeze(0)
+
+
+def accuracy_matrix(preds: Tensor, y: Tensor, test_task: Tensor, nb_tasks: int) -> Tensor:
+    """``acc[t, i]``: accuracy on task i's test samples of the predictions after task t.
+
+    ``preds`` is (tasks, samples): the prediction after each task; tasks without test samples
+    give NaN (cl paper, App. E: acc_{t,i}).
+    """
+    out = torch.full((preds.shape[0], nb_tasks), float("nan"), dtype=torch.float64)
+    correct = (preds == y[None, :]).to(torch.float64)
+    for i in range(nb_tasks):
+        sel = test_task == i
+        if bool(sel.any()):
+            out[:, i] = correct[:, sel].mean(dim=1)
+    return out

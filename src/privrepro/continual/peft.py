@@ -19,7 +19,7 @@ proper classifier (Prop. C.1: a mechanism must always release one).
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +40,7 @@ __all__ = [
     "PEFT_KINDS",
     "Member",
     "film_parameter_count",
+    "iter_ensemble",
     "local_targets",
     "make_film",
     "member_logits",
@@ -209,3 +210,19 @@ def member_logits(member: Member, x: Tensor, batch: int = 1024) -> Tensor:
     if not outs:
         return torch.zeros(0, member.label_ids.size, device=x.device)
     return torch.cat(outs)
+
+
+def iter_ensemble(kind: str, tasks: Sequence[tuple[Tensor, ArrayLike]],
+                  label_spaces: Sequence[ArrayLike], hps: Sequence[DPSGDHyper], *,
+                  generator: torch.Generator, backbone: nn.Module | None = None,
+                  physical_batch: int = 256,
+                  progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None
+                  ) -> Iterator[Member]:
+    """The PEFT Ensemble (cl paper, Alg. 2): for each task t, ``f_t ← init(f^pre)`` and
+    ``f_t ← DP-SGD(f_t; D_t)``; yields each member as soon as it is trained, so a caller can
+    evaluate and drop it (members never see each other's data: parallel composition)."""
+    if not len(tasks) == len(label_spaces) == len(hps):
+        raise ValueError("tasks, label_spaces and hps must have one entry per task")
+    for (x, y), ids, hp in zip(tasks, label_spaces, hps, strict=True):
+        yield train_member(kind, x, y, ids, hp, generator=generator, backbone=backbone,
+                           physical_batch=physical_batch, progress=progress)
