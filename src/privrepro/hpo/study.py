@@ -81,14 +81,15 @@ def suggest_hyper(trial: Any, space: SearchSpace, n_tune: int, epsilon: float | 
 def transfer_hyper(hp: DPSGDHyper, n_tune: int, n_train: int) -> DPSGDHyper:
     """Hyperparameters tuned on ``n_tune`` samples moved to ``n_train`` (cl paper, App. F):
     expected batch size × factor (the sample rate stays), Adam lr × √factor, clipping bound and
-    epochs unchanged; so q and the step count, hence σ, are unchanged."""
+    epochs unchanged; so q and the step count, hence σ, are unchanged. The expected batch size
+    of Poisson sampling need not be an integer; it is kept exact (not rounded) so q is exactly
+    the tuning run's and σ is calibrated once."""
     if n_tune <= 0:
         raise ConfigError("n_tune", n_tune, "must be > 0")
     if n_train <= 0:
         return hp
     factor = n_train / n_tune
-    return replace(hp, batch_size=max(1.0, round(hp.batch_size * factor)),
-                   lr=hp.lr * math.sqrt(factor))
+    return replace(hp, batch_size=hp.batch_size * factor, lr=hp.lr * math.sqrt(factor))
 
 
 def make_sampler(kind: str, seed: int, n_startup_trials: int = 10) -> Any:

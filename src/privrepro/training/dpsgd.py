@@ -108,8 +108,8 @@ def plan_steps(n: int, hp: DPSGDHyper) -> tuple[float, int]:
     hp.check(n)
     if n == 0:
         return 1.0, 0
-    q = min(1.0, hp.batch_size / n)
-    return q, max(1, int(hp.epochs / q))
+    q = float(f"{min(1.0, hp.batch_size / n):.12g}")  # transfers that keep q hit one cache entry
+    return q, max(1, int(hp.epochs / q + 1e-9))
 
 
 @lru_cache(maxsize=4096)
