@@ -100,3 +100,14 @@ def test_naive_continues_one_model_and_non_cl_is_single_run():
     assert ckpts[0][0].norm() > 0 and not torch.equal(ckpts[0], ckpts[1])
     m = train_non_cl("head", torch.cat([x1, x2]), np.r_[y1, y2], [0, 1], hp, generator=g)
     assert m.privacy.composition == "single" and m.n_train == 60
+
+
+def test_naive_film_continues_across_tasks():
+    from privrepro.continual.baselines import iter_naive
+
+    g = torch.Generator().manual_seed(2)
+    vit = small_vit(g)
+    tasks = [(torch.randn(12, 3, 16, 16, generator=g), np.full(12, k)) for k in range(2)]
+    hp = DPSGDHyper(epochs=1, batch_size=4, lr=1e-2, clip=math.inf, epsilon=None)
+    ms = list(iter_naive("film", tasks, [0, 1], [hp, hp], generator=g, backbone=vit))
+    assert len(ms) == 2 and ms[1].model.head.weight.shape == (2, 32)

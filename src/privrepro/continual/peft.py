@@ -184,14 +184,14 @@ def train_member(kind: str, x: Tensor, y: ArrayLike, label_ids: ArrayLike, hp: D
     keep_t = torch.as_tensor(keep, device=x.device)
     xk = x[keep_t]
     yk = torch.as_tensor(local, device=x.device)
-    if init is not None:
-        model = copy.deepcopy(init)
-    elif kind == "head":
+    if kind == "head":
         model = new_head(int(x.shape[1]), ids.size, device=x.device, dtype=x.dtype)
     else:
         if backbone is None:
             raise ValueError("kind = 'film' needs the pre-trained backbone")
         model = make_film(backbone, ids.size)
+    if init is not None:  # a fresh module with the previous weights (no per-sample hook state)
+        model.load_state_dict(init.state_dict())
     if kind == "head":
         assert isinstance(model, nn.Linear)
         log = train_linear_head(model, xk, yk, hp, generator=generator, composition=composition,
