@@ -18,8 +18,13 @@ from typing import Any
 import torch
 from torch import nn
 
-from privrepro.training.dpsgd import DPSGDHyper, plan_steps, poisson_batch, train_dpsgd, \
-    train_linear_head
+from privrepro.training.dpsgd import (
+    DPSGDHyper,
+    plan_steps,
+    poisson_batch,
+    train_dpsgd,
+    train_linear_head,
+)
 
 
 def _plain(model: nn.Module, x: torch.Tensor, y: torch.Tensor, hp: DPSGDHyper, seed: int) -> int:
@@ -45,8 +50,15 @@ def _rate(fn: Any) -> float:
 
 
 def _row(metric: str, value: float, baseline: float, note: str) -> dict[str, Any]:
-    return {"benchmark": "dpsgd", "metric": metric, "value": value, "unit": "samples/s",
-            "baseline": baseline, "ratio": value / baseline, "note": note}
+    return {
+        "benchmark": "dpsgd",
+        "metric": metric,
+        "value": value,
+        "unit": "samples/s",
+        "baseline": baseline,
+        "ratio": value / baseline,
+        "note": note,
+    }
 
 
 def bench() -> list[dict[str, Any]]:
@@ -65,18 +77,44 @@ def bench() -> list[dict[str, Any]]:
     heads = [nn.Linear(768, 100) for _ in range(3)]
 
     def dp_head() -> int:
-        return int(train_linear_head(heads[0], x, y, hp, generator=torch.Generator().manual_seed(1),
-                                     privacy=rec).mean_batch * rec.steps)
+        return int(
+            train_linear_head(
+                heads[0], x, y, hp, generator=torch.Generator().manual_seed(1), privacy=rec
+            ).mean_batch
+            * rec.steps
+        )
 
     def dp_head_opacus() -> int:
-        return int(train_dpsgd(heads[2], x, y, hp, generator=torch.Generator().manual_seed(1),
-                               privacy=rec, physical_batch=1000).mean_batch * rec.steps)
+        return int(
+            train_dpsgd(
+                heads[2],
+                x,
+                y,
+                hp,
+                generator=torch.Generator().manual_seed(1),
+                privacy=rec,
+                physical_batch=1000,
+            ).mean_batch
+            * rec.steps
+        )
 
     plain = _rate(lambda: _plain(heads[1], x, y, hp, 1))
-    rows.append(_row("head-only DP-SGD (closed-form norms), 5000x768, 100 labels",
-                     _rate(dp_head), plain, "baseline: non-private Adam, same batches"))
-    rows.append(_row("head-only DP-SGD (opacus per-sample grads), 5000x768, 100 labels",
-                     _rate(dp_head_opacus), plain, "baseline: non-private Adam, same batches"))
+    rows.append(
+        _row(
+            "head-only DP-SGD (closed-form norms), 5000x768, 100 labels",
+            _rate(dp_head),
+            plain,
+            "baseline: non-private Adam, same batches",
+        )
+    )
+    rows.append(
+        _row(
+            "head-only DP-SGD (opacus per-sample grads), 5000x768, 100 labels",
+            _rate(dp_head_opacus),
+            plain,
+            "baseline: non-private Adam, same batches",
+        )
+    )
     # --- FiLM on the smoke ViT
     vit = small_vit(g)
     xi = torch.rand(1200, 3, 16, 16, generator=g)
@@ -85,11 +123,28 @@ def bench() -> list[dict[str, Any]]:
     recf = privacy_record(1200, hpf)
     a, b = make_film(vit, 20), make_film(vit, 20)
     plain_f = _rate(lambda: _plain(b, xi, yi, hpf, 2))
-    dp_f = _rate(lambda: int(train_dpsgd(a, xi, yi, hpf, generator=torch.Generator().manual_seed(2),
-                                         privacy=recf, physical_batch=256).mean_batch
-                             * recf.steps))
-    rows.append(_row("FiLM DP-SGD (opacus, LayerNorm+head), small ViT 16px", dp_f, plain_f,
-                     "baseline: non-private Adam on the same FiLM parameters"))
+    dp_f = _rate(
+        lambda: int(
+            train_dpsgd(
+                a,
+                xi,
+                yi,
+                hpf,
+                generator=torch.Generator().manual_seed(2),
+                privacy=recf,
+                physical_batch=256,
+            ).mean_batch
+            * recf.steps
+        )
+    )
+    rows.append(
+        _row(
+            "FiLM DP-SGD (opacus, LayerNorm+head), small ViT 16px",
+            dp_f,
+            plain_f,
+            "baseline: non-private Adam on the same FiLM parameters",
+        )
+    )
     # --- full recipe on this CPU: ViT-B/16 FiLM at 224², extrapolated per task
     import timm
 
@@ -100,19 +155,35 @@ def bench() -> list[dict[str, Any]]:
     yb = torch.randint(0, 100, (8,), generator=g)
     hpb = DPSGDHyper(epochs=2, batch_size=4, lr=1e-3, clip=1.0, epsilon=None)
     t0 = time.perf_counter()
-    log = train_dpsgd(film, xb, yb, hpb, generator=torch.Generator().manual_seed(3),
-                      physical_batch=8)
+    log = train_dpsgd(
+        film, xb, yb, hpb, generator=torch.Generator().manual_seed(3), physical_batch=8
+    )
     rate_b = log.mean_batch * log.steps / (time.perf_counter() - t0)
     per_task_s = 5000 * 40 / rate_b
-    rows.append({"benchmark": "dpsgd", "metric": "paper recipe: ViT-B/16 FiLM time per task (CPU)",
-                 "value": per_task_s / 3600, "unit": "h", "baseline": math.nan, "ratio": math.nan,
-                 "note": f"{rate_b:.2f} img/s on 1 thread, 5000 images x 40 epochs; GPU not "
-                         "measured (none on this machine); tuning (20 trials) not included"})
+    rows.append(
+        {
+            "benchmark": "dpsgd",
+            "metric": "paper recipe: ViT-B/16 FiLM time per task (CPU)",
+            "value": per_task_s / 3600,
+            "unit": "h",
+            "baseline": math.nan,
+            "ratio": math.nan,
+            "note": f"{rate_b:.2f} img/s on 1 thread, 5000 images x 40 epochs; GPU not "
+            "measured (none on this machine); tuning (20 trials) not included",
+        }
+    )
     head_task = 5000 * 40 / _rate(dp_head)
-    rows.append({"benchmark": "dpsgd", "metric": "paper recipe: head-only time per task (CPU)",
-                 "value": head_task, "unit": "s", "baseline": math.nan, "ratio": math.nan,
-                 "note": "5000 cached 768-d features x 40 epochs, closed-form norms; "
-                         "GPU not measured"})
+    rows.append(
+        {
+            "benchmark": "dpsgd",
+            "metric": "paper recipe: head-only time per task (CPU)",
+            "value": head_task,
+            "unit": "s",
+            "baseline": math.nan,
+            "ratio": math.nan,
+            "note": "5000 cached 768-d features x 40 epochs, closed-form norms; GPU not measured",
+        }
+    )
     return rows
 
 

@@ -60,8 +60,9 @@ def test_film_member_trains_with_opacus_and_changes_only_film_params():
 def test_empty_task_still_yields_a_classifier():
     # Prop. C.1: a mechanism must release a proper classifier even for D_t = ∅.
     x = torch.zeros(0, 8)
-    m = train_member("head", x, np.zeros(0, int), [1, 4], DPSGDHyper(epsilon=1.0),
-                     generator=torch.Generator())
+    m = train_member(
+        "head", x, np.zeros(0, int), [1, 4], DPSGDHyper(epsilon=1.0), generator=torch.Generator()
+    )
     assert isinstance(m.model, nn.Linear) and m.model.out_features == 2
     out = member_logits(m, torch.randn(5, 8))
     assert out.shape == (5, 2) and torch.isfinite(out).all()

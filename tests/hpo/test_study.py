@@ -79,8 +79,12 @@ def test_study_killed_after_k_trials_resumes_to_exactly_20(tmp_path: Path):
     log = tmp_path / "studies" / "kill.log"
     script = tmp_path / "worker.py"
     script.write_text(_WORKER)
-    proc = subprocess.run([sys.executable, str(script), str(log), "7"], capture_output=True,
-                          timeout=120, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    proc = subprocess.run(
+        [sys.executable, str(script), str(log), "7"],
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     assert proc.returncode == -signal.SIGKILL
     study = open_study("kill", log, sampler="random", seed=1)
     from optuna.trial import TrialState

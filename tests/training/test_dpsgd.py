@@ -26,7 +26,9 @@ torch.set_num_threads(1)
 
 def _data(n: int = 40, k: int = 6, c: int = 3, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     g = torch.Generator().manual_seed(seed)
-    return torch.randn(n, k, generator=g, dtype=torch.float64), torch.randint(0, c, (n,), generator=g)
+    return torch.randn(n, k, generator=g, dtype=torch.float64), torch.randint(
+        0, c, (n,), generator=g
+    )
 
 
 def _plain_training(model: nn.Module, x, y, hp: DPSGDHyper, seed: int) -> None:
@@ -36,7 +38,9 @@ def _plain_training(model: nn.Module, x, y, hp: DPSGDHyper, seed: int) -> None:
     opt = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=hp.lr)
     for _ in range(steps):
         idx = poisson_batch(x.shape[0], q, gen)
-        loss = nn.functional.cross_entropy(model(x[idx]), y[idx], reduction="sum") / (q * x.shape[0])
+        loss = nn.functional.cross_entropy(model(x[idx]), y[idx], reduction="sum") / (
+            q * x.shape[0]
+        )
         loss.backward()
         opt.step()
         opt.zero_grad()
@@ -146,8 +150,17 @@ def test_poisson_batch_rate():
     assert poisson_batch(0, 0.5, torch.Generator()).numel() == 0
 
 
-@pytest.mark.parametrize("field,value", [("lr", 0.0), ("clip", -1.0), ("batch_size", 0.0),
-                                         ("epsilon", -2.0), ("delta", 1.5), ("accountant", "x")])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("lr", 0.0),
+        ("clip", -1.0),
+        ("batch_size", 0.0),
+        ("epsilon", -2.0),
+        ("delta", 1.5),
+        ("accountant", "x"),
+    ],
+)
 def test_bad_hyper_raises_config_error(field, value):
     with pytest.raises(ConfigError, match=field):
         plan_steps(10, DPSGDHyper(**{field: value}))
@@ -155,6 +168,11 @@ def test_bad_hyper_raises_config_error(field, value):
 
 def test_empty_data_still_returns_model():
     head = nn.Linear(4, 2)
-    log = train_linear_head(head, torch.zeros(0, 4), torch.zeros(0, dtype=torch.long),
-                            DPSGDHyper(epsilon=1.0), generator=torch.Generator())
+    log = train_linear_head(
+        head,
+        torch.zeros(0, 4),
+        torch.zeros(0, dtype=torch.long),
+        DPSGDHyper(epsilon=1.0),
+        generator=torch.Generator(),
+    )
     assert log.steps == 0

@@ -25,11 +25,17 @@ from privrepro.training.dpsgd import DPSGDHyper
 __all__ = ["iter_naive", "train_non_cl"]
 
 
-def iter_naive(kind: str, tasks: Sequence[tuple[Tensor, ArrayLike]], label_ids: ArrayLike,
-               hps: Sequence[DPSGDHyper], *, generator: torch.Generator,
-               backbone: nn.Module | None = None, physical_batch: int = 256,
-               progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None
-               ) -> Iterator[Member]:
+def iter_naive(
+    kind: str,
+    tasks: Sequence[tuple[Tensor, ArrayLike]],
+    label_ids: ArrayLike,
+    hps: Sequence[DPSGDHyper],
+    *,
+    generator: torch.Generator,
+    backbone: nn.Module | None = None,
+    physical_batch: int = 256,
+    progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+) -> Iterator[Member]:
     """Naive fine-tuning (Alg. A1): yields the checkpoint after each task (one model, one label
     space ``label_ids`` for the whole stream, e.g. S_prior^const)."""
     if len(tasks) != len(hps):
@@ -37,16 +43,44 @@ def iter_naive(kind: str, tasks: Sequence[tuple[Tensor, ArrayLike]], label_ids: 
     ids = np.unique(np.asarray(label_ids, dtype=np.int64))
     model: nn.Module | None = None
     for (x, y), hp in zip(tasks, hps, strict=True):
-        member = train_member(kind, x, y, ids, hp, generator=generator, backbone=backbone,
-                              init=model, physical_batch=physical_batch, progress=progress)
+        member = train_member(
+            kind,
+            x,
+            y,
+            ids,
+            hp,
+            generator=generator,
+            backbone=backbone,
+            init=model,
+            physical_batch=physical_batch,
+            progress=progress,
+        )
         model = member.model
         yield member
 
 
-def train_non_cl(kind: str, x: Tensor, y: ArrayLike, label_ids: ArrayLike, hp: DPSGDHyper, *,
-                 generator: torch.Generator, backbone: nn.Module | None = None,
-                 physical_batch: int = 256,
-                 progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None) -> Member:
+def train_non_cl(
+    kind: str,
+    x: Tensor,
+    y: ArrayLike,
+    label_ids: ArrayLike,
+    hp: DPSGDHyper,
+    *,
+    generator: torch.Generator,
+    backbone: nn.Module | None = None,
+    physical_batch: int = 256,
+    progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+) -> Member:
     """Non-CL baseline (Alg. A2): one DP-SGD run on all tasks' data at once."""
-    return train_member(kind, x, y, label_ids, hp, generator=generator, backbone=backbone,
-                        physical_batch=physical_batch, composition="single", progress=progress)
+    return train_member(
+        kind,
+        x,
+        y,
+        label_ids,
+        hp,
+        generator=generator,
+        backbone=backbone,
+        physical_batch=physical_batch,
+        composition="single",
+        progress=progress,
+    )

@@ -30,10 +30,14 @@ RULES = ("argmax", "median", "entropy")
 
 def _check(logits: Tensor, labels: Tensor) -> None:
     if logits.ndim != 3:
-        raise ValueError(f"logits.shape = {tuple(logits.shape)}: must be (members, samples, labels)")
+        raise ValueError(
+            f"logits.shape = {tuple(logits.shape)}: must be (members, samples, labels)"
+        )
     if labels.shape != (logits.shape[0], logits.shape[2]) or labels.dtype != torch.bool:
-        raise ValueError(f"labels.shape = {tuple(labels.shape)}: must be a bool "
-                         f"(members, labels) = {(logits.shape[0], logits.shape[2])} mask")
+        raise ValueError(
+            f"labels.shape = {tuple(labels.shape)}: must be a bool "
+            f"(members, labels) = {(logits.shape[0], logits.shape[2])} mask"
+        )
     if not bool(labels.any(dim=1).all()):
         raise ValueError("labels: every member must have at least one output label")
 
@@ -46,8 +50,9 @@ def _member_entropy(logits: Tensor, labels: Tensor) -> Tensor:
     return -(p * logp.masked_fill(~labels[:, None, :], 0.0)).sum(dim=2)
 
 
-def aggregate_scores(logits: Tensor, labels: Tensor, rule: str = "argmax",
-                     gamma: float = 1.0) -> Tensor:
+def aggregate_scores(
+    logits: Tensor, labels: Tensor, rule: str = "argmax", gamma: float = 1.0
+) -> Tensor:
     """Scores (samples, labels) whose argmax is the ensemble's prediction; −inf where no member
     predicts a label."""
     _check(logits, labels)
@@ -64,8 +69,9 @@ def aggregate_scores(logits: Tensor, labels: Tensor, rule: str = "argmax",
         return torch.where(mask, shifted, neg).amax(dim=0)
     if rule == "entropy":
         w = torch.softmax(-gamma * _member_entropy(logits, labels), dim=0)  # (members, samples)
-        contrib = torch.where(mask, logits, torch.zeros((), dtype=logits.dtype,
-                                                        device=logits.device))
+        contrib = torch.where(
+            mask, logits, torch.zeros((), dtype=logits.dtype, device=logits.device)
+        )
         scores = (w[:, :, None] * contrib).sum(dim=0)
         return torch.where(labels.any(dim=0)[None, :], scores, neg)
     raise ValueError(f"rule = {rule!r}: must be one of {list(RULES)}")

@@ -58,10 +58,13 @@ def _as_torch_layernorms(model: nn.Module) -> None:
     so opacus uses its exact LayerNorm per-sample-gradient rule instead of a functorch fallback."""
     for name, child in list(model.named_children()):
         if isinstance(child, nn.LayerNorm) and type(child) is not nn.LayerNorm:
-            ln = nn.LayerNorm(child.normalized_shape, eps=child.eps,
-                              elementwise_affine=child.elementwise_affine,
-                              device=child.weight.device if child.weight is not None else None,
-                              dtype=child.weight.dtype if child.weight is not None else None)
+            ln = nn.LayerNorm(
+                list(child.normalized_shape),
+                eps=child.eps,
+                elementwise_affine=child.elementwise_affine,
+                device=child.weight.device if child.weight is not None else None,
+                dtype=child.weight.dtype if child.weight is not None else None,
+            )
             if child.elementwise_affine:
                 ln.weight = child.weight
                 ln.bias = child.bias
@@ -110,15 +113,28 @@ def vit_b16_film_count(num_outputs: int) -> int:
         return film_parameter_count(make_film(vit, num_outputs))
 
 
-def small_vit(generator: torch.Generator, img_size: int = 16, patch_size: int = 4,
-              embed_dim: int = 32, depth: int = 2, num_heads: int = 2, in_chans: int = 3
-              ) -> nn.Module:
+def small_vit(
+    generator: torch.Generator,
+    img_size: int = 16,
+    patch_size: int = 4,
+    embed_dim: int = 32,
+    depth: int = 2,
+    num_heads: int = 2,
+    in_chans: int = 3,
+) -> nn.Module:
     """A small timm ``VisionTransformer`` with random weights from ``generator`` (``smoke``: the
     FiLM code path of ViT-B/16 on a model that trains in seconds on a CPU)."""
     from timm.models.vision_transformer import VisionTransformer
 
-    vit = VisionTransformer(img_size=img_size, patch_size=patch_size, in_chans=in_chans,
-                            embed_dim=embed_dim, depth=depth, num_heads=num_heads, num_classes=0)
+    vit = VisionTransformer(
+        img_size=img_size,
+        patch_size=patch_size,
+        in_chans=in_chans,
+        embed_dim=embed_dim,
+        depth=depth,
+        num_heads=num_heads,
+        num_classes=0,
+    )
     with torch.no_grad():
         for name, p in vit.named_parameters():
             if p.ndim > 1 or name in ("cls_token", "pos_embed"):
@@ -129,7 +145,9 @@ def small_vit(generator: torch.Generator, img_size: int = 16, patch_size: int = 
     return vit
 
 
-def local_targets(y: ArrayLike, label_ids: ArrayLike) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
+def local_targets(
+    y: ArrayLike, label_ids: ArrayLike
+) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
     """Keep-mask and head index of each label in ``label_ids`` (sorted); unmatched: dropped
     (``R_t^task`` with the drop map, cl paper Eq. 3)."""
     yy = np.asarray(y, dtype=np.int64)
@@ -137,8 +155,11 @@ def local_targets(y: ArrayLike, label_ids: ArrayLike) -> tuple[NDArray[np.bool_]
     if ids.size and np.any(np.diff(ids) <= 0):
         raise ValueError("label_ids must be sorted and unique")
     pos = np.searchsorted(ids, yy)
-    keep = (pos < ids.size) & (ids[np.minimum(pos, max(ids.size - 1, 0))] == yy) if ids.size else \
-        np.zeros(yy.shape, bool)
+    keep = (
+        (pos < ids.size) & (ids[np.minimum(pos, max(ids.size - 1, 0))] == yy)
+        if ids.size
+        else np.zeros(yy.shape, bool)
+    )
     return keep, pos[keep].astype(np.int64)
 
 
@@ -162,11 +183,21 @@ class Member:
         return None if self.log is None else self.log.privacy
 
 
-def train_member(kind: str, x: Tensor, y: ArrayLike, label_ids: ArrayLike, hp: DPSGDHyper, *,
-                 generator: torch.Generator, backbone: nn.Module | None = None,
-                 init: nn.Module | None = None, physical_batch: int = 256,
-                 composition: str = "parallel", privacy: PrivacyRecord | None = None,
-                 progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None) -> Member:
+def train_member(
+    kind: str,
+    x: Tensor,
+    y: ArrayLike,
+    label_ids: ArrayLike,
+    hp: DPSGDHyper,
+    *,
+    generator: torch.Generator,
+    backbone: nn.Module | None = None,
+    init: nn.Module | None = None,
+    physical_batch: int = 256,
+    composition: str = "parallel",
+    privacy: PrivacyRecord | None = None,
+    progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+) -> Member:
     """Train one member on one task's data with DP-SGD (cl paper, Alg. 2, one loop body).
 
     Args:
@@ -184,6 +215,7 @@ def train_member(kind: str, x: Tensor, y: ArrayLike, label_ids: ArrayLike, hp: D
     keep_t = torch.as_tensor(keep, device=x.device)
     xk = x[keep_t]
     yk = torch.as_tensor(local, device=x.device)
+    model: nn.Module
     if kind == "head":
         model = new_head(int(x.shape[1]), ids.size, device=x.device, dtype=x.dtype)
     else:
@@ -194,11 +226,28 @@ def train_member(kind: str, x: Tensor, y: ArrayLike, label_ids: ArrayLike, hp: D
         model.load_state_dict(init.state_dict())
     if kind == "head":
         assert isinstance(model, nn.Linear)
-        log = train_linear_head(model, xk, yk, hp, generator=generator, composition=composition,
-                                privacy=privacy, progress=progress)
+        log = train_linear_head(
+            model,
+            xk,
+            yk,
+            hp,
+            generator=generator,
+            composition=composition,
+            privacy=privacy,
+            progress=progress,
+        )
     else:
-        log = train_dpsgd(model, xk, yk, hp, generator=generator, physical_batch=physical_batch,
-                          composition=composition, privacy=privacy, progress=progress)
+        log = train_dpsgd(
+            model,
+            xk,
+            yk,
+            hp,
+            generator=generator,
+            physical_batch=physical_batch,
+            composition=composition,
+            privacy=privacy,
+            progress=progress,
+        )
     return Member(kind, ids, model, log, int(xk.shape[0]))
 
 
@@ -206,23 +255,37 @@ def train_member(kind: str, x: Tensor, y: ArrayLike, label_ids: ArrayLike, hp: D
 def member_logits(member: Member, x: Tensor, batch: int = 1024) -> Tensor:
     """Logits ``(n, |O_l|)`` of a member over its own labels (columns follow ``label_ids``)."""
     member.model.eval()
-    outs = [member.model(x[s:s + batch]) for s in range(0, int(x.shape[0]), batch)]
+    outs = [member.model(x[s : s + batch]) for s in range(0, int(x.shape[0]), batch)]
     if not outs:
         return torch.zeros(0, member.label_ids.size, device=x.device)
     return torch.cat(outs)
 
 
-def iter_ensemble(kind: str, tasks: Sequence[tuple[Tensor, ArrayLike]],
-                  label_spaces: Sequence[ArrayLike], hps: Sequence[DPSGDHyper], *,
-                  generator: torch.Generator, backbone: nn.Module | None = None,
-                  physical_batch: int = 256,
-                  progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None
-                  ) -> Iterator[Member]:
+def iter_ensemble(
+    kind: str,
+    tasks: Sequence[tuple[Tensor, ArrayLike]],
+    label_spaces: Sequence[ArrayLike],
+    hps: Sequence[DPSGDHyper],
+    *,
+    generator: torch.Generator,
+    backbone: nn.Module | None = None,
+    physical_batch: int = 256,
+    progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+) -> Iterator[Member]:
     """The PEFT Ensemble (cl paper, Alg. 2): for each task t, ``f_t ← init(f^pre)`` and
     ``f_t ← DP-SGD(f_t; D_t)``; yields each member as soon as it is trained, so a caller can
     evaluate and drop it (members never see each other's data: parallel composition)."""
     if not len(tasks) == len(label_spaces) == len(hps):
         raise ValueError("tasks, label_spaces and hps must have one entry per task")
     for (x, y), ids, hp in zip(tasks, label_spaces, hps, strict=True):
-        yield train_member(kind, x, y, ids, hp, generator=generator, backbone=backbone,
-                           physical_batch=physical_batch, progress=progress)
+        yield train_member(
+            kind,
+            x,
+            y,
+            ids,
+            hp,
+            generator=generator,
+            backbone=backbone,
+            physical_batch=physical_batch,
+            progress=progress,
+        )

@@ -59,14 +59,21 @@ class SearchSpace:
         if not 0 < self.lr_low < self.lr_high:
             raise ConfigError("hpo.lr_low", self.lr_low, f"must lie in (0, lr_high={self.lr_high})")
         if not 0 < self.clip_low < self.clip_high:
-            raise ConfigError("hpo.clip_low", self.clip_low,
-                              f"must lie in (0, clip_high={self.clip_high})")
+            raise ConfigError(
+                "hpo.clip_low", self.clip_low, f"must lie in (0, clip_high={self.clip_high})"
+            )
         if self.batch_low < 1:
             raise ConfigError("hpo.batch_low", self.batch_low, "must be >= 1")
 
 
-def suggest_hyper(trial: Any, space: SearchSpace, n_tune: int, epsilon: float | None,
-                  delta: float, accountant: str = "prv") -> DPSGDHyper:
+def suggest_hyper(
+    trial: Any,
+    space: SearchSpace,
+    n_tune: int,
+    epsilon: float | None,
+    delta: float,
+    accountant: str = "prv",
+) -> DPSGDHyper:
     """One trial's hyperparameters: batch size in [batch_low, n_tune], lr and clip in Table A2's
     ranges; epochs fixed; σ follows from the target ε when the run is calibrated."""
     space.check()
@@ -74,8 +81,15 @@ def suggest_hyper(trial: Any, space: SearchSpace, n_tune: int, epsilon: float | 
     batch = trial.suggest_int("batch_size", min(space.batch_low, hi), hi, log=space.log)
     lr = trial.suggest_float("lr", space.lr_low, space.lr_high, log=space.log)
     clip = trial.suggest_float("clip", space.clip_low, space.clip_high, log=space.log)
-    return DPSGDHyper(epochs=space.epochs, batch_size=float(batch), lr=lr, clip=clip,
-                      epsilon=epsilon, delta=delta, accountant=accountant)
+    return DPSGDHyper(
+        epochs=space.epochs,
+        batch_size=float(batch),
+        lr=lr,
+        clip=clip,
+        epsilon=epsilon,
+        delta=delta,
+        accountant=accountant,
+    )
 
 
 def transfer_hyper(hp: DPSGDHyper, n_tune: int, n_train: int) -> DPSGDHyper:
@@ -112,23 +126,35 @@ def _storage(location: str | Path, heartbeat_interval: int | None) -> Any:
     text = str(location)
     if "://" in text:
         if heartbeat_interval:
-            return optuna.storages.RDBStorage(text, heartbeat_interval=heartbeat_interval,
-                                              grace_period=4 * heartbeat_interval)
+            return optuna.storages.RDBStorage(
+                text, heartbeat_interval=heartbeat_interval, grace_period=4 * heartbeat_interval
+            )
         return optuna.storages.RDBStorage(text)
     path = Path(text)
     path.parent.mkdir(parents=True, exist_ok=True)
     return optuna.storages.JournalStorage(JournalFileBackend(str(path)))
 
 
-def open_study(name: str, storage: str | Path, *, sampler: str = "gp", seed: int = 0,
-               n_startup_trials: int = 10, heartbeat_interval: int | None = None) -> Any:
+def open_study(
+    name: str,
+    storage: str | Path,
+    *,
+    sampler: str = "gp",
+    seed: int = 0,
+    n_startup_trials: int = 10,
+    heartbeat_interval: int | None = None,
+) -> Any:
     """Create or load the study ``name`` (maximising validation accuracy) in ``storage``."""
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    return optuna.create_study(study_name=name, storage=_storage(storage, heartbeat_interval),
-                               sampler=make_sampler(sampler, seed, n_startup_trials),
-                               direction="maximize", load_if_exists=True)
+    return optuna.create_study(
+        study_name=name,
+        storage=_storage(storage, heartbeat_interval),
+        sampler=make_sampler(sampler, seed, n_startup_trials),
+        direction="maximize",
+        load_if_exists=True,
+    )
 
 
 def _me() -> str:
@@ -162,12 +188,15 @@ def reap_stale_trials(study: Any) -> int:
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
         worker = str(t.system_attrs.get(_WORKER_ATTR, ""))
         w_host, _, w_pid = worker.rpartition(":")
-        dead = (not worker) or (w_host == host and w_pid.isdigit() and not _pid_alive(int(w_pid))
-                                and worker != _me())
+        dead = (not worker) or (
+            w_host == host and w_pid.isdigit() and not _pid_alive(int(w_pid)) and worker != _me()
+        )
         if dead:
-            storage.set_trial_system_attr(t._trial_id, "fail_reason",
-                                          f"worker {worker or '?'} stopped while RUNNING; "
-                                          "marked FAIL on resume")
+            storage.set_trial_system_attr(
+                t._trial_id,
+                "fail_reason",
+                f"worker {worker or '?'} stopped while RUNNING; marked FAIL on resume",
+            )
             storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
             reaped += 1
     return reaped
@@ -179,9 +208,15 @@ def complete_trials(study: Any) -> list[Any]:
     return list(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
 
 
-def run_study(study: Any, objective: Callable[[Any], float], n_complete: int = 20, *,
-              max_failures: int = 20, poll_s: float = 1.0,
-              on_trial: Callable[[int], None] | None = None) -> Any:
+def run_study(
+    study: Any,
+    objective: Callable[[Any], float],
+    n_complete: int = 20,
+    *,
+    max_failures: int = 20,
+    poll_s: float = 1.0,
+    on_trial: Callable[[int], None] | None = None,
+) -> Any:
     """Run trials until the study holds exactly ``n_complete`` COMPLETE trials (one worker).
 
     Stale RUNNING trials are reaped first; a trial whose objective raises is recorded FAIL and

@@ -113,9 +113,14 @@ def plan_steps(n: int, hp: DPSGDHyper) -> tuple[float, int]:
 
 
 @lru_cache(maxsize=4096)
-def calibrate_noise_multiplier(target_epsilon: float, delta: float, sample_rate: float,
-                               steps: int, accountant: str = "prv",
-                               epsilon_tolerance: float = 0.01) -> float:
+def calibrate_noise_multiplier(
+    target_epsilon: float,
+    delta: float,
+    sample_rate: float,
+    steps: int,
+    accountant: str = "prv",
+    epsilon_tolerance: float = 0.01,
+) -> float:
     """Smallest σ (to ``epsilon_tolerance`` in ε) whose ``accountant`` ε after ``steps`` ≤ target.
 
     The rule of opacus ``get_noise_multiplier`` (bisection keeping the upper end, so the returned
@@ -132,13 +137,27 @@ def calibrate_noise_multiplier(target_epsilon: float, delta: float, sample_rate:
     if steps < 1:
         raise ConfigError("steps", steps, "must be >= 1")
     if accountant != "prv":
-        return float(get_noise_multiplier(target_epsilon=target_epsilon, target_delta=delta,
-                                          sample_rate=sample_rate, steps=steps,
-                                          accountant=accountant,
-                                          epsilon_tolerance=epsilon_tolerance))
-    hi = float(get_noise_multiplier(target_epsilon=target_epsilon, target_delta=delta,
-                                    sample_rate=sample_rate, steps=steps, accountant="rdp",
-                                    epsilon_tolerance=epsilon_tolerance / 4))
+        return float(
+            get_noise_multiplier(
+                target_epsilon=target_epsilon,
+                target_delta=delta,
+                sample_rate=sample_rate,
+                steps=steps,
+                accountant=accountant,
+                epsilon_tolerance=epsilon_tolerance,
+            )
+        )
+    hi = float(
+        get_noise_multiplier(
+            target_epsilon=target_epsilon,
+            target_delta=delta,
+            sample_rate=sample_rate,
+            steps=steps,
+            accountant="rdp",
+            epsilon_tolerance=epsilon_tolerance / 4,
+        )
+    )
+
     def f(sig: float) -> float:
         return spent_epsilon(sig, sample_rate, steps, delta, "prv") - target_epsilon
 
@@ -171,20 +190,22 @@ def calibrate_noise_multiplier(target_epsilon: float, delta: float, sample_rate:
     return hi
 
 
-def spent_epsilon(noise_multiplier: float, sample_rate: float, steps: int, delta: float,
-                  accountant: str = "prv") -> float:
+def spent_epsilon(
+    noise_multiplier: float, sample_rate: float, steps: int, delta: float, accountant: str = "prv"
+) -> float:
     """ε of ``steps`` Poisson-subsampled Gaussian steps at δ (opacus accountant; PRV: upper bound)."""
-    from opacus.accountants import create_accountant
 
     if noise_multiplier <= 0 or steps == 0:
         return math.inf if steps > 0 else 0.0
-    return _spent_epsilon(float(noise_multiplier), float(sample_rate), int(steps), float(delta),
-                          accountant)
+    return _spent_epsilon(
+        float(noise_multiplier), float(sample_rate), int(steps), float(delta), accountant
+    )
 
 
 @lru_cache(maxsize=65536)
-def _spent_epsilon(noise_multiplier: float, sample_rate: float, steps: int, delta: float,
-                   accountant: str) -> float:
+def _spent_epsilon(
+    noise_multiplier: float, sample_rate: float, steps: int, delta: float, accountant: str
+) -> float:
     import warnings
 
     from opacus.accountants import create_accountant
@@ -223,12 +244,18 @@ def privacy_record(n: int, hp: DPSGDHyper, composition: str = "parallel") -> Pri
     q, steps = plan_steps(n, hp)
     if not hp.private or steps == 0:
         eps_t = math.inf if not hp.private else float(hp.epsilon)  # type: ignore[arg-type]
-        return PrivacyRecord(eps_t, hp.delta, 0.0, q, steps,
-                             math.inf if (steps and not hp.private) else 0.0, hp.accountant,
-                             composition)
+        return PrivacyRecord(
+            eps_t,
+            hp.delta,
+            0.0,
+            q,
+            steps,
+            math.inf if (steps and not hp.private) else 0.0,
+            hp.accountant,
+            composition,
+        )
     eps = float(hp.epsilon)  # type: ignore[arg-type]
-    sigma = calibrate_noise_multiplier(eps, hp.delta, q, steps, hp.accountant,
-                                       hp.epsilon_tolerance)
+    sigma = calibrate_noise_multiplier(eps, hp.delta, q, steps, hp.accountant, hp.epsilon_tolerance)
     spent = spent_epsilon(sigma, q, steps, hp.delta, hp.accountant)
     return PrivacyRecord(eps, hp.delta, sigma, q, steps, spent, hp.accountant, composition)
 
@@ -260,12 +287,19 @@ def linear_head_per_sample_norms(x: Tensor, logits: Tensor, y: Tensor, bias: boo
     return resid.norm(dim=1) * sq.sqrt()
 
 
-def noisy_mean_gradient(clipped_sum: Tensor, noise_std: float, expected_batch: float,
-                        generator: torch.Generator | None) -> Tensor:
+def noisy_mean_gradient(
+    clipped_sum: Tensor, noise_std: float, expected_batch: float, generator: torch.Generator | None
+) -> Tensor:
     """``(Σ_i clip(g_i) + N(0, (σC)² I)) / (q n)`` — opacus' DPOptimizer with Poisson sampling."""
     if noise_std > 0:
-        noise = torch.normal(0.0, noise_std, size=clipped_sum.shape, generator=generator,
-                             device=clipped_sum.device, dtype=clipped_sum.dtype)
+        noise = torch.normal(
+            0.0,
+            noise_std,
+            size=clipped_sum.shape,
+            generator=generator,
+            device=clipped_sum.device,
+            dtype=clipped_sum.dtype,
+        )
         clipped_sum = clipped_sum + noise
     return clipped_sum / expected_batch
 
@@ -282,15 +316,22 @@ class TrainLog:
 
 def _chunks(idx: Tensor, size: int) -> Iterator[Tensor]:
     for s in range(0, idx.numel(), size):
-        yield idx[s:s + size]
+        yield idx[s : s + size]
 
 
-def train_dpsgd(model: nn.Module, x: Tensor, y: Tensor, hp: DPSGDHyper, *,
-                generator: torch.Generator, physical_batch: int = 256,
-                composition: str = "parallel",
-                privacy: PrivacyRecord | None = None,
-                progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
-                forward: Callable[[nn.Module, Tensor], Tensor] | None = None) -> TrainLog:
+def train_dpsgd(
+    model: nn.Module,
+    x: Tensor,
+    y: Tensor,
+    hp: DPSGDHyper,
+    *,
+    generator: torch.Generator,
+    physical_batch: int = 256,
+    composition: str = "parallel",
+    privacy: PrivacyRecord | None = None,
+    progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+    forward: Callable[[nn.Module, Tensor], Tensor] | None = None,
+) -> TrainLog:
     """DP-SGD (Adam) on the trainable parameters of ``model`` with opacus per-sample gradients.
 
     Args:
@@ -352,10 +393,17 @@ def train_dpsgd(model: nn.Module, x: Tensor, y: Tensor, hp: DPSGDHyper, *,
     return TrainLog(rec, steps, total_b / steps, last)
 
 
-def train_linear_head(head: nn.Linear, feats: Tensor, y: Tensor, hp: DPSGDHyper, *,
-                      generator: torch.Generator, composition: str = "parallel",
-                      privacy: PrivacyRecord | None = None,
-                      progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None) -> TrainLog:
+def train_linear_head(
+    head: nn.Linear,
+    feats: Tensor,
+    y: Tensor,
+    hp: DPSGDHyper,
+    *,
+    generator: torch.Generator,
+    composition: str = "parallel",
+    privacy: PrivacyRecord | None = None,
+    progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+) -> TrainLog:
     """DP-SGD (Adam) of a softmax-linear head on fixed features, per-sample norms in closed form.
 
     Same step rule as :func:`train_dpsgd` (Poisson batch, clip, noise, divide by ``q n``, Adam),
@@ -383,7 +431,10 @@ def train_linear_head(head: nn.Linear, feats: Tensor, y: Tensor, hp: DPSGDHyper,
             logits = head(xb)
             p = torch.softmax(logits, dim=1)
             resid = p - nn.functional.one_hot(yb, n_out).to(p.dtype)
-            norms = resid.norm(dim=1) * ((xb * xb).sum(1) + (1.0 if head.bias is not None else 0.0)).sqrt()
+            norms = (
+                resid.norm(dim=1)
+                * ((xb * xb).sum(1) + (1.0 if head.bias is not None else 0.0)).sqrt()
+            )
             g = resid * clip_factors(norms, hp.clip)[:, None]
             grads = [g.T @ xb] + ([g.sum(0)] if head.bias is not None else [])
             for par, gr in zip(params, grads, strict=True):

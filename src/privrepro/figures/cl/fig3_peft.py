@@ -32,14 +32,18 @@ __all__ = ["LabelGranularityParams", "LabelGranularityPeft"]
 
 @dataclass
 class LabelGranularityParams:
-    benchmarks: list[str] = param(["cifar100", "imagenet-r"],
-                                  choices=["cifar100", "imagenet-r", "5-datasets"])
+    benchmarks: list[str] = param(
+        ["cifar100", "imagenet-r"], choices=["cifar100", "imagenet-r", "5-datasets"]
+    )
     epsilons: list[float] = param([1.0, 8.0], gt=0)
-    configs: list[str] = param(["prior", "const", "x10", "x100", "x1000"],
-                               choices=["prior", "const", "x10", "x100", "x1000"],
-                               doc="Table A3 columns")
-    dummy_reference: str = param("base", choices=["base", "task"],
-                                 assumed="×f relative to the base label set (note §2.4)")
+    configs: list[str] = param(
+        ["prior", "const", "x10", "x100", "x1000"],
+        choices=["prior", "const", "x10", "x100", "x1000"],
+        doc="Table A3 columns",
+    )
+    dummy_reference: str = param(
+        "base", choices=["base", "task"], assumed="×f relative to the base label set (note §2.4)"
+    )
     method: str = param("peft_film", choices=["peft_film", "peft_head"])
     repeats: int = param(5, ge=1)
     nb_tasks: int = param(10, ge=1)
@@ -49,8 +53,13 @@ class LabelGranularityParams:
     tuning: TuneParams = param(TuneParams())
 
 
-_CONFIG = {"prior": ("prior", 1), "const": ("prior_const", 1), "x10": ("prior_const", 10),
-           "x100": ("prior_const", 100), "x1000": ("prior_const", 1000)}
+_CONFIG = {
+    "prior": ("prior", 1),
+    "const": ("prior_const", 1),
+    "x10": ("prior_const", 10),
+    "x100": ("prior_const", 100),
+    "x1000": ("prior_const", 1000),
+}
 
 
 class LabelGranularityPeft(Figure[LabelGranularityParams]):
@@ -58,17 +67,37 @@ class LabelGranularityPeft(Figure[LabelGranularityParams]):
     title = "PEFT Ensemble under exact / constant prior label sets and dummy labels (Table A3)"
 
     def units(self, p: LabelGranularityParams) -> list[dict[str, Any]]:
-        return [{"benchmark": b, "method": p.method, "epsilon": e, "repeat": r,
-                 "label_policy": _CONFIG[c][0], "dummy_factor": _CONFIG[c][1], "config": c,
-                 "dummy_reference": p.dummy_reference, "nb_tasks": p.nb_tasks,
-                 "features": vars(p.features), "film": vars(p.film), "train": vars(p.train),
-                 "tuning": vars(p.tuning)}
-                for b in p.benchmarks for e in p.epsilons for r in range(p.repeats)
-                for c in p.configs]
+        return [
+            {
+                "benchmark": b,
+                "method": p.method,
+                "epsilon": e,
+                "repeat": r,
+                "label_policy": _CONFIG[c][0],
+                "dummy_factor": _CONFIG[c][1],
+                "config": c,
+                "dummy_reference": p.dummy_reference,
+                "nb_tasks": p.nb_tasks,
+                "features": vars(p.features),
+                "film": vars(p.film),
+                "train": vars(p.train),
+                "tuning": vars(p.tuning),
+            }
+            for b in p.benchmarks
+            for e in p.epsilons
+            for r in range(p.repeats)
+            for c in p.configs
+        ]
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        rows, _ = run_peft(unit, FeatureParams(**unit["features"]), FilmParams(**unit["film"]),
-                           TrainParams(**unit["train"]), TuneParams(**unit["tuning"]), ctx)
+        rows, _ = run_peft(
+            unit,
+            FeatureParams(**unit["features"]),
+            FilmParams(**unit["film"]),
+            TrainParams(**unit["train"]),
+            TuneParams(**unit["tuning"]),
+            ctx,
+        )
         rows["config"] = unit["config"]
         return rows
 
@@ -80,8 +109,14 @@ class LabelGranularityPeft(Figure[LabelGranularityParams]):
             f = final_metrics(sub, ["config"]).set_index("config")
             f = f.reindex([c for c in p.configs if c in f.index])
             x = np.arange(len(f))
-            ax.errorbar(x, f["median"], yerr=[f["median"] - f["min"], f["max"] - f["median"]],
-                        fmt="o", capsize=3, label="PEFT Ensemble")
+            ax.errorbar(
+                x,
+                f["median"],
+                yerr=[f["median"] - f["min"], f["max"] - f["median"]],
+                fmt="o",
+                capsize=3,
+                label="PEFT Ensemble",
+            )
             ax.set_xticks(x, list(f.index))
             ax.set_title(f"{b}, {eps_label(e)}")
             ax.set_ylabel("final average accuracy (%)")

@@ -27,8 +27,9 @@ __all__ = ["BlurryParams", "BlurryPeft"]
 
 @dataclass
 class BlurryParams:
-    settings: list[str] = param(["not-blurry", "i-blurry", "si-blurry"],
-                                choices=["not-blurry", "i-blurry", "si-blurry"])
+    settings: list[str] = param(
+        ["not-blurry", "i-blurry", "si-blurry"], choices=["not-blurry", "i-blurry", "si-blurry"]
+    )
     epsilons: list[float | None] = param([1.0, 8.0, None], gt=0)
     method: str = param("peft_film", choices=["peft_film", "peft_head"])
     repeats: int = param(5, ge=1)
@@ -46,15 +47,35 @@ class BlurryPeft(Figure[BlurryParams]):
     title = "PEFT Ensemble under Not / i- / Si-Blurry Split-CIFAR-100 (Table A4)"
 
     def units(self, p: BlurryParams) -> list[dict[str, Any]]:
-        return [{"benchmark": "cifar100", "method": p.method, "epsilon": e, "repeat": r,
-                 "blurry": s, "nb_tasks": p.nb_tasks, "disjoint_pct": p.disjoint_pct,
-                 "blurry_pct": p.blurry_pct, "features": vars(p.features), "film": vars(p.film),
-                 "train": vars(p.train), "tuning": vars(p.tuning)}
-                for s in p.settings for e in p.epsilons for r in range(p.repeats)]
+        return [
+            {
+                "benchmark": "cifar100",
+                "method": p.method,
+                "epsilon": e,
+                "repeat": r,
+                "blurry": s,
+                "nb_tasks": p.nb_tasks,
+                "disjoint_pct": p.disjoint_pct,
+                "blurry_pct": p.blurry_pct,
+                "features": vars(p.features),
+                "film": vars(p.film),
+                "train": vars(p.train),
+                "tuning": vars(p.tuning),
+            }
+            for s in p.settings
+            for e in p.epsilons
+            for r in range(p.repeats)
+        ]
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        rows, _ = run_peft(unit, FeatureParams(**unit["features"]), FilmParams(**unit["film"]),
-                           TrainParams(**unit["train"]), TuneParams(**unit["tuning"]), ctx)
+        rows, _ = run_peft(
+            unit,
+            FeatureParams(**unit["features"]),
+            FilmParams(**unit["film"]),
+            TrainParams(**unit["train"]),
+            TuneParams(**unit["tuning"]),
+            ctx,
+        )
         return rows
 
     def plot(self, table: pd.DataFrame, p: BlurryParams) -> Any:

@@ -32,11 +32,11 @@ __all__ = ["DomainShiftParams", "DomainShiftPeft"]
 
 @dataclass
 class DomainShiftParams:
-    benchmarks: list[str] = param(["cifar100", "imagenet-r"],
-                                  choices=["cifar100", "imagenet-r", "5-datasets"])
+    benchmarks: list[str] = param(
+        ["cifar100", "imagenet-r"], choices=["cifar100", "imagenet-r", "5-datasets"]
+    )
     methods: list[str] = param(list(METHODS), choices=list(METHODS))
-    epsilons: list[float | None] = param([1.0, 8.0, None], gt=0,
-                                         doc="per-task ε; null = non-DP")
+    epsilons: list[float | None] = param([1.0, 8.0, None], gt=0, doc="per-task ε; null = non-DP")
     repeats: int = param(5, ge=1, doc="repeats (class order, tuning, noise); IN-R: 3 or 5")
     nb_tasks: int = param(10, ge=1, doc="tasks per benchmark (paper: 10)")
     features: FeatureParams = param(FeatureParams())
@@ -50,15 +50,33 @@ class DomainShiftPeft(Figure[DomainShiftParams]):
     title = "PEFT Ensemble, Naive and Non-CL with DP-SGD on Split-CIFAR-100 / Split-ImageNet-R"
 
     def units(self, p: DomainShiftParams) -> list[dict[str, Any]]:
-        return [{"benchmark": b, "method": m, "epsilon": e, "repeat": r, "nb_tasks": p.nb_tasks,
-                 "features": vars(p.features), "film": vars(p.film), "train": vars(p.train),
-                 "tuning": vars(p.tuning)}
-                for b in p.benchmarks for e in p.epsilons for r in range(p.repeats)
-                for m in p.methods]
+        return [
+            {
+                "benchmark": b,
+                "method": m,
+                "epsilon": e,
+                "repeat": r,
+                "nb_tasks": p.nb_tasks,
+                "features": vars(p.features),
+                "film": vars(p.film),
+                "train": vars(p.train),
+                "tuning": vars(p.tuning),
+            }
+            for b in p.benchmarks
+            for e in p.epsilons
+            for r in range(p.repeats)
+            for m in p.methods
+        ]
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        rows, _ = run_peft(unit, FeatureParams(**unit["features"]), FilmParams(**unit["film"]),
-                           TrainParams(**unit["train"]), TuneParams(**unit["tuning"]), ctx)
+        rows, _ = run_peft(
+            unit,
+            FeatureParams(**unit["features"]),
+            FilmParams(**unit["film"]),
+            TrainParams(**unit["train"]),
+            TuneParams(**unit["tuning"]),
+            ctx,
+        )
         return rows
 
     def plot(self, table: pd.DataFrame, p: DomainShiftParams) -> Any:
@@ -74,13 +92,20 @@ def summarize_final(table: pd.DataFrame, keys: list[str], rule: str = "argmax") 
         f = final_metrics(table, keys, metric, rule)
         for _, r in f.iterrows():
             for stat in ("mean", "std", "median", "min", "max"):
-                out.append({"metric": f"final_{metric}_{stat}", **{k: r[k] for k in keys},
-                            "value": r[stat], "repeats": int(r["count"])})
+                out.append(
+                    {
+                        "metric": f"final_{metric}_{stat}",
+                        **{k: r[k] for k in keys},
+                        "value": r[stat],
+                        "repeats": int(r["count"]),
+                    }
+                )
     return pd.DataFrame(out)
 
 
-def plot_final(table: pd.DataFrame, panels: list[str], series: str,
-               panel_key: str = "benchmark") -> Any:
+def plot_final(
+    table: pd.DataFrame, panels: list[str], series: str, panel_key: str = "benchmark"
+) -> Any:
     """Median final AA over repeats with min/max error bars (the paper's plotting rule)."""
     fig, axes = new_figure(1, len(panels), width=4.6, height=3.4, squeeze=False)
     order = [eps_label(e) for e in (1.0, 8.0, None)]
@@ -88,11 +113,20 @@ def plot_final(table: pd.DataFrame, panels: list[str], series: str,
         f = final_metrics(table[table[panel_key] == panel], [series, "eps_label"])
         names = list(dict.fromkeys(f[series])) if len(f) else []
         for k, name in enumerate(names):
-            g = f[f[series] == name].set_index("eps_label").reindex(
-                [o for o in order if o in set(f["eps_label"])])
+            g = (
+                f[f[series] == name]
+                .set_index("eps_label")
+                .reindex([o for o in order if o in set(f["eps_label"])])
+            )
             x = np.arange(len(g)) + (k - (len(names) - 1) / 2) * 0.08
-            ax.errorbar(x, g["median"], yerr=[g["median"] - g["min"], g["max"] - g["median"]],
-                        fmt="o", capsize=3, label=str(name))
+            ax.errorbar(
+                x,
+                g["median"],
+                yerr=[g["median"] - g["min"], g["max"] - g["median"]],
+                fmt="o",
+                capsize=3,
+                label=str(name),
+            )
             ax.set_xticks(np.arange(len(g)), list(g.index))
         ax.set_title(str(panel))
         ax.set_ylabel("final average accuracy (%)")

@@ -24,17 +24,21 @@ from privrepro.figures.cl.common_peft import (
 from privrepro.figures.cl.fig5_peft import summarize_final
 from privrepro.report.style import new_figure
 
-__all__ = ["RulesParams", "EnsembleRules"]
+__all__ = ["EnsembleRules", "RulesParams"]
 
 RULES = ["argmax", "median", "entropy"]
 
 
 @dataclass
 class RulesParams:
-    benchmarks: list[str] = param(["cifar100"], choices=["cifar100", "imagenet-r", "5-datasets"],
-                                  assumed="Fig. A1 does not name its datasets")
-    epsilons: list[float | None] = param([1.0, 8.0, None], gt=0,
-                                         assumed="Fig. A1 does not name its ε values")
+    benchmarks: list[str] = param(
+        ["cifar100"],
+        choices=["cifar100", "imagenet-r", "5-datasets"],
+        assumed="Fig. A1 does not name its datasets",
+    )
+    epsilons: list[float | None] = param(
+        [1.0, 8.0, None], gt=0, assumed="Fig. A1 does not name its ε values"
+    )
     method: str = param("peft_film", choices=["peft_film", "peft_head"])
     repeats: int = param(5, ge=1)
     nb_tasks: int = param(10, ge=1)
@@ -49,14 +53,33 @@ class EnsembleRules(Figure[RulesParams]):
     title = "PEFT Ensemble aggregation rules: ArgMax, Median, Entropy (Fig. A1)"
 
     def units(self, p: RulesParams) -> list[dict[str, Any]]:
-        return [{"benchmark": b, "method": p.method, "epsilon": e, "repeat": r,
-                 "rules": RULES, "nb_tasks": p.nb_tasks, "features": vars(p.features),
-                 "film": vars(p.film), "train": vars(p.train), "tuning": vars(p.tuning)}
-                for b in p.benchmarks for e in p.epsilons for r in range(p.repeats)]
+        return [
+            {
+                "benchmark": b,
+                "method": p.method,
+                "epsilon": e,
+                "repeat": r,
+                "rules": RULES,
+                "nb_tasks": p.nb_tasks,
+                "features": vars(p.features),
+                "film": vars(p.film),
+                "train": vars(p.train),
+                "tuning": vars(p.tuning),
+            }
+            for b in p.benchmarks
+            for e in p.epsilons
+            for r in range(p.repeats)
+        ]
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        rows, _ = run_peft(unit, FeatureParams(**unit["features"]), FilmParams(**unit["film"]),
-                           TrainParams(**unit["train"]), TuneParams(**unit["tuning"]), ctx)
+        rows, _ = run_peft(
+            unit,
+            FeatureParams(**unit["features"]),
+            FilmParams(**unit["film"]),
+            TrainParams(**unit["train"]),
+            TuneParams(**unit["tuning"]),
+            ctx,
+        )
         return rows
 
     def plot(self, table: pd.DataFrame, p: RulesParams) -> Any:
@@ -68,8 +91,14 @@ class EnsembleRules(Figure[RulesParams]):
                 if f.empty:
                     continue
                 x = [i + (k - 1) * 0.12 for i in range(len(f))]
-                ax.errorbar(x, f["median"], yerr=[f["median"] - f["min"], f["max"] - f["median"]],
-                            fmt="o", capsize=3, label=rule)
+                ax.errorbar(
+                    x,
+                    f["median"],
+                    yerr=[f["median"] - f["min"], f["max"] - f["median"]],
+                    fmt="o",
+                    capsize=3,
+                    label=rule,
+                )
                 ax.set_xticks(range(len(f)), list(f["eps_label"]))
             ax.set_title(b)
             ax.set_ylabel("final average accuracy (%)")

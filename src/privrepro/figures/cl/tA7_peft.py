@@ -38,13 +38,15 @@ __all__ = ["FiveDatasetsParams", "FiveDatasetsPeft"]
 
 @dataclass
 class FiveDatasetsParams:
-    methods: list[str] = param(["peft_film", "naive_film"],
-                               choices=["peft_film", "peft_head", "naive_film", "naive_head"])
+    methods: list[str] = param(
+        ["peft_film", "naive_film"], choices=["peft_film", "peft_head", "naive_film", "naive_head"]
+    )
     epsilons: list[float | None] = param([1.0, 8.0, None], gt=0)
     repeats: int = param(3, ge=1, doc="'three models' (Fig. A7 caption)")
     max_orders: int = param(120, ge=1, le=120, doc="task orders evaluated for the ensemble")
-    naive_orders: int = param(3, ge=1, le=120,
-                              assumed="how many orders Naive was trained on is not stated")
+    naive_orders: int = param(
+        3, ge=1, le=120, assumed="how many orders Naive was trained on is not stated"
+    )
     features: FeatureParams = param(FeatureParams())
     film: FilmParams = param(FilmParams())
     train: TrainParams = param(TrainParams())
@@ -64,29 +66,50 @@ class FiveDatasetsPeft(Figure[FiveDatasetsParams]):
     title = "PEFT Ensemble and Naive on 5-Datasets over task orders (Table A7, Figs. A7/A8)"
 
     def units(self, p: FiveDatasetsParams) -> list[dict[str, Any]]:
-        common = {"benchmark": "5-datasets", "features": vars(p.features), "film": vars(p.film),
-                  "train": vars(p.train), "tuning": vars(p.tuning)}
+        common = {
+            "benchmark": "5-datasets",
+            "features": vars(p.features),
+            "film": vars(p.film),
+            "train": vars(p.train),
+            "tuning": vars(p.tuning),
+        }
         out: list[dict[str, Any]] = []
         for e in p.epsilons:
             for r in range(p.repeats):
                 for m in p.methods:
                     if m.startswith("peft"):
-                        out.append({**common, "method": m, "epsilon": e, "repeat": r,
-                                    "save_logits": True, "max_orders": p.max_orders})
+                        out.append(
+                            {
+                                **common,
+                                "method": m,
+                                "epsilon": e,
+                                "repeat": r,
+                                "save_logits": True,
+                                "max_orders": p.max_orders,
+                            }
+                        )
                     else:
                         for o in _orders(p.naive_orders, r, f"naive-{e}"):
-                            out.append({**common, "method": m, "epsilon": e, "repeat": r,
-                                        "order": o})
+                            out.append(
+                                {**common, "method": m, "epsilon": e, "repeat": r, "order": o}
+                            )
         return out
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        args = (FeatureParams(**unit["features"]), FilmParams(**unit["film"]),
-                TrainParams(**unit["train"]), TuneParams(**unit["tuning"]), ctx)
+        args = (
+            FeatureParams(**unit["features"]),
+            FilmParams(**unit["film"]),
+            TrainParams(**unit["train"]),
+            TuneParams(**unit["tuning"]),
+            ctx,
+        )
         rows, logits = run_peft(unit, *args)
         if not unit["method"].startswith("peft"):
             return rows
-        return pd.concat([rows[rows["row"] != "metric"],
-                          _permuted(rows, logits, unit["max_orders"])], ignore_index=True)
+        return pd.concat(
+            [rows[rows["row"] != "metric"], _permuted(rows, logits, unit["max_orders"])],
+            ignore_index=True,
+        )
 
     def plot(self, table: pd.DataFrame, p: FiveDatasetsParams) -> Any:
         fig, axes = new_figure(1, 2, width=4.6, height=3.4, squeeze=False)
@@ -95,9 +118,14 @@ class FiveDatasetsPeft(Figure[FiveDatasetsParams]):
             sub = m[m["metric"] == metric]
             for (meth, el), g in sub.groupby(["method", "eps_label"]):
                 s = g.groupby("t")["value"].agg(["median", "min", "max"]) * 100
-                ax.errorbar(s.index, s["median"], yerr=[s["median"] - s["min"],
-                                                        s["max"] - s["median"]],
-                            marker="o", capsize=2, label=f"{meth} {el}")
+                ax.errorbar(
+                    s.index,
+                    s["median"],
+                    yerr=[s["median"] - s["min"], s["max"] - s["median"]],
+                    marker="o",
+                    capsize=2,
+                    label=f"{meth} {el}",
+                )
             ax.set_xlabel("task t")
             ax.set_ylabel(f"{metric}_t (%)")
             ax.legend(fontsize=6)
@@ -109,30 +137,54 @@ class FiveDatasetsPeft(Figure[FiveDatasetsParams]):
         return summarize_final(t, ["method", "eps_label"])
 
 
-def _permuted(rows: pd.DataFrame, logits: dict[str, np.ndarray], max_orders: int
-              ) -> pd.DataFrame:
+def _permuted(rows: pd.DataFrame, logits: dict[str, np.ndarray], max_orders: int) -> pd.DataFrame:
     """AA_t / AF_t of the ensemble under every task order, from the members' saved logits."""
     from privrepro.continual.ensemble import accuracy_matrix, combine_best, member_best
     from privrepro.continual.metrics import average_accuracy, average_forgetting
 
-    base = rows.iloc[0][["benchmark", "method", "epsilon", "eps_label", "repeat",
-                         "label_policy", "dummy_factor", "blurry"]].to_dict()
+    base = rows.iloc[0][
+        [
+            "benchmark",
+            "method",
+            "epsilon",
+            "eps_label",
+            "repeat",
+            "label_policy",
+            "dummy_factor",
+            "blurry",
+        ]
+    ].to_dict()
     y = torch.as_tensor(logits["y_test"])
     task = torch.as_tensor(logits["test_task"])
     nb = 5
-    best = [member_best(torch.as_tensor(logits[f"member{k}"]),
-                        torch.as_tensor(logits[f"labels{k}"])) for k in range(nb)]
+    best = [
+        member_best(torch.as_tensor(logits[f"member{k}"]), torch.as_tensor(logits[f"labels{k}"]))
+        for k in range(nb)
+    ]
     out = []
     perms = [list(p) for p in itertools.permutations(range(nb))][:max_orders]
     for order in perms:
-        preds = [combine_best(torch.stack([best[o][0] for o in order[:t + 1]]),
-                              torch.stack([best[o][1] for o in order[:t + 1]]))
-                 for t in range(nb)]
+        preds = [
+            combine_best(
+                torch.stack([best[o][0] for o in order[: t + 1]]),
+                torch.stack([best[o][1] for o in order[: t + 1]]),
+            )
+            for t in range(nb)
+        ]
         acc = accuracy_matrix(torch.stack(preds), y, task, nb).numpy()[:, order]
         aa, af = average_accuracy(acc), average_forgetting(acc)
         for t in range(nb):
             for metric, v in (("AA", aa[t]), ("AF", af[t])):
-                out.append({**base, "row": "metric", "rule": "argmax", "metric": metric,
-                            "t": t + 1, "value": float(v), "order": "-".join(map(str, order))})
+                out.append(
+                    {
+                        **base,
+                        "row": "metric",
+                        "rule": "argmax",
+                        "metric": metric,
+                        "t": t + 1,
+                        "value": float(v),
+                        "order": "-".join(map(str, order)),
+                    }
+                )
     _ = eps_label
     return pd.DataFrame(out)
