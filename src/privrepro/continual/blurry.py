@@ -1,0 +1,185 @@
+"""Blurry task splits: i-Blurry (Koh et al., ICLR 2022) and Si-Blurry (Moon et al., ICCV 2023).
+
+Written from the definitions in those papers (cl paper, Sec. 7.2 and Fig. 4 use them on
+Split-CIFAR-100):
+
+* **Disjoint classes** (N % of the classes): all samples of such a class lie in one task.
+* **Blurry classes** (the rest): each has a *home* task that receives most of its samples;
+  M % of the blurry classes' samples are taken out of their home tasks, pooled, shuffled and
+  dealt to all tasks, so a blurry class appears as a minority in other tasks.
+* **i-Blurry-N-M**: disjoint and blurry classes are split evenly over the T tasks and the pooled
+  samples are dealt evenly, so all tasks have the same size when classes are balanced.
+* **Si-Blurry-N-M**: the number of disjoint and of blurry classes per task and the share of the
+  pooled samples each task receives are set by T−1 uniformly random cut points, so task sizes
+  and class counts are imbalanced ("stochastic incremental blurry").
+
+Every training sample lands in exactly one task: the split is a partition, so each task's
+release is on disjoint data and parallel composition applies (cl paper, Thm. D.1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from privrepro.continual.scenarios import Scenario, class_incremental, from_task_ids
+
+__all__ = [
+    "BLURRY_KINDS",
+    "BlurrySplit",
+    "blurry_scenario",
+    "i_blurry",
+    "make_blurry_scenario",
+    "not_blurry",
+    "si_blurry",
+]
+
+IntArray = NDArray[np.int64]
+
+BLURRY_KINDS = ("not-blurry", "i-blurry", "si-blurry")
+
+
+@dataclass(frozen=True)
+class BlurrySplit:
+    """The result of a blurry split.
+
+    Attributes:
+        task_of: task id of every training sample (a partition of the training set).
+        disjoint_classes: per task, the disjoint classes it holds.
+        blurry_classes: per task, the blurry classes whose home it is.
+        blurred: boolean mask of the training samples moved out of their home pool.
+    """
+
+    kind: str
+    task_of: IntArray
+    disjoint_classes: tuple[IntArray, ...]
+    blurry_classes: tuple[IntArray, ...]
+    blurred: NDArray[np.bool_]
+
+    @property
+    def nb_tasks(self) -> int:
+        return len(self.disjoint_classes)
+
+    def home_classes(self, t: int) -> IntArray:
+        return np.sort(np.concatenate([self.disjoint_classes[t], self.blurry_classes[t]]))
+
+    def task_sizes(self) -> IntArray:
+        return np.bincount(self.task_of, minlength=self.nb_tasks).astype(np.int64)
+
+
+def _check(num_classes: int, nb_tasks: int, disjoint_pct: float, blurry_pct: float) -> None:
+    if nb_tasks < 1:
+        raise ValueError(f"nb_tasks = {nb_tasks}: must be >= 1")
+    if not 0 <= disjoint_pct <= 100:
+        raise ValueError(f"disjoint_pct (N) = {disjoint_pct}: must lie in [0, 100]")
+    if not 0 <= blurry_pct <= 100:
+        raise ValueError(f"blurry_pct (M) = {blurry_pct}: must lie in [0, 100]")
+    if num_classes < nb_tasks:
+        raise ValueError(f"num_classes = {num_classes}: must be >= nb_tasks = {nb_tasks}")
+
+
+def _random_sizes(total: int, parts: int, rng: np.random.Generator, min_size: int) -> IntArray:
+    """``parts`` sizes ≥ ``min_size`` summing to ``total``, from parts−1 uniform cut points."""
+    free = total - parts * min_size
+    if free < 0:
+        raise ValueError(f"cannot cut {total} items into {parts} parts of at least {min_size}")
+    cuts = np.sort(rng.integers(0, free + 1, size=parts - 1))
+    return (np.diff(np.concatenate([[0], cuts, [free]])) + min_size).astype(np.int64)
+
+
+def _deal(pool: IntArray, sizes: IntArray) -> list[IntArray]:
+    bounds = np.cumsum(np.concatenate([[0], sizes]))
+    return [pool[bounds[t]:bounds[t + 1]] for t in range(len(sizes))]
+
+
+def _split(kind: str, train_y: ArrayLike, num_classes: int, nb_tasks: int, disjoint_pct: float,
+           blurry_pct: float, rng: np.random.Generator) -> BlurrySplit:
+    _check(num_classes, nb_tasks, disjoint_pct, blurry_pct)
+    y = np.asarray(train_y, dtype=np.int64)
+    perm = rng.permutation(num_classes).astype(np.int64)
+    n_disjoint = int(num_classes * disjoint_pct // 100)
+    n_blurry = num_classes - n_disjoint
+    stochastic = kind == "si-blurry"
+    if stochastic:
+        # Si-Blurry: class counts per task from T−1 random cut points (a task may get none of
+        # one kind, but every task gets at least one class overall).
+        d_sizes = _random_sizes(n_disjoint, nb_tasks, rng, 0)
+        b_sizes = _random_sizes(n_blurry, nb_tasks, rng, 0)
+        empty = (d_sizes + b_sizes) == 0
+        while empty.any():  # re-draw the rare split that leaves a task without classes
+            d_sizes = _random_sizes(n_disjoint, nb_tasks, rng, 0)
+            b_sizes = _random_sizes(n_blurry, nb_tasks, rng, 0)
+            empty = (d_sizes + b_sizes) == 0
+    else:
+        d_sizes = np.array([len(a) for a in np.array_split(np.arange(n_disjoint), nb_tasks)])
+        b_sizes = np.array([len(a) for a in np.array_split(np.arange(n_blurry), nb_tasks)])
+    disjoint = _deal(perm[:n_disjoint], d_sizes)
+    blurry = _deal(perm[n_disjoint:], b_sizes)
+
+    task_of = np.full(len(y), -1, dtype=np.int64)
+    blurred = np.zeros(len(y), dtype=bool)
+    pool: list[IntArray] = []
+    for t in range(nb_tasks):
+        task_of[np.isin(y, disjoint[t])] = t
+        home_idx = rng.permutation(np.flatnonzero(np.isin(y, blurry[t])))
+        n_out = round(len(home_idx) * blurry_pct / 100)
+        task_of[home_idx[n_out:]] = t
+        pool.append(home_idx[:n_out])
+    pooled = rng.permutation(np.concatenate(pool)) if pool else np.zeros(0, np.int64)
+    blurred[pooled] = True
+    if stochastic:
+        sizes = _random_sizes(len(pooled), nb_tasks, rng, 0)
+    else:
+        sizes = np.array([len(a) for a in np.array_split(np.arange(len(pooled)), nb_tasks)])
+    for t, chunk in enumerate(_deal(pooled.astype(np.int64), sizes)):
+        task_of[chunk] = t
+    unassigned = np.flatnonzero(task_of < 0)
+    if len(unassigned):  # only labels outside [0, num_classes) can get here
+        raise ValueError(f"train_y: {len(unassigned)} labels outside [0, {num_classes})")
+    return BlurrySplit(kind, task_of, tuple(np.sort(d) for d in disjoint),
+                       tuple(np.sort(b) for b in blurry), blurred)
+
+
+def i_blurry(train_y: ArrayLike, num_classes: int, nb_tasks: int, rng: np.random.Generator,
+             disjoint_pct: float = 50, blurry_pct: float = 10) -> BlurrySplit:
+    """i-Blurry-N-M (Koh et al. 2022): N % disjoint classes, M % of blurry samples spread."""
+    return _split("i-blurry", train_y, num_classes, nb_tasks, disjoint_pct, blurry_pct, rng)
+
+
+def si_blurry(train_y: ArrayLike, num_classes: int, nb_tasks: int, rng: np.random.Generator,
+              disjoint_pct: float = 50, blurry_pct: float = 10) -> BlurrySplit:
+    """Si-Blurry-N-M (Moon et al. 2023): i-Blurry with random class counts and pooled shares."""
+    return _split("si-blurry", train_y, num_classes, nb_tasks, disjoint_pct, blurry_pct, rng)
+
+
+def not_blurry(train_y: ArrayLike, num_classes: int, nb_tasks: int, rng: np.random.Generator
+               ) -> BlurrySplit:
+    """Only disjoint classes, split evenly (i-Blurry with N = 100)."""
+    return _split("not-blurry", train_y, num_classes, nb_tasks, 100, 0, rng)
+
+
+def blurry_scenario(split: BlurrySplit, train_y: ArrayLike, test_y: ArrayLike, num_classes: int
+                    ) -> Scenario:
+    """The :class:`Scenario` of a blurry split; test task t = test samples of t's home classes."""
+    return from_task_ids(split.kind, split.task_of, train_y, test_y, num_classes,
+                         [split.home_classes(t) for t in range(split.nb_tasks)])
+
+
+def make_blurry_scenario(kind: str, train_y: ArrayLike, test_y: ArrayLike, num_classes: int,
+                         nb_tasks: int, rng: np.random.Generator, disjoint_pct: float = 50,
+                         blurry_pct: float = 10) -> Scenario:
+    """Fig. 4's three settings by name: ``not-blurry`` (class-incremental with a permuted class
+    order), ``i-blurry`` or ``si-blurry`` (N = ``disjoint_pct``, M = ``blurry_pct``)."""
+    if kind == "not-blurry":
+        order = rng.permutation(num_classes).astype(np.int64)
+        inc = [len(a) for a in np.array_split(np.arange(num_classes), nb_tasks)]
+        return class_incremental("not-blurry", train_y, test_y, num_classes, inc, order)
+    if kind == "i-blurry":
+        split = i_blurry(train_y, num_classes, nb_tasks, rng, disjoint_pct, blurry_pct)
+    elif kind == "si-blurry":
+        split = si_blurry(train_y, num_classes, nb_tasks, rng, disjoint_pct, blurry_pct)
+    else:
+        raise ValueError(f"blurry kind = {kind!r}: must be one of {list(BLURRY_KINDS)}")
+    return blurry_scenario(split, train_y, test_y, num_classes)

@@ -1,0 +1,168 @@
+"""Frozen-backbone features and their on-disk cache (cl paper, Sec. 6: a ViT-B/16 pre-trained on
+ImageNet-21k; the cosine classifier runs on cached features, "no forward passes are repeated").
+
+* :func:`create_backbone` — a timm model without its head (``num_classes=0``: the pre-logits CLS
+  feature, 768-d for ViT-B/16). Default ``vit_base_patch16_224.augreg_in21k`` (assumed: the paper
+  names the google-research/vision_transformer in21k weights, not a timm id; ``orig_in21k`` is
+  the other candidate). Weights come from a local file (``weights=``) or timm's hub download on
+  a machine with internet; the name and source are recorded with every cache file.
+* :func:`extract_features` — batched, ``torch.no_grad``, the backbone's own eval transform
+  (resize to its input size, its normalisation); images are uint8 arrays or file paths.
+* :func:`cached_features` — ``<cache_dir>/cl/features/<backbone>-<dataset>-<split>.npz`` holding
+  ``x`` (float32 features), ``y`` and a JSON ``meta``; written atomically, reused when present.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from privrepro.store.atomic import atomic_write_bytes
+
+__all__ = ["DEFAULT_BACKBONE", "FeatureSet", "backbone_transform", "cached_features",
+           "create_backbone", "extract_features", "feature_cache_path", "load_feature_file",
+           "save_feature_file"]
+
+DEFAULT_BACKBONE = "vit_base_patch16_224.augreg_in21k"
+
+FeatureSet = tuple[np.ndarray, np.ndarray, dict[str, Any]]
+
+
+def create_backbone(name: str = DEFAULT_BACKBONE, weights: str | Path | None = None,
+                    pretrained: bool = True, **model_kwargs: Any) -> Any:
+    """The timm model ``name`` with no classification head, frozen and in eval mode.
+
+    Args:
+        name: a timm model id.
+        weights: a local checkpoint (``.safetensors``, ``.bin``/``.pth`` or google ``.npz``);
+            when given, no download is attempted.
+        pretrained: load pre-trained weights (from ``weights`` or timm's hub); ``False`` gives
+            random weights (smoke runs and tests).
+        model_kwargs: passed to ``timm.create_model`` (e.g. ``img_size=32, patch_size=8`` for a
+            small random ViT).
+    """
+    import timm
+
+    kwargs: dict[str, Any] = dict(model_kwargs)
+    if weights is not None:
+        path = Path(weights)
+        if not path.is_file():
+            from privrepro.data.registry import MissingDataError
+
+            raise MissingDataError(name, path, "Copy the backbone's weights file there "
+                                   "(e.g. timm's model.safetensors for this id).")
+        # google .npz checkpoints need timm's custom loader, state dicts the standard one
+        kwargs["pretrained_cfg_overlay"] = {"file": str(path), "custom_load": path.suffix == ".npz"}
+    model = timm.create_model(name, pretrained=pretrained, num_classes=0, **kwargs)
+    model.eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    return model
+
+
+def backbone_transform(model: Any) -> Callable[[Any], Any]:
+    """The backbone's evaluation transform (PIL image → normalised tensor)."""
+    from timm.data import create_transform, resolve_data_config
+
+    cfg = resolve_data_config({}, model=model)
+    size = getattr(getattr(model, "patch_embed", None), "img_size", None)
+    if size is not None:  # a model built with another img_size than its pretrained config
+        cfg["input_size"] = (3, *tuple(size))
+    return create_transform(**cfg, is_training=False)
+
+
+def _to_pil(item: Any) -> Any:
+    from PIL import Image
+
+    if isinstance(item, (str, Path)):
+        with Image.open(item) as im:
+            return im.convert("RGB")
+    arr = np.asarray(item)
+    if arr.dtype != np.uint8:
+        arr = np.clip(arr * 255.0 if arr.max() <= 1.0 else arr, 0, 255).astype(np.uint8)
+    if arr.ndim == 3 and arr.shape[0] in (1, 3) and arr.shape[-1] not in (1, 3):
+        arr = arr.transpose(1, 2, 0)
+    if arr.ndim == 3 and arr.shape[-1] == 1:
+        arr = arr[..., 0]
+    return Image.fromarray(arr).convert("RGB")
+
+
+def _batches(n: int, size: int) -> Iterator[slice]:
+    for start in range(0, n, size):
+        yield slice(start, min(n, start + size))
+
+
+def extract_features(model: Any, images: np.ndarray, batch_size: int = 64, device: str = "cpu",
+                     transform: Callable[[Any], Any] | None = None,
+                     progress: Callable[[Iterable[Any], str, int], Iterable[Any]] | None = None
+                     ) -> np.ndarray:
+    """The backbone's features of every image, ``float32 [N, K]``.
+
+    ``images``: uint8 arrays (``[N, H, W]`` grey, ``[N, H, W, 3]`` colour) or file paths; each is
+    converted to RGB and passed through ``transform`` (default: :func:`backbone_transform`).
+    """
+    import torch
+
+    tf = transform or backbone_transform(model)
+    model = model.to(device)
+    out: list[np.ndarray] = []
+    batches: Iterable[slice] = _batches(len(images), batch_size)
+    if progress is not None:
+        batches = progress(batches, "features", (len(images) + batch_size - 1) // batch_size)
+    with torch.no_grad():
+        for sl in batches:
+            xb = torch.stack([tf(_to_pil(im)) for im in images[sl]]).to(device)
+            out.append(model(xb).float().cpu().numpy())
+    dim = int(getattr(model, "num_features", 0))
+    return np.concatenate(out).astype(np.float32) if out else np.zeros((0, dim), np.float32)
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._+-]+", "_", text)
+
+
+def feature_cache_path(cache_dir: str | Path, backbone: str, dataset: str, split: str) -> Path:
+    """``<cache_dir>/cl/features/<backbone>-<dataset>-<split>.npz``."""
+    return Path(cache_dir) / "cl" / "features" / f"{_safe(backbone)}-{_safe(dataset)}-{_safe(split)}.npz"
+
+
+def save_feature_file(path: str | Path, x: np.ndarray, y: np.ndarray, meta: dict[str, Any]
+                      ) -> Path:
+    """Write features, labels and metadata to one ``.npz``, atomically."""
+    buf = io.BytesIO()
+    np.savez(buf, x=np.asarray(x, dtype=np.float32), y=np.asarray(y, dtype=np.int64),
+             meta=np.array(json.dumps(meta, sort_keys=True, default=str)))
+    return atomic_write_bytes(path, buf.getvalue())
+
+
+def load_feature_file(path: str | Path) -> FeatureSet:
+    """``(x, y, meta)`` from a file written by :func:`save_feature_file`."""
+    with np.load(Path(path), allow_pickle=False) as z:
+        return z["x"], z["y"], json.loads(str(z["meta"]))
+
+
+def cached_features(cache_dir: str | Path, backbone: str, dataset: str, split: str,
+                    compute: Callable[[], tuple[np.ndarray, np.ndarray, dict[str, Any]]]
+                    ) -> FeatureSet:
+    """Features from the cache, or ``compute()`` them once and cache them.
+
+    ``compute`` returns ``(x, y, meta)``; the backbone name, dataset and split are added to the
+    metadata, which is returned with the arrays (and recorded by the figures).
+    """
+    path = feature_cache_path(cache_dir, backbone, dataset, split)
+    if path.is_file():
+        x, y, meta = load_feature_file(path)
+        meta["cache_hit"] = True
+        return x, y, meta
+    x, y, meta = compute()
+    meta = {**meta, "backbone": backbone, "dataset": dataset, "split": split,
+            "shape": list(np.shape(x))}
+    save_feature_file(path, x, y, meta)
+    meta["cache_hit"] = False
+    return np.asarray(x, np.float32), np.asarray(y, np.int64), meta

@@ -1,0 +1,146 @@
+"""Image sources of the cl benchmarks that the common data layer does not provide.
+
+CIFAR-10/100 and MNIST come from :mod:`privrepro.data` (torchvision classes). Here:
+
+* **ImageNet-R** (Hendrycks et al. 2021): an image folder ``<root>/imagenet-r/<wnid>/*.jpg`` with
+  200 class folders, as distributed (``imagenet-r.tar``). The cl paper makes "a random 80/20"
+  train/test split (App. F); :func:`imagenet_r_split` draws it per seed, stratified per class
+  (assumed: the split seed and stratification are not stated).
+* **notMNIST**: a folder ``<root>/notMNIST_small/<A..J>/*.png`` (Bulatov 2011; the version is not
+  stated in the paper, the small set is assumed); a random 80/20 split as for ImageNet-R
+  (assumed). Unreadable files (the small set has a few) are skipped and counted.
+* **FashionMNIST** and **SVHN** through torchvision's classes, files in torchvision's layout.
+
+Every loader returns :class:`privrepro.data.arrays.ArrayDataset`; images are ``uint8`` arrays, or,
+for the image folders, an object array of file paths (decoded when features are extracted).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from privrepro.continual.scenarios import train_test_split_indices
+from privrepro.data.arrays import ArrayDataset
+from privrepro.data.registry import MissingDataError
+
+__all__ = ["IMAGE_SUFFIXES", "image_folder", "imagenet_r_split", "load_fashionmnist",
+           "load_five_datasets_member", "load_notmnist", "load_svhn"]
+
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp")
+
+_IMAGENET_R_HOW = ("Download https://people.eecs.berkeley.edu/~hendrycks/imagenet-r.tar and "
+                   "extract it there (200 class folders of images).")
+_NOTMNIST_HOW = ("Download notMNIST_small.tar.gz (http://yaroslavvb.com/upload/notMNIST/) and "
+                 "extract it there (folders A..J of 28×28 PNGs).")
+
+
+def image_folder(folder: Path, name: str, how: str) -> ArrayDataset:
+    """Every image under ``folder/<class>/``, classes sorted by folder name (torchvision's
+    ImageFolder convention); ``x`` is an object array of paths."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise MissingDataError(name, folder, how)
+    classes = sorted(p.name for p in folder.iterdir() if p.is_dir())
+    if not classes:
+        raise MissingDataError(name, folder / "<class>", how)
+    paths: list[str] = []
+    labels: list[int] = []
+    for c, cls in enumerate(classes):
+        files = sorted(p for p in (folder / cls).iterdir()
+                       if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file())
+        paths.extend(str(p) for p in files)
+        labels.extend([c] * len(files))
+    return ArrayDataset(np.array(paths, dtype=object), np.array(labels, dtype=np.int64), classes,
+                        name, {"root": str(folder)})
+
+
+def imagenet_r_split(root: Path, rng: np.random.Generator, test_fraction: float = 0.2
+                     ) -> tuple[ArrayDataset, ArrayDataset]:
+    """ImageNet-R's train and test sets: a random, per-class stratified 80/20 split."""
+    full = image_folder(Path(root) / "imagenet-r", "imagenet-r", _IMAGENET_R_HOW)
+    tr, te = train_test_split_indices(full.y, test_fraction, rng)
+    return full.subset(tr), full.subset(te)
+
+
+def load_notmnist(root: Path, split: str = "train", split_seed: int = 0,
+                  test_fraction: float = 0.2) -> ArrayDataset:
+    """notMNIST letters A–J as ``uint8 [N, 28, 28]``, one split of an 80/20 split drawn with
+    ``split_seed`` (the same seed gives complementary train and test sets)."""
+    from PIL import Image
+
+    full = image_folder(Path(root) / "notMNIST_small", "notmnist", _NOTMNIST_HOW)
+    images, keep = [], []
+    for i, p in enumerate(full.x):
+        try:
+            with Image.open(p) as im:
+                images.append(np.asarray(im.convert("L").resize((28, 28)), dtype=np.uint8))
+            keep.append(i)
+        except OSError:
+            continue
+    y = full.y[keep]
+    x = np.stack(images) if images else np.zeros((0, 28, 28), np.uint8)
+    tr, te = train_test_split_indices(y, test_fraction, np.random.default_rng(split_seed))
+    idx = tr if split == "train" else te
+    return ArrayDataset(x[idx], y[idx], full.classes, f"notmnist/{split}",
+                        {"root": str(root), "unreadable_skipped": len(full.y) - len(keep)})
+
+
+def load_fashionmnist(root: Path, split: str = "train", download: bool = False) -> ArrayDataset:
+    """FashionMNIST as ``uint8 [N, 28, 28]`` through ``torchvision.datasets.FashionMNIST``."""
+    from torchvision.datasets import FashionMNIST
+
+    train = split == "train"
+    raw = Path(root) / "FashionMNIST" / "raw"
+    try:
+        ds = FashionMNIST(str(root), train=train, download=download)
+    except RuntimeError as exc:
+        raise MissingDataError("fashionmnist", raw, "Run with download enabled on a machine with "
+                               "internet, or copy the idx files there.") from exc
+    return ArrayDataset(ds.data.numpy(), ds.targets.numpy().astype(np.int64), list(ds.classes),
+                        f"fashionmnist/{split}", {"root": str(root)})
+
+
+def load_svhn(root: Path, split: str = "train", download: bool = False) -> ArrayDataset:
+    """SVHN (cropped digits) as ``uint8 [N, 32, 32, 3]`` through ``torchvision.datasets.SVHN``
+    (its label 10 for the digit 0 is mapped to 0 by torchvision)."""
+    from torchvision.datasets import SVHN
+
+    path = Path(root) / f"{split}_32x32.mat"
+    if not download and not path.is_file():
+        raise MissingDataError("svhn", path, "Download it from http://ufldl.stanford.edu/housenumbers/"
+                               " (format 2) or run with download enabled.")
+
+    class _Unchecked(SVHN):  # the file's presence was checked above
+        def _check_integrity(self) -> bool:
+            return True
+
+    ds = (SVHN if download else _Unchecked)(str(root), split=split, download=download)
+    return ArrayDataset(np.ascontiguousarray(ds.data.transpose(0, 2, 3, 1)),
+                        np.asarray(ds.labels, dtype=np.int64), [str(i) for i in range(10)],
+                        f"svhn/{split}", {"root": str(root)})
+
+
+def load_five_datasets_member(name: str, root: Path, split: str, split_seed: int = 0,
+                              download: bool = False, verify_checksums: bool = True
+                              ) -> ArrayDataset:
+    """One member of 5-Datasets by name (see :data:`privrepro.continual.scenarios.FIVE_DATASETS`)."""
+    if name == "mnist":
+        from privrepro.data.vision import load_mnist
+
+        return load_mnist(Path(root), split, download=download,
+                          verify_checksums=verify_checksums)
+    if name == "cifar10":
+        from privrepro.data.vision import load_cifar10
+
+        return load_cifar10(Path(root), split, download=download,
+                            verify_checksums=verify_checksums)
+    if name == "svhn":
+        return load_svhn(Path(root), split, download)
+    if name == "fashionmnist":
+        return load_fashionmnist(Path(root), split, download)
+    if name == "notmnist":
+        return load_notmnist(Path(root), split, split_seed)
+    raise ValueError(f"5-Datasets member = {name!r}: must be one of mnist, svhn, notmnist, "
+                     "fashionmnist, cifar10")

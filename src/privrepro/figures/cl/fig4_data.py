@@ -1,0 +1,113 @@
+"""cl Fig. 4 (left): the data per task of Split-CIFAR-100 in each blurry setting.
+
+The split depends only on the labels, and CIFAR-100's training labels are 500 per class; the
+figure therefore uses that label layout directly (no images or features needed). Each task's
+samples are counted by kind: disjoint classes, blurry classes at home, and blurred samples
+(blurry-class samples dealt to the task from the pool, cl Sec. 7.2 / Koh et al. 2022).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from privrepro.continual.blurry import BLURRY_KINDS, i_blurry, not_blurry, si_blurry
+from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.report.style import new_figure
+
+__all__ = ["BlurryData", "BlurryDataParams"]
+
+_DISPLAY = {"not-blurry": "Not Blurry", "i-blurry": "i-Blurry", "si-blurry": "Si-Blurry"}
+
+
+@dataclass
+class BlurryDataParams:
+    """The blurry settings drawn and their parameters (as in Fig. 4's right panel)."""
+
+    settings: list[str] = param(list(BLURRY_KINDS), choices=BLURRY_KINDS)
+    nb_tasks: int = param(5, ge=2, le=100, assumed="T not stated (note §1.4)")
+    disjoint_pct: float = param(50.0, ge=0, le=100, assumed="N not stated; blurry papers' 50")
+    blurry_pct: float = param(10.0, ge=0, le=100, assumed="M not stated; blurry papers' 10")
+    num_classes: int = param(100, ge=2, doc="classes of the label layout (CIFAR-100: 100)")
+    per_class: int = param(500, ge=1, doc="training samples per class (CIFAR-100: 500)")
+
+
+class BlurryData(Figure[BlurryDataParams]):
+    """Samples and classes per task under Not/i/Si-Blurry splits of CIFAR-100's labels."""
+
+    params_type = BlurryDataParams
+    title = "cl Fig. 4 (left) — data per task of Split-CIFAR-100 in each blurry setting"
+
+    def units(self, params: BlurryDataParams) -> list[dict[str, Any]]:
+        return [{"setting": s, "nb_tasks": params.nb_tasks, "disjoint_pct": params.disjoint_pct,
+                 "blurry_pct": params.blurry_pct, "num_classes": params.num_classes,
+                 "per_class": params.per_class} for s in params.settings]
+
+    def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
+        c, T = unit["num_classes"], unit["nb_tasks"]
+        y = ctx.rng("order").permutation(np.repeat(np.arange(c), unit["per_class"]))
+        rng = ctx.rng("split")
+        if unit["setting"] == "not-blurry":
+            sp = not_blurry(y, c, T, rng)
+        elif unit["setting"] == "i-blurry":
+            sp = i_blurry(y, c, T, rng, unit["disjoint_pct"], unit["blurry_pct"])
+        else:
+            sp = si_blurry(y, c, T, rng, unit["disjoint_pct"], unit["blurry_pct"])
+        home = np.full(c, -1)
+        for t in range(T):
+            home[sp.home_classes(t)] = t
+        disjoint = np.isin(y, np.concatenate(sp.disjoint_classes))
+        rows = []
+        for t in range(T):
+            in_t = sp.task_of == t
+            at_home = in_t & (home[y] == t)
+            rows.append({
+                "setting": unit["setting"], "task": t + 1, "samples": int(in_t.sum()),
+                "disjoint_samples": int((in_t & disjoint).sum()),
+                "blurry_home_samples": int((at_home & ~disjoint).sum()),
+                "blurred_in_samples": int((in_t & (home[y] != t)).sum()),
+                "classes": len(np.unique(y[in_t])),
+                "disjoint_classes": len(sp.disjoint_classes[t]),
+                "blurry_home_classes": len(sp.blurry_classes[t]),
+                "nb_tasks": T, "disjoint_pct": unit["disjoint_pct"],
+                "blurry_pct": unit["blurry_pct"]})
+        return pd.DataFrame(rows)
+
+    def summarize(self, table: pd.DataFrame, params: BlurryDataParams) -> pd.DataFrame:
+        rows = []
+        for s, g in table.groupby("setting"):
+            rows += [{"metric": "task_size_min", "setting": s, "value": int(g["samples"].min())},
+                     {"metric": "task_size_max", "setting": s, "value": int(g["samples"].max())},
+                     {"metric": "blurred_outside_home", "setting": s,
+                      "value": int(g["blurred_in_samples"].sum())},
+                     {"metric": "classes_per_task_mean", "setting": s,
+                      "value": float(g["classes"].mean())}]
+        return pd.DataFrame(rows)
+
+    def plot(self, table: pd.DataFrame, params: BlurryDataParams) -> Any:
+        settings = [s for s in BLURRY_KINDS if s in set(table["setting"])]
+        fig, axes = new_figure(1, len(settings), width=3.4, height=3.2, squeeze=False,
+                               sharey=True)
+        parts = [("disjoint_samples", "disjoint classes"),
+                 ("blurry_home_samples", "blurry classes (home)"),
+                 ("blurred_in_samples", "blurred samples from other tasks")]
+        for ax, s in zip(axes[0], settings, strict=True):
+            g = table[table["setting"] == s].sort_values("task")
+            bottom = np.zeros(len(g))
+            for j, (col, label) in enumerate(parts):
+                ax.bar(g["task"], g[col], bottom=bottom, color=f"C{j}", label=label)
+                bottom += g[col].to_numpy()
+            for x, n, k in zip(g["task"], g["samples"], g["classes"], strict=True):
+                ax.text(x, n, f"{k} cl.", ha="center", va="bottom", fontsize=7)
+            ax.set_title(_DISPLAY[s])
+            ax.set_xlabel("task")
+            ax.set_xticks(g["task"])
+        axes[0][0].set_ylabel("training samples")
+        axes[0][0].legend(frameon=False, fontsize=7, loc="lower left")
+        fig.suptitle(f"Split-CIFAR-100 data per task (T={params.nb_tasks}, "
+                     f"N={params.disjoint_pct:g}, M={params.blurry_pct:g}); "
+                     "label above a bar: distinct classes", fontsize=9)
+        return fig

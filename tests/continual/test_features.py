@@ -1,0 +1,106 @@
+"""Feature extraction and cache, and the image sources, on tiny files in the real formats."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from privrepro.continual.benchmarks import FeatureSpec, load_benchmark
+from privrepro.continual.features import (
+    create_backbone,
+    feature_cache_path,
+    load_feature_file,
+    save_feature_file,
+)
+from privrepro.continual.sources import load_notmnist, load_svhn
+from privrepro.data.registry import MissingDataError
+
+TINY = {"img_size": 32, "patch_size": 8, "depth": 1, "embed_dim": 48, "num_heads": 2}
+
+
+def _write_folder(root: Path, classes: list[str], per_class: int, size: int, mode: str) -> None:
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    for c in classes:
+        (root / c).mkdir(parents=True)
+        for i in range(per_class):
+            shape = (size, size, 3) if mode == "RGB" else (size, size)
+            arr = rng.integers(0, 255, size=shape, dtype=np.uint8)
+            Image.fromarray(arr, mode=mode).save(root / c / f"{i}.{'jpg' if mode == 'RGB' else 'png'}")
+
+
+def test_feature_file_roundtrip(tmp_path: Path) -> None:
+    path = feature_cache_path(tmp_path, "vit/b", "cifar100", "train")
+    assert path == tmp_path / "cl" / "features" / "vit_b-cifar100-train.npz"
+    x = np.random.default_rng(0).normal(size=(5, 3)).astype(np.float32)
+    save_feature_file(path, x, np.arange(5), {"backbone": "b"})
+    x2, y2, meta = load_feature_file(path)
+    assert np.array_equal(x, x2) and y2.tolist() == [0, 1, 2, 3, 4] and meta == {"backbone": "b"}
+    assert not list(path.parent.glob(".tmp-*"))  # atomic write left no partial file
+
+
+def test_imagenet_r_folder_through_local_weights(tmp_path: Path) -> None:
+    """ImageNet-R layout (<root>/imagenet-r/<wnid>/*.jpg) → 80/20 split → a timm ViT whose
+    weights come from a local file → cached features; a second call reads the cache."""
+    import torch
+
+    _write_folder(tmp_path / "data" / "imagenet-r", ["n01", "n02", "n03"], 5, 24, "RGB")
+    torch.manual_seed(0)
+    model = create_backbone("vit_tiny_patch16_224", pretrained=False, **TINY)
+    weights = tmp_path / "w.pth"
+    torch.save(model.state_dict(), weights)
+    spec = FeatureSpec(source="backbone", backbone="vit_tiny_patch16_224", weights=str(weights),
+                       model_kwargs=TINY, batch_size=4)
+    data, meta = load_benchmark("imagenet-r", spec, tmp_path / "data", tmp_path / "cache")
+    assert data.train_x.shape == (12, 48) and data.test_x.shape == (3, 48)  # round(0.2·5) = 1
+    assert sorted(np.bincount(data.test_y).tolist()) == [1, 1, 1]
+    assert meta["backbone"] == "vit_tiny_patch16_224" and meta["cache"]["train"]["cache_hit"] is False
+    # the features are the local model's: recompute one directly
+    from privrepro.continual.features import extract_features
+    from privrepro.continual.sources import imagenet_r_split
+
+    tr, _ = imagenet_r_split(tmp_path / "data", np.random.default_rng(0))
+    direct = extract_features(model, tr.x[:2], batch_size=2)
+    assert np.allclose(direct, data.train_x[:2], atol=1e-5)
+    again, meta2 = load_benchmark("imagenet-r", spec, tmp_path / "data", tmp_path / "cache")
+    assert meta2["cache"]["train"]["cache_hit"] is True and np.array_equal(again.train_x, data.train_x)
+
+
+def test_missing_imagenet_r_names_the_folder(tmp_path: Path) -> None:
+    spec = FeatureSpec(source="backbone", backbone="vit_tiny_patch16_224", weights=None)
+    with pytest.raises(MissingDataError, match="imagenet-r"):
+        load_benchmark("imagenet-r", spec, tmp_path, tmp_path / "cache")
+
+
+def test_notmnist_folder_split(tmp_path: Path) -> None:
+    _write_folder(tmp_path / "notMNIST_small", list("ABCDEFGHIJ"), 5, 28, "L")
+    (tmp_path / "notMNIST_small" / "A" / "broken.png").write_bytes(b"not a png")
+    tr = load_notmnist(tmp_path, "train", split_seed=3)
+    te = load_notmnist(tmp_path, "test", split_seed=3)
+    assert tr.x.shape == (40, 28, 28) and te.x.shape == (10, 28, 28) and tr.x.dtype == np.uint8
+    assert tr.meta["unreadable_skipped"] == 1
+    assert sorted(set(tr.y.tolist())) == list(range(10))
+
+
+def test_svhn_mat_file(tmp_path: Path) -> None:
+    from scipy.io import savemat
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 255, size=(32, 32, 3, 6), dtype=np.uint8)
+    y = np.array([[10], [1], [2], [3], [4], [5]], dtype=np.uint8)  # SVHN stores digit 0 as 10
+    savemat(tmp_path / "train_32x32.mat", {"X": X, "y": y})
+    ds = load_svhn(tmp_path, "train")
+    assert ds.x.shape == (6, 32, 32, 3) and ds.y.tolist() == [0, 1, 2, 3, 4, 5]
+    assert np.array_equal(ds.x[1], X[..., 1])
+    with pytest.raises(MissingDataError):
+        load_svhn(tmp_path, "test")
+
+
+def test_tiny_vit_source(tmp_path: Path) -> None:
+    spec = FeatureSpec(source="tiny-vit", tiny_per_class=1, batch_size=64)
+    data, meta = load_benchmark("5-datasets", spec, tmp_path, tmp_path / "cache")
+    assert data.num_classes == 50 and data.train_x.shape[0] == 50
+    assert meta["weights"] == "random" and np.isfinite(data.train_x).all()

@@ -1,0 +1,63 @@
+"""Accounting wrappers against the closed form and the cl note's reference values."""
+
+from __future__ import annotations
+
+import pytest
+
+from privrepro.config import ConfigError
+from privrepro.dp.accounting import calibrate_noise_multiplier, gaussian_epsilon, prv_estimate
+from privrepro.dp.gaussian import analytic_sigma, epsilon_for_delta
+
+
+def test_pld_matches_exact_gaussian_profile() -> None:
+    # cl note check 5: PLD ε of GaussianDpEvent(analytic σ) is 1.000 / 8.000 (±1e-3).
+    # Discretisation 1e-3 for ε=8 keeps the test fast; its pessimistic error is below 1e-3.
+    for eps, disc in ((1.0, 1e-4), (8.0, 1e-3)):
+        r = gaussian_epsilon(analytic_sigma(eps, 1e-5), 1, 1e-5, method="pld",
+                             pld_discretization=disc)
+        assert r.kind == "bound" and r.method == "pld"
+        assert r.epsilon == pytest.approx(eps, abs=1e-3)
+    # T-fold composition: dp_accounting's PLD against the closed form μ√T (exact); PLD's
+    # pessimistic discretisation (1e-4) bounds it from above, within 1e-3.
+    exact = gaussian_epsilon(4.0, 10, 1e-5, method="exact")
+    pld = gaussian_epsilon(4.0, 10, 1e-5, method="pld")
+    assert exact.kind == "exact"
+    assert exact.epsilon == pytest.approx(float(epsilon_for_delta(1e-5, 4.0 / 10**0.5)))
+    assert exact.epsilon - 1e-9 <= pld.epsilon <= exact.epsilon + 1e-3
+
+
+def test_dpsgd_case_1() -> None:
+    # cl note check 6, case 1: q = 256/60000, σ = 1.1, 14 062 steps, δ = 1e-5.
+    kw = dict(sampling_rate=256 / 60000)
+    pld = gaussian_epsilon(1.1, 14062, 1e-5, method="pld", **kw)
+    assert pld.epsilon == pytest.approx(2.3817, abs=1e-3)          # PLD 2.3817
+    rdp_int = gaussian_epsilon(1.1, 14062, 1e-5, method="rdp",
+                               rdp_orders=tuple(range(2, 256)), **kw)
+    assert rdp_int.epsilon == pytest.approx(2.5970, abs=1e-4)       # opacus, orders 2..255
+    lo, est, hi = prv_estimate(1.1, 14062, 1e-5, **kw)
+    assert (lo.kind, est.kind, hi.kind) == ("bound", "estimate", "bound")
+    assert lo.epsilon <= est.epsilon <= hi.epsilon
+    assert abs(est.epsilon - pld.epsilon) <= 0.05                   # note: PRV within ±0.05 of PLD
+    assert hi.epsilon <= rdp_int.epsilon
+
+
+def test_calibration() -> None:
+    # Exact: σ for T releases is √T times the analytic σ (closed form).
+    s = calibrate_noise_multiplier(1.0, 1e-5, 4, method="exact")
+    assert s == pytest.approx(2 * analytic_sigma(1.0, 1e-5), rel=1e-12)
+    assert calibrate_noise_multiplier.cache_info().currsize >= 1
+    # cl note check 6: RDP(int) noise multiplier for ε=8, q=0.1, 400 steps, δ=1e-5 is 1.5147;
+    # opacus' fractional orders can only lower it; the returned σ meets the target.
+    s_rdp = calibrate_noise_multiplier(8.0, 1e-5, 400, sampling_rate=0.1, method="rdp",
+                                       rel_tol=1e-5)
+    assert s_rdp == pytest.approx(1.5147, rel=1e-2)
+    assert gaussian_epsilon(s_rdp, 400, 1e-5, sampling_rate=0.1, method="rdp").epsilon <= 8.0
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(ConfigError, match="sampling_rate"):
+        gaussian_epsilon(1.0, 10, 1e-5, sampling_rate=0.0)
+    with pytest.raises(ConfigError, match="method"):
+        gaussian_epsilon(1.0, 10, 1e-5, sampling_rate=0.5, method="exact")
+    with pytest.raises(ConfigError, match="method"):
+        gaussian_epsilon(1.0, 10, 1e-5, method="moments")  # type: ignore[arg-type]
