@@ -105,6 +105,8 @@ class TuneParams:
     n_startup_trials: int = param(10, ge=1, assumed="Optuna's GPSampler default")
     log_scale: bool = param(True, assumed="Table A2 does not say log or linear; log spans decades")
     storage: str = param("", doc="'' → <experiments>/_studies/<name>.log; or an RDB URL")
+    lr_low: float = param(1e-7, gt=0, doc="Table A2: learning-rate lower bound")
+    lr_high: float = param(1e-2, gt=0, doc="Table A2: learning-rate upper bound")
     tune_task: int = param(0, ge=0, assumed="which task is 'representative of one task'")
     tune_fraction: float = param(0.7, gt=0, le=1, doc="tuning share (CIFAR/IN-R: 70 of 70:30)")
     val_fraction: float = param(0.3, gt=0, le=1, doc="validation share (30 of 70:30)")
@@ -375,7 +377,7 @@ def _tuned_hyper(
     ti = torch.as_tensor(tune_idx, device=dev)
     vi = torch.as_tensor(val_idx, device=dev)
     y_val = torch.as_tensor(data.train_y[val_idx], device=dev)
-    space = SearchSpace(epochs=trp.epochs, log=tp.log_scale)
+    space = SearchSpace(lr_low=tp.lr_low, lr_high=tp.lr_high, epochs=trp.epochs, log=tp.log_scale)
     name = (
         f"cl-{spec.benchmark}-{spec.kind}-{spec.blurry or 'split'}-{spec.label_policy}"
         f"-x{spec.dummy_factor}-{eps_label(spec.epsilon)}-r{spec.repeat}-s{seed}-{ctx.profile}"
