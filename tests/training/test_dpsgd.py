@@ -122,16 +122,16 @@ def test_closed_form_head_path_equals_opacus_path_with_clipping_and_noise():
 
 @pytest.mark.parametrize("eps,q,steps", [(1.0, 0.1, 400), (8.0, 0.1, 400)])
 def test_prv_epsilon_of_run_within_target(eps, q, steps):
-    sigma = calibrate_noise_multiplier(eps, 1e-5, q, steps, "prv")
+    sigma = calibrate_noise_multiplier(eps, 1e-5, q, steps, "prv", 0.05)
     spent = spent_epsilon(sigma, q, steps, 1e-5, "prv")
-    # opacus' bisection stops within epsilon_tolerance = 0.01 below the target (upper end kept).
-    assert eps - 0.0101 <= spent <= eps
+    # the search stops within epsilon_tolerance = 0.05 below the target (upper end kept).
+    assert eps - 0.0501 <= spent <= eps
 
 
 def test_noise_multiplier_between_pld_and_rdp():
     # The note's §7 check 6: 40 epochs at q = 0.1, δ = 1e-5, ε = 8: PLD 1.423, RDP(int) 1.5147;
     # PRV must lie in [0.97·PLD, 1.0·RDP].
-    sigma = calibrate_noise_multiplier(8.0, 1e-5, 0.1, 400, "prv")
+    sigma = calibrate_noise_multiplier(8.0, 1e-5, 0.1, 400, "prv", 0.05)
     assert 0.97 * 1.423 <= sigma <= 1.5147
 
 
