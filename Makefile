@@ -24,9 +24,8 @@ help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sort | awk 'BEGIN{FS=":.*## "}{printf "  %-18s %s\n", $$1, $$2}'
 	@echo
 	@echo "One figure: make fig-<paper>-<id>   (runs conf/experiment/<paper>/fig<id>*.yaml or <id>*.yaml)"
-	@if [ -x "$(UV)" ] && [ -f $(ENV_STAMP) ]; then $(RUN) python -m privrepro.runner.all --list | sed 's/^/  /'; \
-	else for f in conf/experiment/*/*.yaml; do p=$$(basename $$(dirname $$f)); n=$$(basename $$f .yaml); \
-	  d=$$(grep -m1 -E '^# [^@]' $$f | sed 's/^# //'); printf "  %-22s %s\n" "fig-$$p-$${n#fig}" "$$d"; done; fi
+	@for f in conf/experiment/*/*.yaml; do p=$$(basename $$(dirname $$f)); n=$$(basename $$f .yaml); \
+	  d=$$(grep -m1 -E '^# [^@]' $$f | sed 's/^# //'); printf "  %-22s %s\n" "fig-$$p-$${n#fig}" "$$d"; done
 
 $(CURDIR)/.tools/bin/uv:
 	@echo "uv not found: installing it into .tools/ (from PyPI)"
@@ -39,7 +38,7 @@ $(ENV_STAMP): pyproject.toml uv.lock | $(UV)
 
 env: $(ENV_STAMP) ## Install the environment (uv sync from uv.lock)
 
-figures: $(ENV_STAMP) ## Run every figure in $(PROFILE): results/<paper>/<fig>.csv, plots/<paper>/<fig>.png
+figures: $(ENV_STAMP) ## Run every figure (PROFILE=smoke|paper): results/<paper>/<fig>.csv, plots/<paper>/<fig>.png
 	$(RUN) python -m privrepro.runner.all --profile $(PROFILE) $(ARGS)
 
 fig-%: $(ENV_STAMP)

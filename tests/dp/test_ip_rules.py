@@ -32,17 +32,21 @@ def test_ceiling_is_exact() -> None:
     assert chaining_steps(0, 0.1) == 0
 
 
-@pytest.mark.parametrize(("eps", "alpha", "beta", "h", "eps2", "delta2"), [
-    # ip note §7, chaining rows (δ = 1e-5).
-    (1.0, 0.1, 0.25, 3, 3.0, 1.110733792739e-04),
-    (1.0, 0.1, 0.2, 2, 2.0, 3.718281828459e-05),
-    (1.0, 0.1, 0.05, 1, 1.0, 1e-5),
-    (1.0, 0.1, 0.1, 1, 1.0, 1e-5),
-    (0.5, 0.1, 0.3, 3, 1.5, 5.367003099159e-05),
-    (0.1, 0.01, 0.1, 10, 1.0, 1.633799399966e-04),
-])
-def test_chaining_reference(eps: float, alpha: float, beta: float, h: int, eps2: float,
-                            delta2: float) -> None:
+@pytest.mark.parametrize(
+    ("eps", "alpha", "beta", "h", "eps2", "delta2"),
+    [
+        # ip note §7, chaining rows (δ = 1e-5).
+        (1.0, 0.1, 0.25, 3, 3.0, 1.110733792739e-04),
+        (1.0, 0.1, 0.2, 2, 2.0, 3.718281828459e-05),
+        (1.0, 0.1, 0.05, 1, 1.0, 1e-5),
+        (1.0, 0.1, 0.1, 1, 1.0, 1e-5),
+        (0.5, 0.1, 0.3, 3, 1.5, 5.367003099159e-05),
+        (0.1, 0.01, 0.1, 10, 1.0, 1.633799399966e-04),
+    ],
+)
+def test_chaining_reference(
+    eps: float, alpha: float, beta: float, h: int, eps2: float, delta2: float
+) -> None:
     assert chaining_steps(beta, alpha) == h
     g = chaining(IPGuarantee(eps, 1e-5, alpha), beta)
     assert g.epsilon == pytest.approx(eps2, rel=1e-14)

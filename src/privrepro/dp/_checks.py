@@ -18,8 +18,15 @@ def as_float_array(name: str, value: ArrayLike) -> NDArray[np.float64]:
     return arr
 
 
-def check_range(name: str, value: ArrayLike, *, gt: float | None = None, ge: float | None = None,
-                lt: float | None = None, le: float | None = None) -> NDArray[np.float64]:
+def check_range(
+    name: str,
+    value: ArrayLike,
+    *,
+    gt: float | None = None,
+    ge: float | None = None,
+    lt: float | None = None,
+    le: float | None = None,
+) -> NDArray[np.float64]:
     """``value`` as a float array, every element inside the stated bounds, else ``ConfigError``."""
     arr = as_float_array(name, value)
     ok = np.ones(arr.shape, dtype=bool)
@@ -35,6 +42,5 @@ def check_range(name: str, value: ArrayLike, *, gt: float | None = None, ge: flo
         lo = f"({gt!r}" if gt is not None else (f"[{ge!r}" if ge is not None else "(-inf")
         hi = f"{lt!r})" if lt is not None else (f"{le!r}]" if le is not None else "inf)")
         bad = arr[~ok] if arr.ndim else arr
-        raise ConfigError(name, bad.tolist() if bad.ndim else float(bad),
-                          f"must lie in {lo}, {hi}")
+        raise ConfigError(name, bad.tolist() if bad.ndim else float(bad), f"must lie in {lo}, {hi}")
     return arr

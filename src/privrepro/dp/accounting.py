@@ -38,8 +38,9 @@ Method = Literal["exact", "pld", "rdp", "prv"]
 METHODS: tuple[str, ...] = ("exact", "pld", "rdp", "prv")
 Kind = Literal["exact", "bound", "estimate"]
 
-DEFAULT_RDP_ORDERS: tuple[float, ...] = tuple([1 + x / 10.0 for x in range(1, 100)]
-                                              + list(range(12, 64)) + [80, 128, 256, 512])
+DEFAULT_RDP_ORDERS: tuple[float, ...] = tuple(
+    [1 + x / 10.0 for x in range(1, 100)] + list(range(12, 64)) + [80, 128, 256, 512]
+)
 """opacus' default orders (1.1 … 10.9, 12 … 63) plus a few large ones for small δ."""
 
 
@@ -57,8 +58,9 @@ class AccountingResult:
     steps: int
 
 
-def _check(noise_multiplier: float, sampling_rate: float, steps: int, delta: float,
-           method: str) -> None:
+def _check(
+    noise_multiplier: float, sampling_rate: float, steps: int, delta: float, method: str
+) -> None:
     if not noise_multiplier > 0:
         raise ConfigError("noise_multiplier", noise_multiplier, "must lie in (0, inf)")
     if not 0 < sampling_rate <= 1:
@@ -70,8 +72,11 @@ def _check(noise_multiplier: float, sampling_rate: float, steps: int, delta: flo
     if method not in METHODS:
         raise ConfigError("method", method, f"must be one of {list(METHODS)}")
     if method == "exact" and sampling_rate != 1:
-        raise ConfigError("method", method, "'exact' needs sampling_rate = 1 (no subsampling); "
-                          "use 'pld', 'rdp' or 'prv'")
+        raise ConfigError(
+            "method",
+            method,
+            "'exact' needs sampling_rate = 1 (no subsampling); use 'pld', 'rdp' or 'prv'",
+        )
 
 
 def _pld_epsilon(sigma: float, q: float, steps: int, delta: float, discretization: float) -> float:
@@ -90,8 +95,9 @@ def _opacus_history(accountant: object, sigma: float, q: float, steps: int) -> N
     accountant.history = [(sigma, q, int(steps))]  # type: ignore[attr-defined]
 
 
-def _rdp_epsilon(sigma: float, q: float, steps: int, delta: float,
-                 orders: tuple[float, ...]) -> float:
+def _rdp_epsilon(
+    sigma: float, q: float, steps: int, delta: float, orders: tuple[float, ...]
+) -> float:
     from opacus.accountants import RDPAccountant
 
     acc = RDPAccountant()
@@ -99,8 +105,9 @@ def _rdp_epsilon(sigma: float, q: float, steps: int, delta: float,
     return float(acc.get_epsilon(delta, alphas=list(orders)))
 
 
-def _prv(sigma: float, q: float, steps: int, delta: float, eps_error: float
-         ) -> tuple[float, float, float]:
+def _prv(
+    sigma: float, q: float, steps: int, delta: float, eps_error: float
+) -> tuple[float, float, float]:
     from opacus.accountants import PRVAccountant
 
     acc = PRVAccountant()
@@ -111,10 +118,17 @@ def _prv(sigma: float, q: float, steps: int, delta: float, eps_error: float
     return float(lo), float(est), float(hi)
 
 
-def gaussian_epsilon(noise_multiplier: float, steps: int, delta: float, *,
-                     sampling_rate: float = 1.0, method: Method = "pld",
-                     pld_discretization: float = 1e-4, prv_eps_error: float = 0.01,
-                     rdp_orders: tuple[float, ...] = DEFAULT_RDP_ORDERS) -> AccountingResult:
+def gaussian_epsilon(
+    noise_multiplier: float,
+    steps: int,
+    delta: float,
+    *,
+    sampling_rate: float = 1.0,
+    method: Method = "pld",
+    pld_discretization: float = 1e-4,
+    prv_eps_error: float = 0.01,
+    rdp_orders: tuple[float, ...] = DEFAULT_RDP_ORDERS,
+) -> AccountingResult:
     """ε at δ of ``steps`` (Poisson-subsampled) Gaussian releases with noise multiplier σ.
 
     ``method`` picks the accountant (module docstring); the result's ``kind`` says whether the
@@ -128,19 +142,28 @@ def gaussian_epsilon(noise_multiplier: float, steps: int, delta: float, *,
         eps = float(epsilon_for_delta(delta, noise_multiplier / math.sqrt(steps)))
         kind = "exact"
     elif method == "pld":
-        eps, kind = _pld_epsilon(noise_multiplier, sampling_rate, steps, delta,
-                                 pld_discretization), "bound"
+        eps, kind = (
+            _pld_epsilon(noise_multiplier, sampling_rate, steps, delta, pld_discretization),
+            "bound",
+        )
     elif method == "rdp":
-        eps, kind = _rdp_epsilon(noise_multiplier, sampling_rate, steps, delta,
-                                 tuple(rdp_orders)), "bound"
+        eps, kind = (
+            _rdp_epsilon(noise_multiplier, sampling_rate, steps, delta, tuple(rdp_orders)),
+            "bound",
+        )
     else:
         eps, kind = _prv(noise_multiplier, sampling_rate, steps, delta, prv_eps_error)[2], "bound"
     return AccountingResult(eps, delta, kind, method, noise_multiplier, sampling_rate, int(steps))
 
 
-def prv_estimate(noise_multiplier: float, steps: int, delta: float, *,
-                 sampling_rate: float = 1.0, eps_error: float = 0.01
-                 ) -> tuple[AccountingResult, AccountingResult, AccountingResult]:
+def prv_estimate(
+    noise_multiplier: float,
+    steps: int,
+    delta: float,
+    *,
+    sampling_rate: float = 1.0,
+    eps_error: float = 0.01,
+) -> tuple[AccountingResult, AccountingResult, AccountingResult]:
     """opacus PRV's (lower bound, estimate, upper bound) on ε at δ: kinds "bound", "estimate",
     "bound" (the lower one bounds ε from below, the upper one from above)."""
     _check(noise_multiplier, sampling_rate, steps, delta, "prv")
@@ -149,14 +172,23 @@ def prv_estimate(noise_multiplier: float, steps: int, delta: float, *,
     def mk(e: float, kind: Kind, name: str) -> AccountingResult:
         return AccountingResult(e, delta, kind, name, noise_multiplier, sampling_rate, int(steps))
 
-    return (mk(lo, "bound", "prv-lower"), mk(est, "estimate", "prv-estimate"),
-            mk(hi, "bound", "prv-upper"))
+    return (
+        mk(lo, "bound", "prv-lower"),
+        mk(est, "estimate", "prv-estimate"),
+        mk(hi, "bound", "prv-upper"),
+    )
 
 
 @functools.lru_cache(maxsize=4096)
-def calibrate_noise_multiplier(target_epsilon: float, delta: float, steps: int, *,
-                               sampling_rate: float = 1.0, method: Method = "pld",
-                               rel_tol: float = 1e-4) -> float:
+def calibrate_noise_multiplier(
+    target_epsilon: float,
+    delta: float,
+    steps: int,
+    *,
+    sampling_rate: float = 1.0,
+    method: Method = "pld",
+    rel_tol: float = 1e-4,
+) -> float:
     """The smallest noise multiplier σ (to ``rel_tol``) whose ε at δ is ≤ ``target_epsilon``.
 
     "exact" (no subsampling) is closed form: σ = √T · analytic σ(ε, δ). The others bisect on
@@ -171,12 +203,13 @@ def calibrate_noise_multiplier(target_epsilon: float, delta: float, steps: int, 
         return float(math.sqrt(steps) * analytic_sigma(target_epsilon, delta))
 
     def eps_at(s: float) -> float:
-        return gaussian_epsilon(s, steps, delta, sampling_rate=sampling_rate,
-                                method=method).epsilon
+        return gaussian_epsilon(s, steps, delta, sampling_rate=sampling_rate, method=method).epsilon
 
     # The no-subsampling analytic σ is a good first guess; bracket by doubling/halving.
-    guess = max(float(math.sqrt(steps) * analytic_sigma(target_epsilon, delta)) *
-                math.sqrt(sampling_rate), 1e-3)
+    guess = max(
+        float(math.sqrt(steps) * analytic_sigma(target_epsilon, delta)) * math.sqrt(sampling_rate),
+        1e-3,
+    )
     lo, hi = guess, guess
     while eps_at(hi) > target_epsilon:
         hi *= 2.0

@@ -90,9 +90,11 @@ class IPGuarantee:
 def _sum_rule(guarantees: Sequence[IPGuarantee]) -> IPGuarantee:
     if len(guarantees) == 0:
         raise ConfigError("guarantees", list(guarantees), "must hold at least one guarantee")
-    return IPGuarantee(math.fsum(g.epsilon for g in guarantees),
-                       math.fsum(g.delta for g in guarantees),
-                       min(g.alpha for g in guarantees))
+    return IPGuarantee(
+        math.fsum(g.epsilon for g in guarantees),
+        math.fsum(g.delta for g in guarantees),
+        min(g.alpha for g in guarantees),
+    )
 
 
 def basic_composition(guarantees: Sequence[IPGuarantee]) -> IPGuarantee:

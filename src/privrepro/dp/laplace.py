@@ -45,8 +45,9 @@ def _eps0(scale: ArrayLike, sensitivity: ArrayLike) -> NDArray[np.float64]:
     return np.asarray(sens / b, dtype=float)
 
 
-def laplace_delta_for_epsilon(epsilon: ArrayLike, scale: ArrayLike, sensitivity: ArrayLike = 1.0
-                              ) -> Floats:
+def laplace_delta_for_epsilon(
+    epsilon: ArrayLike, scale: ArrayLike, sensitivity: ArrayLike = 1.0
+) -> Floats:
     """Exact δ(ε) of the Laplace mechanism (module docstring); every real ε, arrays broadcast."""
     eps = as_float_array("epsilon", epsilon)
     e0 = _eps0(scale, sensitivity)
@@ -58,8 +59,9 @@ def laplace_delta_for_epsilon(epsilon: ArrayLike, scale: ArrayLike, sensitivity:
     return _out(np.asarray(out, dtype=float))
 
 
-def laplace_epsilon_for_delta(delta: ArrayLike, scale: ArrayLike, sensitivity: ArrayLike = 1.0
-                              ) -> Floats:
+def laplace_epsilon_for_delta(
+    delta: ArrayLike, scale: ArrayLike, sensitivity: ArrayLike = 1.0
+) -> Floats:
     """ε(δ) = inf{ε : δ(ε) ≤ δ}: ε₀ + 2 ln(1 − δ) when that exceeds −ε₀, else ln(1 − δ)."""
     dlt = check_range("delta", delta, ge=0, le=1)
     e0 = _eps0(scale, sensitivity)

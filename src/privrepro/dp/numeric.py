@@ -34,7 +34,14 @@ from numpy.typing import ArrayLike, NDArray
 from privrepro.config import ConfigError
 from privrepro.dp._checks import as_float_array, check_range
 
-__all__ = ["NumericDivergence", "hockey_stick_divergence", "renyi_divergence"]
+__all__ = [
+    "NumericDivergence",
+    "NumericEpsilon",
+    "epsilon_for_delta_numeric",
+    "hockey_stick_divergence",
+    "privacy_profile",
+    "renyi_divergence",
+]
 
 Density = Callable[[NDArray[np.float64]], ArrayLike]
 
@@ -58,32 +65,58 @@ class NumericDivergence:
     kind: str
     converged: bool = True
 
+
 # 21-point Gauss–Kronrod rule (nodes on [−1, 1]; the 10-point Gauss rule uses every other node),
 # the QUADPACK constants (Piessens et al. 1983).
-_GK_X = np.array([
-    0.995657163025808080735527280689003, 0.973906528517171720077964012084452,
-    0.930157491355708226001207180059508, 0.865063366688984510732096688423493,
-    0.780817726586416897063717578345042, 0.679409568299024406234327365114874,
-    0.562757134668604683339000099272694, 0.433395394129247190799265943165784,
-    0.294392862701460198131126603103866, 0.148874338981631210884826001129720])
+_GK_X = np.array(
+    [
+        0.995657163025808080735527280689003,
+        0.973906528517171720077964012084452,
+        0.930157491355708226001207180059508,
+        0.865063366688984510732096688423493,
+        0.780817726586416897063717578345042,
+        0.679409568299024406234327365114874,
+        0.562757134668604683339000099272694,
+        0.433395394129247190799265943165784,
+        0.294392862701460198131126603103866,
+        0.148874338981631210884826001129720,
+    ]
+)
 _GK_X = np.concatenate([_GK_X, [0.0], -_GK_X[::-1]])
-_G_W = np.array([
-    0.066671344308688137593568809893332, 0.149451349150580593145776339657697,
-    0.219086362515982043995534934228163, 0.269266719309996355091226921569469,
-    0.295524224714752870173892994651338])
+_G_W = np.array(
+    [
+        0.066671344308688137593568809893332,
+        0.149451349150580593145776339657697,
+        0.219086362515982043995534934228163,
+        0.269266719309996355091226921569469,
+        0.295524224714752870173892994651338,
+    ]
+)
 _G_W = np.concatenate([_G_W, _G_W[::-1]])
-_K_W = np.array([
-    0.011694638867371874278064396062192, 0.032558162307964727478818972459390,
-    0.054755896574351996031381300244580, 0.075039674810919952767043140916190,
-    0.093125454583697605535065465083366, 0.109387158802297641899210590325805,
-    0.123491976262065851077958109831074, 0.134709217311473325928054001771707,
-    0.142775938577060080797094273138717, 0.147739104901338491374841515972068])
+_K_W = np.array(
+    [
+        0.011694638867371874278064396062192,
+        0.032558162307964727478818972459390,
+        0.054755896574351996031381300244580,
+        0.075039674810919952767043140916190,
+        0.093125454583697605535065465083366,
+        0.109387158802297641899210590325805,
+        0.123491976262065851077958109831074,
+        0.134709217311473325928054001771707,
+        0.142775938577060080797094273138717,
+        0.147739104901338491374841515972068,
+    ]
+)
 _K_W = np.concatenate([_K_W, [0.149445554002916905664936468389821], _K_W[::-1]])
 
 
-def _adaptive_gk21(func: Callable[[NDArray[np.float64]], NDArray[np.float64]],
-                   edges: Sequence[float], epsabs: float, epsrel: float, limit: int
-                   ) -> tuple[NDArray[np.float64], NDArray[np.float64], bool]:
+def _adaptive_gk21(
+    func: Callable[[NDArray[np.float64]], NDArray[np.float64]],
+    edges: Sequence[float],
+    epsabs: float,
+    epsrel: float,
+    limit: int,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], bool]:
     """∫ func over [edges[0], edges[-1]] for a vector-valued ``func`` (m points → (m, k) values).
 
     Returns the K21 integral, the summed |K21 − G10| per component, and whether the tolerance
@@ -132,8 +165,9 @@ def _atoms(name: str, atoms: Mapping[float, float] | None) -> dict[float, float]
     return out
 
 
-def _support(support: tuple[float, float], breakpoints: Sequence[float]) -> tuple[float, float,
-                                                                                  list[float]]:
+def _support(
+    support: tuple[float, float], breakpoints: Sequence[float]
+) -> tuple[float, float, list[float]]:
     lo, hi = float(support[0]), float(support[1])
     if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
         raise ConfigError("support", support, "must be a finite interval (lo, hi) with lo < hi")
@@ -195,8 +229,16 @@ def hockey_stick_divergence(
         tail = float(check_range("p_tail_mass", p_tail_mass, ge=0, le=1))
     value = np.clip(body + atom_part, 0.0, 1.0)
     bound = err_body + tail
-    return NumericDivergence(eps, value, bound, float(err_body.max(initial=0.0)), tail, (lo, hi),
-                             "hockey_stick", converged)
+    return NumericDivergence(
+        eps,
+        value,
+        bound,
+        float(err_body.max(initial=0.0)),
+        tail,
+        (lo, hi),
+        "hockey_stick",
+        converged,
+    )
 
 
 def renyi_divergence(
@@ -247,11 +289,116 @@ def renyi_divergence(
         if pm == 0:
             continue
         with np.errstate(divide="ignore", over="ignore"):
-            total += np.where(qm > 0, pm**alp * qm ** (1.0 - alp),
-                              np.where(alp > 1, np.inf, 0.0))
+            total += np.where(qm > 0, pm**alp * qm ** (1.0 - alp), np.where(alp > 1, np.inf, 0.0))
     with np.errstate(divide="ignore", invalid="ignore"):
         value = np.log(total) / (alp - 1.0)
         bound = err / (total * np.abs(alp - 1.0))
-    return NumericDivergence(alp, value, np.asarray(bound, dtype=float),
-                             float(err.max(initial=0.0)), float("nan"), (lo, hi), "renyi",
-                             converged)
+    return NumericDivergence(
+        alp,
+        value,
+        np.asarray(bound, dtype=float),
+        float(err.max(initial=0.0)),
+        float("nan"),
+        (lo, hi),
+        "renyi",
+        converged,
+    )
+
+
+def privacy_profile(
+    p: Density,
+    q: Density,
+    epsilon: ArrayLike,
+    *,
+    support: tuple[float, float],
+    breakpoints: Sequence[float] = (),
+    p_atoms: Mapping[float, float] | None = None,
+    q_atoms: Mapping[float, float] | None = None,
+    p_tail_mass: float | None = None,
+    q_tail_mass: float | None = None,
+    epsabs: float = 1e-13,
+    epsrel: float = 1e-10,
+) -> NumericDivergence:
+    """The symmetric profile δ(ε) = max(H_{e^ε}(P‖Q), H_{e^ε}(Q‖P)) of a neighbouring pair.
+
+    If each order's true value lies within its ``error_bound``, the max lies within the larger of
+    the two bounds of the larger value, which is what is returned.
+    """
+
+    def one(
+        a: Density,
+        b: Density,
+        a_atoms: Mapping[float, float] | None,
+        b_atoms: Mapping[float, float] | None,
+        tail: float | None,
+    ) -> NumericDivergence:
+        return hockey_stick_divergence(
+            a,
+            b,
+            epsilon,
+            support=support,
+            breakpoints=breakpoints,
+            p_atoms=a_atoms,
+            q_atoms=b_atoms,
+            p_tail_mass=tail,
+            epsabs=epsabs,
+            epsrel=epsrel,
+        )
+
+    pq = one(p, q, p_atoms, q_atoms, p_tail_mass)
+    qp = one(q, p, q_atoms, p_atoms, q_tail_mass)
+    return NumericDivergence(
+        pq.order,
+        np.maximum(pq.value, qp.value),
+        np.maximum(pq.error_bound, qp.error_bound),
+        max(pq.quadrature_error, qp.quadrature_error),
+        max(pq.tail_mass, qp.tail_mass),
+        pq.support,
+        "privacy_profile",
+        pq.converged and qp.converged,
+    )
+
+
+@dataclass(frozen=True)
+class NumericEpsilon:
+    """ε(δ) of a numerically evaluated profile: ``epsilon`` solves value(ε) = δ, and the true
+    ε(δ) lies in [``epsilon_low``, ``epsilon_high``] under the profile's stated error bound
+    (δ(ε) is decreasing, so the band value ± error_bound maps to an ε interval)."""
+
+    delta: float
+    epsilon: float
+    epsilon_low: float
+    epsilon_high: float
+
+
+def epsilon_for_delta_numeric(
+    profile: Callable[[NDArray[np.float64]], NumericDivergence],
+    delta: float,
+    *,
+    bracket: tuple[float, float] = (-50.0, 50.0),
+    xtol: float = 1e-10,
+) -> NumericEpsilon:
+    """Invert a numeric profile at ``delta`` by vectorised bisection on three targets at once
+    (value, value − bound, value + bound each equal to δ).
+
+    ``profile(eps_array)`` returns a :class:`NumericDivergence`, e.g.
+    ``lambda e: privacy_profile(p, q, e, support=(-30, 30))``. ``bracket`` must contain the
+    three roots (ε where the profile crosses δ); an end that does not is reported as ±inf.
+    """
+    dlt = float(check_range("delta", delta, gt=0, lt=1))
+    lo = np.full(3, float(bracket[0]))
+    hi = np.full(3, float(bracket[1]))
+    sign = np.array([0.0, -1.0, 1.0])  # value, value − bound, value + bound
+
+    def g(e: NDArray[np.float64]) -> NDArray[np.float64]:
+        r = profile(e)
+        return np.asarray(r.value + sign * r.error_bound, dtype=float)
+
+    at_lo, at_hi = g(lo), g(hi)
+    while np.max(hi - lo) > xtol:
+        mid = 0.5 * (lo + hi)
+        below = g(mid) <= dlt
+        hi = np.where(below, mid, hi)
+        lo = np.where(below, lo, mid)
+    root = np.where(at_lo <= dlt, -np.inf, np.where(at_hi > dlt, np.inf, hi))
+    return NumericEpsilon(dlt, float(root[0]), float(root[1]), float(root[2]))

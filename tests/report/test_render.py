@@ -1,0 +1,230 @@
+"""The report end to end on tiny fake results: summary, figures, verdicts, errata, provenance."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from report_fakes import CL_FIG2, WriteFigure, WriteRefs, cl_fig2_summary
+
+from privrepro.report.__main__ import main
+from privrepro.report.document import inline_html
+from privrepro.report.make import generate_report
+from privrepro.report.render import figure_label, fmt_duration, fmt_num, significant_digits
+
+PB_FAIL = """\
+paper: pb
+values:
+  - id: pb-fig2-eps
+    figure: fig2
+    quantity: boosted ε at ρ=0.9
+    value: 1.0
+    source: {where: "Fig. 2(c)", kind: printed}
+    match: {table: main, column: eps, where: {rho: 0.9}}
+    tolerance: {abs: 0.05, reason: "printed to one decimal"}
+errata:
+  - id: pb-formula-understates
+    title: "The paper's formula understates the loss"
+    detail: "The exact hockey-stick divergence exceeds the formula's δ."
+    figure: fig2
+    used: "the exact profile; the paper's formula is drawn dashed"
+    evidence:
+      - {figure: fig2, column: exact_delta, where: {rho: 0.9}, label: "exact δ at ρ=0.9"}
+      - {figure: fig2, column: exact_delta}
+      - {figure: fig9, metric: m}
+"""
+
+
+@pytest.fixture
+def tree(tmp_path: Path, write_figure: WriteFigure, write_refs: WriteRefs) -> Path:
+    """cl Fig. 2 (passes), pb Fig. 2 (fails: 1.3 vs 1.0 ± 0.05), an ip config never run."""
+    write_figure("cl", "fig2", summary=cl_fig2_summary(12), meta={
+        "assumptions": {"params.k_max": {"value": 100, "why": "the k-range is not stated"}},
+        "git_sha": "feedc0ffee0123456789", "git_dirty": True, "wall_time_s": 125.0,
+        "device": "cuda", "device_name": "NVIDIA H200"})
+    write_figure("pb", "fig2", pd.DataFrame({"rho": [0.9, 0.5], "eps": [1.3, 0.7],
+                                             "exact_delta": [2.5e-5, 1e-6]}), profile="paper")
+    conf = tmp_path / "conf" / "experiment" / "ip"
+    conf.mkdir(parents=True)
+    (conf / "fig3.yaml").write_text("# @package _global_\n# ip Fig. 3 — accuracy against ε\n")
+    write_refs("cl", CL_FIG2)
+    write_refs("pb", PB_FAIL)
+    return tmp_path
+
+
+def run(tree: Path, **kw: object) -> tuple[str, str, pd.DataFrame]:
+    out = generate_report(tree / "results", tree / "plots", tree / "REPORT.md",
+                          tree / "references", tree / "conf" / "experiment", **kw)  # type: ignore[arg-type]
+    md = (tree / "REPORT.md").read_text()
+    html = (tree / "REPORT.html").read_text() if (tree / "REPORT.html").exists() else ""
+    return md, html, out.scorecard
+
+
+def section(md: str, anchor: str) -> str:
+    """The Markdown from ``<a id="anchor">`` to the next anchor of the same or a higher level."""
+    start = md.index(f'<a id="{anchor}"></a>')
+    nxt = re.search(r'<a id="[^"]+"></a>\n\n#{1,3} ', md[start + 10:])
+    return md[start: start + 10 + nxt.start()] if nxt else md[start:]
+
+
+def test_summary_counts_and_scorecard_file(tree: Path) -> None:
+    md, _, card = run(tree)
+    summary = section(md, "summary")
+    assert "| [cl](#cl) | 1 / 1 | 1 | 1 | 0 | 0 | 0 | 1 |" in summary
+    assert "| [pb](#pb) | 1 / 1 | 1 | 0 | 1 | 0 | 0 | 1 |" in summary
+    assert "| [ip](#ip) | 0 / 1 | 0 | 0 | 0 | 0 | 0 | 0 |" in summary
+    assert "| **all** | 2 / 3 | 2 | 1 | 1 | 0 | 0 | 2 |" in summary
+    assert ("- [pb Fig. 2](#pb-fig2): boosted ε at ρ=0.9 — reference 1, reproduced 1.3 "
+            "(`pb-fig2-eps`)") in summary
+    on_disk = pd.read_csv(tree / "results" / "scorecard.csv").set_index("id")
+    assert on_disk.loc["pb-fig2-eps", "verdict"] == "fail"
+    assert on_disk.loc["pb-fig2-eps", "reproduced"] == pytest.approx(1.3)
+    assert list(on_disk.index) == list(card["id"])
+
+
+def test_figure_section_has_plot_provenance_assumptions_and_values(tree: Path) -> None:
+    md, _, _ = run(tree)
+    cl = section(md, "cl-fig2")
+    assert "![cl Fig. 2](plots/cl/fig2.png)" in cl  # relative: renders on GitHub
+    assert "| `smoke` | 0 | `feedc0ffee` (dirty) | cuda (NVIDIA H200) | 2 min 05 s |" in cl
+    assert "`params.k_max` = `100` — the k-range is not stated" in cl
+    assert "*In the paper:* Sec. 1; `eq. (1)`" in cl
+    assert "| 12 | 0 | ±0 — integer from the closed form | ✅ pass |" in cl
+    pb = section(md, "pb-fig2")
+    assert ("| 1<br>*Fig. 2(c) (printed)* | 1.3 | +0.3 (+30%) | ±0.05 — printed to one decimal "
+            "| ❌ fail: off by 0.3, more than the allowed 0.05 |") in pb
+
+
+def test_not_run_figure_says_how_to_run_it(tree: Path, write_refs: WriteRefs) -> None:
+    write_refs("pac", """\
+    paper: pac
+    errata:
+      - {id: pac-ex1-thm2, title: "Example 1's Theorem 2 values", detail: d, figure: ex1}
+    """)
+    md, _, _ = run(tree)
+    pac = section(md, "pac-ex1")  # an erratum's figure gets a section, run or not
+    assert "### Example 1 — ex1" in pac and "**Not run.** Run `make fig-pac-ex1`" in pac
+    assert "[Example 1's Theorem 2 values](#erratum-pac-ex1-thm2)" in pac
+    ip = section(md, "ip-fig3")
+    assert "### Fig. 3 — ip Fig. 3 — accuracy against ε" in ip
+    assert "**Not run.** Run `make fig-ip-3`" in ip
+    assert "*(not run)*" in section(md, "contents")
+
+
+def test_errata_evidence_is_looked_up_in_the_results(tree: Path) -> None:
+    md, _, _ = run(tree)
+    errata = section(md, "pb-errata")
+    assert "#### ⚠️ The paper's formula understates the loss" in errata
+    assert "*The harness uses:* the exact profile; the paper's formula is drawn dashed" in errata
+    assert "> *Evidence:* exact δ at ρ=0.9 from Fig. 2 at rho=0.9 = **2.5e-05** (profile " \
+           "`paper`)." in errata
+    # several rows: a table with the column that varies
+    assert "> | rho | eps | exact_delta |" in errata and "> | 0.5 | 0.7 | 1e-06 |" in errata
+    assert "> *Evidence:* `m` from Fig. 9: not run yet (`make fig-pb-9`)." in errata
+    # a changed result changes the evidence
+    path = tree / "results" / "pb" / "fig2.csv"
+    df = pd.read_csv(path)
+    df.loc[df["rho"] == 0.9, "exact_delta"] = 7.5e-5
+    df.to_csv(path, index=False)
+    md, _, _ = run(tree)
+    assert "at rho=0.9 = **7.5e-05**" in section(md, "pb-errata")
+
+
+class _TagBalance(HTMLParser):
+    """Checks that every opened element is closed in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[str] = []
+        self.errors: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: object) -> None:
+        if tag not in {"img", "br", "meta"}:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.stack and self.stack[-1] == tag:
+            self.stack.pop()
+        else:
+            self.errors.append(tag)
+
+
+def test_html_is_self_contained(tree: Path) -> None:
+    _, html, _ = run(tree)
+    balance = _TagBalance()
+    balance.feed(html)
+    assert balance.errors == [] and balance.stack == []
+    assert html.count('src="data:image/png;base64,iVBORw0KGgo') == 2  # the two PNGs, inlined
+    assert 'src="plots/' not in html
+    assert '<h3 id="cl-fig2">' in html and 'href="#erratum-pb-formula-understates"' in html
+    assert "<td" in html and "❌ fail" in html
+
+
+def test_report_without_results_or_references(tmp_path: Path) -> None:
+    md, html, card = run(tmp_path)
+    assert card.empty
+    assert "| **all** | 0 / 0 | 0 | 0 | 0 | 0 | 0 | 0 |" in md
+    assert "No figure has results yet: run `make figures`." in md
+    assert "(read: none yet)" in md
+    assert html.startswith("<!DOCTYPE html>")
+
+
+def test_reference_to_a_figure_without_results_is_not_run(tree: Path) -> None:
+    for p in (tree / "results" / "cl").iterdir():
+        p.unlink()
+    md, _, card = run(tree, html=False)
+    assert card.set_index("id").loc["cl-fig2-largest-k-dropped", "code"] == "not-run"
+    assert "| not run: not run: `make fig-cl-2` |" not in md
+    assert "not run: `make fig-cl-2`" in section(md, "cl-fig2")
+    assert not (tree / "REPORT.html").exists()
+
+
+def test_cli_prints_counts_and_paths_and_fails_clearly(tree: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["--results", str(tree / "results"), "--plots", str(tree / "plots"),
+            "--out", str(tree / "REPORT.md"), "--references", str(tree / "references"),
+            "--conf", str(tree / "conf" / "experiment")]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^\s+cl\s+1\s+1\s+1\s+1\s+0", out, re.M)
+    assert f"wrote {tree / 'REPORT.md'}" in out and "scorecard.csv" in out
+    assert main([*args, "--strict"]) == 1  # pb's value fails
+    (tree / "references" / "pb.yaml").write_text(PB_FAIL.replace("kind: printed", "kind: seen"))
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "error: references/pb.yaml: values[0] (id pb-fig2-eps): source.kind: = 'seen'" in err
+
+
+@pytest.mark.parametrize(("x", "text"), [
+    (12, "12"), (12.0, "12"), (0.9742526, "0.97425"), (1e-7, "1e-07"), (float("nan"), "—"),
+    (None, "—"), (123456.7, "1.2346e+05"), (float("inf"), "∞"),
+])
+def test_fmt_num(x: object, text: str) -> None:
+    assert fmt_num(x) == text
+
+
+def test_small_formatters() -> None:
+    assert [fmt_duration(s) for s in (0.42, 125, 3725, None)] == [
+        "0.42 s", "2 min 05 s", "1 h 02 min", "—"]
+    assert [figure_label(f) for f in ("fig2", "tA3", "t2", "ex1", "table", "summary")] == [
+        "Fig. 2", "Table A3", "Table 2", "Example 1", "table", "summary"]
+    assert [significant_digits(x) for x in (0.974253, 12, 1e-7, 1.25e-7)] == [6, 2, 1, 3]
+    assert inline_html("`a<b>` **x** *y* [z](#q) <i>") == (
+        '<code>a&lt;b&gt;</code> <strong>x</strong> <em>y</em> <a href="#q">z</a> &lt;i&gt;')
+
+
+def test_unreadable_results_do_not_stop_the_report(tree: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    (tree / "results" / "pb" / "fig2.meta.json").write_text("{not json")
+    md, _, card = run(tree)
+    row = card.set_index("id").loc["pb-fig2-eps"]
+    assert (row["verdict"], row["code"]) == ("not comparable", "unreadable")
+    assert "fig2.meta.json: not valid JSON" in row["why"]
+    assert "**Results unreadable:**" in section(md, "pb-fig2")
+    assert main(["--results", str(tree / "results"), "--plots", str(tree / "plots"),
+                 "--out", str(tree / "REPORT.md"), "--references", str(tree / "references"),
+                 "--no-html"]) == 0
+    assert "warning: " in capsys.readouterr().err
