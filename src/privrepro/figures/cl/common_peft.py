@@ -115,6 +115,22 @@ class TuneParams:
     clip: float = param(1.0, gt=0, doc="fixed clipping bound when not tuning")
 
 
+def check_film_source(
+    features: FeatureParams, benchmarks: Sequence[str], methods: Sequence[str]
+) -> None:
+    """Refuse, before any compute, FiLM on real images of a benchmark not wired yet."""
+    if features.source != "backbone" or not any(m.endswith("_film") for m in methods):
+        return
+    for b in benchmarks:
+        if b != "cifar100":
+            raise ConfigError(
+                "params.benchmarks",
+                b,
+                "FiLM on real images is wired for "
+                "cifar100 only; use a *_head method or features.source=synthetic",
+            )
+
+
 def eps_label(eps: float | None) -> str:
     return "non-DP" if eps is None else f"ε={eps:g}"
 

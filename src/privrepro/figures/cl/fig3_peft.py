@@ -20,6 +20,7 @@ from privrepro.figures.cl.common_peft import (
     FilmParams,
     TrainParams,
     TuneParams,
+    check_film_source,
     eps_label,
     final_metrics,
     run_peft,
@@ -67,6 +68,7 @@ class LabelGranularityPeft(Figure[LabelGranularityParams]):
     title = "PEFT Ensemble under exact / constant prior label sets and dummy labels (Table A3)"
 
     def units(self, p: LabelGranularityParams) -> list[dict[str, Any]]:
+        check_film_source(p.features, p.benchmarks, [p.method])
         return [
             {
                 "benchmark": b,

@@ -18,6 +18,7 @@ from privrepro.figures.cl.common_peft import (
     FilmParams,
     TrainParams,
     TuneParams,
+    check_film_source,
     run_peft,
 )
 from privrepro.figures.cl.fig5_peft import plot_final, summarize_final
@@ -47,6 +48,7 @@ class BlurryPeft(Figure[BlurryParams]):
     title = "PEFT Ensemble under Not / i- / Si-Blurry Split-CIFAR-100 (Table A4)"
 
     def units(self, p: BlurryParams) -> list[dict[str, Any]]:
+        check_film_source(p.features, ["cifar100"], [p.method])
         return [
             {
                 "benchmark": "cifar100",

@@ -21,6 +21,7 @@ from privrepro.figures.cl.common_peft import (
     FilmParams,
     TrainParams,
     TuneParams,
+    check_film_source,
     eps_label,
     final_metrics,
     run_peft,
@@ -50,6 +51,7 @@ class DomainShiftPeft(Figure[DomainShiftParams]):
     title = "PEFT Ensemble, Naive and Non-CL with DP-SGD on Split-CIFAR-100 / Split-ImageNet-R"
 
     def units(self, p: DomainShiftParams) -> list[dict[str, Any]]:
+        check_film_source(p.features, p.benchmarks, p.methods)
         return [
             {
                 "benchmark": b,

@@ -18,6 +18,7 @@ from privrepro.figures.cl.common_peft import (
     FilmParams,
     TrainParams,
     TuneParams,
+    check_film_source,
     final_metrics,
     run_peft,
 )
@@ -53,6 +54,7 @@ class EnsembleRules(Figure[RulesParams]):
     title = "PEFT Ensemble aggregation rules: ArgMax, Median, Entropy (Fig. A1)"
 
     def units(self, p: RulesParams) -> list[dict[str, Any]]:
+        check_film_source(p.features, p.benchmarks, [p.method])
         return [
             {
                 "benchmark": b,

@@ -26,6 +26,7 @@ from privrepro.figures.cl.common_peft import (
     FilmParams,
     TrainParams,
     TuneParams,
+    check_film_source,
     eps_label,
     run_peft,
 )
@@ -66,6 +67,7 @@ class FiveDatasetsPeft(Figure[FiveDatasetsParams]):
     title = "PEFT Ensemble and Naive on 5-Datasets over task orders (Table A7, Figs. A7/A8)"
 
     def units(self, p: FiveDatasetsParams) -> list[dict[str, Any]]:
+        check_film_source(p.features, ["5-datasets"], p.methods)
         common = {
             "benchmark": "5-datasets",
             "features": vars(p.features),
