@@ -137,7 +137,10 @@ def small_vit(
     )
     with torch.no_grad():
         for name, p in vit.named_parameters():
-            if p.ndim > 1 or name in ("cls_token", "pos_embed"):
+            if p.ndim > 1 and name not in ("cls_token", "pos_embed"):
+                fan_in = int(torch.tensor(p.shape[1:]).prod())  # LeCun-normal: features vary
+                p.copy_(torch.randn(p.shape, generator=generator) / fan_in**0.5)
+            elif name in ("cls_token", "pos_embed"):
                 p.copy_(torch.randn(p.shape, generator=generator) * 0.02)
             elif name.endswith("bias"):
                 p.zero_()
