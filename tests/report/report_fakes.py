@@ -19,9 +19,15 @@ WriteRefs = Callable[[str, str], Path]
 
 def tiny_png() -> bytes:
     """A valid 1×1 white PNG (signature, IHDR, IDAT, IEND)."""
+
     def chunk(kind: bytes, data: bytes) -> bytes:
-        return (struct.pack(">I", len(data)) + kind + data
-                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+        return (
+            struct.pack(">I", len(data))
+            + kind
+            + data
+            + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+        )
+
     ihdr = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
     idat = zlib.compress(b"\x00\xff\xff\xff")
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", idat) + chunk(b"IEND", b"")
@@ -51,7 +57,9 @@ errata:
 def cl_fig2_summary(largest_k: int = 12) -> pd.DataFrame:
     """Summary rows as cl Fig. 2's recipe writes them (12 at ε=1, δ=1e-7: ln(1 + 0.01(e−1)/1e-7)
     = 12.05, floor 12, closed form of dp.group)."""
-    return pd.DataFrame([
-        {"metric": "largest_k_dropped_99", "epsilon": 1.0, "delta": 1e-7, "value": largest_k},
-        {"metric": "largest_k_dropped_99", "epsilon": 2.0, "delta": 1e-7, "value": 6},
-    ])
+    return pd.DataFrame(
+        [
+            {"metric": "largest_k_dropped_99", "epsilon": 1.0, "delta": 1e-7, "value": largest_k},
+            {"metric": "largest_k_dropped_99", "epsilon": 2.0, "delta": 1e-7, "value": 6},
+        ]
+    )

@@ -17,12 +17,16 @@ def test_pilot_runner_to_report(tmp_path: Path, store_overrides: list[str]) -> N
     if not (default_references_dir() / "cl-fig2.yaml").is_file():
         pytest.skip("no references/cl-fig2.yaml in this checkout")
     run.run_experiment("cl/fig2", ["profile=tiny", "device=cpu", *store_overrides])
-    out = generate_report(tmp_path / "results", tmp_path / "plots", tmp_path / "REPORT.md",
-                          conf=None, html=False)
+    out = generate_report(
+        tmp_path / "results", tmp_path / "plots", tmp_path / "REPORT.md", conf=None, html=False
+    )
     card = out.scorecard.set_index("id")
     # the caption's claim (cl paper, Fig. 2: ε=1, δ=1e-7, "fewer than 13") holds under tiny
     assert card.loc["cl-fig2-caption-k12", ["verdict", "reproduced", "profile"]].tolist() == [
-        "pass", 12, "tiny"]
+        "pass",
+        12,
+        "tiny",
+    ]
     # entries on the full grid are declared for smoke/paper only: not comparable under tiny
     assert card.loc["cl-fig2-largest-k-eps2-delta1e-07", "code"] == "profile"
     md = (tmp_path / "REPORT.md").read_text()
@@ -33,6 +37,7 @@ def test_pilot_runner_to_report(tmp_path: Path, store_overrides: list[str]) -> N
     hit = (summary["metric"] == "largest_k_dropped_99") & (summary["epsilon"] == 1.0)
     summary.loc[hit, "value"] = 11
     summary.to_csv(path, index=False)
-    out = generate_report(tmp_path / "results", tmp_path / "plots", tmp_path / "REPORT.md",
-                          conf=None, html=False)
+    out = generate_report(
+        tmp_path / "results", tmp_path / "plots", tmp_path / "REPORT.md", conf=None, html=False
+    )
     assert out.scorecard.set_index("id").loc["cl-fig2-caption-k12", "verdict"] == "fail"

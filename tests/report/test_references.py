@@ -48,22 +48,35 @@ def test_main_table_value_and_tolerance_rule(write_refs: WriteRefs) -> None:
     assert v.tolerance is not None and v.tolerance.allowed(1.5) == pytest.approx(0.01)
 
 
-@pytest.mark.parametrize(("edit", "key", "problem"), [
-    (("tolerance: {abs: 0.01, reason: \"printed to two decimals\"}", "tolerance: {abs: 0.01}"),
-     "tolerance.reason", "is required"),
-    (("abs: 0.01", "abs: -1"), "tolerance.abs", "must be >= 0"),
-    (("tolerance: {abs: 0.01, reason: \"printed to two decimals\"}",
-      "tolerance: {reason: \"x\"}"), "tolerance", "needs abs, rel or both"),
-    (("kind: printed", "kind: guessed"), "source.kind", "must be one of"),
-    (("value: 1.5", "value: about 1.5"), "value", "must be a number"),
-    (("quantity: q", "quantity: q\n    colour: red"), "colour", "unknown key"),
-    (("table: main, column: eps", "table: main"), "match.column", "is required"),
-    (("table: main, column: eps", "table: summary"), "match.metric", "is required"),
-    (("where: {rho: 0.9}", "where: {rho: [0.9]}"), "match.where.rho", "must be a number"),
-    (("    figure: fig2\n", ""), "figure", "is required"),
-])
-def test_malformed_entry_names_file_id_and_key(write_refs: WriteRefs, edit: tuple[str, str],
-                                              key: str, problem: str) -> None:
+@pytest.mark.parametrize(
+    ("edit", "key", "problem"),
+    [
+        (
+            ('tolerance: {abs: 0.01, reason: "printed to two decimals"}', "tolerance: {abs: 0.01}"),
+            "tolerance.reason",
+            "is required",
+        ),
+        (("abs: 0.01", "abs: -1"), "tolerance.abs", "must be >= 0"),
+        (
+            (
+                'tolerance: {abs: 0.01, reason: "printed to two decimals"}',
+                'tolerance: {reason: "x"}',
+            ),
+            "tolerance",
+            "needs abs, rel or both",
+        ),
+        (("kind: printed", "kind: guessed"), "source.kind", "must be one of"),
+        (("value: 1.5", "value: about 1.5"), "value", "must be a number"),
+        (("quantity: q", "quantity: q\n    colour: red"), "colour", "unknown key"),
+        (("table: main, column: eps", "table: main"), "match.column", "is required"),
+        (("table: main, column: eps", "table: summary"), "match.metric", "is required"),
+        (("where: {rho: 0.9}", "where: {rho: [0.9]}"), "match.where.rho", "must be a number"),
+        (("    figure: fig2\n", ""), "figure", "is required"),
+    ],
+)
+def test_malformed_entry_names_file_id_and_key(
+    write_refs: WriteRefs, edit: tuple[str, str], key: str, problem: str
+) -> None:
     old, new = edit
     assert old in VALUE
     folder = write_refs("pb", VALUE.replace(old, new))
@@ -85,8 +98,11 @@ def test_erratum_evidence_list_errors_name_the_item(write_refs: WriteRefs) -> No
           - {figure: fig3, metric: delta_at_10}
           - {metric: delta_at_10}
     """
-    with pytest.raises(ReferenceError, match=r"errata\[0\] \(id ip-e\): evidence\[1\]\.figure: "
-                                             r"is required"):
+    with pytest.raises(
+        ReferenceError,
+        match=r"errata\[0\] \(id ip-e\): evidence\[1\]\.figure: "
+        r"is required",
+    ):
         load_references(write_refs("ip", text))
 
 
@@ -99,8 +115,11 @@ def test_paper_must_match_file_name(write_refs: WriteRefs) -> None:
 def test_part_files_and_duplicate_ids(write_refs: WriteRefs) -> None:
     write_refs("pb", VALUE)
     folder = write_refs("pb-extra", VALUE)
-    with pytest.raises(ReferenceError, match=r"pb-extra.yaml: values \(id pb-x\): id: duplicate "
-                                             r"id; first defined in references/pb.yaml"):
+    with pytest.raises(
+        ReferenceError,
+        match=r"pb-extra.yaml: values \(id pb-x\): id: duplicate "
+        r"id; first defined in references/pb.yaml",
+    ):
         load_references(folder)
     (folder / "pb-extra.yaml").write_text(VALUE.replace("pb-x", "pb-y"))
     assert [v.id for v in load_references(folder).values] == ["pb-x", "pb-y"]

@@ -41,12 +41,25 @@ errata:
 @pytest.fixture
 def tree(tmp_path: Path, write_figure: WriteFigure, write_refs: WriteRefs) -> Path:
     """cl Fig. 2 (passes), pb Fig. 2 (fails: 1.3 vs 1.0 ± 0.05), an ip config never run."""
-    write_figure("cl", "fig2", summary=cl_fig2_summary(12), meta={
-        "assumptions": {"params.k_max": {"value": 100, "why": "the k-range is not stated"}},
-        "git_sha": "feedc0ffee0123456789", "git_dirty": True, "wall_time_s": 125.0,
-        "device": "cuda", "device_name": "NVIDIA H200"})
-    write_figure("pb", "fig2", pd.DataFrame({"rho": [0.9, 0.5], "eps": [1.3, 0.7],
-                                             "exact_delta": [2.5e-5, 1e-6]}), profile="paper")
+    write_figure(
+        "cl",
+        "fig2",
+        summary=cl_fig2_summary(12),
+        meta={
+            "assumptions": {"params.k_max": {"value": 100, "why": "the k-range is not stated"}},
+            "git_sha": "feedc0ffee0123456789",
+            "git_dirty": True,
+            "wall_time_s": 125.0,
+            "device": "cuda",
+            "device_name": "NVIDIA H200",
+        },
+    )
+    write_figure(
+        "pb",
+        "fig2",
+        pd.DataFrame({"rho": [0.9, 0.5], "eps": [1.3, 0.7], "exact_delta": [2.5e-5, 1e-6]}),
+        profile="paper",
+    )
     conf = tmp_path / "conf" / "experiment" / "ip"
     conf.mkdir(parents=True)
     (conf / "fig3.yaml").write_text("# @package _global_\n# ip Fig. 3 — accuracy against ε\n")
@@ -56,8 +69,14 @@ def tree(tmp_path: Path, write_figure: WriteFigure, write_refs: WriteRefs) -> Pa
 
 
 def run(tree: Path, **kw: object) -> tuple[str, str, pd.DataFrame]:
-    out = generate_report(tree / "results", tree / "plots", tree / "REPORT.md",
-                          tree / "references", tree / "conf" / "experiment", **kw)  # type: ignore[arg-type]
+    out = generate_report(
+        tree / "results",
+        tree / "plots",
+        tree / "REPORT.md",
+        tree / "references",
+        tree / "conf" / "experiment",
+        **kw,
+    )  # type: ignore[arg-type]
     md = (tree / "REPORT.md").read_text()
     html = (tree / "REPORT.html").read_text() if (tree / "REPORT.html").exists() else ""
     return md, html, out.scorecard
@@ -66,8 +85,8 @@ def run(tree: Path, **kw: object) -> tuple[str, str, pd.DataFrame]:
 def section(md: str, anchor: str) -> str:
     """The Markdown from ``<a id="anchor">`` to the next anchor of the same or a higher level."""
     start = md.index(f'<a id="{anchor}"></a>')
-    nxt = re.search(r'<a id="[^"]+"></a>\n\n#{1,3} ', md[start + 10:])
-    return md[start: start + 10 + nxt.start()] if nxt else md[start:]
+    nxt = re.search(r'<a id="[^"]+"></a>\n\n#{1,3} ', md[start + 10 :])
+    return md[start : start + 10 + nxt.start()] if nxt else md[start:]
 
 
 def test_summary_counts_and_scorecard_file(tree: Path) -> None:
@@ -77,8 +96,9 @@ def test_summary_counts_and_scorecard_file(tree: Path) -> None:
     assert "| [pb](#pb) | 1 / 1 | 1 | 0 | 1 | 0 | 0 | 1 |" in summary
     assert "| [ip](#ip) | 0 / 1 | 0 | 0 | 0 | 0 | 0 | 0 |" in summary
     assert "| **all** | 2 / 3 | 2 | 1 | 1 | 0 | 0 | 2 |" in summary
-    assert ("- [pb Fig. 2](#pb-fig2): boosted ε at ρ=0.9 — reference 1, reproduced 1.3 "
-            "(`pb-fig2-eps`)") in summary
+    assert (
+        "- [pb Fig. 2](#pb-fig2): boosted ε at ρ=0.9 — reference 1, reproduced 1.3 (`pb-fig2-eps`)"
+    ) in summary
     on_disk = pd.read_csv(tree / "results" / "scorecard.csv").set_index("id")
     assert on_disk.loc["pb-fig2-eps", "verdict"] == "fail"
     assert on_disk.loc["pb-fig2-eps", "reproduced"] == pytest.approx(1.3)
@@ -94,16 +114,21 @@ def test_figure_section_has_plot_provenance_assumptions_and_values(tree: Path) -
     assert "*In the paper:* Sec. 1; `eq. (1)`" in cl
     assert "| 12 | 0 | ±0 — integer from the closed form | ✅ pass |" in cl
     pb = section(md, "pb-fig2")
-    assert ("| 1<br>*Fig. 2(c) (printed)* | 1.3 | +0.3 (+30%) | ±0.05 — printed to one decimal "
-            "| ❌ fail: off by 0.3, more than the allowed 0.05 |") in pb
+    assert (
+        "| 1<br>*Fig. 2(c) (printed)* | 1.3 | +0.3 (+30%) | ±0.05 — printed to one decimal "
+        "| ❌ fail: off by 0.3, more than the allowed 0.05 |"
+    ) in pb
 
 
 def test_not_run_figure_says_how_to_run_it(tree: Path, write_refs: WriteRefs) -> None:
-    write_refs("pac", """\
+    write_refs(
+        "pac",
+        """\
     paper: pac
     errata:
       - {id: pac-ex1-thm2, title: "Example 1's Theorem 2 values", detail: d, figure: ex1}
-    """)
+    """,
+    )
     md, _, _ = run(tree)
     pac = section(md, "pac-ex1")  # an erratum's figure gets a section, run or not
     assert "### Example 1 — ex1" in pac and "**Not run.** Run `make fig-pac-ex1`" in pac
@@ -119,8 +144,10 @@ def test_errata_evidence_is_looked_up_in_the_results(tree: Path) -> None:
     errata = section(md, "pb-errata")
     assert "#### ⚠️ The paper's formula understates the loss" in errata
     assert "*The harness uses:* the exact profile; the paper's formula is drawn dashed" in errata
-    assert "> *Evidence:* exact δ at ρ=0.9 from Fig. 2 at rho=0.9 = **2.5e-05** (profile " \
-           "`paper`)." in errata
+    assert (
+        "> *Evidence:* exact δ at ρ=0.9 from Fig. 2 at rho=0.9 = **2.5e-05** (profile "
+        "`paper`)." in errata
+    )
     # several rows: a table with the column that varies
     assert "> | rho | eps | exact_delta |" in errata and "> | 0.5 | 0.7 | 1e-06 |" in errata
     assert "> *Evidence:* `m` from Fig. 9: not run yet (`make fig-pb-9`)." in errata
@@ -182,11 +209,21 @@ def test_reference_to_a_figure_without_results_is_not_run(tree: Path) -> None:
     assert not (tree / "REPORT.html").exists()
 
 
-def test_cli_prints_counts_and_paths_and_fails_clearly(tree: Path,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
-    args = ["--results", str(tree / "results"), "--plots", str(tree / "plots"),
-            "--out", str(tree / "REPORT.md"), "--references", str(tree / "references"),
-            "--conf", str(tree / "conf" / "experiment")]
+def test_cli_prints_counts_and_paths_and_fails_clearly(
+    tree: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = [
+        "--results",
+        str(tree / "results"),
+        "--plots",
+        str(tree / "plots"),
+        "--out",
+        str(tree / "REPORT.md"),
+        "--references",
+        str(tree / "references"),
+        "--conf",
+        str(tree / "conf" / "experiment"),
+    ]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert re.search(r"^\s+cl\s+1\s+1\s+1\s+1\s+0", out, re.M)
@@ -198,33 +235,67 @@ def test_cli_prints_counts_and_paths_and_fails_clearly(tree: Path,
     assert "error: references/pb.yaml: values[0] (id pb-fig2-eps): source.kind: = 'seen'" in err
 
 
-@pytest.mark.parametrize(("x", "text"), [
-    (12, "12"), (12.0, "12"), (0.9742526, "0.97425"), (1e-7, "1e-07"), (float("nan"), "—"),
-    (None, "—"), (123456.7, "1.2346e+05"), (float("inf"), "∞"),
-])
+@pytest.mark.parametrize(
+    ("x", "text"),
+    [
+        (12, "12"),
+        (12.0, "12"),
+        (0.9742526, "0.97425"),
+        (1e-7, "1e-07"),
+        (float("nan"), "—"),
+        (None, "—"),
+        (123456.7, "1.2346e+05"),
+        (float("inf"), "∞"),
+    ],
+)
 def test_fmt_num(x: object, text: str) -> None:
     assert fmt_num(x) == text
 
 
 def test_small_formatters() -> None:
     assert [fmt_duration(s) for s in (0.42, 125, 3725, None)] == [
-        "0.42 s", "2 min 05 s", "1 h 02 min", "—"]
+        "0.42 s",
+        "2 min 05 s",
+        "1 h 02 min",
+        "—",
+    ]
     assert [figure_label(f) for f in ("fig2", "tA3", "t2", "ex1", "table", "summary")] == [
-        "Fig. 2", "Table A3", "Table 2", "Example 1", "table", "summary"]
+        "Fig. 2",
+        "Table A3",
+        "Table 2",
+        "Example 1",
+        "table",
+        "summary",
+    ]
     assert [significant_digits(x) for x in (0.974253, 12, 1e-7, 1.25e-7)] == [6, 2, 1, 3]
     assert inline_html("`a<b>` **x** *y* [z](#q) <i>") == (
-        '<code>a&lt;b&gt;</code> <strong>x</strong> <em>y</em> <a href="#q">z</a> &lt;i&gt;')
+        '<code>a&lt;b&gt;</code> <strong>x</strong> <em>y</em> <a href="#q">z</a> &lt;i&gt;'
+    )
 
 
-def test_unreadable_results_do_not_stop_the_report(tree: Path,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_unreadable_results_do_not_stop_the_report(
+    tree: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tree / "results" / "pb" / "fig2.meta.json").write_text("{not json")
     md, _, card = run(tree)
     row = card.set_index("id").loc["pb-fig2-eps"]
     assert (row["verdict"], row["code"]) == ("not comparable", "unreadable")
     assert "fig2.meta.json: not valid JSON" in row["why"]
     assert "**Results unreadable:**" in section(md, "pb-fig2")
-    assert main(["--results", str(tree / "results"), "--plots", str(tree / "plots"),
-                 "--out", str(tree / "REPORT.md"), "--references", str(tree / "references"),
-                 "--no-html"]) == 0
+    assert (
+        main(
+            [
+                "--results",
+                str(tree / "results"),
+                "--plots",
+                str(tree / "plots"),
+                "--out",
+                str(tree / "REPORT.md"),
+                "--references",
+                str(tree / "references"),
+                "--no-html",
+            ]
+        )
+        == 0
+    )
     assert "warning: " in capsys.readouterr().err

@@ -76,8 +76,9 @@ values:
     tolerance: {abs: 0.1, reason: "r"}
 """
 
-FIG2 = pd.DataFrame({"rho": [0.9, 0.9, 0.5], "mech": ["pb", "gauss", "pb"],
-                     "eps": [1.02, 2.15, 0.55]})
+FIG2 = pd.DataFrame(
+    {"rho": [0.9, 0.9, 0.5], "mech": ["pb", "gauss", "pb"], "eps": [1.02, 2.15, 0.55]}
+)
 FIG3 = pd.DataFrame({"eps": [1, 1, 1], "seed_run": [0, 1, 2], "acc": [0.79, 0.80, 0.84]})
 
 
@@ -93,8 +94,9 @@ def pb_card(tmp_path: Path, write_figure: WriteFigure, write_refs: WriteRefs) ->
     return card_for(tmp_path, write_refs("pb", PB))
 
 
-def test_pilot_passes_with_the_value_from_the_summary(tmp_path: Path, write_figure: WriteFigure,
-                                                      write_refs: WriteRefs) -> None:
+def test_pilot_passes_with_the_value_from_the_summary(
+    tmp_path: Path, write_figure: WriteFigure, write_refs: WriteRefs
+) -> None:
     write_figure("cl", "fig2", summary=cl_fig2_summary(12))
     card = card_for(tmp_path, write_refs("cl", CL_FIG2))
     row = card.loc["cl-fig2-largest-k-dropped"]
@@ -102,8 +104,9 @@ def test_pilot_passes_with_the_value_from_the_summary(tmp_path: Path, write_figu
     assert (row["verdict"], row["difference"], row["profile"]) == ("pass", 0, "smoke")
 
 
-def test_changing_the_results_csv_flips_pass_to_fail(tmp_path: Path, write_figure: WriteFigure,
-                                                     write_refs: WriteRefs) -> None:
+def test_changing_the_results_csv_flips_pass_to_fail(
+    tmp_path: Path, write_figure: WriteFigure, write_refs: WriteRefs
+) -> None:
     """The issue's requirement: a changed result changes the verdict (read from disk again)."""
     refs = write_refs("cl", CL_FIG2)
     res = write_figure("cl", "fig2", summary=cl_fig2_summary(12))
@@ -136,8 +139,9 @@ def test_main_table_verdicts_follow_the_tolerances(pb_card: pd.DataFrame) -> Non
     assert pb_card.loc["pb-mean", "n_rows"] == 3
 
 
-def test_relative_tolerance_boundary(tmp_path: Path, write_figure: WriteFigure,
-                                     write_refs: WriteRefs) -> None:
+def test_relative_tolerance_boundary(
+    tmp_path: Path, write_figure: WriteFigure, write_refs: WriteRefs
+) -> None:
     refs = write_refs("pb", PB)
     write_figure("pb", "fig2", FIG2.assign(eps=[1.0, 2.21, 0.5]))  # 0.21 > 0.2
     row = card_for(tmp_path, refs).loc["pb-rel"]
@@ -146,14 +150,20 @@ def test_relative_tolerance_boundary(tmp_path: Path, write_figure: WriteFigure,
     assert card_for(tmp_path, refs).loc["pb-rel", "verdict"] == "pass"
 
 
-@pytest.mark.parametrize(("entry", "code", "why"), [
-    ("pb-plot", "no-tolerance", "read off a plot and no tolerance stated"),
-    ("pb-paper-only", "profile", "made under profile 'smoke'; the published value is comparable "
-                                 "under paper"),
-    ("pb-ambiguous", "ambiguous", "ambiguous: 3 rows with 3 different values match"),
-    ("pb-missing-row", "no-row", "no row with eps=8"),
-    ("pb-not-run", "not-run", "not run: `make fig-pb-6`"),
-])
+@pytest.mark.parametrize(
+    ("entry", "code", "why"),
+    [
+        ("pb-plot", "no-tolerance", "read off a plot and no tolerance stated"),
+        (
+            "pb-paper-only",
+            "profile",
+            "made under profile 'smoke'; the published value is comparable under paper",
+        ),
+        ("pb-ambiguous", "ambiguous", "ambiguous: 3 rows with 3 different values match"),
+        ("pb-missing-row", "no-row", "no row with eps=8"),
+        ("pb-not-run", "not-run", "not run: `make fig-pb-6`"),
+    ],
+)
 def test_not_comparable_says_why(pb_card: pd.DataFrame, entry: str, code: str, why: str) -> None:
     row = pb_card.loc[entry]
     assert row["verdict"] == "not comparable"
@@ -165,21 +175,25 @@ def test_profile_mismatch_still_shows_the_reproduced_value(pb_card: pd.DataFrame
     assert pb_card.loc["pb-paper-only", "reproduced"] == pytest.approx(0.55)
 
 
-def test_float_where_matches_to_relative_1e9(tmp_path: Path, write_figure: WriteFigure,
-                                            write_refs: WriteRefs) -> None:
+def test_float_where_matches_to_relative_1e9(
+    tmp_path: Path, write_figure: WriteFigure, write_refs: WriteRefs
+) -> None:
     summary = cl_fig2_summary(12)
     summary["delta"] = [1e-7 * (1 + 1e-12), 1e-7]  # a CSV round-off far below 1e-9
     write_figure("cl", "fig2", summary=summary)
-    assert card_for(tmp_path, write_refs("cl", CL_FIG2)).loc[
-        "cl-fig2-largest-k-dropped", "verdict"] == "pass"
+    assert (
+        card_for(tmp_path, write_refs("cl", CL_FIG2)).loc["cl-fig2-largest-k-dropped", "verdict"]
+        == "pass"
+    )
     summary["delta"] = [1.001e-7, 1e-7]  # a different δ: no row
     write_figure("cl", "fig2", summary=summary)
     row = card_for(tmp_path, write_refs("cl", CL_FIG2)).loc["cl-fig2-largest-k-dropped"]
     assert row["code"] == "no-row"
 
 
-def test_summary_counts_per_paper(tmp_path: Path, write_figure: WriteFigure,
-                                  write_refs: WriteRefs) -> None:
+def test_summary_counts_per_paper(
+    tmp_path: Path, write_figure: WriteFigure, write_refs: WriteRefs
+) -> None:
     write_figure("pb", "fig2", FIG2)
     write_figure("pb", "fig3", FIG3)
     write_figure("cl", "fig2", summary=cl_fig2_summary(13))
@@ -188,9 +202,16 @@ def test_summary_counts_per_paper(tmp_path: Path, write_figure: WriteFigure,
     figures = load_results(tmp_path / "results", tmp_path / "plots")
     card = build_scorecard(figures, refs)
     counts = summary_counts(card, figures, refs, ["cl", "pb", "pac"]).set_index("paper")
-    assert counts.loc["cl"].to_dict() == {"figures": 1, "figures run": 1, "values": 1, "pass": 0,
-                                          "fail": 1, "not comparable": 0, "not run": 0,
-                                          "errata": 1}
+    assert counts.loc["cl"].to_dict() == {
+        "figures": 1,
+        "figures run": 1,
+        "values": 1,
+        "pass": 0,
+        "fail": 1,
+        "not comparable": 0,
+        "not run": 0,
+        "errata": 1,
+    }
     # pb: abs, rel, mean pass; plot, paper-only, ambiguous, missing-row not comparable; fig6 not run
     assert counts.loc["pb", ["pass", "fail", "not comparable", "not run"]].tolist() == [3, 0, 4, 1]
     assert counts.loc["pac", "values"] == 0
@@ -211,17 +232,30 @@ values:
 """
 
 
-@pytest.mark.parametrize(("params", "table_extra", "code", "why"), [
-    ({"dataset": "mnist", "model": {"width": 64}}, {}, "", ""),
-    ({"dataset": "digits", "model": {"width": 64}}, {}, "data",
-     "data not available: made with dataset=digits, the reference needs dataset=mnist"),
-    ({"model": {"width": 64}}, {"dataset": ["mnist", "mnist"]}, "", ""),  # from a column
-    ({"model": {"width": 64}}, {"dataset": ["mnist", "digits"]}, "data", "data not available"),
-    ({"dataset": "mnist"}, {}, "data", "the results do not record model.width"),
-])
+@pytest.mark.parametrize(
+    ("params", "table_extra", "code", "why"),
+    [
+        ({"dataset": "mnist", "model": {"width": 64}}, {}, "", ""),
+        (
+            {"dataset": "digits", "model": {"width": 64}},
+            {},
+            "data",
+            "data not available: made with dataset=digits, the reference needs dataset=mnist",
+        ),
+        ({"model": {"width": 64}}, {"dataset": ["mnist", "mnist"]}, "", ""),  # from a column
+        ({"model": {"width": 64}}, {"dataset": ["mnist", "digits"]}, "data", "data not available"),
+        ({"dataset": "mnist"}, {}, "data", "the results do not record model.width"),
+    ],
+)
 def test_requires_marks_other_data_not_comparable(
-        tmp_path: Path, write_figure: WriteFigure, write_refs: WriteRefs, params: dict,
-        table_extra: dict, code: str, why: str) -> None:
+    tmp_path: Path,
+    write_figure: WriteFigure,
+    write_refs: WriteRefs,
+    params: dict,
+    table_extra: dict,
+    code: str,
+    why: str,
+) -> None:
     table = pd.DataFrame({"eps": [1, 2], "acc": [0.91, 0.95], **table_extra})
     write_figure("ip", "fig4", table, meta={"params": params})
     row = card_for(tmp_path, write_refs("ip", REQUIRES)).loc["ip-acc"]

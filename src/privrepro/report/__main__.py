@@ -16,22 +16,31 @@ from privrepro.report.references import ReferenceError
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point; returns the exit status."""
-    ap = argparse.ArgumentParser(prog="python -m privrepro.report", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m privrepro.report",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--results", default="results", help="results folder (default: results)")
     ap.add_argument("--plots", default="plots", help="plots folder (default: plots)")
     ap.add_argument("--out", default="REPORT.md", help="Markdown report (default: REPORT.md)")
-    ap.add_argument("--references", default=None,
-                    help="folder of reference files (default: the package's references/)")
-    ap.add_argument("--conf", default="conf/experiment",
-                    help="experiment configs, to list figures not run yet (default: "
-                         "conf/experiment)")
+    ap.add_argument(
+        "--references",
+        default=None,
+        help="folder of reference files (default: the package's references/)",
+    )
+    ap.add_argument(
+        "--conf",
+        default="conf/experiment",
+        help="experiment configs, to list figures not run yet (default: conf/experiment)",
+    )
     ap.add_argument("--no-html", action="store_true", help="skip the HTML page")
     ap.add_argument("--strict", action="store_true", help="exit 1 when any value fails")
     args = ap.parse_args(argv)
     try:
-        outcome = generate_report(args.results, args.plots, args.out, args.references, args.conf,
-                                  html=not args.no_html)
+        outcome = generate_report(
+            args.results, args.plots, args.out, args.references, args.conf, html=not args.no_html
+        )
     except ReferenceError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -16,8 +16,20 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Block", "Bullets", "Callout", "Details", "Heading", "Image", "Para", "Table",
-           "inline_html", "md_cell", "to_html", "to_markdown"]
+__all__ = [
+    "Block",
+    "Bullets",
+    "Callout",
+    "Details",
+    "Heading",
+    "Image",
+    "Para",
+    "Table",
+    "inline_html",
+    "md_cell",
+    "to_html",
+    "to_markdown",
+]
 
 
 @dataclass
@@ -103,8 +115,10 @@ def _md_block(block: Block, base: Path) -> list[str]:
     if isinstance(block, Table):
         align = block.align or ["l"] * len(block.header)
         rule = {"l": ":--", "r": "--:", "c": ":-:"}
-        lines = ["| " + " | ".join(md_cell(h) for h in block.header) + " |",
-                 "|" + "|".join(rule[a] for a in align) + "|"]
+        lines = [
+            "| " + " | ".join(md_cell(h) for h in block.header) + " |",
+            "|" + "|".join(rule[a] for a in align) + "|",
+        ]
         lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in block.rows]
         return ["\n".join(lines)]
     if isinstance(block, Image):
@@ -164,8 +178,9 @@ def inline_html(text: str) -> str:
     text = _LINK.sub(lambda m: f'<a href="{html.escape(m.group(2))}">{m.group(1)}</a>', text)
     text = _BOLD.sub(r"<strong>\1</strong>", text)
     text = _ITAL.sub(r"<em>\1</em>", text)
-    return re.sub("\x00(\\d+)\x00", lambda m: f"<code>{html.escape(codes[int(m.group(1))])}</code>",
-                  text)
+    return re.sub(
+        "\x00(\\d+)\x00", lambda m: f"<code>{html.escape(codes[int(m.group(1))])}</code>", text
+    )
 
 
 def _html_block(block: Block, base: Path) -> str:
@@ -177,33 +192,48 @@ def _html_block(block: Block, base: Path) -> str:
     if isinstance(block, Table):
         align = block.align or ["l"] * len(block.header)
         css = {"l": "left", "r": "right", "c": "center"}
-        head = "".join(f'<th style="text-align:{css[a]}">{inline_html(h)}</th>'
-                       for h, a in zip(block.header, align, strict=True))
+        head = "".join(
+            f'<th style="text-align:{css[a]}">{inline_html(h)}</th>'
+            for h, a in zip(block.header, align, strict=True)
+        )
         body = "".join(
-            "<tr>" + "".join(f'<td style="text-align:{css[a]}">{inline_html(c)}</td>'
-                             for c, a in zip(row, align, strict=True)) + "</tr>" for row in block.rows)
+            "<tr>"
+            + "".join(
+                f'<td style="text-align:{css[a]}">{inline_html(c)}</td>'
+                for c, a in zip(row, align, strict=True)
+            )
+            + "</tr>"
+            for row in block.rows
+        )
         return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
     if isinstance(block, Image):
         data = base64.b64encode(Path(block.path).read_bytes()).decode("ascii")
-        links = " · ".join(f'<a href="{html.escape(_rel(p, base))}">{html.escape(label)}</a>'
-                           for label, p in block.links)
+        links = " · ".join(
+            f'<a href="{html.escape(_rel(p, base))}">{html.escape(label)}</a>'
+            for label, p in block.links
+        )
         caption = inline_html(block.caption) + (f" ({links})" if links else "")
-        return (f'<figure><img alt="{html.escape(block.alt)}" src="data:image/png;base64,{data}">'
-                f"<figcaption>{caption}</figcaption></figure>")
+        return (
+            f'<figure><img alt="{html.escape(block.alt)}" src="data:image/png;base64,{data}">'
+            f"<figcaption>{caption}</figcaption></figure>"
+        )
     if isinstance(block, Bullets):
         items = []
         for item in block.items:
             if isinstance(item, tuple):
                 sub = "".join(f"<li>{inline_html(s)}</li>" for s in item[1])
-                items.append(f"<li>{inline_html(item[0])}" + (f"<ul>{sub}</ul>" if sub else "")
-                             + "</li>")
+                items.append(
+                    f"<li>{inline_html(item[0])}" + (f"<ul>{sub}</ul>" if sub else "") + "</li>"
+                )
             else:
                 items.append(f"<li>{inline_html(item)}</li>")
         return "<ul>" + "".join(items) + "</ul>"
     if isinstance(block, Callout):
         inner = "".join(_html_block(b, base) for b in block.blocks)
-        return (f'<div class="callout {html.escape(block.kind)}"><p class="callout-title">'
-                f"{inline_html(block.title)}</p>{inner}</div>")
+        return (
+            f'<div class="callout {html.escape(block.kind)}"><p class="callout-title">'
+            f"{inline_html(block.title)}</p>{inner}</div>"
+        )
     if isinstance(block, Details):
         inner = "".join(_html_block(b, base) for b in block.blocks)
         return f"<details><summary>{html.escape(block.summary)}</summary>{inner}</details>"
@@ -229,6 +259,8 @@ h2{border-bottom:1px solid #d0d7de;padding-bottom:0.2em;margin-top:2em}
 def to_html(blocks: list[Block], base: Path, title: str) -> str:
     """A self-contained HTML page (plots inlined as base64 PNG; other links relative to ``base``)."""
     body = "\n".join(_html_block(b, base) for b in blocks)
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f"<title>{html.escape(title)}</title><style>{_CSS}</style></head>\n"
-            f"<body>\n{body}\n</body></html>\n")
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{html.escape(title)}</title><style>{_CSS}</style></head>\n"
+        f"<body>\n{body}\n</body></html>\n"
+    )

@@ -32,10 +32,14 @@ class ReportOutcome:
     written: list[Path]
 
 
-def generate_report(results: str | Path = "results", plots: str | Path = "plots",
-                    out: str | Path = "REPORT.md", references: str | Path | None = None,
-                    conf: str | Path | None = "conf/experiment", html: bool = True
-                    ) -> ReportOutcome:
+def generate_report(
+    results: str | Path = "results",
+    plots: str | Path = "plots",
+    out: str | Path = "REPORT.md",
+    references: str | Path | None = None,
+    conf: str | Path | None = "conf/experiment",
+    html: bool = True,
+) -> ReportOutcome:
     """Build the scorecard and the report.
 
     Args:
@@ -57,10 +61,13 @@ def generate_report(results: str | Path = "results", plots: str | Path = "plots"
     from privrepro.store.atomic import atomic_write_table
 
     refs = load_references(references)
-    paths = ReportPaths(results=Path(results), plots=Path(plots), out=Path(out),
-                        scorecard=Path(results) / "scorecard.csv")
-    figures = load_results(paths.results, paths.plots, conf,
-                           extra=referenced_figures(refs))
+    paths = ReportPaths(
+        results=Path(results),
+        plots=Path(plots),
+        out=Path(out),
+        scorecard=Path(results) / "scorecard.csv",
+    )
+    figures = load_results(paths.results, paths.plots, conf, extra=referenced_figures(refs))
     card = build_scorecard(figures, refs)
     written = [atomic_write_table(card, paths.scorecard, parquet=False)]
     blocks = build_document(figures, refs, card, paths)

@@ -111,8 +111,10 @@ ERRATUM_SCHEMA: Spec = {
     "title": {"type": "string", "required": True},
     "detail": {"type": "string", "required": True},
     "figure": {"type": "string"},
-    "source": {"type": "object", "schema": {**SOURCE_SCHEMA,
-                                            "kind": {"type": "string", "choices": SOURCE_KINDS}}},
+    "source": {
+        "type": "object",
+        "schema": {**SOURCE_SCHEMA, "kind": {"type": "string", "choices": SOURCE_KINDS}},
+    },
     "used": {"type": "string"},
     "evidence": {"type": "lookups", "schema": LOOKUP_SCHEMA},
 }
@@ -142,13 +144,20 @@ def _check_type(value: Any, kind: str) -> bool:
         return isinstance(value, Sequence) and not isinstance(value, (str, bytes))
     if kind == "lookups":
         return isinstance(value, Mapping) or (
-            isinstance(value, Sequence) and not isinstance(value, (str, bytes)))
+            isinstance(value, Sequence) and not isinstance(value, (str, bytes))
+        )
     raise AssertionError(kind)
 
 
-_TYPE_TEXT = {"number": "a number", "string": "a non-empty string", "id": "an id",
-              "object": "a mapping", "mapping": "a mapping of column to value",
-              "list": "a list", "lookups": "a mapping or a list of mappings"}
+_TYPE_TEXT = {
+    "number": "a number",
+    "string": "a non-empty string",
+    "id": "an id",
+    "object": "a mapping",
+    "mapping": "a mapping of column to value",
+    "list": "a list",
+    "lookups": "a mapping or a list of mappings",
+}
 
 
 def check_schema(obj: Any, schema: Spec, fail: Any, prefix: str = "") -> None:
@@ -355,40 +364,65 @@ def _str(x: Any) -> str | None:
 
 
 def _source(raw: Mapping[str, Any]) -> Source:
-    return Source(where=str(raw["where"]), kind=_str(raw.get("kind")), page=_str(raw.get("page")),
-                  equation=_str(raw.get("equation")), file=_str(raw.get("file")),
-                  note=_str(raw.get("note")))
+    return Source(
+        where=str(raw["where"]),
+        kind=_str(raw.get("kind")),
+        page=_str(raw.get("page")),
+        equation=_str(raw.get("equation")),
+        file=_str(raw.get("file")),
+        note=_str(raw.get("note")),
+    )
 
 
 def _lookup_fields(raw: Mapping[str, Any], figure: str, fail: Any, prefix: str) -> dict[str, Any]:
-    table = raw.get("table") or ("main" if raw.get("column") and not raw.get("metric")
-                                 else "summary")
+    table = raw.get("table") or (
+        "main" if raw.get("column") and not raw.get("metric") else "summary"
+    )
     if table == "summary" and not raw.get("metric"):
         fail(prefix + "metric", "is required when table is summary (the summarize row's name)")
     if table == "main" and not raw.get("column"):
         fail(prefix + "column", "is required when table is main (the column holding the value)")
-    return {"figure": figure, "table": table, "metric": _str(raw.get("metric")),
-            "column": _str(raw.get("column")), "where": dict(raw.get("where") or {})}
+    return {
+        "figure": figure,
+        "table": table,
+        "metric": _str(raw.get("metric")),
+        "column": _str(raw.get("column")),
+        "where": dict(raw.get("where") or {}),
+    }
 
 
 def _parse_value(raw: Mapping[str, Any], paper: str, file: str, fail: Any) -> ReferenceValue:
     check_schema(raw, VALUE_SCHEMA, fail)
     m = raw["match"]
-    match = Match(**_lookup_fields(m, str(raw["figure"]), fail, "match."),
-                  reduce=str(m.get("reduce") or "only"))
+    match = Match(
+        **_lookup_fields(m, str(raw["figure"]), fail, "match."),
+        reduce=str(m.get("reduce") or "only"),
+    )
     tol = raw.get("tolerance")
     tolerance = None
     if tol is not None:
         if tol.get("abs") is None and tol.get("rel") is None:
             fail("tolerance", "needs abs, rel or both (and a reason)")
-        tolerance = Tolerance(abs=float(tol.get("abs") or 0.0), rel=float(tol.get("rel") or 0.0),
-                              reason=str(tol["reason"]))
+        tolerance = Tolerance(
+            abs=float(tol.get("abs") or 0.0),
+            rel=float(tol.get("rel") or 0.0),
+            reason=str(tol["reason"]),
+        )
     profiles = raw.get("profiles")
     return ReferenceValue(
-        id=str(raw["id"]), paper=paper, figure=str(raw["figure"]), quantity=str(raw["quantity"]),
-        value=raw["value"], source=_source(raw["source"]), match=match, tolerance=tolerance,
+        id=str(raw["id"]),
+        paper=paper,
+        figure=str(raw["figure"]),
+        quantity=str(raw["quantity"]),
+        value=raw["value"],
+        source=_source(raw["source"]),
+        match=match,
+        tolerance=tolerance,
         profiles=None if profiles is None else tuple(str(p) for p in profiles),
-        requires=dict(raw.get("requires") or {}), note=_str(raw.get("note")), file=file)
+        requires=dict(raw.get("requires") or {}),
+        note=_str(raw.get("note")),
+        file=file,
+    )
 
 
 def _parse_erratum(raw: Mapping[str, Any], paper: str, file: str, fail: Any) -> Erratum:
@@ -398,17 +432,29 @@ def _parse_erratum(raw: Mapping[str, Any], paper: str, file: str, fail: Any) -> 
     lookups = []
     for i, item in enumerate(items):
         prefix = "evidence." if isinstance(ev, Mapping) else f"evidence[{i}]."
-        lookups.append(Lookup(**_lookup_fields(item, str(item["figure"]), fail, prefix),
-                              label=_str(item.get("label"))))
+        lookups.append(
+            Lookup(
+                **_lookup_fields(item, str(item["figure"]), fail, prefix),
+                label=_str(item.get("label")),
+            )
+        )
     src = raw.get("source")
-    return Erratum(id=str(raw["id"]), paper=paper, title=str(raw["title"]),
-                   detail=str(raw["detail"]), figure=_str(raw.get("figure")),
-                   source=None if src is None else _source(src), used=_str(raw.get("used")),
-                   evidence=tuple(lookups), file=file)
+    return Erratum(
+        id=str(raw["id"]),
+        paper=paper,
+        title=str(raw["title"]),
+        detail=str(raw["detail"]),
+        figure=_str(raw.get("figure")),
+        source=None if src is None else _source(src),
+        used=_str(raw.get("used")),
+        evidence=tuple(lookups),
+        file=file,
+    )
 
 
-def load_reference_file(path: str | Path, label: str | None = None
-                        ) -> tuple[list[ReferenceValue], list[Erratum]]:
+def load_reference_file(
+    path: str | Path, label: str | None = None
+) -> tuple[list[ReferenceValue], list[Erratum]]:
     """Read and validate one reference file.
 
     Args:
@@ -434,8 +480,11 @@ def load_reference_file(path: str | Path, label: str | None = None
     paper = str(raw["paper"])
     stem_paper = path.stem.split("-", 1)[0]
     if stem_paper != paper:
-        file_fail("paper", f"= {paper!r}: must match the file name "
-                           f"({path.name} belongs to paper {stem_paper!r})")
+        file_fail(
+            "paper",
+            f"= {paper!r}: must match the file name ({path.name} belongs to paper {stem_paper!r})",
+        )
+
     def entries(section: str) -> list[tuple[Any, Any]]:
         out = []
         for i, entry in enumerate(raw.get(section) or []):
@@ -473,8 +522,12 @@ def load_references(directory: str | Path | None = None) -> ReferenceSet:
         for kind, items in (("values", values), ("errata", errata)):
             for item in items:
                 if item.id in seen:
-                    raise ReferenceError(item.file, f"{kind} (id {item.id})", "id",
-                                         f"duplicate id; first defined in {seen[item.id]}")
+                    raise ReferenceError(
+                        item.file,
+                        f"{kind} (id {item.id})",
+                        "id",
+                        f"duplicate id; first defined in {seen[item.id]}",
+                    )
                 seen[item.id] = item.file
         refs.values.extend(values)
         refs.errata.extend(errata)

@@ -19,8 +19,14 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["FigureResults", "ResultsError", "discover_configs", "load_figure", "load_results",
-           "make_target"]
+__all__ = [
+    "FigureResults",
+    "ResultsError",
+    "discover_configs",
+    "load_figure",
+    "load_results",
+    "make_target",
+]
 
 _SUFFIXES = (".summary.csv", ".meta.json", ".csv", ".parquet")
 
@@ -152,9 +158,12 @@ def discover_configs(conf_dir: Path | None) -> dict[tuple[str, str], str | None]
     return out
 
 
-def load_results(results_dir: str | Path, plots_dir: str | Path,
-                 conf_dir: str | Path | None = None,
-                 extra: list[tuple[str, str]] | None = None) -> dict[tuple[str, str], FigureResults]:
+def load_results(
+    results_dir: str | Path,
+    plots_dir: str | Path,
+    conf_dir: str | Path | None = None,
+    extra: list[tuple[str, str]] | None = None,
+) -> dict[tuple[str, str], FigureResults]:
     """Every figure that has results, a config, or is named in ``extra`` (e.g. by a reference).
 
     Returns a mapping ``(paper, figure) → FigureResults`` sorted by paper then figure; figures

@@ -32,14 +32,40 @@ import pandas as pd
 from privrepro.report.references import Lookup, ReferenceSet, ReferenceValue
 from privrepro.report.results import FigureResults, make_target
 
-__all__ = ["SCORECARD_COLUMNS", "VERDICTS", "Selection", "build_scorecard",
-           "requirement_problem", "select", "summary_counts", "where_text"]
+__all__ = [
+    "SCORECARD_COLUMNS",
+    "VERDICTS",
+    "Selection",
+    "build_scorecard",
+    "requirement_problem",
+    "select",
+    "summary_counts",
+    "where_text",
+]
 
 VERDICTS = ("pass", "fail", "not comparable")
 SCORECARD_COLUMNS = [
-    "id", "paper", "figure", "quantity", "config", "reference", "reproduced", "difference",
-    "rel_difference", "tolerance_abs", "tolerance_rel", "allowed", "tolerance_reason",
-    "source_kind", "source", "profile", "verdict", "why", "code", "n_rows", "file",
+    "id",
+    "paper",
+    "figure",
+    "quantity",
+    "config",
+    "reference",
+    "reproduced",
+    "difference",
+    "rel_difference",
+    "tolerance_abs",
+    "tolerance_rel",
+    "allowed",
+    "tolerance_reason",
+    "source_kind",
+    "source",
+    "profile",
+    "verdict",
+    "why",
+    "code",
+    "n_rows",
+    "file",
 ]
 _FLOAT_RTOL = 1e-9  # `where` matching of floats (docs/adding-a-figure.md)
 _REPR_SLACK = 1e-12  # relative slack for floating-point representation in the pass test
@@ -96,8 +122,11 @@ def select(fr: FigureResults | None, lookup: Lookup) -> Selection:
         return Selection(None, empty, "not run", "not-run")
     df = fr.summary if lookup.table == "summary" else fr.table
     if df is None:
-        what = "no summary (the recipe's summarize wrote nothing)" if lookup.table == "summary" \
+        what = (
+            "no summary (the recipe's summarize wrote nothing)"
+            if lookup.table == "summary"
             else "no main table"
+        )
         return Selection(None, empty, what, "no-table")
     rows = df
     if lookup.table == "summary":
@@ -122,12 +151,21 @@ def select(fr: FigureResults | None, lookup: Lookup) -> Selection:
     if lookup.reduce == "only":
         distinct = np.unique(finite)
         if distinct.size > 1:
-            return Selection(None, rows, f"ambiguous: {len(rows)} rows with {distinct.size} "
-                                         "different values match; narrow `where` or set "
-                                         "match.reduce", "ambiguous")
+            return Selection(
+                None,
+                rows,
+                f"ambiguous: {len(rows)} rows with {distinct.size} "
+                "different values match; narrow `where` or set "
+                "match.reduce",
+                "ambiguous",
+            )
         return Selection(float(distinct[0]), rows)
     reducers: dict[str, Callable[[np.ndarray], Any]] = {
-        "mean": np.mean, "median": np.median, "min": np.min, "max": np.max}
+        "mean": np.mean,
+        "median": np.median,
+        "min": np.min,
+        "max": np.max,
+    }
     return Selection(float(reducers[lookup.reduce](finite)), rows)
 
 
@@ -156,23 +194,37 @@ def requirement_problem(fr: FigureResults, requires: Mapping[str, Any]) -> str |
             return f"the results do not record {key} (the reference needs {key}={want})"
         col = pd.Series([have]) if not isinstance(have, list) else pd.Series(have, dtype=object)
         if len(col) != 1 or not bool(_mask(col, want).iloc[0]):
-            return (f"data not available: made with {key}={_fmt_key(have)}, the reference "
-                    f"needs {key}={_fmt_key(want)}")
+            return (
+                f"data not available: made with {key}={_fmt_key(have)}, the reference "
+                f"needs {key}={_fmt_key(want)}"
+            )
     return None
 
 
 def _row(ref: ReferenceValue, fr: FigureResults | None) -> dict[str, Any]:
     tol = ref.tolerance
     row: dict[str, Any] = {
-        "id": ref.id, "paper": ref.paper, "figure": ref.figure, "quantity": ref.quantity,
-        "config": where_text(ref.match.where), "reference": float(ref.value),
-        "reproduced": np.nan, "difference": np.nan, "rel_difference": np.nan,
-        "tolerance_abs": tol.abs if tol else np.nan, "tolerance_rel": tol.rel if tol else np.nan,
+        "id": ref.id,
+        "paper": ref.paper,
+        "figure": ref.figure,
+        "quantity": ref.quantity,
+        "config": where_text(ref.match.where),
+        "reference": float(ref.value),
+        "reproduced": np.nan,
+        "difference": np.nan,
+        "rel_difference": np.nan,
+        "tolerance_abs": tol.abs if tol else np.nan,
+        "tolerance_rel": tol.rel if tol else np.nan,
         "allowed": tol.allowed(ref.value) if tol else np.nan,
         "tolerance_reason": tol.reason if tol else "",
-        "source_kind": ref.source.kind or "", "source": ref.source.text(),
+        "source_kind": ref.source.kind or "",
+        "source": ref.source.text(),
         "profile": (fr.profile if fr is not None else None) or "",
-        "verdict": "not comparable", "why": "", "code": "", "n_rows": 0, "file": ref.file,
+        "verdict": "not comparable",
+        "why": "",
+        "code": "",
+        "n_rows": 0,
+        "file": ref.file,
     }
     if fr is not None and fr.error:
         row["why"] = f"results unreadable: {fr.error}"
@@ -191,8 +243,10 @@ def _row(ref: ReferenceValue, fr: FigureResults | None) -> dict[str, Any]:
             row["rel_difference"] = row["difference"] / abs(float(ref.value))
     profile = fr.profile
     if ref.profiles is not None and (profile is None or profile not in ref.profiles):
-        row["why"] = (f"made under profile {profile or 'unknown'!r}; the published value is "
-                      f"comparable under {', '.join(ref.profiles)}")
+        row["why"] = (
+            f"made under profile {profile or 'unknown'!r}; the published value is "
+            f"comparable under {', '.join(ref.profiles)}"
+        )
         row["code"] = "profile"
         return row
     problem = requirement_problem(fr, ref.requires)
@@ -205,21 +259,26 @@ def _row(ref: ReferenceValue, fr: FigureResults | None) -> dict[str, Any]:
         row["code"] = sel.code
         return row
     if tol is None:
-        row["why"] = ("read off a plot and no tolerance stated" if ref.source.kind == "read-off-plot"
-                      else "no tolerance stated")
+        row["why"] = (
+            "read off a plot and no tolerance stated"
+            if ref.source.kind == "read-off-plot"
+            else "no tolerance stated"
+        )
         row["code"] = "no-tolerance"
         return row
     slack = _REPR_SLACK * max(abs(float(ref.value)), abs(sel.value))
     ok = abs(row["difference"]) <= tol.allowed(float(ref.value)) + slack
     row["verdict"] = "pass" if ok else "fail"
     if not ok:
-        row["why"] = (f"off by {abs(row['difference']):.3g}, more than the allowed "
-                      f"{row['allowed']:.3g}")
+        row["why"] = (
+            f"off by {abs(row['difference']):.3g}, more than the allowed {row['allowed']:.3g}"
+        )
     return row
 
 
-def build_scorecard(figures: Mapping[tuple[str, str], FigureResults],
-                    refs: ReferenceSet) -> pd.DataFrame:
+def build_scorecard(
+    figures: Mapping[tuple[str, str], FigureResults], refs: ReferenceSet
+) -> pd.DataFrame:
     """One row per reference value (columns :data:`SCORECARD_COLUMNS`), in reference-file order.
 
     Args:
@@ -230,8 +289,12 @@ def build_scorecard(figures: Mapping[tuple[str, str], FigureResults],
     return pd.DataFrame(rows, columns=SCORECARD_COLUMNS)
 
 
-def summary_counts(card: pd.DataFrame, figures: Mapping[tuple[str, str], FigureResults],
-                   refs: ReferenceSet, papers: list[str]) -> pd.DataFrame:
+def summary_counts(
+    card: pd.DataFrame,
+    figures: Mapping[tuple[str, str], FigureResults],
+    refs: ReferenceSet,
+    papers: list[str],
+) -> pd.DataFrame:
     """Per paper: figures run / known, and the values that pass, fail, are not comparable or not run.
 
     ``not comparable`` here excludes ``not run`` (counted on its own). A final ``all`` row sums.
@@ -241,19 +304,34 @@ def summary_counts(card: pd.DataFrame, figures: Mapping[tuple[str, str], FigureR
         sub = card[card["paper"] == paper] if len(card) else card
         figs = [f for (p, _), f in figures.items() if p == paper]
         not_run = int((sub["code"] == "not-run").sum()) if len(sub) else 0
-        out.append({
-            "paper": paper,
-            "figures": len(figs),
-            "figures run": sum(f.ran for f in figs),
-            "values": len(sub),
-            "pass": int((sub["verdict"] == "pass").sum()) if len(sub) else 0,
-            "fail": int((sub["verdict"] == "fail").sum()) if len(sub) else 0,
-            "not comparable": int((sub["verdict"] == "not comparable").sum()) - not_run
-            if len(sub) else 0,
-            "not run": not_run,
-            "errata": sum(e.paper == paper for e in refs.errata),
-        })
-    df = pd.DataFrame(out, columns=["paper", "figures", "figures run", "values", "pass", "fail",
-                                    "not comparable", "not run", "errata"])
+        out.append(
+            {
+                "paper": paper,
+                "figures": len(figs),
+                "figures run": sum(f.ran for f in figs),
+                "values": len(sub),
+                "pass": int((sub["verdict"] == "pass").sum()) if len(sub) else 0,
+                "fail": int((sub["verdict"] == "fail").sum()) if len(sub) else 0,
+                "not comparable": int((sub["verdict"] == "not comparable").sum()) - not_run
+                if len(sub)
+                else 0,
+                "not run": not_run,
+                "errata": sum(e.paper == paper for e in refs.errata),
+            }
+        )
+    df = pd.DataFrame(
+        out,
+        columns=[
+            "paper",
+            "figures",
+            "figures run",
+            "values",
+            "pass",
+            "fail",
+            "not comparable",
+            "not run",
+            "errata",
+        ],
+    )
     total = {c: int(df[c].sum()) for c in df.columns if c != "paper"}
     return pd.concat([df, pd.DataFrame([{"paper": "all", **total}])], ignore_index=True)

@@ -1,0 +1,255 @@
+"""Preferred output regions ``S(Q(X))`` of the three special cases (pb paper, Sec. 4).
+
+* :class:`RelativeRegion` — data-dependent, relative error: ``|y − Q| ≤ θ|Q| + τ`` (Sec. 4.1).
+* :class:`FixedRegion` — fixed output region ``[τ_l, τ_u]`` (Sec. 4.2).
+* :class:`AbsoluteRegion` — data-independent, absolute error: ``|y − Q| ≤ τ`` (Sec. 4.3).
+
+Each region gives its bounds at a true value, the kernel's coverage ``p_S(Q)`` there, the true
+value that minimises the coverage (which sets the boosting rate, eq. 3), the paper's dominating
+pair, the paper's extra-loss terms ``L1, L2, W1, W2`` (Props. 4, 5, 6 as printed) and the set of
+neighbouring pairs over which the exact accounting takes its maximum.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from privrepro.boosting.kernels import Kernel
+
+__all__ = [
+    "AbsoluteRegion",
+    "FixedRegion",
+    "PaperTerms",
+    "Region",
+    "RelativeRegion",
+    "boosting_rate",
+    "make_region",
+]
+
+
+def boosting_rate(p_min: float, rho: float) -> float:
+    """Boosting rate ``q`` (pb paper, eq. 3) from the smallest kernel coverage ``p_min``.
+
+    ``q = 1/ρ + 1/p̄ − 1/(ρ p̄) = (ρ − p)/(ρ(1 − p))``; 0 when the kernel already meets ρ.
+    """
+    if not 0 < rho <= 1:
+        raise ValueError(f"rho = {rho!r}: must lie in (0, 1]")
+    if p_min >= rho:
+        return 0.0
+    if p_min >= 1.0:
+        return 0.0
+    return float((rho - p_min) / (rho * (1.0 - p_min)))
+
+
+@dataclass(frozen=True)
+class PaperTerms:
+    """The extra losses and their probabilities of Theorem 1 / eq. (4), (6).
+
+    Attributes:
+        L1: ``log((1 − p̄' q)/(1 − p̄ q))``, the normalisation loss (eq. 4).
+        L2: ``−log(1 − q)``, the boosting loss (eq. 4); 0 when the region does not move.
+        W1, W2: kernel masses of the misaligned region parts (eq. 6, Props. 4–6).
+        q: the boosting rate (eq. 3).
+    """
+
+    L1: float
+    L2: float
+    W1: float
+    W2: float
+    q: float
+
+    @property
+    def W3(self) -> float:
+        return 1.0 - self.W1 - self.W2
+
+
+class Region:
+    """Interface of a preferred region; see the subclasses."""
+
+    kind: str = "region"
+    moves_with_query: bool = True
+
+    def bounds(self, center: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def coverage(self, kernel: Kernel, center: float | np.ndarray) -> np.ndarray:
+        """``p_S(Q)``: kernel mass of the region at true value ``center``."""
+        lo, hi = self.bounds(center)
+        c = np.asarray(center, float)
+        return kernel.interval_mass(lo - c, hi - c)
+
+    def worst_center(self) -> float:
+        """The true value that minimises the coverage (``X̃`` of Sec. 5.1)."""
+        raise NotImplementedError
+
+    def size(self) -> float:
+        """``|S(Q(X̃))|``: the length of the smallest region (the x-axis of Fig. 2)."""
+        lo, hi = self.bounds(self.worst_center())
+        return float(hi - lo)
+
+    def min_coverage(self, kernel: Kernel) -> float:
+        return float(self.coverage(kernel, self.worst_center()))
+
+    def q(self, kernel: Kernel, rho: float) -> float:
+        return boosting_rate(self.min_coverage(kernel), rho)
+
+    def paper_pair(self, sensitivity: float) -> tuple[float, float]:
+        """The paper's dominating pair ``(Q(X), Q(X'))``."""
+        raise NotImplementedError
+
+    def paper_terms(self, kernel: Kernel, rho: float, sensitivity: float) -> PaperTerms:
+        raise NotImplementedError
+
+    def exact_pairs(self, sensitivity: float, n: int = 9) -> list[tuple[float, float]]:
+        """Neighbouring pairs over which the exact accounting maximises (both orders are tried)."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class AbsoluteRegion(Region):
+    """``S(Q) = [Q − τ, Q + τ]`` (pb paper, Sec. 4.3)."""
+
+    tau: float
+    kind = "absolute"
+
+    def bounds(self, center: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        c = np.asarray(center, float)
+        return c - self.tau, c + self.tau
+
+    def worst_center(self) -> float:
+        return 0.0
+
+    def paper_pair(self, sensitivity: float) -> tuple[float, float]:
+        return 0.0, float(sensitivity)
+
+    def paper_terms(self, kernel: Kernel, rho: float, sensitivity: float) -> PaperTerms:
+        """Prop. 6: ``L1 = 0``, ``L2 = −log(1 − q)``, ``W1 = W2 = Φ(−τ + Δ) − Φ(−τ)`` (eq. 9)."""
+        q = self.q(kernel, rho)
+        w = float(kernel.interval_mass(-self.tau, -self.tau + sensitivity))
+        return PaperTerms(L1=0.0, L2=-math.log1p(-q) if q < 1 else math.inf, W1=w, W2=w, q=q)
+
+    def exact_pairs(self, sensitivity: float, n: int = 9) -> list[tuple[float, float]]:
+        # translation invariant: only the shift matters, and the worst shift is Δ (note §5.3)
+        return [(0.0, float(sensitivity))]
+
+
+@dataclass(frozen=True)
+class RelativeRegion(Region):
+    """``S(Q) = [Q − (θ|Q| + τ), Q + (θ|Q| + τ)]`` (pb paper, Sec. 4.1)."""
+
+    theta: float
+    tau: float
+    kind = "relative"
+
+    def bounds(self, center: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        c = np.asarray(center, float)
+        r = self.theta * np.abs(c) + self.tau
+        return c - r, c + r
+
+    def worst_center(self) -> float:
+        return 0.0
+
+    def paper_pair(self, sensitivity: float) -> tuple[float, float]:
+        return 0.0, float(sensitivity)
+
+    def paper_terms(self, kernel: Kernel, rho: float, sensitivity: float) -> PaperTerms:
+        """Prop. 4 as printed (the W's use ``θΔ`` where the regions differ by ``(1 ± θ)Δ``)."""
+        q = self.q(kernel, rho)
+        t, th, d = self.tau, self.theta, sensitivity
+        pbar_x2 = 1 - float(kernel.interval_mass(-th * d - t, th * d + t))
+        pbar_x = 1 - float(kernel.interval_mass(-t, t))
+        L1 = math.log((1 - pbar_x2 * q) / (1 - pbar_x * q))
+        W1 = float(kernel.interval_mass(t, th * d + t))
+        W2 = float(kernel.interval_mass(-t, th * d - t)) if th * d - t >= -t else 0.0
+        return PaperTerms(L1=L1, L2=-math.log1p(-q) if q < 1 else math.inf, W1=W1, W2=W2, q=q)
+
+    def exact_pairs(self, sensitivity: float, n: int = 9) -> list[tuple[float, float]]:
+        # the coverage grows with |Q|: the worst pairs straddle or touch 0
+        starts = np.linspace(-sensitivity, 0.0, n)
+        return [(float(s), float(s + sensitivity)) for s in starts]
+
+
+@dataclass(frozen=True)
+class FixedRegion(Region):
+    """``S = [τ_l, τ_u]`` for every input (pb paper, Sec. 4.2); true values lie in ``S``.
+
+    Attributes:
+        pair_rule: ``"paper"`` takes the paper's pair ``Q = τ_l, Q' = τ_l + Δ`` (Prop. 5) even when
+            ``Q'`` leaves ``S``; ``"worst"`` maximises ``L1`` over all pairs inside ``S`` at distance
+            ``≤ Δ`` (401-point grid for the first input, the best partner in closed form; assumed
+            correction; the two agree when ``Δ`` is small against the width).
+    """
+
+    lower: float
+    upper: float
+    pair_rule: Literal["paper", "worst"] = "paper"
+    kind = "fixed"
+    moves_with_query = False
+
+    def __post_init__(self) -> None:
+        if not self.upper > self.lower:
+            raise ValueError(f"fixed region [{self.lower}, {self.upper}]: upper must exceed lower")
+
+    def bounds(self, center: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        c = np.asarray(center, float)
+        return np.full_like(c, self.lower), np.full_like(c, self.upper)
+
+    def worst_center(self) -> float:
+        return float(self.lower)
+
+    def size(self) -> float:
+        return float(self.upper - self.lower)
+
+    def paper_pair(self, sensitivity: float) -> tuple[float, float]:
+        return float(self.lower), float(self.lower + sensitivity)
+
+    def _pbar(self, kernel: Kernel, center: float) -> float:
+        return 1.0 - float(self.coverage(kernel, center))
+
+    def paper_terms(self, kernel: Kernel, rho: float, sensitivity: float) -> PaperTerms:
+        """Prop. 5: ``W1 = W2 = 0``, ``L1`` at the pair ``(τ_l, τ_l + Δ)``, no ``L2``."""
+        q = self.q(kernel, rho)
+        if self.pair_rule == "paper":
+            c, c2 = self.paper_pair(sensitivity)
+            L1 = math.log((1 - self._pbar(kernel, c2) * q) / (1 - self._pbar(kernel, c) * q))
+        else:
+            # Z(c) = 1 − p̄(c) q is unimodal with its peak at the centre of S, so for each c the
+            # worst partner within distance Δ is the point of [c − Δ, c + Δ] nearest the centre
+            cs = np.linspace(self.lower, self.upper, 401)
+            centre = 0.5 * (self.lower + self.upper)
+            partner = np.clip(centre, cs - sensitivity, cs + sensitivity)
+            z = 1 - (1 - self.coverage(kernel, cs)) * q
+            z2 = 1 - (1 - self.coverage(kernel, partner)) * q
+            L1 = float(np.max(np.log(z2 / z)))
+        return PaperTerms(L1=L1, L2=0.0, W1=0.0, W2=0.0, q=q)
+
+    def exact_pairs(self, sensitivity: float, n: int = 9) -> list[tuple[float, float]]:
+        d = min(float(sensitivity), self.size())
+        starts = np.linspace(self.lower, self.upper - d, n)
+        return [(float(s), float(s + d)) for s in starts]
+
+
+def make_region(
+    kind: str,
+    *,
+    tau: float = 5.0,
+    theta: float = 0.05,
+    lower: float | None = None,
+    upper: float | None = None,
+    pair_rule: str = "paper",
+) -> Region:
+    """A region by name: ``absolute`` (τ), ``relative`` (θ, τ) or ``fixed`` (``[lower, upper]``,
+    by default ``[−τ, τ]`` so that its size matches the other two)."""
+    if kind == "absolute":
+        return AbsoluteRegion(tau)
+    if kind == "relative":
+        return RelativeRegion(theta, tau)
+    if kind == "fixed":
+        lo = -tau if lower is None else lower
+        hi = tau if upper is None else upper
+        return FixedRegion(lo, hi, pair_rule)  # type: ignore[arg-type]
+    raise ValueError(f"region kind = {kind!r}: must be one of ['absolute', 'relative', 'fixed']")

@@ -1,0 +1,103 @@
+"""ip Fig. 5: Gauss-Output accuracy of the SLL network against ε for several radii α.
+
+The notebooks loop ε = 0.5 + 0.05·i while ε < 5.5 (101 values, last ≈ 5.5) but plot them at
+``linspace(0.5, 5, 101)``, mislabelling the x-axis by up to 10 %; this figure plots the true ε
+(the notebooks' positions are kept in the column ``epsilon_notebook_x``). The noise depends on
+α/ε only, so the curves are rescalings of one another (the paper's remark on α = 0.01, ε = 0.1
+and α = 0.1, ε = 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from privrepro.config.validation import param
+from privrepro.figures.api import Figure, UnitContext
+from privrepro.figures.ip.common import (
+    IPParams,
+    compute_group,
+    params_from_unit,
+    summarize_rows,
+    unit_params,
+)
+from privrepro.report.style import PALETTE, new_figure
+
+
+@dataclass
+class Fig5Params(IPParams):
+    """α values and the ε loop of the notebooks."""
+
+    dataset: str = param("cifar10", choices=["cifar10", "cifar100", "digits", "synthetic_images"])
+    alphas: list[float] = param(
+        [0.0, 0.05, 0.07, 0.1, 0.2], ge=0, assumed="not in the paper; the notebooks' radii"
+    )
+    eps_start: float = param(0.5, gt=0, assumed="not in the paper; the notebooks' loop start")
+    eps_step: float = param(0.05, gt=0, assumed="the notebooks' step")
+    eps_count: int = param(101, ge=1, assumed="the notebooks' loop runs while ε < 5.5: 101 values")
+
+    def epsilons(self) -> list[float]:
+        """ε = start + step·i, i < count (exact multiples, not the notebooks' accumulated sum)."""
+        return [round(self.eps_start + self.eps_step * i, 12) for i in range(self.eps_count)]
+
+
+class GaussOutputTradeoff(Figure[Fig5Params]):
+    """Fig. 5: SLL Gauss-Output accuracy vs ε, one curve per α."""
+
+    params_type = Fig5Params
+    title = "ip Fig. 5 — SLL Gauss-Output accuracy vs ε for radii α (δ = 1e-5)"
+
+    def units(self, params: Fig5Params) -> list[dict[str, Any]]:
+        points = [[a, e] for a in params.alphas for e in params.epsilons()]
+        return [
+            {
+                "dataset": params.dataset,
+                "mode": mode,
+                "group": "sll",
+                "points": points,
+                "params": unit_params(params),
+            }
+            for mode in params.modes
+        ]
+
+    def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
+        p = params_from_unit(unit)
+        points = [(float(a), float(e)) for a, e in unit["points"]]
+        df = compute_group(
+            ctx, unit["dataset"], unit["mode"], "sll", points, p, series=("sll_output",)
+        )
+        n = len(df) // max(len({a for a, _ in points}), 1)
+        df["epsilon_notebook_x"] = np.tile(np.linspace(0.5, 5.0, n), len(df) // n) if n else []
+        return df
+
+    def plot(self, table: pd.DataFrame, params: Fig5Params) -> Any:
+        fig, ax = new_figure(width=5.6, height=3.8)
+        for mode, style in (("repo_compat", "-"), ("corrected", "--")):
+            for i, alpha in enumerate(sorted(table["alpha"].unique())):
+                sub = table[(table["alpha"] == alpha) & (table["mode"] == mode)].sort_values(
+                    "epsilon"
+                )
+                if len(sub):
+                    ax.plot(
+                        sub["epsilon"],
+                        sub["accuracy"],
+                        ls=style,
+                        color=PALETTE[i % len(PALETTE)],
+                        label=f"α = {alpha:g} ({mode})",
+                    )
+        ax.set_xlabel("privacy budget ε (true values)")
+        ax.set_ylabel("accuracy")
+        ax.set_ylim(0, 1.02)
+        ax.set_title(
+            f"{params.dataset}: SLL Gauss-Output, δ = {params.delta:g}, "
+            f"{params.n_draws} draws; mode: {', '.join(params.modes)}",
+            fontsize=9,
+        )
+        ax.legend(fontsize=7)
+        return fig
+
+    def summarize(self, table: pd.DataFrame, params: Any) -> pd.DataFrame | None:
+        return summarize_rows(table)

@@ -1,0 +1,112 @@
+"""ip Fig. 6 ("Table 6"): accuracy under IP constraints on CIFAR-10 and CIFAR-100, δ = 1e-5.
+
+Rows: one per dataset and α; columns: ε; cells: the four series. The paper's figure is an image
+without numbers; the notebooks print the CIFAR-10 ResNet-Tune column and all four CIFAR-100
+columns (``src/privrepro/report/references/ip.yaml``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from privrepro.config.validation import param
+from privrepro.figures.api import Figure, UnitContext
+from privrepro.figures.ip.common import (
+    SERIES,
+    IPParams,
+    compute_group,
+    groups_of,
+    params_from_unit,
+    summarize_rows,
+    unit_params,
+)
+from privrepro.report.style import new_figure
+
+
+@dataclass
+class TableBlock:
+    """One dataset's grid of the table."""
+
+    dataset: str = param("cifar10", choices=["cifar10", "cifar100", "digits", "synthetic_images"])
+    alphas: list[float] = param([0.1], ge=0)
+    epsilons: list[float] = param([1.0], gt=0)
+
+
+@dataclass
+class Fig6Params(IPParams):
+    """The table's blocks (notebooks: CIFAR-10 ε {0.1, 1, 10} × α {0.001, 0.01, 0.1, 0.2};
+    CIFAR-100 ε {0.1, 1, 2, 10} × α {0.001, 0.01, 0.05, 0.1, 0.2})."""
+
+    blocks: list[TableBlock] = field(default_factory=lambda: [TableBlock()])
+
+
+class AccuracyTable(Figure[Fig6Params]):
+    """Fig. 6: the accuracy table for CIFAR-10 and CIFAR-100."""
+
+    params_type = Fig6Params
+    title = "ip Fig. 6 (Table 6) — accuracy under {(ε, 1e-5), α} IP, CIFAR-10 and CIFAR-100"
+    kind = "table"
+
+    def units(self, params: Fig6Params) -> list[dict[str, Any]]:
+        out = []
+        for b in params.blocks:
+            points = [[a, e] for a in b.alphas for e in b.epsilons]
+            out += [
+                {
+                    "dataset": b.dataset,
+                    "mode": mode,
+                    "group": group,
+                    "points": points,
+                    "params": unit_params(params),
+                }
+                for mode in params.modes
+                for group in groups_of(params.series)
+            ]
+        return out
+
+    def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
+        p = params_from_unit(unit)
+        points = [(float(a), float(e)) for a, e in unit["points"]]
+        return compute_group(ctx, unit["dataset"], unit["mode"], unit["group"], points, p)
+
+    def plot(self, table: pd.DataFrame, params: Fig6Params) -> Any:
+        blocks = [(d, m) for d in table["dataset"].unique() for m in table["mode"].unique()]
+        fig, axes = new_figure(nrows=len(blocks), width=9.0, height=0.5 + 0.45 * 6, squeeze=False)
+        for ax, (dataset, mode) in zip(axes[:, 0], blocks, strict=True):
+            sub = table[(table["dataset"] == dataset) & (table["mode"] == mode)]
+            eps = sorted(sub["epsilon"].unique())
+            alphas = sorted(sub["alpha"].unique())
+            cells = []
+            for a in alphas:
+                row = []
+                for e in eps:
+                    parts = []
+                    for s in SERIES:
+                        v = sub[(sub["alpha"] == a) & (sub["epsilon"] == e) & (sub["series"] == s)]
+                        if len(v):
+                            parts.append(f"{v['accuracy'].iloc[0]:.3f}")
+                    row.append(" / ".join(parts))
+                cells.append(row)
+            ax.axis("off")
+            tab = ax.table(
+                cellText=cells,
+                rowLabels=[f"α={a:g}" for a in alphas],
+                colLabels=[f"ε={e:g}" for e in eps],
+                loc="center",
+                cellLoc="center",
+            )
+            tab.auto_set_font_size(False)
+            tab.set_fontsize(7)
+            present = [s for s in SERIES if s in set(sub["series"])]
+            ax.set_title(
+                f"{dataset} ({mode}, δ = {params.delta:g}, {params.n_draws} draws): "
+                + " / ".join(present),
+                fontsize=8,
+            )
+        return fig
+
+    def summarize(self, table: pd.DataFrame, params: Any) -> pd.DataFrame | None:
+        return summarize_rows(table)

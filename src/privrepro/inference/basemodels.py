@@ -1,0 +1,193 @@
+"""Base classifiers of the ip experiments: trained once, cached, shared by every figure.
+
+The ip paper uses "pre-existing" models (timm ResNet-18 for CIFAR, Araujo et al.'s SLL small);
+their weights cannot be downloaded here, so a base model is either loaded from a user's
+checkpoint (a ``state_dict`` file, read with ``weights_only=True``) or trained by the recipe in
+:class:`BaseModelSpec`. The trained state, its clean test accuracy and its clean test logits are
+cached under ``<cache_dir>/ip/<key>/`` (atomic writes, a file lock against concurrent builders),
+where ``key`` hashes everything the model depends on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from privrepro.inference.data import ImageData
+from privrepro.inference.networks import ArchSpec, NormalizedNet, build_network
+from privrepro.seeding import torch_stream
+from privrepro.store.atomic import atomic_write_bytes, atomic_write_text
+from privrepro.training.classifier import (
+    TrainConfig,
+    predict_logits,
+    seeded_build,
+    train_classifier,
+)
+
+__all__ = [
+    "BaseModel",
+    "BaseModelSpec",
+    "get_base_model",
+    "load_state",
+    "margin_xent",
+    "save_state",
+    "spec_key",
+]
+
+
+@dataclass(frozen=True)
+class BaseModelSpec:
+    """What a base model depends on: architecture, data, training recipe, optional checkpoint.
+
+    ``loss`` is ``"xent"`` or ``"margin_xent"`` (Araujo et al.'s SLL loss: cross-entropy of
+    ``(logits − offset·onehot)/temperature``, scaled by the temperature).
+    """
+
+    arch: ArchSpec
+    dataset: str
+    train: TrainConfig
+    loss: str = "xent"
+    margin_offset: float = 1.5 * math.sqrt(2.0)
+    temperature: float = 0.25
+    checkpoint: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+def spec_key(spec: BaseModelSpec, seed: int, extra: dict[str, Any] | None = None) -> str:
+    """A short stable hash of the spec, the root seed and ``extra``."""
+    text = json.dumps(
+        {"spec": asdict(spec), "seed": seed, "extra": extra or {}}, sort_keys=True, default=str
+    )
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def margin_xent(offset: float, temperature: float):  # type: ignore[no-untyped-def]
+    """Araujo et al. (2023)'s training loss for SLL networks (``main.py`` defaults)."""
+
+    def loss(logits: Tensor, labels: Tensor) -> Tensor:
+        onehot = F.one_hot(labels, logits.shape[-1]).to(logits.dtype)
+        return F.cross_entropy((logits - offset * onehot) / temperature, labels) * temperature
+
+    return loss
+
+
+def save_state(model: torch.nn.Module, path: Path) -> None:
+    """Write the model's ``state_dict`` atomically."""
+    buf = io.BytesIO()
+    torch.save(model.state_dict(), buf)
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def load_state(model: torch.nn.Module, path: str | Path) -> None:
+    """Load a ``state_dict`` (``weights_only=True``: no code is unpickled). A checkpoint holding
+    ``{"state_dict": ...}`` or a body without the normaliser is accepted too."""
+    state = torch.load(Path(path), map_location="cpu", weights_only=True)
+    if isinstance(state, dict) and "state_dict" in state:
+        state = state["state_dict"]
+    if isinstance(model, NormalizedNet) and not any(k.startswith("body.") for k in state):
+        missing = model.body.load_state_dict(state, strict=True)
+    else:
+        missing = model.load_state_dict(state, strict=True)
+    del missing
+
+
+@dataclass
+class BaseModel:
+    """A ready classifier with its clean test logits and accuracy."""
+
+    model: NormalizedNet
+    test_logits: Tensor
+    clean_accuracy: float
+    key: str
+    path: Path
+
+
+def _build(spec: BaseModelSpec, data: ImageData, generator: torch.Generator) -> NormalizedNet:
+    c, h, _ = data.shape
+    model = seeded_build(
+        lambda: build_network(spec.arch, data.num_classes, c, h, data.mean, data.std), generator
+    )
+    assert isinstance(model, NormalizedNet)
+    return model
+
+
+def get_base_model(
+    spec: BaseModelSpec,
+    data: ImageData,
+    cache_dir: Path,
+    seed: int,
+    device: str = "cpu",
+    log: Any = None,
+    progress: Any = None,
+) -> BaseModel:
+    """Load the cached base model of ``spec``, or build it (checkpoint or training) and cache it.
+
+    The training stream is ``(seed, "ip-base", key)``: figures share the model whatever unit asks.
+    """
+    from filelock import FileLock
+
+    key = spec_key(spec, seed)
+    folder = Path(cache_dir) / "ip" / f"base-{key}"
+    folder.mkdir(parents=True, exist_ok=True)
+    gen = torch_stream(seed, "ip-base", key, device="cpu")
+    model = _build(spec, data, gen)
+    with FileLock(str(folder / ".lock")):
+        if (folder / "model.pt").is_file() and (folder / "logits.pt").is_file():
+            load_state(model, folder / "model.pt")
+            logits = torch.load(folder / "logits.pt", map_location="cpu", weights_only=True)
+            meta = json.loads((folder / "meta.json").read_text())
+            model.to(device).eval()
+            return BaseModel(model, logits, float(meta["clean_accuracy"]), key, folder)
+        if spec.checkpoint:
+            load_state(model, spec.checkpoint)
+            history: dict[str, Any] = {"checkpoint": spec.checkpoint}
+        else:
+            loss = (
+                margin_xent(spec.margin_offset, spec.temperature)
+                if spec.loss == "margin_xent"
+                else None
+            )
+            res = train_classifier(
+                model,
+                data.x_train,
+                data.y_train,
+                spec.train,
+                gen,
+                device,
+                loss_fn=loss,
+                progress=progress,
+            )
+            history = {"train_loss": res.train_loss}
+        model.to(device).eval()
+        logits = predict_logits(model, data.x_test, device=device)
+        acc = float((logits.argmax(1) == data.y_test).float().mean())
+        if log is not None:
+            log.info(
+                "base model %s (%s on %s): clean test accuracy %.4f",
+                key,
+                spec.arch.name,
+                spec.dataset,
+                acc,
+            )
+        save_state(model, folder / "model.pt")
+        buf = io.BytesIO()
+        torch.save(logits, buf)
+        atomic_write_bytes(folder / "logits.pt", buf.getvalue())
+        atomic_write_text(
+            folder / "meta.json",
+            json.dumps(
+                {"spec": asdict(spec), "seed": seed, "clean_accuracy": acc, **history},
+                indent=1,
+                default=str,
+            ),
+        )
+    return BaseModel(model, logits, acc, key, folder)

@@ -1,0 +1,287 @@
+"""Batched Monte-Carlo training: ``m`` full-batch gradient-descent runs of one MLP at once.
+
+Algorithm 1 on the mechanism "train a model on X" (pac paper, Example 4) needs ``m`` independent
+trainings, one per data draw ``X^(k)``. They share the architecture, the initialisation (the
+mechanism is deterministic: a fixed init, assumed) and the step schedule, and differ only in their
+data subset. Here their parameters are stacked into ``[m, ...]`` tensors and trained together:
+
+- ``train_batched``: hand-written forward/backward with batched matmuls (``torch.bmm``). Two data
+  modes: ``"gather"`` gives each model its subset ``X[idx_k]`` (``[m, n, in]``);
+  ``"mask"`` runs every model on the whole pool with per-model weights ``1/n`` on its subset and
+  0 elsewhere, so the first layer is one GEMM ``X @ [W1_1 | ... | W1_m]`` (more flops when
+  ``n < N``, no gathered copy of the data: the choice for a large pool).
+- ``train_vmap``: ``torch.func.vmap`` of ``torch.func.grad`` over stacked parameters and data.
+- ``train_single``: one model, ``torch.nn`` + autograd: the loop baseline and the reference.
+
+All three give the same weights up to float rounding (tests check it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import Tensor
+
+__all__ = [
+    "MLPSpec",
+    "init_mlp",
+    "mlp_accuracy",
+    "mlp_logits",
+    "train_batched",
+    "train_single",
+    "train_vmap",
+]
+
+
+@dataclass(frozen=True)
+class MLPSpec:
+    """A fully connected ReLU network: ``sizes = (in, h1, ..., out)``; Example 4 is
+    ``(784, 30, 30, 10)`` with 24,790 parameters (weights and biases)."""
+
+    sizes: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.sizes) < 2 or any(s < 1 for s in self.sizes):
+            raise ValueError(f"sizes = {self.sizes!r}: need >= 2 layer widths, each >= 1")
+
+    @property
+    def shapes(self) -> list[tuple[int, ...]]:
+        """Parameter shapes, in order ``W1 (in x h1), b1, W2, b2, ...``."""
+        out: list[tuple[int, ...]] = []
+        for a, b in zip(self.sizes[:-1], self.sizes[1:], strict=True):
+            out += [(a, b), (b,)]
+        return out
+
+    @property
+    def n_params(self) -> int:
+        return sum(math.prod(s) for s in self.shapes)
+
+    def unflatten(self, flat: Tensor) -> list[Tensor]:
+        """``[..., P]`` → per-layer tensors ``[..., *shape]``."""
+        out, i = [], 0
+        for s in self.shapes:
+            n = math.prod(s)
+            out.append(flat[..., i : i + n].reshape(*flat.shape[:-1], *s))
+            i += n
+        return out
+
+    def flatten(self, params: Sequence[Tensor], batch_dims: int = 0) -> Tensor:
+        """Per-layer tensors → ``[..., P]`` (``batch_dims`` leading dimensions kept)."""
+        return torch.cat([p.reshape(*p.shape[:batch_dims], -1) for p in params], dim=-1)
+
+
+def init_mlp(
+    spec: MLPSpec,
+    generator: torch.Generator,
+    dtype: torch.dtype = torch.float32,
+    device: str | torch.device = "cpu",
+) -> Tensor:
+    """PyTorch's default ``nn.Linear`` initialisation (``U(-1/sqrt(fan_in), 1/sqrt(fan_in))`` for
+    weights and biases), drawn from ``generator``, as one flat ``[P]`` vector (assumed: the paper
+    does not state the initialisation)."""
+    parts = []
+    for shape in spec.shapes:
+        fan_in = shape[0] if len(shape) == 2 else None
+        parts.append((fan_in, shape))
+    flat = []
+    for i, (_, shape) in enumerate(parts):
+        fan_in = spec.sizes[i // 2]
+        bound = 1.0 / math.sqrt(fan_in)
+        u = torch.rand(shape, generator=generator, dtype=torch.float64, device="cpu")
+        flat.append(((2 * u - 1) * bound).reshape(-1))
+    return torch.cat(flat).to(dtype=dtype, device=device)
+
+
+def mlp_logits(spec: MLPSpec, flat: Tensor, x: Tensor) -> Tensor:
+    """Logits of one model ``[P]`` on ``x [N, in]``, or of ``m`` models ``[m, P]`` → ``[m, N, out]``."""
+    params = spec.unflatten(flat)
+    h = x
+    n_layers = len(spec.sizes) - 1
+    for li in range(n_layers):
+        w, b = params[2 * li], params[2 * li + 1]
+        h = h @ w + b.unsqueeze(-2)
+        if li < n_layers - 1:
+            h = torch.relu(h)
+    return h
+
+
+def mlp_accuracy(spec: MLPSpec, flat: Tensor, x: Tensor, y: Tensor) -> Tensor:
+    """Accuracy of one model (scalar) or each of ``m`` models (``[m]``) on ``(x, y)``."""
+    with torch.no_grad():
+        pred = mlp_logits(spec, flat, x).argmax(dim=-1)
+        return (pred == y).to(torch.float64).mean(dim=-1)
+
+
+def _step_batched(
+    spec: MLPSpec,
+    params: list[Tensor],
+    x: Tensor,
+    onehot: Tensor,
+    weights: Tensor | float,
+    lr: float,
+) -> None:
+    """One full-batch GD step of ``mc`` models in place. ``x`` is ``[N, in]`` (shared pool,
+    ``weights [mc, N]``) or ``[mc, n, in]`` (gathered subsets, ``weights`` a scalar ``1/n``)."""
+    n_layers = len(spec.sizes) - 1
+    mc = params[0].shape[0]
+    shared = x.dim() == 2
+    acts: list[Tensor] = []  # the input of each layer (post-ReLU for hidden layers)
+    h = x
+    for li in range(n_layers):
+        w, b = params[2 * li], params[2 * li + 1]
+        acts.append(h)
+        if li == 0 and shared:
+            # one GEMM for all models: [N, in] @ [in, mc*h1] -> [mc, N, h1]
+            z = torch.addmm(b.reshape(1, -1), h, w.permute(1, 0, 2).reshape(w.shape[1], -1))
+            z = z.reshape(h.shape[0], mc, -1).permute(1, 0, 2)
+        else:
+            z = torch.baddbmm(b.unsqueeze(1), h, w)
+        h = torch.relu_(z) if li < n_layers - 1 else z
+    # cross-entropy gradient, weighted per example: d/dz sum_n w_n CE_n = w_n (softmax - onehot)
+    # softmax by hand: torch.softmax over a last dimension of 10 is slow on CPU
+    g = (h - h.amax(dim=-1, keepdim=True)).exp_()
+    g = g.div_(g.sum(dim=-1, keepdim=True)).sub_(onehot)
+    g = g.mul_(weights.unsqueeze(-1)) if isinstance(weights, Tensor) else g.mul_(weights)
+    for li in reversed(range(n_layers)):
+        a = acts[li]
+        w = params[2 * li]
+        if li == 0 and shared:
+            # [in, N] @ [N, mc*h1] -> [mc, in, h1]
+            gw = (a.T @ g.permute(1, 0, 2).reshape(a.shape[0], -1)).reshape(a.shape[1], mc, -1)
+            gw = gw.permute(1, 0, 2)
+        else:
+            gw = torch.bmm(a.transpose(1, 2), g)
+        gb = g.sum(dim=1)
+        if li > 0:
+            g = torch.bmm(g, w.transpose(1, 2)).masked_fill_(a <= 0, 0.0)  # ReLU'
+        params[2 * li].sub_(gw, alpha=lr)
+        params[2 * li + 1].sub_(gb, alpha=lr)
+
+
+def train_batched(
+    spec: MLPSpec,
+    init: Tensor,
+    x: Tensor,
+    y: Tensor,
+    subsets: Tensor,
+    steps: int,
+    lr: float,
+    chunk: int = 64,
+    mode: str = "gather",
+    progress: Callable[[Any], Any] | None = None,
+) -> Tensor:
+    """Full-batch gradient descent of ``m`` models, model ``k`` on ``(x, y)[subsets[k]]``.
+
+    Args:
+        spec: the architecture. init: the shared initial parameters ``[P]``.
+        x, y: the pool ``[N, in]`` and labels ``[N]`` (on the training device).
+        subsets: ``[m, n]`` indices into the pool (one data draw ``X^(k)`` per row).
+        steps, lr: the GD schedule (Example 4: 1,500 steps at 0.05); loss: mean cross-entropy.
+        chunk: models trained at once (bounds memory: ``chunk * N * max(h)`` floats per layer).
+        mode: ``"gather"`` or ``"mask"`` (see the module docstring).
+        progress: optional wrapper of the chunk iterator (a progress bar).
+
+    Returns:
+        ``[m, P]`` final parameters ``M(X^(k))``.
+    """
+    if mode not in ("gather", "mask"):
+        raise ValueError(f"mode = {mode!r}: must be one of ['gather', 'mask']")
+    if steps < 0 or lr <= 0 or chunk < 1:
+        raise ValueError(
+            f"steps = {steps}, lr = {lr}, chunk = {chunk}: need steps >= 0, lr > 0, chunk >= 1"
+        )
+    m, n = subsets.shape
+    out_dim = spec.sizes[-1]
+    starts = list(range(0, m, chunk))
+    results = []
+    it = progress(starts) if progress is not None else starts
+    with torch.no_grad():
+        for s in it:
+            idx = subsets[s : s + chunk]
+            mc = idx.shape[0]
+            params = [
+                p.unsqueeze(0).repeat(mc, *([1] * p.dim())).contiguous()
+                for p in spec.unflatten(init)
+            ]
+            if mode == "gather":
+                xs = x[idx]
+                onehot = torch.nn.functional.one_hot(y[idx], out_dim).to(x.dtype)
+                weights: Tensor | float = 1.0 / n
+            else:
+                xs = x
+                onehot = torch.nn.functional.one_hot(y, out_dim).to(x.dtype).expand(mc, -1, -1)
+                weights = torch.zeros((mc, x.shape[0]), dtype=x.dtype, device=x.device)
+                weights.scatter_(1, idx, 1.0 / n)
+                onehot = onehot.contiguous()
+            for _ in range(steps):
+                _step_batched(spec, params, xs, onehot, weights, lr)
+            results.append(spec.flatten(params, batch_dims=1))
+    return torch.cat(results)
+
+
+def _loss_fn(spec: MLPSpec) -> Callable[[Tensor, Tensor, Tensor], Tensor]:
+    def loss(flat: Tensor, xs: Tensor, ys: Tensor) -> Tensor:
+        return torch.nn.functional.cross_entropy(mlp_logits(spec, flat, xs), ys)
+
+    return loss
+
+
+def train_vmap(
+    spec: MLPSpec,
+    init: Tensor,
+    x: Tensor,
+    y: Tensor,
+    subsets: Tensor,
+    steps: int,
+    lr: float,
+    chunk: int = 64,
+) -> Tensor:
+    """The same as :func:`train_batched` (gather mode) by ``torch.func.vmap(torch.func.grad(...))``
+    over the stacked flat parameters and the gathered subsets."""
+    from torch.func import grad, vmap
+
+    g = vmap(grad(_loss_fn(spec)))
+    results = []
+    for s in range(0, subsets.shape[0], chunk):
+        idx = subsets[s : s + chunk]
+        xs, ys = x[idx], y[idx]
+        flat = init.unsqueeze(0).repeat(idx.shape[0], 1)
+        for _ in range(steps):
+            flat = flat - lr * g(flat, xs, ys)
+        results.append(flat.detach())
+    return torch.cat(results)
+
+
+def train_single(
+    spec: MLPSpec, init: Tensor, x: Tensor, y: Tensor, steps: int, lr: float
+) -> Tensor:
+    """One model, ``torch.nn.Sequential`` + autograd + ``torch.optim.SGD`` (full batch): the
+    plain reference that a loop of ``m`` calls would run. Returns the final ``[P]``."""
+    layers: list[torch.nn.Module] = []
+    params = spec.unflatten(init)
+    n_layers = len(spec.sizes) - 1
+    for li in range(n_layers):
+        lin = torch.nn.Linear(
+            spec.sizes[li], spec.sizes[li + 1], dtype=init.dtype, device=init.device
+        )
+        with torch.no_grad():
+            lin.weight.copy_(params[2 * li].T)
+            lin.bias.copy_(params[2 * li + 1])
+        layers.append(lin)
+        if li < n_layers - 1:
+            layers.append(torch.nn.ReLU())
+    net = torch.nn.Sequential(*layers)
+    opt = torch.optim.SGD(net.parameters(), lr=lr)
+    for _ in range(steps):
+        opt.zero_grad(set_to_none=True)
+        torch.nn.functional.cross_entropy(net(x), y).backward()
+        opt.step()
+    out = []
+    for mod in net:
+        if isinstance(mod, torch.nn.Linear):
+            out += [mod.weight.detach().T, mod.bias.detach()]
+    return spec.flatten(out)

@@ -1,0 +1,131 @@
+"""SLL layers (Araujo et al. 2023) are 1-Lipschitz; power-iteration Lipschitz bounds."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from privrepro.models.lipschitz import (
+    layer_lipschitz_bound,
+    network_lipschitz_bound,
+    power_iteration,
+)
+from privrepro.models.sll import (
+    LinearNormalized,
+    PaddingChannels,
+    SDPBasedLipschitzConvLayer,
+    SDPBasedLipschitzLinearLayer,
+    SumPool2d,
+    sll_network,
+)
+
+
+def gen(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_dense_sll_layer_is_one_lipschitz(seed: int) -> None:
+    layer = SDPBasedLipschitzLinearLayer(12, 20)
+    layer.reset_parameters(gen(seed))
+    bound, _ = layer_lipschitz_bound(layer, (1, 12), gen(100 + seed))
+    assert bound <= 1 + 1e-4  # Araujo et al. Thm. 3; power iteration tolerance
+    # empirical: ‖h(x) − h(y)‖ ≤ ‖x − y‖ on random pairs (float64)
+    layer = layer.double()
+    x, y = torch.randn(500, 12, generator=gen(seed), dtype=torch.float64).chunk(2)
+    with torch.no_grad():
+        ratio = (layer(x) - layer(y)).norm(dim=1) / (x - y).norm(dim=1)
+    assert float(ratio.max()) <= 1 + 1e-12
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_conv_sll_layer_is_one_lipschitz(seed: int) -> None:
+    layer = SDPBasedLipschitzConvLayer(4, 6)
+    layer.reset_parameters(gen(seed))
+    bound, _ = layer_lipschitz_bound(layer, (1, 4, 6, 6), gen(7))
+    assert bound <= 1 + 1e-4
+    layer = layer.double()
+    x = torch.randn(64, 4, 6, 6, generator=gen(seed), dtype=torch.float64)
+    y = x + 0.3 * torch.randn(64, 4, 6, 6, generator=gen(seed + 50), dtype=torch.float64)
+    with torch.no_grad():
+        ratio = (layer(x) - layer(y)).flatten(1).norm(dim=1) / (x - y).flatten(1).norm(dim=1)
+    assert float(ratio.max()) <= 1 + 1e-12
+
+
+def test_sll_scaling_is_tight_at_one() -> None:
+    # ‖T^{1/2} W‖ ≤ 1 by construction; a bound above 1 appears only if T is not applied
+    layer = SDPBasedLipschitzLinearLayer(8, 8)
+    layer.reset_parameters(gen(0))
+    t = layer.compute_t().detach().double()
+    a = t.sqrt()[:, None] * layer.weights.detach().double()
+    assert float(torch.linalg.matrix_norm(a, ord=2)) <= 1 + 1e-9
+    raw = float(torch.linalg.matrix_norm(layer.weights.detach().double(), ord=2))
+    assert raw > 0
+
+
+def test_power_iteration_matches_svd() -> None:
+    m = torch.randn(30, 20, generator=gen(3), dtype=torch.float64)
+    est = power_iteration(lambda v: v @ m.T, lambda u: u @ m, (1, 20), gen(4), n_iter=2000)
+    assert est == pytest.approx(float(torch.linalg.matrix_norm(m, ord=2)), rel=1e-6)
+
+
+def test_strided_conv_bound_matches_jacobian() -> None:
+    conv = torch.nn.Conv2d(3, 4, 3, stride=2, padding=1).double()
+    bound, _ = layer_lipschitz_bound(conv, (1, 3, 8, 8), gen(0), n_iter=500)
+    jac = torch.autograd.functional.jacobian(
+        lambda x: conv(x).flatten(), torch.zeros(1, 3, 8, 8, dtype=torch.float64)
+    )
+    exact = float(torch.linalg.matrix_norm(jac.reshape(-1, 192), ord=2))
+    assert bound == pytest.approx(exact, rel=1e-5)
+
+
+def test_last_layer_norm_range() -> None:
+    # note M4: ‖Q‖₂ ∈ [1, √k]; identical rows reach √k (√10 = 3.16227766)
+    last = LinearNormalized(50, 10)
+    with torch.no_grad():
+        last.weight.copy_(torch.ones(10, 50))
+    b, _ = layer_lipschitz_bound(last, (1, 50), gen(0))
+    assert b == pytest.approx(math.sqrt(10), rel=1e-12)
+    with torch.no_grad():
+        last.weight.normal_(generator=gen(1))
+    b, _ = layer_lipschitz_bound(last, (1, 50), gen(0))
+    assert 1.0 <= b <= math.sqrt(10)
+
+
+def test_padding_and_pooling_are_isometries() -> None:
+    assert layer_lipschitz_bound(PaddingChannels(5, 3), (1, 3, 4, 4), gen(0))[0] == 1.0
+    assert layer_lipschitz_bound(SumPool2d(4), (1, 2, 8, 8), gen(0))[0] == pytest.approx(1.0)
+    # a plain 2×2 average pool has norm 2/4 = 0.5
+    assert layer_lipschitz_bound(torch.nn.AvgPool2d(2), (1, 1, 4, 4), gen(0))[0] == pytest.approx(
+        0.5
+    )
+
+
+def test_network_bound_and_notebook_assumption() -> None:
+    torch.manual_seed(0)  # test-local: the default initialisation of a fixed toy network
+    net = sll_network(
+        10,
+        in_channels=1,
+        image_size=8,
+        depth_conv=2,
+        depth_linear=2,
+        width=4,
+        conv_inner=4,
+        linear_inner=16,
+        pool=2,
+    )
+    total, layers = network_lipschitz_bound(net, (1, 1, 8, 8), gen(0))
+    last = layers[-1].bound
+    assert all(b.bound <= 1 + 1e-4 for b in layers[:-1])
+    assert total == pytest.approx(math.prod(b.bound for b in layers), rel=1e-12)
+    assert last >= 1.0
+    assumed, _ = network_lipschitz_bound(net, (1, 1, 8, 8), gen(0), assume_last_layer_one=True)
+    assert assumed <= total
+    # the bound holds empirically
+    x = torch.rand(200, 1, 8, 8, generator=gen(1))
+    y = x + 0.2 * torch.randn(200, 1, 8, 8, generator=gen(2))
+    with torch.no_grad():
+        ratio = (net(x) - net(y)).norm(dim=1) / (x - y).flatten(1).norm(dim=1)
+    assert float(ratio.max()) <= total * (1 + 1e-5)
