@@ -1,0 +1,87 @@
+"""cl Fig. 4 (PEFT rows of Table A4): blurry task boundaries on Split-CIFAR-100.
+
+PEFT Ensemble (FiLM) final accuracy under Not Blurry, i-Blurry-N-M and Si-Blurry-N-M at
+δ = 1e-5, ε ∈ {1, 8} and non-DP, with S_prior^const (a class may appear in several tasks).
+N, M and the number of tasks are not stated (note §1.4): N = 50, M = 10 and T = 5 are assumed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.figures.cl.common_peft import (
+    FeatureParams,
+    FilmParams,
+    TrainParams,
+    TuneParams,
+    check_film_source,
+    run_peft,
+)
+from privrepro.figures.cl.fig5_peft import plot_final, summarize_final
+
+__all__ = ["BlurryParams", "BlurryPeft"]
+
+
+@dataclass
+class BlurryParams:
+    settings: list[str] = param(
+        ["not-blurry", "i-blurry", "si-blurry"], choices=["not-blurry", "i-blurry", "si-blurry"]
+    )
+    epsilons: list[float | None] = param([1.0, 8.0, None], gt=0)
+    method: str = param("peft_film", choices=["peft_film", "peft_head"])
+    repeats: int = param(5, ge=1)
+    nb_tasks: int = param(5, ge=1, assumed="T not stated; Table A4 vs A5 suggests 5 (note §1.4)")
+    disjoint_pct: float = param(50.0, ge=0, le=100, assumed="N of i-Blurry-N-M (Koh et al.)")
+    blurry_pct: float = param(10.0, ge=0, le=100, assumed="M of i-Blurry-N-M (Koh et al.)")
+    features: FeatureParams = param(FeatureParams())
+    film: FilmParams = param(FilmParams())
+    train: TrainParams = param(TrainParams())
+    tuning: TuneParams = param(TuneParams())
+
+
+class BlurryPeft(Figure[BlurryParams]):
+    params_type = BlurryParams
+    title = "PEFT Ensemble under Not / i- / Si-Blurry Split-CIFAR-100 (Table A4)"
+
+    def units(self, p: BlurryParams) -> list[dict[str, Any]]:
+        check_film_source(p.features, ["cifar100"], [p.method])
+        return [
+            {
+                "benchmark": "cifar100",
+                "method": p.method,
+                "epsilon": e,
+                "repeat": r,
+                "blurry": s,
+                "nb_tasks": p.nb_tasks,
+                "disjoint_pct": p.disjoint_pct,
+                "blurry_pct": p.blurry_pct,
+                "features": vars(p.features),
+                "film": vars(p.film),
+                "train": vars(p.train),
+                "tuning": vars(p.tuning),
+            }
+            for s in p.settings
+            for e in p.epsilons
+            for r in range(p.repeats)
+        ]
+
+    def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
+        rows, _ = run_peft(
+            unit,
+            FeatureParams(**unit["features"]),
+            FilmParams(**unit["film"]),
+            TrainParams(**unit["train"]),
+            TuneParams(**unit["tuning"]),
+            ctx,
+        )
+        return rows
+
+    def plot(self, table: pd.DataFrame, p: BlurryParams) -> Any:
+        return plot_final(table, ["cifar100"], "blurry")
+
+    def summarize(self, table: pd.DataFrame, p: BlurryParams) -> pd.DataFrame:
+        return summarize_final(table, ["blurry", "eps_label"])

@@ -1,0 +1,446 @@
+"""DP-SGD with Poisson sampling, per-sample clipping and Gaussian noise (Abadi et al. 2016).
+
+cl paper, Sec. 6 and App. F (Table A2): every fine-tuned model is trained with DP-SGD in opacus
+with the PRV accountant (Gopi et al. 2021), δ = 1e-5, Poisson sampling, Adam, 40 epochs; the
+noise multiplier is calibrated to the target ε (Table A2: "Based on target ε").
+
+Two code paths share one step rule (:func:`noisy_mean_gradient`):
+
+* :func:`train_dpsgd` — any ``torch.nn.Module`` whose trainable parameters opacus'
+  ``GradSampleModule`` supports (LayerNorm and Linear for FiLM on a timm ViT); per-sample
+  gradients are materialised in physical chunks, clipped, summed, noised, divided by the expected
+  batch size (opacus' ``DPOptimizer`` rule) and handed to Adam.
+* :func:`train_linear_head` — a softmax-linear head on cached features. The per-sample gradient
+  of cross-entropy w.r.t. ``(W, b)`` is ``(p_i − e_{y_i}) ⊗ [x_i, 1]``, so its norm is
+  ``‖p_i − e_{y_i}‖ · sqrt(‖x_i‖² + 1)`` exactly (:func:`linear_head_per_sample_norms`) and the
+  clipped sum is one matmul; no per-sample gradient is materialised (this also covers heads with
+  100k dummy labels, cl paper Sec. 7.1).
+
+Privacy: one run is one Poisson-subsampled Gaussian mechanism composed ``steps`` times, with
+add/remove adjacency on the run's dataset; :func:`privacy_record` gives its PRV ε. Tasks of a
+continual-learning stream use disjoint data, so by parallel composition (cl paper, Thm D.1) the
+per-task (ε, δ) is also the guarantee of the whole stream; the record states this.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from privrepro.config import ConfigError
+
+__all__ = [
+    "DPSGDHyper",
+    "PrivacyRecord",
+    "TrainLog",
+    "calibrate_noise_multiplier",
+    "clip_factors",
+    "linear_head_per_sample_norms",
+    "noisy_mean_gradient",
+    "plan_steps",
+    "poisson_batch",
+    "privacy_record",
+    "spent_epsilon",
+    "train_dpsgd",
+    "train_linear_head",
+]
+
+ACCOUNTANTS = ("prv", "rdp")
+CLIP_EPS = 1e-6  # opacus' DPOptimizer adds this to the norm before dividing (optimizer.py)
+
+
+@dataclass(frozen=True)
+class DPSGDHyper:
+    """Hyperparameters of one DP-SGD run (cl paper, Table A2).
+
+    Attributes:
+        epochs: passes over the data in expectation (Table A2: 40, fixed).
+        batch_size: expected (Poisson) batch size; the sample rate is ``batch_size / n``.
+        lr: Adam's learning rate (Table A2: 1e-7 … 1e-2).
+        clip: per-sample clipping bound C (Table A2: 0.2 … 10); ``inf`` disables clipping.
+        epsilon: target ε of the run; ``None`` is non-private (σ = 0).
+        delta: target δ (cl paper: 1e-5).
+        accountant: ``"prv"`` (the paper's) or ``"rdp"``.
+        epsilon_tolerance: precision of the noise calibration's bisection (opacus' default 0.01).
+    """
+
+    epochs: float = 40.0
+    batch_size: float = 64.0
+    lr: float = 1e-3
+    clip: float = 1.0
+    epsilon: float | None = None
+    delta: float = 1e-5
+    accountant: str = "prv"
+    epsilon_tolerance: float = 0.01
+
+    def check(self, n: int) -> None:
+        """Raise :class:`ConfigError` for a value outside its range, before any compute."""
+        if n < 0:
+            raise ConfigError("n", n, "must be >= 0")
+        if not self.epochs > 0:
+            raise ConfigError("dpsgd.epochs", self.epochs, "must lie in (0, inf)")
+        if not self.batch_size > 0:
+            raise ConfigError("dpsgd.batch_size", self.batch_size, "must lie in (0, inf)")
+        if not self.lr > 0:
+            raise ConfigError("dpsgd.lr", self.lr, "must lie in (0, inf)")
+        if not self.clip > 0:
+            raise ConfigError("dpsgd.clip", self.clip, "must lie in (0, inf]")
+        if self.epsilon is not None and not (self.epsilon > 0):
+            raise ConfigError("dpsgd.epsilon", self.epsilon, "must lie in (0, inf) or be null")
+        if not 0 < self.delta < 1:
+            raise ConfigError("dpsgd.delta", self.delta, "must lie in (0, 1)")
+        if self.accountant not in ACCOUNTANTS:
+            raise ConfigError("dpsgd.accountant", self.accountant, f"must be one of {ACCOUNTANTS}")
+
+    @property
+    def private(self) -> bool:
+        return self.epsilon is not None and math.isfinite(self.epsilon)
+
+
+def plan_steps(n: int, hp: DPSGDHyper) -> tuple[float, int]:
+    """Sample rate ``q = min(1, B/n)`` and step count ``⌊epochs / q⌋`` (opacus' epochs→steps rule)."""
+    hp.check(n)
+    if n == 0:
+        return 1.0, 0
+    q = float(f"{min(1.0, hp.batch_size / n):.12g}")  # transfers that keep q hit one cache entry
+    return q, max(1, int(hp.epochs / q + 1e-9))
+
+
+@lru_cache(maxsize=4096)
+def calibrate_noise_multiplier(
+    target_epsilon: float,
+    delta: float,
+    sample_rate: float,
+    steps: int,
+    accountant: str = "prv",
+    epsilon_tolerance: float = 0.01,
+) -> float:
+    """Smallest σ (to ``epsilon_tolerance`` in ε) whose ``accountant`` ε after ``steps`` ≤ target.
+
+    The rule of opacus ``get_noise_multiplier`` (bisection keeping the upper end, so the returned
+    σ's ε never exceeds the target), with a tighter start for PRV: the RDP σ (cheap to compute)
+    is an upper bracket, since RDP's ε bounds PRV's from above; PRV evaluations then bisect
+    inside ``[σ_RDP / 2, σ_RDP]``. Cached: Optuna trials that share (q, steps) calibrate once.
+    """
+    from opacus.accountants.utils import get_noise_multiplier
+
+    if not target_epsilon > 0:
+        raise ConfigError("target_epsilon", target_epsilon, "must lie in (0, inf)")
+    if not 0 < sample_rate <= 1:
+        raise ConfigError("sample_rate", sample_rate, "must lie in (0, 1]")
+    if steps < 1:
+        raise ConfigError("steps", steps, "must be >= 1")
+    if accountant != "prv":
+        return float(
+            get_noise_multiplier(
+                target_epsilon=target_epsilon,
+                target_delta=delta,
+                sample_rate=sample_rate,
+                steps=steps,
+                accountant=accountant,
+                epsilon_tolerance=epsilon_tolerance,
+            )
+        )
+    hi = float(
+        get_noise_multiplier(
+            target_epsilon=target_epsilon,
+            target_delta=delta,
+            sample_rate=sample_rate,
+            steps=steps,
+            accountant="rdp",
+            epsilon_tolerance=epsilon_tolerance / 4,
+        )
+    )
+
+    def f(sig: float) -> float:
+        return spent_epsilon(sig, sample_rate, steps, delta, "prv") - target_epsilon
+
+    f_hi = f(hi)
+    while f_hi > 0:  # PRV's eps_error margin can exceed RDP's slack
+        hi *= 1.1
+        f_hi = f(hi)
+    lo = 0.85 * hi  # PRV σ is within a few % of RDP's at these budgets (note §7.6)
+    f_lo = f(lo)
+    while f_lo <= 0:
+        hi, f_hi, lo = lo, f_lo, lo * 0.85
+        f_lo = f(lo)
+    side = 0
+    while -f_hi > epsilon_tolerance and hi - lo > 1e-9 * hi:
+        # Illinois (regula falsi with halving of the stale end): ε(σ) is smooth and monotone.
+        mid = hi - f_hi * (hi - lo) / (f_hi - f_lo)
+        if not lo < mid < hi:
+            mid = (lo + hi) / 2
+        f_mid = f(mid)
+        if f_mid <= 0:
+            hi, f_hi = mid, f_mid
+            if side == -1:
+                f_lo /= 2
+            side = -1
+        else:
+            lo, f_lo = mid, f_mid
+            if side == 1:
+                f_hi /= 2
+            side = 1
+    return hi
+
+
+def spent_epsilon(
+    noise_multiplier: float, sample_rate: float, steps: int, delta: float, accountant: str = "prv"
+) -> float:
+    """ε of ``steps`` Poisson-subsampled Gaussian steps at δ (opacus accountant; PRV: upper bound)."""
+
+    if noise_multiplier <= 0 or steps == 0:
+        return math.inf if steps > 0 else 0.0
+    return _spent_epsilon(
+        float(noise_multiplier), float(sample_rate), int(steps), float(delta), accountant
+    )
+
+
+@lru_cache(maxsize=65536)
+def _spent_epsilon(
+    noise_multiplier: float, sample_rate: float, steps: int, delta: float, accountant: str
+) -> float:
+    import warnings
+
+    from opacus.accountants import create_accountant
+
+    acc = create_accountant(mechanism=accountant)
+    acc.history = [(noise_multiplier, sample_rate, steps)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # RDP's "optimal order is the largest alpha"
+        return float(acc.get_epsilon(delta=delta))
+
+
+@dataclass(frozen=True)
+class PrivacyRecord:
+    """The guarantee of one DP-SGD run (one task), written into the result rows.
+
+    ``composition`` says how per-task guarantees combine over the stream: ``"parallel"`` for
+    disjoint task data (cl paper, Thm D.1: the stream is (ε, δ)-DP), ``"single"`` for one run on
+    all data (Non-CL baseline).
+    """
+
+    epsilon_target: float
+    delta: float
+    noise_multiplier: float
+    sample_rate: float
+    steps: int
+    epsilon_spent: float
+    accountant: str
+    composition: str = "parallel"
+
+    def as_row(self, prefix: str = "") -> dict[str, Any]:
+        return {prefix + k: v for k, v in asdict(self).items()}
+
+
+def privacy_record(n: int, hp: DPSGDHyper, composition: str = "parallel") -> PrivacyRecord:
+    """Calibrate σ for ``hp`` on ``n`` samples and account the run (non-private: σ = 0, ε = ∞)."""
+    q, steps = plan_steps(n, hp)
+    if not hp.private or steps == 0:
+        eps_t = math.inf if not hp.private else float(hp.epsilon)  # type: ignore[arg-type]
+        return PrivacyRecord(
+            eps_t,
+            hp.delta,
+            0.0,
+            q,
+            steps,
+            math.inf if (steps and not hp.private) else 0.0,
+            hp.accountant,
+            composition,
+        )
+    eps = float(hp.epsilon)  # type: ignore[arg-type]
+    sigma = calibrate_noise_multiplier(eps, hp.delta, q, steps, hp.accountant, hp.epsilon_tolerance)
+    spent = spent_epsilon(sigma, q, steps, hp.delta, hp.accountant)
+    return PrivacyRecord(eps, hp.delta, sigma, q, steps, spent, hp.accountant, composition)
+
+
+def poisson_batch(n: int, sample_rate: float, generator: torch.Generator) -> Tensor:
+    """Indices of a Poisson batch: each of ``n`` samples independently with prob. ``sample_rate``."""
+    if n == 0:
+        return torch.zeros(0, dtype=torch.long, device=generator.device)
+    u = torch.rand(n, generator=generator, device=generator.device)
+    return torch.nonzero(u < sample_rate, as_tuple=False).flatten()
+
+
+def clip_factors(norms: Tensor, clip: float) -> Tensor:
+    """``min(1, C / (‖g_i‖ + 1e-6))`` — opacus' DPOptimizer rule; ``C = inf`` gives ones."""
+    if math.isinf(clip):
+        return torch.ones_like(norms)
+    return (clip / (norms + CLIP_EPS)).clamp(max=1.0)
+
+
+def linear_head_per_sample_norms(x: Tensor, logits: Tensor, y: Tensor, bias: bool = True) -> Tensor:
+    """Exact per-sample gradient norms of cross-entropy for a linear head ``z = W x + b``.
+
+    ``∇_W ℓ_i = (p_i − e_{y_i}) x_iᵀ`` and ``∇_b ℓ_i = p_i − e_{y_i}`` (softmax cross-entropy), so
+    ``‖∇ℓ_i‖_F = ‖p_i − e_{y_i}‖₂ · sqrt(‖x_i‖² + 1)`` (without the bias: ``· ‖x_i‖``).
+    """
+    resid = torch.softmax(logits, dim=1)
+    resid = resid - nn.functional.one_hot(y, logits.shape[1]).to(resid.dtype)
+    sq = (x * x).sum(1) + (1.0 if bias else 0.0)
+    return resid.norm(dim=1) * sq.sqrt()
+
+
+def noisy_mean_gradient(
+    clipped_sum: Tensor, noise_std: float, expected_batch: float, generator: torch.Generator | None
+) -> Tensor:
+    """``(Σ_i clip(g_i) + N(0, (σC)² I)) / (q n)`` — opacus' DPOptimizer with Poisson sampling."""
+    if noise_std > 0:
+        noise = torch.normal(
+            0.0,
+            noise_std,
+            size=clipped_sum.shape,
+            generator=generator,
+            device=clipped_sum.device,
+            dtype=clipped_sum.dtype,
+        )
+        clipped_sum = clipped_sum + noise
+    return clipped_sum / expected_batch
+
+
+@dataclass
+class TrainLog:
+    """What a DP-SGD run did: its guarantee, steps, mean batch size and final training loss."""
+
+    privacy: PrivacyRecord
+    steps: int
+    mean_batch: float
+    last_loss: float
+
+
+def _chunks(idx: Tensor, size: int) -> Iterator[Tensor]:
+    for s in range(0, idx.numel(), size):
+        yield idx[s : s + size]
+
+
+def train_dpsgd(
+    model: nn.Module,
+    x: Tensor,
+    y: Tensor,
+    hp: DPSGDHyper,
+    *,
+    generator: torch.Generator,
+    physical_batch: int = 256,
+    composition: str = "parallel",
+    privacy: PrivacyRecord | None = None,
+    progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+    forward: Callable[[nn.Module, Tensor], Tensor] | None = None,
+) -> TrainLog:
+    """DP-SGD (Adam) on the trainable parameters of ``model`` with opacus per-sample gradients.
+
+    Args:
+        model: a module; only parameters with ``requires_grad`` are trained (FiLM: LayerNorm
+            affine + head). Wrapped in opacus ``GradSampleModule`` for the run, then unwrapped.
+        x, y: the run's data (on the model's device); ``y`` holds class indices of the output.
+        hp: hyperparameters; σ is calibrated from ``hp.epsilon`` unless ``privacy`` is given.
+        generator: the stream for Poisson sampling and noise (one run = one stream).
+        physical_batch: per-sample gradients are materialised this many samples at a time
+            (opacus' BatchMemoryManager idea); the logical batch stays the Poisson batch.
+        forward: ``forward(module, xb) -> logits`` (default: ``module(xb)``).
+    """
+    from opacus import GradSampleModule
+
+    n = int(x.shape[0])
+    rec = privacy or privacy_record(n, hp, composition)
+    q, steps = rec.sample_rate, rec.steps
+    params = [p for p in model.parameters() if p.requires_grad]
+    if not params:
+        raise ConfigError("model", type(model).__name__, "has no trainable parameters")
+    opt = torch.optim.Adam(params, lr=hp.lr)
+    if steps == 0:
+        return TrainLog(rec, 0, 0.0, math.nan)
+    gsm = GradSampleModule(model, batch_first=True, loss_reduction="sum")
+    fwd = forward or (lambda m, xb: m(xb))
+    noise_std = rec.noise_multiplier * (hp.clip if math.isfinite(hp.clip) else 0.0)
+    expected = q * n
+    loop: Iterable[int] = range(steps)
+    if progress is not None:
+        loop = progress(loop)
+    total_b, last = 0, math.nan
+    try:
+        for _ in loop:
+            idx = poisson_batch(n, q, generator)
+            total_b += idx.numel()
+            sums = [torch.zeros_like(p) for p in params]
+            loss_acc = 0.0
+            for chunk in _chunks(idx, physical_batch):
+                logits = fwd(gsm, x[chunk])
+                loss = nn.functional.cross_entropy(logits, y[chunk], reduction="sum")
+                loss.backward()
+                gs = [p.grad_sample for p in params]  # type: ignore[attr-defined]
+                norms = torch.stack([g.reshape(g.shape[0], -1).norm(dim=1) for g in gs]).norm(dim=0)
+                c = clip_factors(norms, hp.clip)
+                for s, g in zip(sums, gs, strict=True):
+                    s.add_(torch.einsum("i,i...->...", c, g))
+                for p in params:
+                    p.grad_sample = None  # type: ignore[attr-defined]
+                    p.grad = None
+                loss_acc += float(loss.detach())
+            for p, s in zip(params, sums, strict=True):
+                p.grad = noisy_mean_gradient(s, noise_std, expected, generator)
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            if idx.numel():
+                last = loss_acc / idx.numel()
+    finally:
+        gsm._close()
+    return TrainLog(rec, steps, total_b / steps, last)
+
+
+def train_linear_head(
+    head: nn.Linear,
+    feats: Tensor,
+    y: Tensor,
+    hp: DPSGDHyper,
+    *,
+    generator: torch.Generator,
+    composition: str = "parallel",
+    privacy: PrivacyRecord | None = None,
+    progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+) -> TrainLog:
+    """DP-SGD (Adam) of a softmax-linear head on fixed features, per-sample norms in closed form.
+
+    Same step rule as :func:`train_dpsgd` (Poisson batch, clip, noise, divide by ``q n``, Adam),
+    with the clipped sum ``((P − Y) ⊙ c)ᵀ [X, 1]`` computed in one matmul.
+    """
+    n = int(feats.shape[0])
+    rec = privacy or privacy_record(n, hp, composition)
+    q, steps = rec.sample_rate, rec.steps
+    params = [head.weight] + ([head.bias] if head.bias is not None else [])
+    opt = torch.optim.Adam(params, lr=hp.lr)
+    if steps == 0:
+        return TrainLog(rec, 0, 0.0, math.nan)
+    noise_std = rec.noise_multiplier * (hp.clip if math.isfinite(hp.clip) else 0.0)
+    expected = q * n
+    n_out = head.out_features
+    loop: Iterable[int] = range(steps)
+    if progress is not None:
+        loop = progress(loop)
+    total_b, last = 0, math.nan
+    for _ in loop:
+        idx = poisson_batch(n, q, generator)
+        total_b += idx.numel()
+        xb, yb = feats[idx], y[idx]
+        with torch.no_grad():
+            logits = head(xb)
+            p = torch.softmax(logits, dim=1)
+            resid = p - nn.functional.one_hot(yb, n_out).to(p.dtype)
+            norms = (
+                resid.norm(dim=1)
+                * ((xb * xb).sum(1) + (1.0 if head.bias is not None else 0.0)).sqrt()
+            )
+            g = resid * clip_factors(norms, hp.clip)[:, None]
+            grads = [g.T @ xb] + ([g.sum(0)] if head.bias is not None else [])
+            for par, gr in zip(params, grads, strict=True):
+                par.grad = noisy_mean_gradient(gr, noise_std, expected, generator)
+            if idx.numel():
+                last = float(nn.functional.cross_entropy(logits, yb))
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+    return TrainLog(rec, steps, total_b / steps, last)
