@@ -44,6 +44,9 @@ __all__ = [
     "FEATURE_SOURCES",
     "TINY_VIT",
     "FeatureSpec",
+    "ImagePart",
+    "benchmark_images",
+    "image_parts",
     "load_benchmark",
     "make_scenario",
 ]
@@ -79,54 +82,51 @@ class FeatureSpec:
     model_kwargs: dict[str, Any] = field(default_factory=dict)
 
 
-def _backbone_features(
-    benchmark: str,
-    spec: FeatureSpec,
-    data_dir: Path,
-    cache_dir: Path,
-    device: str,
-    progress: Callable[..., Iterable[Any]] | None,
-) -> tuple[ContinualData, dict[str, Any]]:
+@dataclass(frozen=True)
+class ImagePart:
+    """One source of a benchmark split's images: ``dataset`` names it (the feature-cache key),
+    ``label_offset`` is added to its labels, ``load`` reads it (an ``ArrayDataset``)."""
+
+    dataset: str
+    label_offset: int
+    load: Callable[[], Any]
+
+
+def image_parts(benchmark: str, spec: FeatureSpec, data_dir: Path) -> dict[str, list[ImagePart]]:
+    """The raw image sources of ``benchmark`` per split (``"train"``, ``"test"``), lazily loaded.
+
+    * ``cifar100``: the CIFAR-100 train / test sets.
+    * ``imagenet-r``: the image folder, split 80/20 per class with ``spec.imagenet_r_split_seed``
+      (cl paper, App. F: "a random 80/20 split"; drawn once, shared by both splits).
+    * ``5-datasets``: the members in :data:`FIVE_DATASETS` order, member ``m``'s labels shifted to
+      ``10 m … 10 m + 9`` (50 labels, cl paper, Sec. 6).
+
+    Both the cached-feature path and the FiLM image path read the benchmarks through this, so
+    they see the same images, labels and split.
+    """
     from privrepro.continual.sources import imagenet_r_split, load_five_datasets_member
 
-    model_box: list[Any] = []
-
-    def model() -> Any:
-        if not model_box:
-            model_box.append(
-                create_backbone(spec.backbone, spec.weights, pretrained=True, **spec.model_kwargs)
-            )
-        return model_box[0]
-
-    def feats(
-        dataset: str, split: str, load: Callable[[], Any]
-    ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
-        def compute() -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
-            ds = load()
-            x = extract_features(model(), ds.x, spec.batch_size, device, progress=progress)
-            return x, ds.y, {"weights": spec.weights or "timm hub", "n": len(ds.y)}
-
-        return cached_features(cache_dir, spec.backbone, dataset, split, compute)
-
-    metas: dict[str, Any] = {}
+    data_dir = Path(data_dir)
     if benchmark == "cifar100":
         from privrepro.data.vision import load_cifar100
 
-        parts = {
-            s: feats(
-                "cifar100",
-                s,
-                partial(
-                    load_cifar100,
-                    data_dir,
-                    s,
-                    download=spec.download,
-                    verify_checksums=spec.verify_checksums,
-                ),
-            )
+        return {
+            s: [
+                ImagePart(
+                    "cifar100",
+                    0,
+                    partial(
+                        load_cifar100,
+                        data_dir,
+                        s,
+                        download=spec.download,
+                        verify_checksums=spec.verify_checksums,
+                    ),
+                )
+            ]
             for s in ("train", "test")
         }
-    elif benchmark == "imagenet-r":
+    if benchmark == "imagenet-r":
         split_seed = spec.imagenet_r_split_seed
         box: list[Any] = []
 
@@ -135,18 +135,16 @@ def _backbone_features(
                 box.extend(imagenet_r_split(data_dir, np.random.default_rng(split_seed)))
             return box[i]
 
-        parts = {
-            s: feats(f"imagenet-r-split{split_seed}", s, partial(split, i))
+        return {
+            s: [ImagePart(f"imagenet-r-split{split_seed}", 0, partial(split, i))]
             for i, s in enumerate(("train", "test"))
         }
-    elif benchmark == "5-datasets":
-        parts = {}
-        for s in ("train", "test"):
-            xs, ys = [], []
-            for m, member in enumerate(FIVE_DATASETS):
-                x, y, meta = feats(
+    if benchmark == "5-datasets":
+        return {
+            s: [
+                ImagePart(
                     member,
-                    s,
+                    10 * m,
                     partial(
                         load_five_datasets_member,
                         member,
@@ -157,12 +155,74 @@ def _backbone_features(
                         spec.verify_checksums,
                     ),
                 )
-                xs.append(x)
-                ys.append(y + 10 * m)
-                metas[f"{member}/{s}"] = meta
-            parts[s] = (np.concatenate(xs), np.concatenate(ys), {"members": list(FIVE_DATASETS)})
-    else:
-        raise ValueError(f"benchmark = {benchmark!r}: must be one of {list(BENCHMARKS)}")
+                for m, member in enumerate(FIVE_DATASETS)
+            ]
+            for s in ("train", "test")
+        }
+    raise ValueError(f"benchmark = {benchmark!r}: must be one of {list(BENCHMARKS)}")
+
+
+def benchmark_images(
+    benchmark: str, spec: FeatureSpec, data_dir: str | Path, split: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """The images of one split of ``benchmark`` and their labels in the benchmark's label space.
+
+    Returns an object array of images (``uint8`` arrays, grey or colour, or file paths for image
+    folders; :func:`privrepro.continual.features.extract_features` and the FiLM path convert each
+    to RGB) and ``int64`` labels, in the order of :func:`load_benchmark`'s features.
+    """
+    xs: list[Any] = []
+    ys: list[np.ndarray] = []
+    for part in image_parts(benchmark, spec, Path(data_dir))[split]:
+        ds = part.load()
+        xs.extend(ds.x[i] for i in range(len(ds.y)))
+        ys.append(np.asarray(ds.y, dtype=np.int64) + part.label_offset)
+    x = np.empty(len(xs), dtype=object)
+    for i, im in enumerate(xs):  # element-wise: numpy would broadcast equal-shaped arrays
+        x[i] = im
+    return x, (np.concatenate(ys) if ys else np.zeros(0, np.int64))
+
+
+def _backbone_features(
+    benchmark: str,
+    spec: FeatureSpec,
+    data_dir: Path,
+    cache_dir: Path,
+    device: str,
+    progress: Callable[..., Iterable[Any]] | None,
+) -> tuple[ContinualData, dict[str, Any]]:
+    model_box: list[Any] = []
+
+    def model() -> Any:
+        if not model_box:
+            model_box.append(
+                create_backbone(spec.backbone, spec.weights, pretrained=True, **spec.model_kwargs)
+            )
+        return model_box[0]
+
+    def feats(part: ImagePart, split: str) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+        def compute() -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+            ds = part.load()
+            x = extract_features(model(), ds.x, spec.batch_size, device, progress=progress)
+            return x, ds.y, {"weights": spec.weights or "timm hub", "n": len(ds.y)}
+
+        x, y, meta = cached_features(cache_dir, spec.backbone, part.dataset, split, compute)
+        return x, np.asarray(y) + part.label_offset, meta
+
+    metas: dict[str, Any] = {}
+    parts: dict[str, tuple[np.ndarray, np.ndarray, dict[str, Any]]] = {}
+    for s, plist in image_parts(benchmark, spec, data_dir).items():
+        got = [feats(p, s) for p in plist]
+        if len(got) == 1:
+            parts[s] = got[0]
+        else:
+            for p, (_, _, meta) in zip(plist, got, strict=True):
+                metas[f"{p.dataset}/{s}"] = meta
+            parts[s] = (
+                np.concatenate([g[0] for g in got]),
+                np.concatenate([g[1] for g in got]),
+                {"members": [p.dataset for p in plist]},
+            )
     for s, (_, _, meta) in parts.items():
         metas.setdefault(s, meta)
     data = ContinualData(

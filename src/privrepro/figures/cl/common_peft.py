@@ -35,15 +35,19 @@ from privrepro.seeding import numpy_stream, torch_stream
 from privrepro.training.dpsgd import DPSGDHyper
 
 __all__ = [
+    "FILM_BENCHMARKS",
     "FeatureParams",
     "FilmParams",
     "RunSpec",
     "TrainParams",
     "TuneParams",
     "eps_label",
+    "feature_spec",
     "run_peft",
 ]
 
+#: benchmarks whose real images the FiLM path reads (``features.source = backbone``).
+FILM_BENCHMARKS = ("cifar100", "imagenet-r", "5-datasets")
 METHODS = ("peft_film", "peft_head", "naive_film", "naive_head", "noncl_film", "noncl_head")
 
 
@@ -118,16 +122,18 @@ class TuneParams:
 def check_film_source(
     features: FeatureParams, benchmarks: Sequence[str], methods: Sequence[str]
 ) -> None:
-    """Refuse, before any compute, FiLM on real images of a benchmark not wired yet."""
+    """Refuse, before any compute, FiLM on real images of a benchmark without an image source.
+
+    CIFAR-100, ImageNet-R and 5-Datasets all have one (:func:`_load_real_images`)."""
     if features.source != "backbone" or not any(m.endswith("_film") for m in methods):
         return
     for b in benchmarks:
-        if b != "cifar100":
+        if b not in FILM_BENCHMARKS:
             raise ConfigError(
                 "params.benchmarks",
                 b,
-                "FiLM on real images is wired for "
-                "cifar100 only; use a *_head method or features.source=synthetic",
+                f"FiLM on real images needs one of {list(FILM_BENCHMARKS)}; use a *_head "
+                "method or features.source=synthetic",
             )
 
 
@@ -184,21 +190,39 @@ def _subsample(y: np.ndarray, per_class: int, rng: np.random.Generator) -> np.nd
     return np.sort(np.concatenate(keep))
 
 
+def _subsample_pair(
+    train_y: np.ndarray, test_y: np.ndarray, fp: FeatureParams
+) -> tuple[np.ndarray, np.ndarray]:
+    """The kept train and test indices (``max_*_per_class``), the same for head and FiLM runs."""
+    rng = np.random.default_rng([fp.synthetic_seed, 17])
+    return (
+        _subsample(train_y, fp.max_train_per_class, rng),
+        _subsample(test_y, fp.max_test_per_class, rng),
+    )
+
+
+def feature_spec(fp: FeatureParams) -> Any:
+    """The :class:`~privrepro.continual.benchmarks.FeatureSpec` of the figure's ``features``:
+    head runs read its cached features, FiLM runs its images (same split and labels)."""
+    from privrepro.continual.benchmarks import FeatureSpec
+
+    return FeatureSpec(
+        source=fp.source,
+        backbone=fp.backbone,
+        weights=fp.weights or None,
+        synthetic_dim=fp.synthetic_dim,
+        synthetic_seed=fp.synthetic_seed,
+    )
+
+
 def _load(spec: RunSpec, fp: FeatureParams, film: FilmParams, ctx: UnitContext) -> _Data:
-    from privrepro.continual.benchmarks import FeatureSpec, load_benchmark
+    from privrepro.continual.benchmarks import load_benchmark
 
     sub_rng = np.random.default_rng([fp.synthetic_seed, 17])
     if spec.kind == "head":
-        fs = FeatureSpec(
-            source=fp.source,
-            backbone=fp.backbone,
-            weights=fp.weights or None,
-            synthetic_dim=fp.synthetic_dim,
-            synthetic_seed=fp.synthetic_seed,
-        )
+        fs = feature_spec(fp)
         data, meta = load_benchmark(spec.benchmark, fs, ctx.data_dir, ctx.cache_dir, ctx.device)
-        tr = _subsample(data.train_y, fp.max_train_per_class, sub_rng)
-        te = _subsample(data.test_y, fp.max_test_per_class, sub_rng)
+        tr, te = _subsample_pair(data.train_y, data.test_y, fp)
         dev = ctx.device
         return _Data(
             torch.as_tensor(data.train_x[tr], dtype=torch.float32, device=dev),
@@ -257,37 +281,54 @@ def _load(spec: RunSpec, fp: FeatureParams, film: FilmParams, ctx: UnitContext) 
     return _load_real_images(spec, fp, ctx)
 
 
-def _load_real_images(spec: RunSpec, fp: FeatureParams, ctx: UnitContext) -> _Data:
-    """Real images, preprocessed once by the backbone's evaluation transform (paper FiLM)."""
-    from PIL import Image
+def _load_real_images(
+    spec: RunSpec, fp: FeatureParams, ctx: UnitContext, fs: Any = None, chunk: int = 256
+) -> _Data:
+    """Real images, preprocessed once by the backbone's evaluation transform (paper FiLM).
 
-    from privrepro.continual.features import backbone_transform, create_backbone
+    The images and labels are :func:`privrepro.continual.benchmarks.benchmark_images`' (the
+    same as the cached features of head runs: ImageNet-R's 80/20 split, 5-Datasets' label
+    offsets), subsampled like head runs (``max_*_per_class``), converted to RGB (grey MNIST,
+    FashionMNIST and notMNIST repeated over 3 channels) and transformed in chunks straight into
+    one tensor on ``ctx.device`` (``float16`` on CUDA).
+    ``fs`` (default :func:`feature_spec` of ``fp``) gives the loaders' options and the
+    backbone's ``model_kwargs``.
+    """
+    from privrepro.continual.benchmarks import benchmark_images
+    from privrepro.continual.features import _to_pil, backbone_transform, create_backbone
 
-    if spec.benchmark != "cifar100":
-        raise ConfigError(
-            "benchmark",
-            spec.benchmark,
-            "FiLM on real images is wired for cifar100; use head-only runs or "
-            "the synthetic source for the others",
-        )
-    from privrepro.data.vision import load_cifar100
-
-    model = create_backbone(fp.backbone, fp.weights or None, pretrained=True)
+    if spec.benchmark not in FILM_BENCHMARKS:
+        raise ConfigError("benchmark", spec.benchmark, f"must be one of {list(FILM_BENCHMARKS)}")
+    fs = feature_spec(fp) if fs is None else fs
+    model = create_backbone(fs.backbone, fs.weights, pretrained=True, **fs.model_kwargs)
     tf = backbone_transform(model)
+    dtype = torch.float16 if ctx.device.startswith("cuda") else torch.float32
+    x_tr, y_tr = benchmark_images(spec.benchmark, fs, ctx.data_dir, "train")
+    x_te, y_te = benchmark_images(spec.benchmark, fs, ctx.data_dir, "test")
+    k_tr, k_te = _subsample_pair(y_tr, y_te, fp)
 
-    def prep(ds: Any) -> torch.Tensor:
-        return torch.stack([tf(Image.fromarray(np.asarray(im))) for im in ds.x]).to(
-            ctx.device, torch.float16 if ctx.device.startswith("cuda") else torch.float32
-        )
+    def prep(images: np.ndarray, name: str) -> torch.Tensor:
+        shape = tuple(tf(_to_pil(images[0])).shape) if len(images) else (3, 1, 1)
+        out = torch.empty((len(images), *shape), dtype=dtype, device=ctx.device)
+        starts = range(0, len(images), chunk)
+        for a in ctx.progress(starts, desc=f"{name} images", total=len(starts)):
+            batch = [tf(_to_pil(im)) for im in images[a : a + chunk]]
+            out[a : a + len(batch)] = torch.stack(batch).to(ctx.device, dtype)
+        return out
 
-    tr, te = load_cifar100(ctx.data_dir, "train"), load_cifar100(ctx.data_dir, "test")
     return _Data(
-        prep(tr),
-        np.asarray(tr.y),
-        prep(te),
-        np.asarray(te.y),
-        100,
-        {"feature_source": "images", "backbone": fp.backbone},
+        prep(x_tr[k_tr], "train"),
+        y_tr[k_tr],
+        prep(x_te[k_te], "test"),
+        y_te[k_te],
+        {"cifar100": 100, "imagenet-r": 200, "5-datasets": 50}[spec.benchmark],
+        {
+            "feature_source": "images",
+            "backbone": fs.backbone,
+            "weights": fs.weights or "timm hub",
+            "n_train": len(k_tr),
+            "n_test": len(k_te),
+        },
         model.to(ctx.device),
     )
 
