@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from tests.continual.test_features import TINY, _write_folder
+from tests.data.test_vision import _write_cifar, _write_idx
 
 from privrepro.config import ConfigError
 from privrepro.continual.benchmarks import FeatureSpec, benchmark_images, load_benchmark
@@ -23,8 +25,6 @@ from privrepro.figures.cl.common_peft import (
     _load_real_images,
     check_film_source,
 )
-from tests.continual.test_features import TINY, _write_folder
-from tests.data.test_vision import _write_cifar, _write_idx
 
 NAME = "vit_tiny_patch16_224"
 
