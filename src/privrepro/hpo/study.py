@@ -21,6 +21,7 @@ import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,9 @@ __all__ = [
 
 SAMPLERS = ("gp", "tpe", "random")
 _WORKER_ATTR = "privrepro_worker"
+#: a RUNNING trial not yet tagged with its worker is stale only after this long (its worker may
+#: be between creating and tagging it)
+_UNTAGGED_GRACE_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -184,12 +188,18 @@ def reap_stale_trials(study: Any) -> int:
     if isinstance(storage, optuna.storages.RDBStorage) and storage.heartbeat_interval:
         optuna.storages.fail_stale_trials(study)
     host = socket.gethostname()
+    now = datetime.now()  # optuna records datetime_start as naive local time
     reaped = 0
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
         worker = str(t.system_attrs.get(_WORKER_ATTR, ""))
         w_host, _, w_pid = worker.rpartition(":")
-        dead = (not worker) or (
-            w_host == host and w_pid.isdigit() and not _pid_alive(int(w_pid)) and worker != _me()
+        age = (now - t.datetime_start).total_seconds() if t.datetime_start else math.inf
+        dead = (not worker and age > _UNTAGGED_GRACE_S) or (
+            bool(worker)
+            and w_host == host
+            and w_pid.isdigit()
+            and not _pid_alive(int(w_pid))
+            and worker != _me()
         )
         if dead:
             storage.set_trial_system_attr(
@@ -221,15 +231,24 @@ def run_study(
 
     Stale RUNNING trials are reaped first; a trial whose objective raises is recorded FAIL and
     retried, up to ``max_failures`` failures in this call. With several workers each stops when
-    COMPLETE + live RUNNING trials reach ``n_complete`` (it waits for the live ones).
+    COMPLETE + live RUNNING trials reach ``n_complete`` (it waits for the live ones). Two workers
+    may start a trial at once when one is missing; the trial with the higher number then sees
+    ``n_complete`` COMPLETE or RUNNING trials numbered below it and is PRUNED before its
+    objective runs, so the study never exceeds ``n_complete`` COMPLETE trials.
     """
+    import optuna
     from optuna.trial import TrialState
 
     if n_complete < 1:
         raise ConfigError("hpo.n_trials", n_complete, "must be >= 1")
+    started: list[int] = []
 
     def tagged(trial: Any) -> float:
+        started.append(trial.number)
         trial.storage.set_trial_system_attr(trial._trial_id, _WORKER_ATTR, _me())
+        live = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING))
+        if sum(t.number < trial.number for t in live) >= n_complete:
+            raise optuna.TrialPruned("another worker's trial fills the study")
         return objective(trial)
 
     failures = 0
@@ -243,9 +262,9 @@ def run_study(
             time.sleep(poll_s)
             reap_stale_trials(study)
             continue
-        before = len(study.trials)
+        started.clear()
         study.optimize(tagged, n_trials=1, catch=(Exception,))
-        last = study.trials[before] if len(study.trials) > before else None
+        last = study.trials[started[0]] if started else None
         if last is not None and last.state == TrialState.FAIL:
             failures += 1
             if failures > max_failures:
