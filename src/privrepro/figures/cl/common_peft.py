@@ -300,11 +300,12 @@ def _load_real_images(
     if spec.benchmark not in FILM_BENCHMARKS:
         raise ConfigError("benchmark", spec.benchmark, f"must be one of {list(FILM_BENCHMARKS)}")
     fs = feature_spec(fp) if fs is None else fs
+    # the data first: a missing file is reported before the backbone is loaded
+    x_tr, y_tr = benchmark_images(spec.benchmark, fs, ctx.data_dir, "train")
+    x_te, y_te = benchmark_images(spec.benchmark, fs, ctx.data_dir, "test")
     model = create_backbone(fs.backbone, fs.weights, pretrained=True, **fs.model_kwargs)
     tf = backbone_transform(model)
     dtype = torch.float16 if ctx.device.startswith("cuda") else torch.float32
-    x_tr, y_tr = benchmark_images(spec.benchmark, fs, ctx.data_dir, "train")
-    x_te, y_te = benchmark_images(spec.benchmark, fs, ctx.data_dir, "test")
     k_tr, k_te = _subsample_pair(y_tr, y_te, fp)
 
     def prep(images: np.ndarray, name: str) -> torch.Tensor:
