@@ -11,6 +11,7 @@ non-zero when any failed, and the failures are listed at the end.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 import time
 import traceback
@@ -21,6 +22,18 @@ from privrepro.runner.cli import report_run
 from privrepro.runner.run import run_experiment
 
 __all__ = ["main"]
+
+
+def quiet_console_logging() -> None:
+    """Warnings and errors on the console; each unit's full log goes to its log.txt.
+
+    Installed before any library is imported, so a library's own ``logging.basicConfig`` (opacus
+    calls one at import) finds the root configured and adds no INFO console handler.
+    """
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the experiments and exit")
     parser.add_argument("overrides", nargs="*", help="Hydra overrides for every figure")
     args = parser.parse_args(argv)
+    quiet_console_logging()
 
     if args.target:
         entries = [e for t in args.target for e in resolve_target(t)]
