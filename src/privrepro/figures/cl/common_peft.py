@@ -760,3 +760,27 @@ def final_metrics(
 
 def params_dict(obj: Any) -> dict[str, Any]:
     return asdict(obj)
+
+
+def settings_of(p: Any) -> dict[str, Any]:
+    """The four parameter groups every PEFT run unit carries, as plain dicts (hashable config)."""
+    return {
+        "features": vars(p.features),
+        "film": vars(p.film),
+        "train": vars(p.train),
+        "tuning": vars(p.tuning),
+    }
+
+
+def run_peft_unit(
+    unit: dict[str, Any], ctx: UnitContext
+) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    """:func:`run_peft` on a unit built with :func:`settings_of`."""
+    return run_peft(
+        unit,
+        FeatureParams(**unit["features"]),
+        FilmParams(**unit["film"]),
+        TrainParams(**unit["train"]),
+        TuneParams(**unit["tuning"]),
+        ctx,
+    )

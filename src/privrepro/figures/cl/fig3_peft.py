@@ -23,7 +23,8 @@ from privrepro.figures.cl.common_peft import (
     check_film_source,
     eps_label,
     final_metrics,
-    run_peft,
+    run_peft_unit,
+    settings_of,
 )
 from privrepro.figures.cl.fig5_peft import summarize_final
 from privrepro.report.style import new_figure
@@ -80,10 +81,7 @@ class LabelGranularityPeft(Figure[LabelGranularityParams]):
                 "config": c,
                 "dummy_reference": p.dummy_reference,
                 "nb_tasks": p.nb_tasks,
-                "features": vars(p.features),
-                "film": vars(p.film),
-                "train": vars(p.train),
-                "tuning": vars(p.tuning),
+                **settings_of(p),
             }
             for b in p.benchmarks
             for e in p.epsilons
@@ -92,14 +90,7 @@ class LabelGranularityPeft(Figure[LabelGranularityParams]):
         ]
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        rows, _ = run_peft(
-            unit,
-            FeatureParams(**unit["features"]),
-            FilmParams(**unit["film"]),
-            TrainParams(**unit["train"]),
-            TuneParams(**unit["tuning"]),
-            ctx,
-        )
+        rows, _ = run_peft_unit(unit, ctx)
         rows["config"] = unit["config"]
         return rows
 

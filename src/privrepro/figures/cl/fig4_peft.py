@@ -19,7 +19,8 @@ from privrepro.figures.cl.common_peft import (
     TrainParams,
     TuneParams,
     check_film_source,
-    run_peft,
+    run_peft_unit,
+    settings_of,
 )
 from privrepro.figures.cl.fig5_peft import plot_final, summarize_final
 
@@ -59,10 +60,7 @@ class BlurryPeft(Figure[BlurryParams]):
                 "nb_tasks": p.nb_tasks,
                 "disjoint_pct": p.disjoint_pct,
                 "blurry_pct": p.blurry_pct,
-                "features": vars(p.features),
-                "film": vars(p.film),
-                "train": vars(p.train),
-                "tuning": vars(p.tuning),
+                **settings_of(p),
             }
             for s in p.settings
             for e in p.epsilons
@@ -70,14 +68,7 @@ class BlurryPeft(Figure[BlurryParams]):
         ]
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        rows, _ = run_peft(
-            unit,
-            FeatureParams(**unit["features"]),
-            FilmParams(**unit["film"]),
-            TrainParams(**unit["train"]),
-            TuneParams(**unit["tuning"]),
-            ctx,
-        )
+        rows, _ = run_peft_unit(unit, ctx)
         return rows
 
     def plot(self, table: pd.DataFrame, p: BlurryParams) -> Any:

@@ -24,7 +24,8 @@ from privrepro.figures.cl.common_peft import (
     check_film_source,
     eps_label,
     final_metrics,
-    run_peft,
+    run_peft_unit,
+    settings_of,
 )
 from privrepro.report.style import new_figure
 
@@ -59,10 +60,7 @@ class DomainShiftPeft(Figure[DomainShiftParams]):
                 "epsilon": e,
                 "repeat": r,
                 "nb_tasks": p.nb_tasks,
-                "features": vars(p.features),
-                "film": vars(p.film),
-                "train": vars(p.train),
-                "tuning": vars(p.tuning),
+                **settings_of(p),
             }
             for b in p.benchmarks
             for e in p.epsilons
@@ -71,14 +69,7 @@ class DomainShiftPeft(Figure[DomainShiftParams]):
         ]
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        rows, _ = run_peft(
-            unit,
-            FeatureParams(**unit["features"]),
-            FilmParams(**unit["film"]),
-            TrainParams(**unit["train"]),
-            TuneParams(**unit["tuning"]),
-            ctx,
-        )
+        rows, _ = run_peft_unit(unit, ctx)
         return rows
 
     def plot(self, table: pd.DataFrame, p: DomainShiftParams) -> Any:

@@ -20,7 +20,8 @@ from privrepro.figures.cl.common_peft import (
     TuneParams,
     check_film_source,
     final_metrics,
-    run_peft,
+    run_peft_unit,
+    settings_of,
 )
 from privrepro.figures.cl.fig5_peft import summarize_final
 from privrepro.report.style import new_figure
@@ -63,10 +64,7 @@ class EnsembleRules(Figure[RulesParams]):
                 "repeat": r,
                 "rules": RULES,
                 "nb_tasks": p.nb_tasks,
-                "features": vars(p.features),
-                "film": vars(p.film),
-                "train": vars(p.train),
-                "tuning": vars(p.tuning),
+                **settings_of(p),
             }
             for b in p.benchmarks
             for e in p.epsilons
@@ -74,14 +72,7 @@ class EnsembleRules(Figure[RulesParams]):
         ]
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        rows, _ = run_peft(
-            unit,
-            FeatureParams(**unit["features"]),
-            FilmParams(**unit["film"]),
-            TrainParams(**unit["train"]),
-            TuneParams(**unit["tuning"]),
-            ctx,
-        )
+        rows, _ = run_peft_unit(unit, ctx)
         return rows
 
     def plot(self, table: pd.DataFrame, p: RulesParams) -> Any:

@@ -28,7 +28,8 @@ from privrepro.figures.cl.common_peft import (
     TuneParams,
     check_film_source,
     eps_label,
-    run_peft,
+    run_peft_unit,
+    settings_of,
 )
 from privrepro.figures.cl.fig5_peft import summarize_final
 from privrepro.report.style import new_figure
@@ -68,13 +69,7 @@ class FiveDatasetsPeft(Figure[FiveDatasetsParams]):
 
     def units(self, p: FiveDatasetsParams) -> list[dict[str, Any]]:
         check_film_source(p.features, ["5-datasets"], p.methods)
-        common = {
-            "benchmark": "5-datasets",
-            "features": vars(p.features),
-            "film": vars(p.film),
-            "train": vars(p.train),
-            "tuning": vars(p.tuning),
-        }
+        common = {"benchmark": "5-datasets", **settings_of(p)}
         out: list[dict[str, Any]] = []
         for e in p.epsilons:
             for r in range(p.repeats):
@@ -98,14 +93,7 @@ class FiveDatasetsPeft(Figure[FiveDatasetsParams]):
         return out
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        args = (
-            FeatureParams(**unit["features"]),
-            FilmParams(**unit["film"]),
-            TrainParams(**unit["train"]),
-            TuneParams(**unit["tuning"]),
-            ctx,
-        )
-        rows, logits = run_peft(unit, *args)
+        rows, logits = run_peft_unit(unit, ctx)
         if not unit["method"].startswith("peft"):
             return rows
         return pd.concat(
