@@ -8,11 +8,11 @@ per-sample ``np.add.at`` into the class sums and one noise draw per label and ta
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
 
+from privrepro.bench import best_time
 from privrepro.continual.cosine import noise_std, normalize_rows, run_cosine
 from privrepro.continual.label_spaces import label_spaces_for
 from privrepro.continual.scenarios import ContinualData, split_cifar100
@@ -42,27 +42,18 @@ def _baseline(d: ContinualData, sc: Any, sigma: float, rng: np.random.Generator)
     return acc
 
 
-def _time(fn: Any, repeat: int = 3) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
 def bench() -> list[dict[str, Any]]:
     rng = np.random.default_rng(0)
     d = _features(rng)
     sc = split_cifar100(d, rng)
     spaces = label_spaces_for("prior_const", sc)
     sigma = noise_std(1.0, 1e-5)
-    t_ours = _time(
+    t_ours = best_time(
         lambda: run_cosine(
             d.train_x, d.train_y, d.test_x, d.test_y, sc, spaces, sigma, np.random.default_rng(1)
         )
     )
-    t_final = _time(
+    t_final = best_time(
         lambda: run_cosine(
             d.train_x,
             d.train_y,
@@ -75,9 +66,9 @@ def bench() -> list[dict[str, Any]]:
             evaluate="final",
         )
     )
-    t_base = _time(lambda: _baseline(d, sc, sigma, np.random.default_rng(1)), repeat=1)
+    t_base = best_time(lambda: _baseline(d, sc, sigma, np.random.default_rng(1)), repeats=1)
     dummy = label_spaces_for("prior_const", sc, dummy_factor=1000)
-    t_dummy = _time(
+    t_dummy = best_time(
         lambda: run_cosine(
             d.train_x,
             d.train_y,
@@ -90,12 +81,12 @@ def bench() -> list[dict[str, Any]]:
             evaluate="final",
             dummy_sampling="marginal",
         ),
-        repeat=1,
+        repeats=1,
     )
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1):
-        t_one = _time(
+        t_one = best_time(
             lambda: run_cosine(
                 d.train_x,
                 d.train_y,

@@ -3,38 +3,14 @@ measured in the same run (a literal scipy.stats formula, dp_accounting's PLD, a 
 
 from __future__ import annotations
 
-import math
 import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from scipy import optimize, stats
 
+from privrepro.bench import best_time, row
 from privrepro.dp.gaussian import analytic_sigma, delta_for_epsilon, epsilon_for_delta
-
-
-def _best_of(fn: Callable[[], Any], repeats: int = 3) -> float:
-    best = math.inf
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
-def _row(
-    benchmark: str, metric: str, value: float, unit: str, baseline: float, note: str
-) -> dict[str, Any]:
-    return {
-        "benchmark": benchmark,
-        "metric": metric,
-        "value": value,
-        "unit": unit,
-        "baseline": baseline,
-        "ratio": value / baseline if baseline else math.nan,
-        "note": note,
-    }
 
 
 def bench() -> list[dict[str, Any]]:
@@ -44,15 +20,15 @@ def bench() -> list[dict[str, Any]]:
     eps = np.linspace(-2.0, 10.0, n)
 
     # 1. δ(ε) on 1e6 points: ours vs the literal Φ(a) − e^ε Φ(b) with scipy.stats (same profile).
-    t_ours = _best_of(lambda: delta_for_epsilon(eps, sigma))
+    t_ours = best_time(lambda: delta_for_epsilon(eps, sigma))
     mu = 1.0 / sigma
 
     def naive() -> np.ndarray:
         return stats.norm.cdf(mu / 2 - eps / mu) - np.exp(eps) * stats.norm.cdf(-mu / 2 - eps / mu)
 
-    t_naive = _best_of(naive)
+    t_naive = best_time(naive)
     rows.append(
-        _row(
+        row(
             "gaussian_profile",
             "delta_for_epsilon throughput",
             n / t_ours,
@@ -72,11 +48,11 @@ def bench() -> list[dict[str, Any]]:
     dist = pld.from_gaussian_mechanism(sigma, value_discretization_interval=1e-4)
     d_pld = np.asarray(dist.get_delta_for_epsilon(eps_small))
     t_pld = time.perf_counter() - t0
-    t_ours_small = _best_of(lambda: delta_for_epsilon(eps_small, sigma))
+    t_ours_small = best_time(lambda: delta_for_epsilon(eps_small, sigma))
     d_ours = np.asarray(delta_for_epsilon(eps_small, sigma))
     err = float(np.max(np.abs(d_pld - d_ours)))
     rows.append(
-        _row(
+        row(
             "gaussian_profile",
             "delta on 1000 ε vs dp_accounting PLD",
             m / t_ours_small,
@@ -90,7 +66,7 @@ def bench() -> list[dict[str, Any]]:
     # 3. ε(δ) (vectorised bisection) vs a scipy brentq loop on the same profile.
     k = 2000
     deltas = np.geomspace(1e-12, 1e-2, k)
-    t_inv = _best_of(lambda: epsilon_for_delta(deltas, sigma))
+    t_inv = best_time(lambda: epsilon_for_delta(deltas, sigma))
 
     def brentq_loop() -> list[float]:
         return [
@@ -100,9 +76,9 @@ def bench() -> list[dict[str, Any]]:
             for d in deltas[:200]
         ]
 
-    t_brent = _best_of(brentq_loop, repeats=1) * (k / 200)
+    t_brent = best_time(brentq_loop, repeats=1) * (k / 200)
     rows.append(
-        _row(
+        row(
             "gaussian_profile",
             "epsilon_for_delta throughput",
             k / t_inv,
@@ -115,10 +91,10 @@ def bench() -> list[dict[str, Any]]:
     # 4. Analytic calibration: one array call vs a loop of scalar calls (timed on 200, scaled).
     c = 2000
     grid = np.linspace(0.1, 10, c)
-    t_cal_vec = _best_of(lambda: analytic_sigma(grid, 1e-5), 1)
-    t_cal = _best_of(lambda: [analytic_sigma(float(e), 1e-5) for e in grid[:200]], 1) * (c / 200)
+    t_cal_vec = best_time(lambda: analytic_sigma(grid, 1e-5), 1)
+    t_cal = best_time(lambda: [analytic_sigma(float(e), 1e-5) for e in grid[:200]], 1) * (c / 200)
     rows.append(
-        _row(
+        row(
             "gaussian_calibration",
             "analytic_sigma on an array vs per-call loop",
             c / t_cal_vec,

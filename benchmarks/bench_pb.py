@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from privrepro.bench import row
 from privrepro.boosting._dp import gaussian_delta_mu
 from privrepro.boosting.accounting import (
     algorithm1_double_loop,
@@ -18,20 +19,6 @@ from privrepro.boosting.accounting import (
     epsilon_for_delta,
 )
 from privrepro.boosting.design import PBSetting, optimise_eps0
-
-
-def _row(
-    benchmark: str, metric: str, value: float, unit: str, baseline: float, note: str
-) -> dict[str, Any]:
-    return {
-        "benchmark": benchmark,
-        "metric": metric,
-        "value": value,
-        "unit": unit,
-        "baseline": baseline,
-        "ratio": value / baseline if baseline else math.nan,
-        "note": note,
-    }
 
 
 def bench_composition() -> list[dict[str, Any]]:
@@ -58,7 +45,7 @@ def bench_composition() -> list[dict[str, Any]]:
     per_t2 = t_loop / sum(t * t for t in sample)
     t_loop_all = per_t2 * float(np.sum(T.astype(float) ** 2))
     return [
-        _row(
+        row(
             "pb_composition",
             "Fig. 6 curve, every integer T ≤ 1000",
             t_curve,
@@ -86,7 +73,7 @@ def bench_figures() -> list[dict[str, Any]]:
             run = run_experiment(f"pb/{fig}", ["profile=smoke", "progress=false", *paths])
             wall = time.perf_counter() - t0
             rows.append(
-                _row(
+                row(
                     "pb_figures_smoke",
                     f"{fig} wall time",
                     wall,
@@ -98,7 +85,7 @@ def bench_figures() -> list[dict[str, Any]]:
             )
         total = time.perf_counter() - t_all
     rows.append(
-        _row(
+        row(
             "pb_figures_smoke",
             "all pb figures, wall time",
             total,

@@ -10,19 +10,47 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import math
 import platform
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from privrepro.store.atomic import atomic_write_table
 
-__all__ = ["main", "run_benchmarks"]
+__all__ = ["best_time", "main", "row", "run_benchmarks"]
 
 COLUMNS = ["benchmark", "metric", "value", "unit", "baseline", "ratio", "note"]
+
+
+def best_time(fn: Callable[[], Any], repeats: int = 3) -> float:
+    """The fastest of ``repeats`` wall-clock timings of ``fn()``, in seconds."""
+    best = math.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def row(
+    benchmark: str, metric: str, value: float, unit: str, baseline: float, note: str
+) -> dict[str, Any]:
+    """One benchmark row; ``ratio`` is value / baseline (NaN without a baseline)."""
+    return {
+        "benchmark": benchmark,
+        "metric": metric,
+        "value": value,
+        "unit": unit,
+        "baseline": baseline,
+        "ratio": value / baseline if baseline else math.nan,
+        "note": note,
+    }
 
 
 def run_benchmarks(folder: Path, only: list[str] | None = None) -> tuple[pd.DataFrame, list[str]]:

@@ -124,3 +124,22 @@ def median_min_max(table: pd.DataFrame, by: list[str], value: str) -> pd.DataFra
 def error_bars(stats: pd.DataFrame) -> np.ndarray:
     """``[[median − min], [max − median]]`` for matplotlib's ``yerr``."""
     return np.vstack([stats["median"] - stats["min"], stats["max"] - stats["median"]])
+
+
+def plot_task_curves(ax: Any, table: pd.DataFrame, order: list[str], value: str) -> None:
+    """Median of ``value`` per task with min/max error bars, one series per privacy label."""
+    for j, p in enumerate(order):
+        s = median_min_max(table[table["privacy"] == p], ["task"], value).dropna(subset=["median"])
+        if s.empty:
+            continue
+        ax.errorbar(
+            s["task"] + 0.08 * (j - 1),
+            s["median"],
+            yerr=error_bars(s),
+            marker="o",
+            ms=3,
+            capsize=2,
+            color=f"C{j}",
+            label=p if p == "non-DP" else f"ε={p}",
+        )
+    ax.set_xlabel("task t")

@@ -24,6 +24,7 @@ from privrepro.figures.cl._cosine_common import (
     error_bars,
     load_features,
     median_min_max,
+    plot_task_curves,
     privacy_label,
     privacy_levels,
 )
@@ -179,23 +180,7 @@ class DomainShiftCosine(Figure[DomainShiftParams]):
                 [("aa", "AA_t (%)", "A3/A5"), ("af", "AF_t (%)", "A4/A6")], start=1
             ):
                 ax = axes[row][col]
-                for j, p in enumerate(order):
-                    s = median_min_max(sub[sub["privacy"] == p], ["task"], value).dropna(
-                        subset=["median"]
-                    )
-                    if s.empty:
-                        continue
-                    ax.errorbar(
-                        s["task"] + 0.08 * (j - 1),
-                        s["median"],
-                        yerr=error_bars(s),
-                        marker="o",
-                        ms=3,
-                        capsize=2,
-                        color=f"C{j}",
-                        label=p if p == "non-DP" else f"ε={p}",
-                    )
-                ax.set_xlabel("task t")
+                plot_task_curves(ax, sub, order, value)
                 ax.set_ylabel(label)
                 ax.set_title(f"{_NAMES[d]}, Fig. {fig_ids.split('/')[row % 2]}")
                 ax.legend(frameon=False, fontsize=7)

@@ -28,9 +28,9 @@ from privrepro.continual.scenarios import FIVE_DATASETS, five_datasets
 from privrepro.figures.api import Figure, UnitContext, param
 from privrepro.figures.cl._cosine_common import (
     FeatureParams,
-    error_bars,
     load_features,
     median_min_max,
+    plot_task_curves,
     privacy_label,
     privacy_levels,
 )
@@ -176,23 +176,7 @@ class FiveDatasetsCosine(Figure[FiveDatasetsParams]):
             [("aa", "AA_t (%)", "Fig. A7"), ("af", "AF_t (%)", "Fig. A8")]
         ):
             ax = axes[0][col]
-            for j, p in enumerate(order):
-                s = median_min_max(table[table["privacy"] == p], ["task"], value).dropna(
-                    subset=["median"]
-                )
-                if s.empty:
-                    continue
-                ax.errorbar(
-                    s["task"] + 0.08 * (j - 1),
-                    s["median"],
-                    yerr=error_bars(s),
-                    marker="o",
-                    ms=3,
-                    capsize=2,
-                    color=f"C{j}",
-                    label=p if p == "non-DP" else f"ε={p}",
-                )
-            ax.set_xlabel("task t")
+            plot_task_curves(ax, table, order, value)
             ax.set_ylabel(label)
             ax.set_title(f"5-Datasets, {name}")
             ax.legend(frameon=False, fontsize=7)
