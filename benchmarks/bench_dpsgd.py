@@ -6,7 +6,8 @@ Rows:
 * FiLM on a small timm ViT (smoke model): opacus per-sample gradients vs plain Adam;
 * the full recipe's time per task on this CPU (ViT-B/16 FiLM at 224², random weights, a few
   steps extrapolated to 5,000 images × 40 epochs; head-only measured on a full CIFAR task).
-  GPU: not measured here (no GPU on the benchmark machine).
+  On a machine with CUDA, the same per task on the GPU, images gathered from a host pixel
+  store (:class:`privrepro.continual.pixels.HostImages`) as ``profile=paper`` runs them.
 """
 
 from __future__ import annotations
@@ -173,10 +174,12 @@ def bench() -> list[dict[str, Any]]:
             "unit": "h",
             "baseline": math.nan,
             "ratio": math.nan,
-            "note": f"{rate_b:.2f} img/s on 1 thread, 5000 images x 40 epochs; GPU not "
-            "measured (none on this machine); tuning (20 trials) not included",
+            "note": f"{rate_b:.2f} img/s on 1 thread, 5000 images x 40 epochs; tuning "
+            "(20 trials) not included",
         }
     )
+    if torch.cuda.is_available():
+        rows.append(_gpu_film_task(vitb))
     head_task = 5000 * 40 / _rate(dp_head)
     rows.append(
         {
@@ -190,6 +193,44 @@ def bench() -> list[dict[str, Any]]:
         }
     )
     return rows
+
+
+def _gpu_film_task(vitb: nn.Module, n: int = 512, physical_batch: int = 64) -> dict[str, Any]:
+    """ViT-B/16 FiLM DP-SGD on CUDA, images gathered from host uint8 pixels batch by batch;
+    a few logical steps after one warm-up step, extrapolated to 5,000 images × 40 epochs."""
+    import numpy as np
+
+    from privrepro.continual.pixels import HostImages
+    from privrepro.training.dpsgd import privacy_record
+
+    dev = torch.device("cuda")
+    rng = np.random.default_rng(0)
+    pixels = rng.integers(0, 256, (n, 3, 224, 224), dtype=np.uint8)
+    x = HostImages([pixels], (0.5, 0.5, 0.5), (0.5, 0.5, 0.5), dev)
+    y = torch.as_tensor(rng.integers(0, 100, n), device=dev)
+    from privrepro.continual.peft import make_film
+
+    film = make_film(vitb.to(dev), 100)
+    hp = DPSGDHyper(epochs=1, batch_size=128, lr=1e-3, clip=1.0, epsilon=1.0, accountant="rdp")
+    rec = privacy_record(n, hp)
+    warm = privacy_record(n, DPSGDHyper(epochs=0.25, batch_size=128, epsilon=1.0))
+    gen = torch.Generator(device=dev).manual_seed(4)
+    train_dpsgd(film, x, y, hp, generator=gen, privacy=warm, physical_batch=physical_batch)
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    log = train_dpsgd(film, x, y, hp, generator=gen, privacy=rec, physical_batch=physical_batch)
+    torch.cuda.synchronize()
+    rate = log.mean_batch * log.steps / (time.perf_counter() - t0)
+    return {
+        "benchmark": "dpsgd",
+        "metric": "paper recipe: ViT-B/16 FiLM time per task (GPU)",
+        "value": 5000 * 40 / rate / 3600,
+        "unit": "h",
+        "baseline": math.nan,
+        "ratio": math.nan,
+        "note": f"{rate:.1f} img/s on {torch.cuda.get_device_name(dev)}, physical batch "
+        f"{physical_batch}, images from host uint8 pixels; tuning (20 trials) not included",
+    }
 
 
 if __name__ == "__main__":

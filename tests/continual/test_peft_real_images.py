@@ -16,6 +16,7 @@ from tests.data.test_vision import _write_cifar, _write_idx
 from privrepro.config import ConfigError
 from privrepro.continual.benchmarks import FeatureSpec, benchmark_images, load_benchmark
 from privrepro.continual.features import create_backbone
+from privrepro.continual.pixels import HostImages
 from privrepro.continual.scenarios import FIVE_DATASETS
 from privrepro.figures.api import UnitContext
 from privrepro.figures.cl import common_peft
@@ -25,6 +26,7 @@ from privrepro.figures.cl.common_peft import (
     _load_real_images,
     check_film_source,
 )
+from privrepro.training.rows import gather_rows
 
 NAME = "vit_tiny_patch16_224"
 
@@ -113,8 +115,8 @@ def _same_as_feature_path(data: common_peft._Data, fs: FeatureSpec, benchmark: s
     np.testing.assert_array_equal(data.test_y, feats.test_y)
     assert data.backbone is not None
     with torch.no_grad():
-        z_tr = data.backbone(data.train_x).numpy()
-        z_te = data.backbone(data.test_x).numpy()
+        z_tr = data.backbone(gather_rows(data.train_x)).numpy()
+        z_te = data.backbone(gather_rows(data.test_x)).numpy()
     np.testing.assert_allclose(z_tr, feats.train_x, atol=1e-5)
     np.testing.assert_allclose(z_te, feats.test_x, atol=1e-5)
 
@@ -129,6 +131,12 @@ def test_imagenet_r_film_images(tmp_path: Path, weights: Path) -> None:
     assert data.train_x.dtype == torch.float32 and data.num_classes == 200
     assert np.bincount(data.train_y).tolist() == [4, 4, 4]
     _same_as_feature_path(data, fs, "imagenet-r", tmp_path)
+    # the images stay on the host, resized once into a memory-mapped uint8 cache per split
+    assert isinstance(data.train_x, HostImages) and isinstance(data.test_x, HostImages)
+    caches = sorted(p.name for p in (tmp_path / "_cache" / "cl" / "images").iterdir())
+    assert len(caches) == 2 and caches[0].endswith("-imagenet-r-split0-test.npy")
+    again = _load_real_images(spec, _params(weights), _ctx(tmp_path), fs)
+    assert torch.equal(gather_rows(again.train_x), gather_rows(data.train_x))
 
 
 def test_five_datasets_film_images(tmp_path: Path, weights: Path) -> None:
@@ -159,7 +167,7 @@ def test_five_datasets_film_images(tmp_path: Path, weights: Path) -> None:
     cfg = resolve_data_config({}, model=data.backbone)
     mean = torch.tensor(cfg["mean"])[:, None, None]
     std = torch.tensor(cfg["std"])[:, None, None]
-    px = data.train_x[0] * std + mean
+    px = gather_rows(data.train_x, [0])[0] * std + mean
     torch.testing.assert_close(px[0], px[1], atol=1e-6, rtol=0)
     torch.testing.assert_close(px[0], px[2], atol=1e-6, rtol=0)
     _same_as_feature_path(data, fs, "5-datasets", tmp_path)
@@ -178,7 +186,7 @@ def test_subsampling_matches_head_runs(tmp_path: Path, weights: Path) -> None:
     assert len(k_tr) == 6 and len(k_te) == 3
     assert data.backbone is not None
     with torch.no_grad():
-        z = data.backbone(data.train_x).numpy()
+        z = data.backbone(gather_rows(data.train_x)).numpy()
     np.testing.assert_allclose(z, feats.train_x[k_tr], atol=1e-5)  # batching rounding only
     np.testing.assert_array_equal(data.test_y, feats.test_y[k_te])
 

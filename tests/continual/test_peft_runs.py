@@ -41,6 +41,10 @@ def test_run_records_prv_within_target_and_reuses_study(tmp_path: Path):
     assert len(priv) == 5  # one DP-SGD run per task
     assert (priv["dp_epsilon_spent"] <= 1.0).all()  # opacus PRV upper bound within the target
     assert (priv["dp_epsilon_spent"] >= 0.98).all()  # calibrated, not over-noised (tol 0.01)
+    # dp_accounting's PLD ε of the same mechanism, written beside it: within the target too,
+    # and within PRV's eps_error + PLD's discretisation of the PRV number
+    assert (priv["dp_epsilon_pld"] <= 1.0).all()
+    assert ((priv["dp_epsilon_pld"] - priv["dp_epsilon_spent"]).abs() < 0.05).all()
     assert set(priv["dp_composition"]) == {"parallel"}
     assert priv["dp_sample_rate"].nunique() == 1  # transfer keeps q: one σ for every task
     tune = rows[rows["row"] == "tuning"].iloc[0]

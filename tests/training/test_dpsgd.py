@@ -14,6 +14,7 @@ from privrepro.training.dpsgd import (
     calibrate_noise_multiplier,
     linear_head_per_sample_norms,
     plan_steps,
+    pld_epsilon,
     poisson_batch,
     privacy_record,
     spent_epsilon,
@@ -126,6 +127,35 @@ def test_prv_epsilon_of_run_within_target(eps, q, steps):
     spent = spent_epsilon(sigma, q, steps, 1e-5, "prv")
     # the search stops within epsilon_tolerance = 0.05 below the target (upper end kept).
     assert eps - 0.0501 <= spent <= eps
+
+
+@pytest.mark.parametrize("accountant", ["prv", "rdp"])
+def test_spent_epsilon_equals_opacus_accountant(accountant):
+    """The run's ε goes through privrepro.dp.accounting and is opacus' own number (reference:
+    ``create_accountant(accountant).get_epsilon`` with its defaults)."""
+    import warnings
+
+    from opacus.accountants import create_accountant
+
+    sigma, q, steps = 1.1, 0.05, 300
+    acc = create_accountant(mechanism=accountant)
+    acc.history = [(sigma, q, steps)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        want = acc.get_epsilon(delta=1e-5)
+    assert spent_epsilon(sigma, q, steps, 1e-5, accountant) == pytest.approx(want, rel=1e-12)
+
+
+def test_pld_reference_beside_prv():
+    """dp_accounting's PLD ε of a calibrated run: both it and PRV's upper end bound the true ε;
+    they agree within PRV's eps_error + PLD's discretisation (0.05 here), and the PLD number
+    stays within the target (note §7 check 6 gives PLD < PRV < RDP for the same σ)."""
+    for n, b, eps in ((500, 64.0, 1.0), (5000, 64.0, 8.0)):
+        rec = privacy_record(n, DPSGDHyper(batch_size=b, epsilon=eps))
+        ref = pld_epsilon(rec)
+        assert abs(ref - rec.epsilon_spent) < 0.05
+        assert ref <= eps
+    assert math.isinf(pld_epsilon(privacy_record(100, DPSGDHyper(epsilon=None))))
 
 
 def test_noise_multiplier_between_pld_and_rdp():

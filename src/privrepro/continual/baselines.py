@@ -17,17 +17,18 @@ from typing import Any
 import numpy as np
 import torch
 from numpy.typing import ArrayLike
-from torch import Tensor, nn
+from torch import nn
 
 from privrepro.continual.peft import Member, train_member
 from privrepro.training.dpsgd import DPSGDHyper
+from privrepro.training.rows import Rows
 
 __all__ = ["iter_naive", "train_non_cl"]
 
 
 def iter_naive(
     kind: str,
-    tasks: Sequence[tuple[Tensor, ArrayLike]],
+    tasks: Sequence[tuple[Rows, ArrayLike]],
     label_ids: ArrayLike,
     hps: Sequence[DPSGDHyper],
     *,
@@ -61,7 +62,7 @@ def iter_naive(
 
 def train_non_cl(
     kind: str,
-    x: Tensor,
+    x: Rows,
     y: ArrayLike,
     label_ids: ArrayLike,
     hp: DPSGDHyper,

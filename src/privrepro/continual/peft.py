@@ -35,6 +35,7 @@ from privrepro.training.dpsgd import (
     train_dpsgd,
     train_linear_head,
 )
+from privrepro.training.rows import Rows, gather_rows, num_rows, rows_device, select_rows
 
 __all__ = [
     "PEFT_KINDS",
@@ -188,7 +189,7 @@ class Member:
 
 def train_member(
     kind: str,
-    x: Tensor,
+    x: Rows,
     y: ArrayLike,
     label_ids: ArrayLike,
     hp: DPSGDHyper,
@@ -204,8 +205,9 @@ def train_member(
     """Train one member on one task's data with DP-SGD (cl paper, Alg. 2, one loop body).
 
     Args:
-        kind: ``"head"`` (``x`` are features ``(n, K)``) or ``"film"`` (``x`` are images and
-            ``backbone`` is the pre-trained timm ViT).
+        kind: ``"head"`` (``x`` is a tensor of features ``(n, K)``) or ``"film"`` (``x`` are
+            images — a tensor, or :class:`~privrepro.continual.pixels.HostImages` gathered to
+            the device batch by batch — and ``backbone`` is the pre-trained timm ViT).
         y: global labels of ``x``; label_ids: the member's released label space.
         init: continue from this model instead of a fresh one (Naive baseline, Alg. A1).
     """
@@ -215,11 +217,12 @@ def train_member(
     if ids.size == 0:
         raise ValueError("label_ids: a member needs at least one output label")
     keep, local = local_targets(y, ids)
-    keep_t = torch.as_tensor(keep, device=x.device)
-    xk = x[keep_t]
-    yk = torch.as_tensor(local, device=x.device)
+    xk = select_rows(x, keep)
+    yk = torch.as_tensor(local, device=rows_device(x))
     model: nn.Module
     if kind == "head":
+        if not isinstance(x, Tensor):
+            raise TypeError("kind = 'head' trains on a feature tensor, got " + type(x).__name__)
         model = new_head(int(x.shape[1]), ids.size, device=x.device, dtype=x.dtype)
     else:
         if backbone is None:
@@ -228,7 +231,7 @@ def train_member(
     if init is not None:  # a fresh module with the previous weights (no per-sample hook state)
         model.load_state_dict(init.state_dict())
     if kind == "head":
-        assert isinstance(model, nn.Linear)
+        assert isinstance(model, nn.Linear) and isinstance(xk, Tensor)
         log = train_linear_head(
             model,
             xk,
@@ -251,22 +254,24 @@ def train_member(
             privacy=privacy,
             progress=progress,
         )
-    return Member(kind, ids, model, log, int(xk.shape[0]))
+    return Member(kind, ids, model, log, num_rows(xk))
 
 
 @torch.no_grad()
-def member_logits(member: Member, x: Tensor, batch: int = 1024) -> Tensor:
-    """Logits ``(n, |O_l|)`` of a member over its own labels (columns follow ``label_ids``)."""
+def member_logits(member: Member, x: Rows, batch: int = 1024) -> Tensor:
+    """Logits ``(n, |O_l|)`` of a member over its own labels (columns follow ``label_ids``);
+    ``x`` is gathered ``batch`` rows at a time."""
     member.model.eval()
-    outs = [member.model(x[s : s + batch]) for s in range(0, int(x.shape[0]), batch)]
+    n = num_rows(x)
+    outs = [member.model(gather_rows(x, slice(s, s + batch))) for s in range(0, n, batch)]
     if not outs:
-        return torch.zeros(0, member.label_ids.size, device=x.device)
+        return torch.zeros(0, member.label_ids.size, device=rows_device(x))
     return torch.cat(outs)
 
 
 def iter_ensemble(
     kind: str,
-    tasks: Sequence[tuple[Tensor, ArrayLike]],
+    tasks: Sequence[tuple[Rows, ArrayLike]],
     label_spaces: Sequence[ArrayLike],
     hps: Sequence[DPSGDHyper],
     *,

@@ -34,6 +34,7 @@ import torch
 from torch import Tensor, nn
 
 from privrepro.config import ConfigError
+from privrepro.training.rows import Rows, gather_rows, num_rows
 
 __all__ = [
     "DPSGDHyper",
@@ -44,6 +45,7 @@ __all__ = [
     "linear_head_per_sample_norms",
     "noisy_mean_gradient",
     "plan_steps",
+    "pld_epsilon",
     "poisson_batch",
     "privacy_record",
     "spent_epsilon",
@@ -206,15 +208,46 @@ def spent_epsilon(
 def _spent_epsilon(
     noise_multiplier: float, sample_rate: float, steps: int, delta: float, accountant: str
 ) -> float:
+    """opacus' number through :func:`privrepro.dp.accounting.gaussian_epsilon`: PRV's upper
+    bound (``eps_error`` 0.01, ``delta_error`` δ/1000, opacus' ``get_epsilon`` defaults) or
+    RDP over opacus' default orders — equal to ``create_accountant(...).get_epsilon`` (tested)."""
     import warnings
 
-    from opacus.accountants import create_accountant
+    from opacus.accountants import RDPAccountant
 
-    acc = create_accountant(mechanism=accountant)
-    acc.history = [(noise_multiplier, sample_rate, steps)]
+    from privrepro.dp.accounting import gaussian_epsilon
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # RDP's "optimal order is the largest alpha"
-        return float(acc.get_epsilon(delta=delta))
+        return gaussian_epsilon(
+            noise_multiplier,
+            steps,
+            delta,
+            sampling_rate=sample_rate,
+            method="prv" if accountant == "prv" else "rdp",
+            rdp_orders=tuple(RDPAccountant.DEFAULT_ALPHAS),
+        ).epsilon
+
+
+def pld_epsilon(record: PrivacyRecord, discretization: float = 1e-4) -> float:
+    """ε of the run's mechanism under dp_accounting's PLD accountant, the reference written
+    beside the PRV (or RDP) number: ``steps`` Poisson-subsampled Gaussian releases with noise
+    multiplier σ at the record's δ (pessimistic discretisation: an upper bound, tighter than
+    RDP). ``inf`` for a non-private run, 0 for a run without steps."""
+    from privrepro.dp.accounting import gaussian_epsilon
+
+    if record.steps == 0:
+        return 0.0
+    if record.noise_multiplier <= 0:
+        return math.inf
+    return gaussian_epsilon(
+        record.noise_multiplier,
+        record.steps,
+        record.delta,
+        sampling_rate=record.sample_rate,
+        method="pld",
+        pld_discretization=discretization,
+    ).epsilon
 
 
 @dataclass(frozen=True)
@@ -321,7 +354,7 @@ def _chunks(idx: Tensor, size: int) -> Iterator[Tensor]:
 
 def train_dpsgd(
     model: nn.Module,
-    x: Tensor,
+    x: Rows,
     y: Tensor,
     hp: DPSGDHyper,
     *,
@@ -337,7 +370,9 @@ def train_dpsgd(
     Args:
         model: a module; only parameters with ``requires_grad`` are trained (FiLM: LayerNorm
             affine + head). Wrapped in opacus ``GradSampleModule`` for the run, then unwrapped.
-        x, y: the run's data (on the model's device); ``y`` holds class indices of the output.
+        x, y: the run's data: ``x`` a tensor on the model's device or rows gathered to it one
+            physical chunk at a time (:mod:`privrepro.training.rows`); ``y`` holds class
+            indices of the output, on the model's device.
         hp: hyperparameters; σ is calibrated from ``hp.epsilon`` unless ``privacy`` is given.
         generator: the stream for Poisson sampling and noise (one run = one stream).
         physical_batch: per-sample gradients are materialised this many samples at a time
@@ -346,7 +381,7 @@ def train_dpsgd(
     """
     from opacus import GradSampleModule
 
-    n = int(x.shape[0])
+    n = num_rows(x)
     rec = privacy or privacy_record(n, hp, composition)
     q, steps = rec.sample_rate, rec.steps
     params = [p for p in model.parameters() if p.requires_grad]
@@ -370,7 +405,7 @@ def train_dpsgd(
             sums = [torch.zeros_like(p) for p in params]
             loss_acc = 0.0
             for chunk in _chunks(idx, physical_batch):
-                logits = fwd(gsm, x[chunk])
+                logits = fwd(gsm, gather_rows(x, chunk))
                 loss = nn.functional.cross_entropy(logits, y[chunk], reduction="sum")
                 loss.backward()
                 gs = [p.grad_sample for p in params]  # type: ignore[attr-defined]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from privrepro.config import ConfigError
 from privrepro.figures.api import UnitContext, param
 from privrepro.seeding import numpy_stream, torch_stream
 from privrepro.training.dpsgd import DPSGDHyper
+from privrepro.training.rows import Rows, rows_device, select_rows
 
 __all__ = [
     "FILM_BENCHMARKS",
@@ -174,9 +176,9 @@ class RunSpec:
 
 @dataclass
 class _Data:
-    train_x: torch.Tensor
+    train_x: Rows
     train_y: np.ndarray
-    test_x: torch.Tensor
+    test_x: Rows
     test_y: np.ndarray
     num_classes: int
     meta: dict[str, Any]
@@ -282,46 +284,66 @@ def _load(spec: RunSpec, fp: FeatureParams, film: FilmParams, ctx: UnitContext) 
 
 
 def _load_real_images(
-    spec: RunSpec, fp: FeatureParams, ctx: UnitContext, fs: Any = None, chunk: int = 256
+    spec: RunSpec, fp: FeatureParams, ctx: UnitContext, fs: Any = None, chunk: int = 512
 ) -> _Data:
-    """Real images, preprocessed once by the backbone's evaluation transform (paper FiLM).
+    """Real images in the backbone's input format, kept on the host (paper FiLM).
 
-    The images and labels are :func:`privrepro.continual.benchmarks.benchmark_images`' (the
-    same as the cached features of head runs: ImageNet-R's 80/20 split, 5-Datasets' label
-    offsets), subsampled like head runs (``max_*_per_class``), converted to RGB (grey MNIST,
-    FashionMNIST and notMNIST repeated over 3 channels) and transformed in chunks straight into
-    one tensor on ``ctx.device`` (``float16`` on CUDA).
+    The images and labels are those of :func:`privrepro.continual.benchmarks.image_parts`, the
+    source of head runs' cached features too (ImageNet-R's 80/20 split, 5-Datasets' members and
+    label offsets), subsampled like head runs (``max_*_per_class``). Each part is converted to
+    RGB (grey MNIST, FashionMNIST and notMNIST repeated over 3 channels), resized and cropped
+    once into a memory-mapped ``uint8`` cache (:func:`privrepro.continual.pixels.cached_pixels`,
+    under ``ctx.cache_dir``) and returned as :class:`~privrepro.continual.pixels.HostImages`:
+    DP-SGD and evaluation gather one batch at a time to ``ctx.device``, normalised in float32,
+    so a full-size benchmark never has to fit on the device.
     ``fs`` (default :func:`feature_spec` of ``fp``) gives the loaders' options and the
     backbone's ``model_kwargs``.
     """
-    from privrepro.continual.benchmarks import benchmark_images
-    from privrepro.continual.features import _to_pil, backbone_transform, create_backbone
+    from privrepro.continual.benchmarks import image_parts
+    from privrepro.continual.features import backbone_transform, create_backbone
+    from privrepro.continual.pixels import (
+        HostImages,
+        cached_pixels,
+        pixel_cache_path,
+        split_transform,
+    )
 
     if spec.benchmark not in FILM_BENCHMARKS:
         raise ConfigError("benchmark", spec.benchmark, f"must be one of {list(FILM_BENCHMARKS)}")
     fs = feature_spec(fp) if fs is None else fs
     # the data first: a missing file is reported before the backbone is loaded
-    x_tr, y_tr = benchmark_images(spec.benchmark, fs, ctx.data_dir, "train")
-    x_te, y_te = benchmark_images(spec.benchmark, fs, ctx.data_dir, "test")
+    parts = {
+        split: [(p, p.load()) for p in plist]
+        for split, plist in image_parts(spec.benchmark, fs, Path(ctx.data_dir)).items()
+    }
+    labels = {
+        split: np.concatenate([np.asarray(ds.y, dtype=np.int64) + p.label_offset for p, ds in got])
+        for split, got in parts.items()
+    }
     model = create_backbone(fs.backbone, fs.weights, pretrained=True, **fs.model_kwargs)
-    tf = backbone_transform(model)
-    dtype = torch.float16 if ctx.device.startswith("cuda") else torch.float32
-    k_tr, k_te = _subsample_pair(y_tr, y_te, fp)
+    pt = split_transform(backbone_transform(model))
+    k_tr, k_te = _subsample_pair(labels["train"], labels["test"], fp)
 
-    def prep(images: np.ndarray, name: str) -> torch.Tensor:
-        shape = tuple(tf(_to_pil(images[0])).shape) if len(images) else (3, 1, 1)
-        out = torch.empty((len(images), *shape), dtype=dtype, device=ctx.device)
-        starts = range(0, len(images), chunk)
-        for a in ctx.progress(starts, desc=f"{name} images", total=len(starts)):
-            batch = [tf(_to_pil(im)) for im in images[a : a + chunk]]
-            out[a : a + len(batch)] = torch.stack(batch).to(ctx.device, dtype)
-        return out
+    def host(split: str, rows: np.ndarray) -> HostImages:
+        arrays = [
+            cached_pixels(
+                pixel_cache_path(ctx.cache_dir, fs.backbone, pt.key, p.dataset, split),
+                partial(getattr, ds, "x"),
+                pt,
+                chunk,
+                ctx.progress,
+            )
+            for p, ds in parts[split]
+        ]
+        return HostImages(arrays, pt.mean, pt.std, ctx.device, rows=rows)
 
+    train_x, test_x = host("train", k_tr), host("test", k_te)
+    parts.clear()  # the raw images: the pixel caches hold what the runs read
     return _Data(
-        prep(x_tr[k_tr], "train"),
-        y_tr[k_tr],
-        prep(x_te[k_te], "test"),
-        y_te[k_te],
+        train_x,
+        labels["train"][k_tr],
+        test_x,
+        labels["test"][k_te],
         {"cifar100": 100, "imagenet-r": 200, "5-datasets": 50}[spec.benchmark],
         {
             "feature_source": "images",
@@ -329,6 +351,7 @@ def _load_real_images(
             "weights": fs.weights or "timm hub",
             "n_train": len(k_tr),
             "n_test": len(k_te),
+            "pixel_cache": pt.key,
         },
         model.to(ctx.device),
     )
@@ -431,9 +454,9 @@ def _tuned_hyper(
             trp.epsilon_tolerance,
         )
         return hp, n_tune, {"tuned": False}
-    dev = data.train_x.device
-    ti = torch.as_tensor(tune_idx, device=dev)
-    vi = torch.as_tensor(val_idx, device=dev)
+    dev = rows_device(data.train_x)
+    x_tune = select_rows(data.train_x, tune_idx)
+    x_val = select_rows(data.train_x, val_idx)
     y_val = torch.as_tensor(data.train_y[val_idx], device=dev)
     space = SearchSpace(lr_low=tp.lr_low, lr_high=tp.lr_high, epochs=trp.epochs, log=tp.log_scale)
     name = (
@@ -455,7 +478,7 @@ def _tuned_hyper(
         gen = torch_stream(seed, name, f"trial{trial.number}", device=str(dev))
         m = train_member(
             spec.kind,
-            data.train_x[ti],
+            x_tune,
             data.train_y[tune_idx],
             ids,
             hp,
@@ -463,7 +486,7 @@ def _tuned_hyper(
             backbone=data.backbone,
             physical_batch=film.physical_batch,
         )
-        z = member_logits(m, data.train_x[vi])
+        z = member_logits(m, x_val)
         pred = torch.as_tensor(m.label_ids, device=z.device)[z.argmax(1)]
         return float((pred == y_val).float().mean())
 
@@ -498,6 +521,17 @@ def _nondp(hp: DPSGDHyper, trp: TrainParams) -> DPSGDHyper:
 
 
 # --------------------------------------------------------------------------- runs
+
+
+def _privacy_columns(rec: Any) -> dict[str, Any]:
+    """A run's ``dp_*`` columns: the opacus accountant's record (σ, q, steps, ε spent, the
+    composition) and dp_accounting's PLD ε of the same mechanism beside it
+    (``dp_epsilon_pld``, :func:`privrepro.training.dpsgd.pld_epsilon`)."""
+    from privrepro.training.dpsgd import pld_epsilon
+
+    if rec is None:
+        return {}
+    return {**rec.as_row("dp_"), "dp_epsilon_pld": pld_epsilon(rec)}
 
 
 def run_peft(
@@ -536,12 +570,10 @@ def run_peft(
     nb = sc.nb_tasks
     ids = _label_ids(spec, sc, data.num_classes)
     hp0, n_tune, tune_meta = _tuned_hyper(spec, data, sc, ids, tp, trp, film, ctx, seed)
-    dev = data.train_x.device
+    dev = rows_device(data.train_x)
     y_test = torch.as_tensor(data.test_y, device=dev)
     test_task = torch.as_tensor(sc.test_task_of(len(data.test_y)), device=dev)
-    tasks = [
-        (data.train_x[torch.as_tensor(ix, device=dev)], data.train_y[ix]) for ix in sc.train_tasks
-    ]
+    tasks = [(select_rows(data.train_x, ix), data.train_y[ix]) for ix in sc.train_tasks]
     hps = [_nondp(transfer_hyper(hp0, n_tune, len(ix)), trp) for ix in sc.train_tasks]
     gen = ctx.torch_generator("dpsgd")
     rows: list[dict[str, Any]] = []
@@ -569,7 +601,7 @@ def run_peft(
                 "task": t,
                 "n_train": m.n_train,
                 "batch_size": hps[min(t, nb - 1)].batch_size if t >= 0 else None,
-                **({} if rec is None else rec.as_row("dp_")),
+                **_privacy_columns(rec),
             }
         )
 
@@ -579,7 +611,7 @@ def run_peft(
         union = np.unique(np.concatenate(ids))
         m = train_non_cl(
             spec.kind,
-            data.train_x[torch.as_tensor(all_ix, device=dev)],
+            select_rows(data.train_x, all_ix),
             data.train_y[all_ix],
             union,
             hp,
@@ -618,7 +650,7 @@ def run_peft(
                 "task": -1,
                 "n_train": m.n_train,
                 "batch_size": hp.batch_size,
-                **({} if m.privacy is None else m.privacy.as_row("dp_")),
+                **_privacy_columns(m.privacy),
             }
         )
         return pd.DataFrame(rows + privacy_rows), logits_out
