@@ -234,17 +234,27 @@ def pld_epsilon(record: PrivacyRecord, discretization: float = 1e-4) -> float:
     beside the PRV (or RDP) number: ``steps`` Poisson-subsampled Gaussian releases with noise
     multiplier σ at the record's δ (pessimistic discretisation: an upper bound, tighter than
     RDP). ``inf`` for a non-private run, 0 for a run without steps."""
-    from privrepro.dp.accounting import gaussian_epsilon
-
     if record.steps == 0:
         return 0.0
     if record.noise_multiplier <= 0:
         return math.inf
+    return _pld_epsilon(
+        record.noise_multiplier, record.sample_rate, record.steps, record.delta, discretization
+    )
+
+
+@lru_cache(maxsize=4096)
+def _pld_epsilon(
+    noise_multiplier: float, sample_rate: float, steps: int, delta: float, discretization: float
+) -> float:
+    """Cached: the tasks of one run share σ, q and steps (the transfer rule keeps q)."""
+    from privrepro.dp.accounting import gaussian_epsilon
+
     return gaussian_epsilon(
-        record.noise_multiplier,
-        record.steps,
-        record.delta,
-        sampling_rate=record.sample_rate,
+        noise_multiplier,
+        steps,
+        delta,
+        sampling_rate=sample_rate,
         method="pld",
         pld_discretization=discretization,
     ).epsilon
