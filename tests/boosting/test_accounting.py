@@ -200,3 +200,18 @@ def test_appendix_d_bound() -> None:
 def test_rdp_reduces_to_kernel_without_boosting() -> None:
     t = PaperTerms(L1=0.0, L2=0.0, W1=0.0, W2=0.0, q=0.0)
     assert rdp_epsilon(t, 0.37, 4.0) == pytest.approx(0.37, abs=1e-15)
+
+
+def test_unchecked_profile_is_the_shared_core():
+    """``_dp.gaussian_delta_mu`` (the root finders' unchecked profile) is the exact Gaussian
+    profile of ``privrepro.dp.gaussian.delta_for_epsilon`` (Balle & Wang 2018, Thm. 8), scalar
+    and vectorised, μ = 0 included; 1e-14 absolute covers the two evaluation orders."""
+    from privrepro.dp.gaussian import delta_for_epsilon
+
+    rng = np.random.default_rng(0)
+    eps, mu = rng.uniform(-2, 30, 5000), rng.uniform(0.01, 20, 5000)
+    np.testing.assert_allclose(
+        _dp.gaussian_delta_mu(eps, mu), delta_for_epsilon(eps, 1.0, mu), rtol=0, atol=1e-14
+    )
+    for e, m in ((0.5, 1.0), (-0.3, 0.0), (0.3, 0.0), (12.0, 4.0)):
+        assert abs(_dp.gaussian_delta_mu(e, m) - delta_for_epsilon(e, 1.0, m)) <= 1e-14
