@@ -35,7 +35,7 @@ from privrepro.training.dpsgd import (
     train_dpsgd,
     train_linear_head,
 )
-from privrepro.training.rows import Rows, gather_rows, num_rows, rows_device, select_rows
+from privrepro.training.rows import Rows, gather_rows, num_rows, select_rows
 
 __all__ = [
     "PEFT_KINDS",
@@ -218,7 +218,7 @@ def train_member(
         raise ValueError("label_ids: a member needs at least one output label")
     keep, local = local_targets(y, ids)
     xk = select_rows(x, keep)
-    yk = torch.as_tensor(local, device=rows_device(x))
+    yk = torch.as_tensor(local, device=x.device)
     model: nn.Module
     if kind == "head":
         if not isinstance(x, Tensor):
@@ -265,7 +265,7 @@ def member_logits(member: Member, x: Rows, batch: int = 1024) -> Tensor:
     n = num_rows(x)
     outs = [member.model(gather_rows(x, slice(s, s + batch))) for s in range(0, n, batch)]
     if not outs:
-        return torch.zeros(0, member.label_ids.size, device=rows_device(x))
+        return torch.zeros(0, member.label_ids.size, device=x.device)
     return torch.cat(outs)
 
 

@@ -4,7 +4,8 @@ DP-SGD and evaluation touch their data in two ways only: *select* the rows of a 
 samples, the kept labels) and *gather* one batch to compute on. For a tensor both are
 ``x[index]``. For data too large for the device (FiLM on full-size images,
 :class:`privrepro.continual.pixels.HostImages`) selecting copies nothing and gathering moves one
-batch; every consumer goes through the three functions below, so both kinds run the same code.
+batch; every consumer goes through the functions below (and ``x.device``, which both kinds
+have), so both kinds run the same code.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 import torch
 from torch import Tensor
 
-__all__ = ["LazyRows", "Rows", "gather_rows", "num_rows", "rows_device", "select_rows"]
+__all__ = ["LazyRows", "Rows", "gather_rows", "num_rows", "select_rows"]
 
 
 @runtime_checkable
@@ -36,10 +37,6 @@ Rows = Tensor | LazyRows
 
 def num_rows(x: Rows) -> int:
     return int(x.shape[0]) if isinstance(x, Tensor) else len(x)
-
-
-def rows_device(x: Rows) -> torch.device:
-    return x.device
 
 
 def select_rows(x: Rows, index: Any) -> Rows:

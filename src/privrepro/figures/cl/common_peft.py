@@ -34,7 +34,7 @@ from privrepro.config import ConfigError
 from privrepro.figures.api import UnitContext, param
 from privrepro.seeding import numpy_stream, torch_stream
 from privrepro.training.dpsgd import DPSGDHyper
-from privrepro.training.rows import Rows, rows_device, select_rows
+from privrepro.training.rows import Rows, select_rows
 
 __all__ = [
     "FILM_BENCHMARKS",
@@ -454,7 +454,7 @@ def _tuned_hyper(
             trp.epsilon_tolerance,
         )
         return hp, n_tune, {"tuned": False}
-    dev = rows_device(data.train_x)
+    dev = data.train_x.device
     x_tune = select_rows(data.train_x, tune_idx)
     x_val = select_rows(data.train_x, val_idx)
     y_val = torch.as_tensor(data.train_y[val_idx], device=dev)
@@ -570,7 +570,7 @@ def run_peft(
     nb = sc.nb_tasks
     ids = _label_ids(spec, sc, data.num_classes)
     hp0, n_tune, tune_meta = _tuned_hyper(spec, data, sc, ids, tp, trp, film, ctx, seed)
-    dev = rows_device(data.train_x)
+    dev = data.train_x.device
     y_test = torch.as_tensor(data.test_y, device=dev)
     test_task = torch.as_tensor(sc.test_task_of(len(data.test_y)), device=dev)
     tasks = [(select_rows(data.train_x, ix), data.train_y[ix]) for ix in sc.train_tasks]
