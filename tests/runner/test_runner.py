@@ -209,3 +209,19 @@ def test_cuda_request_without_cuda_is_a_config_error(tmp_path: Path) -> None:
         with pytest.raises(ConfigError, match="CUDA is not available"):
             resolve_device("cuda")
         assert resolve_device("auto") == "cpu"
+
+
+def test_grid_units_order_matches_nested_comprehension() -> None:
+    """grid_units enumerates the product with the first axis outermost (itertools.product)."""
+    from privrepro.figures.api import grid_units
+
+    datasets, epsilons, repeats = ["a", "b"], [1.0, 8.0], 3
+    expected = [
+        {"delta": 1e-5, "dataset": d, "epsilon": e, "repeat": r}
+        for d in datasets
+        for e in epsilons
+        for r in range(repeats)
+    ]
+    got = grid_units({"delta": 1e-5}, dataset=datasets, epsilon=epsilons, repeat=range(repeats))
+    assert got == expected
+    assert grid_units({"x": 1}) == [{"x": 1}]

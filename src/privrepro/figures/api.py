@@ -21,9 +21,10 @@ validates them before any compute (see :mod:`privrepro.config.validation`).
 
 from __future__ import annotations
 
+import itertools
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
@@ -34,7 +35,7 @@ import pandas as pd
 from privrepro.config.validation import param
 from privrepro.seeding import numpy_stream, torch_stream
 
-__all__ = ["Figure", "UnitContext", "param"]
+__all__ = ["Figure", "UnitContext", "grid_units", "param"]
 
 P = TypeVar("P")
 
@@ -116,3 +117,19 @@ class Figure(ABC, Generic[P]):
     def summarize(self, table: pd.DataFrame, params: P) -> pd.DataFrame | None:
         """Named scalars for the report: columns ``metric``, ``value`` and any config columns."""
         return None
+
+
+def grid_units(fixed: Mapping[str, Any], **axes: Sequence[Any]) -> list[dict[str, Any]]:
+    """One run unit per point of the grid ``axes``, each also holding the ``fixed`` entries.
+
+    The first axis varies slowest, as in ``[... for a in A for b in B]``; ``fixed`` entries are
+    copied into every unit. With no axes the result is the single unit ``dict(fixed)``.
+
+    >>> grid_units({"delta": 1e-5}, dataset=["a", "b"], repeat=range(2))[1]
+    {'delta': 1e-05, 'dataset': 'a', 'repeat': 1}
+    """
+    names = list(axes)
+    return [
+        {**fixed, **dict(zip(names, point, strict=True))}
+        for point in itertools.product(*(axes[n] for n in names))
+    ]
