@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from privrepro.figures.api import Figure, UnitContext, param
-from privrepro.report.style import new_figure
+from privrepro.plotting.style import new_figure
 
 
 @dataclass

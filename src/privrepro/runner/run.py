@@ -311,7 +311,7 @@ def draw(
     recipe: Figure[Any], table: pd.DataFrame, params: Any, stem: Path, meta: Mapping[str, Any]
 ) -> list[Path]:
     """Plot the table with the recipe and save PNG and PDF with a provenance footer."""
-    from privrepro.report.style import save_figure, use_style
+    from privrepro.plotting.style import save_figure, use_style
 
     use_style()
     fig = recipe.plot(table, params)

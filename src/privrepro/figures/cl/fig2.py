@@ -17,7 +17,7 @@ import pandas as pd
 
 from privrepro.dp.group import drop_probability_lower_bound
 from privrepro.figures.api import Figure, UnitContext, param
-from privrepro.report.style import new_figure
+from privrepro.plotting.style import new_figure
 
 __all__ = ["DropParams", "DropProbability"]
 

@@ -28,7 +28,7 @@ from privrepro.figures.cl._cosine_common import (
     load_features,
     median_min_max,
 )
-from privrepro.report.style import new_figure
+from privrepro.plotting.style import new_figure
 
 __all__ = ["LabelGranularityCosine", "LabelParams"]
 

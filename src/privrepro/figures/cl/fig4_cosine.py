@@ -31,7 +31,7 @@ from privrepro.figures.cl._cosine_common import (
     privacy_label,
     privacy_levels,
 )
-from privrepro.report.style import new_figure
+from privrepro.plotting.style import new_figure
 
 __all__ = ["BlurryCosine", "BlurryParams"]
 

@@ -16,7 +16,7 @@ import pandas as pd
 
 from privrepro.continual.blurry import BLURRY_KINDS, i_blurry, not_blurry, si_blurry
 from privrepro.figures.api import Figure, UnitContext, param
-from privrepro.report.style import new_figure
+from privrepro.plotting.style import new_figure
 
 __all__ = ["BlurryData", "BlurryDataParams"]
 

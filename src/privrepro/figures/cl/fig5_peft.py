@@ -27,7 +27,7 @@ from privrepro.figures.cl.common_peft import (
     run_peft_unit,
     settings_of,
 )
-from privrepro.report.style import new_figure
+from privrepro.plotting.style import new_figure
 
 __all__ = ["DomainShiftParams", "DomainShiftPeft"]
 

@@ -34,7 +34,7 @@ from privrepro.figures.cl._cosine_common import (
     privacy_label,
     privacy_levels,
 )
-from privrepro.report.style import new_figure
+from privrepro.plotting.style import new_figure
 
 __all__ = ["FiveDatasetsCosine", "FiveDatasetsParams", "all_orders_accuracy"]
 

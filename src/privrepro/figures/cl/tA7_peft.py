@@ -32,7 +32,7 @@ from privrepro.figures.cl.common_peft import (
     settings_of,
 )
 from privrepro.figures.cl.fig5_peft import summarize_final
-from privrepro.report.style import new_figure
+from privrepro.plotting.style import new_figure
 from privrepro.seeding import numpy_stream
 
 __all__ = ["FiveDatasetsParams", "FiveDatasetsPeft"]

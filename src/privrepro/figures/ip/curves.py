@@ -19,7 +19,7 @@ from privrepro.figures.ip.common import (
     summarize_rows,
     unit_params,
 )
-from privrepro.report.style import PALETTE, new_figure
+from privrepro.plotting.style import PALETTE, new_figure
 
 
 @dataclass

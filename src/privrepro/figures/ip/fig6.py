@@ -23,7 +23,7 @@ from privrepro.figures.ip.common import (
     summarize_rows,
     unit_params,
 )
-from privrepro.report.style import new_figure
+from privrepro.plotting.style import new_figure
 
 
 @dataclass

@@ -23,7 +23,7 @@ from privrepro.pac.mechanisms import (
     local_publishing_spectrum,
     smooth_image_pool,
 )
-from privrepro.report.style import new_figure
+from privrepro.plotting.style import new_figure
 
 __all__ = ["DimensionCurves", "DimensionCurvesParams"]
 

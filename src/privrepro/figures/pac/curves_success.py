@@ -14,7 +14,7 @@ import pandas as pd
 
 from privrepro.figures.api import Figure, UnitContext, param
 from privrepro.pac.bounds import pinsker_advantage_bound, posterior_success_bound
-from privrepro.report.style import new_figure
+from privrepro.plotting.style import new_figure
 
 __all__ = ["SuccessCurves", "SuccessCurvesParams"]
 

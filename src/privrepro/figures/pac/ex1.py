@@ -21,7 +21,7 @@ from privrepro.pac.bounds import (
     pinsker_advantage_bound,
     posterior_success_bound,
 )
-from privrepro.report.style import new_figure
+from privrepro.plotting.style import new_figure
 
 __all__ = ["Example1", "Example1Params"]
 

@@ -20,7 +20,7 @@ from privrepro.pac.algorithms import algorithm1_from_samples
 from privrepro.pac.gaussian import dp_local_noise_norm
 from privrepro.pac.mechanisms import local_publishing_samples, local_publishing_spectrum
 from privrepro.pac.pools import load_pool
-from privrepro.report.style import new_figure
+from privrepro.plotting.style import new_figure
 
 __all__ = ["Example2", "Example2Params", "NoiseTableMixin"]
 

@@ -29,7 +29,7 @@ from privrepro.pac.algorithms import algorithm1_from_samples
 from privrepro.pac.noise import GaussianNoise
 from privrepro.pac.pools import load_pool
 from privrepro.pac.training import MLPSpec, init_mlp, mlp_accuracy, train_batched
-from privrepro.report.style import new_figure
+from privrepro.plotting.style import new_figure
 
 __all__ = ["Example4", "Example4Params"]
 

@@ -23,7 +23,7 @@ from privrepro.pac.gaussian import (
     optimal_individual_variances,
     optimal_whole_set_variances,
 )
-from privrepro.report.style import new_figure
+from privrepro.plotting.style import new_figure
 
 __all__ = ["Example5", "Example5Params"]
 

@@ -183,7 +183,7 @@ def plot_sweep(
     (``accountant == "sound"``) but not drawn, to keep the panels legible."""
     from matplotlib.lines import Line2D
 
-    from privrepro.report.style import new_figure
+    from privrepro.plotting.style import new_figure
 
     panels = [p for p in panel_titles if p in set(table["panel"])]
     ncols = 2 if len(panels) > 1 else 1

@@ -16,7 +16,7 @@ from privrepro.boosting.kernels import GaussianKernel
 from privrepro.boosting.mechanism import BoostedMechanism
 from privrepro.boosting.regions import AbsoluteRegion, FixedRegion, RelativeRegion
 from privrepro.figures.api import Figure, UnitContext, param
-from privrepro.report.style import new_figure
+from privrepro.plotting.style import new_figure
 
 __all__ = ["Fig1Params", "Illustration"]
 

@@ -18,7 +18,7 @@ import pandas as pd
 
 from privrepro.boosting.design import PBSetting, gaussian_baseline_sigma, optimise_eps0
 from privrepro.figures.api import Figure, UnitContext, param
-from privrepro.report.style import new_figure
+from privrepro.plotting.style import new_figure
 
 __all__ = ["Fig4Params", "Runtime"]
 

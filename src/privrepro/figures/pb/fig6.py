@@ -27,7 +27,7 @@ from privrepro.boosting.design import (
 )
 from privrepro.boosting.exact import exact_pld, exact_rdp
 from privrepro.figures.api import Figure, UnitContext, param
-from privrepro.report.style import new_figure
+from privrepro.plotting.style import new_figure
 
 __all__ = ["Composition", "Fig6Params"]
 

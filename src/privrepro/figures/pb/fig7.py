@@ -20,7 +20,7 @@ import pandas as pd
 from privrepro.boosting.grr import analytic_mse, block_partition, grr_probabilities, monte_carlo_mse
 from privrepro.data.adult import adult_age_histogram, embedded_age_histogram, load_adult
 from privrepro.figures.api import Figure, UnitContext, param
-from privrepro.report.style import new_figure
+from privrepro.plotting.style import new_figure
 
 __all__ = ["Fig7Params", "PBGRRAdult"]
 
