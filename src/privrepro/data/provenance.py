@@ -14,10 +14,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ANALYTIC", "REHEARSAL_MARKER", "DataSource", "is_rehearsal_root"]
+__all__ = [
+    "ANALYTIC",
+    "DATASET_NAMES",
+    "REHEARSAL_MARKER",
+    "STAND_IN_DATASETS",
+    "UNDECLARED",
+    "DataSource",
+    "is_rehearsal_root",
+    "is_stand_in_label",
+    "read_from",
+    "registry_source",
+]
 
 #: The marker file at a data root (or dataset folder) written by the rehearsal's stand-in writers.
 REHEARSAL_MARKER = "PRIVREPRO_REHEARSAL_STAND_IN"
+
+_STAND_IN = "stand-in for"
 
 
 @dataclass(frozen=True)
@@ -44,14 +57,72 @@ class DataSource:
 
     @property
     def label(self) -> str:
-        """The value of a table's ``data`` column and the plot title's data clause."""
+        """The value of a table's ``data`` column and the plot title's data clause.
+
+        ``"CIFAR-10"``; ``"scikit-learn digits 8×8 (stand-in for CIFAR-10)"``; a shaped stand-in
+        says how: ``"synthetic features (stand-in for X; shaped so that ...)"``.
+        """
         if self.stand_in_for is None:
             return self.name
-        return f"{self.name} (stand-in for {self.stand_in_for})"
+        shaped = f"; {self.shaped}" if self.shaped else ""
+        return f"{self.name} ({_STAND_IN} {self.stand_in_for}{shaped})"
 
 
 #: The ``data`` of a figure computed from formulas alone (no dataset involved).
 ANALYTIC = DataSource("none (analytic)")
+
+#: The ``data`` of a recipe that declares none: the report never compares its numbers.
+UNDECLARED = DataSource("not declared by the recipe")
+
+#: The papers' datasets by their registry names, as a table's ``data`` column names them.
+DATASET_NAMES = {
+    "cifar10": "CIFAR-10",
+    "cifar100": "CIFAR-100",
+    "mnist": "MNIST",
+    "adult": "UCI Adult",
+    "imagenet-r": "ImageNet-R",
+    "5-datasets": "5-Datasets",
+}
+
+
+def is_stand_in_label(label: object) -> bool:
+    """Whether a ``data`` column value names a stand-in (see :attr:`DataSource.label`)."""
+    return isinstance(label, str) and f"({_STAND_IN} " in label
+
+
+def read_from(dataset: str, data_dir: str | Path | None) -> DataSource:
+    """What a loader reading the paper's ``dataset`` from the data root ``data_dir`` gets.
+
+    The real dataset (:data:`DATASET_NAMES`), unless the root holds :data:`REHEARSAL_MARKER`:
+    then the files are the rehearsal's format-real stand-ins and the label says so. This is the
+    one place the marker turns a real dataset's label into a stand-in's.
+    """
+    name = DATASET_NAMES.get(dataset, dataset)
+    if data_dir is not None and is_rehearsal_root(data_dir):
+        return DataSource("rehearsal stand-in files", stand_in_for=name)
+    return DataSource(name)
+
+
+#: Registry datasets that only ever stand in for a paper's dataset (embedded or generated).
+STAND_IN_DATASETS = {
+    "digits": "scikit-learn digits 8×8 (embedded)",
+    "synthetic_images": "seeded synthetic images",
+}
+
+
+def registry_source(dataset: str, data_dir: str | Path | None, paper_dataset: str) -> DataSource:
+    """The data a unit reading registry ``dataset`` gets, where the paper used ``paper_dataset``.
+
+    An embedded or generated dataset (:data:`STAND_IN_DATASETS`) is a stand-in for the paper's;
+    a paper dataset read from the data root goes through :func:`read_from`.
+    """
+    if dataset in STAND_IN_DATASETS:
+        return DataSource(STAND_IN_DATASETS[dataset], stand_in_for=paper_dataset)
+    source = read_from(dataset, data_dir)
+    name = DATASET_NAMES.get(dataset, dataset)
+    if not source.is_stand_in and name != paper_dataset:
+        return DataSource(name, stand_in_for=paper_dataset)
+    return source
 
 
 def is_rehearsal_root(path: str | Path) -> bool:

@@ -12,6 +12,11 @@ A figure (or table) of a paper is a :class:`Figure` subclass with three pure ste
 ``plot(table, params)``
     Draw the figure from the gathered table of all units; never recompute.
 
+``data_source(unit, data_dir)`` (or the class attribute ``data``) says what a unit runs on: the
+paper's dataset, a named stand-in for it, or :data:`~privrepro.data.provenance.ANALYTIC`. The
+runner writes its label into the table's ``data`` column and names a stand-in in the plot's title;
+the report never compares a stand-in's number with the paper's.
+
 Optionally ``summarize(table)`` returns named scalars (one row per ``metric`` with the config
 columns it depends on) that the reproduction report compares with the paper's numbers.
 
@@ -33,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from privrepro.config.validation import param
+from privrepro.data.provenance import UNDECLARED, DataSource
 from privrepro.seeding import numpy_stream, torch_stream
 
 __all__ = ["Figure", "UnitContext", "grid_units", "param"]
@@ -96,11 +102,15 @@ class Figure(ABC, Generic[P]):
         params_type: the dataclass of this figure's parameters (fields declared with :func:`param`).
         title: a one-line description, shown by ``make help`` and in the report.
         kind: ``"figure"`` or ``"table"``.
+        data: what every unit runs on, when it does not depend on the unit
+            (:data:`~privrepro.data.provenance.ANALYTIC` for formulas alone); otherwise override
+            :meth:`data_source`.
     """
 
     params_type: ClassVar[type]
     title: ClassVar[str] = ""
     kind: ClassVar[str] = "figure"
+    data: ClassVar[DataSource | None] = None
 
     @abstractmethod
     def units(self, params: P) -> list[dict[str, Any]]:
@@ -113,6 +123,15 @@ class Figure(ABC, Generic[P]):
     @abstractmethod
     def plot(self, table: pd.DataFrame, params: P) -> Any:
         """A ``matplotlib.figure.Figure`` drawn from the gathered table alone."""
+
+    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
+        """The data ``unit`` runs on when read from the data root ``data_dir``.
+
+        The runner writes its :attr:`~privrepro.data.provenance.DataSource.label` into the
+        table's ``data`` column. The default returns the class attribute ``data``, or
+        :data:`~privrepro.data.provenance.UNDECLARED` (never compared with a paper value).
+        """
+        return UNDECLARED if self.data is None else self.data
 
     def summarize(self, table: pd.DataFrame, params: P) -> pd.DataFrame | None:
         """Named scalars for the report: columns ``metric``, ``value`` and any config columns."""

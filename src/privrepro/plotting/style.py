@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +13,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from cycler import cycler
 
-__all__ = ["PALETTE", "new_figure", "save_figure", "use_style"]
+__all__ = ["PALETTE", "STAND_IN_COLOUR", "new_figure", "save_figure", "stand_in_title", "use_style"]
+
+#: The colour of the line that names stand-in data above a figure.
+STAND_IN_COLOUR = "#B00020"
 
 # Okabe–Ito: distinguishable under the common colour-vision deficiencies.
 PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
@@ -45,6 +50,34 @@ def new_figure(
     use_style()
     fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), **kwargs)
     return fig, axes
+
+
+def stand_in_title(fig: Any, labels: Sequence[str]) -> str | None:
+    """Name the stand-in data above ``fig``'s own titles, in red; return the text (or ``None``).
+
+    ``labels`` are the values of the table's ``data`` column; those naming a stand-in
+    (:func:`~privrepro.data.provenance.is_stand_in_label`) are listed. The line sits just above
+    the figure area, so it never covers a title or the data (``save_figure`` keeps it in the
+    tight bounding box).
+    """
+    from privrepro.data.provenance import is_stand_in_label
+
+    stand_ins = sorted({str(label) for label in labels if is_stand_in_label(label)})
+    if not stand_ins:
+        return None
+    text = "Computed on stand-in data, not the paper's: " + "; ".join(stand_ins)
+    width = max(60, int(fig.get_figwidth() * 16))
+    fig.text(
+        0.5,
+        1.0,
+        textwrap.fill(text, width=width),
+        ha="center",
+        va="bottom",
+        fontsize=8.5,
+        fontweight="bold",
+        color=STAND_IN_COLOUR,
+    )
+    return text
 
 
 def save_figure(fig: Any, stem: str | Path, caption: str | None = None) -> list[Path]:

@@ -37,8 +37,10 @@ from privrepro.store.units import UnitStore, unit_hash
 __all__ = [
     "FigureRun",
     "compose",
+    "draw",
     "effective_params",
     "load_recipe",
+    "mark_stand_in",
     "run_config",
     "run_experiment",
 ]
@@ -204,6 +206,7 @@ def run_config(
     env = run_environment(device, profile, repo)
 
     units = recipe.units(params)
+    unit_sources = [recipe.data_source(u, Path(paths.data_dir)) for u in units]
     identities = [_unit_identity(paper, figure, recipe, profile, seed, u) for u in units]
     ids = [unit_hash(i) for i in identities]
     if len(set(ids)) != len(ids):
@@ -211,18 +214,19 @@ def run_config(
     store.sweep_stale_temporaries()
 
     frames: list[pd.DataFrame] = []
+    sources: dict[str, Any] = {}  # label → DataSource: what the units ran on
     computed = reused = 0
     show = bool(cfg.get("progress", True))
     from tqdm.auto import tqdm
 
     bar = tqdm(
-        list(zip(units, identities, ids, strict=True)),
+        list(zip(units, identities, ids, unit_sources, strict=True)),
         desc=f"{paper}/{figure}",
         disable=None if show and len(units) > 1 else True,
         leave=False,
         dynamic_ncols=True,
     )
-    for unit, identity, uid in bar:
+    for unit, identity, uid, source in bar:
         if force and store.is_complete(uid):
             store.discard(uid)
         if store.is_complete(uid):
@@ -257,18 +261,20 @@ def run_config(
                 store.write_unit(tmp, identity, rows, unit_env)
             computed += 1
         rows = rows.copy()
+        sources[source.label] = source
         for col, value in (
             ("paper", paper),
             ("figure", figure),
             ("profile", profile),
             ("seed", seed),
             ("unit_id", uid),
+            ("data", source.label),
         ):
             rows[col] = value
         frames.append(rows)
 
     ours = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    front = ["paper", "figure", "profile", "seed", "unit_id"]
+    front = ["paper", "figure", "profile", "seed", "unit_id", "data"]
     ours = ours[front + [c for c in ours.columns if c not in front]]
     results = Path(paths.results_dir) / paper
     table_path = results / f"{figure}.csv"
@@ -294,6 +300,7 @@ def run_config(
         "units": ids,
         "params": _jsonable(params),
         "assumptions": assumptions_of(params),
+        "data_sources": [{"label": k, **asdict(v)} for k, v in sources.items()],
         "source": OmegaConf.to_container(cfg.figure.source, resolve=True)
         if cfg.figure.get("source") is not None
         else {},
@@ -315,9 +322,18 @@ def draw(
 
     use_style()
     fig = recipe.plot(table, params)
+    mark_stand_in(fig, table)
     sha = (meta.get("git_sha") or "no-git")[:10]
     footer = f"privrepro {meta['paper']}/{meta['figure']} · profile={meta['profile']} · {sha}"
     return save_figure(fig, stem, caption=footer)
+
+
+def mark_stand_in(fig: Any, table: pd.DataFrame) -> None:
+    """Name the stand-in data in the figure's title (a red line above the recipe's title)."""
+    from privrepro.plotting.style import stand_in_title
+
+    if "data" in table.columns:
+        stand_in_title(fig, [str(d) for d in table["data"].dropna().unique()])
 
 
 def compose(experiment: str, overrides: Sequence[str] = (), conf: Path | None = None) -> DictConfig:

@@ -20,7 +20,7 @@ the real images (``profile=paper``).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -31,6 +31,8 @@ import pandas as pd
 import torch
 
 from privrepro.config import ConfigError
+from privrepro.continual.provenance import benchmark_source
+from privrepro.data.provenance import DataSource
 from privrepro.figures.api import UnitContext, param
 from privrepro.seeding import numpy_stream, torch_stream
 from privrepro.training.dpsgd import DPSGDHyper
@@ -45,6 +47,7 @@ __all__ = [
     "TuneParams",
     "eps_label",
     "feature_spec",
+    "peft_data_source",
     "run_peft",
 ]
 
@@ -802,6 +805,16 @@ def settings_of(p: Any) -> dict[str, Any]:
         "train": vars(p.train),
         "tuning": vars(p.tuning),
     }
+
+
+def peft_data_source(unit: Mapping[str, Any], data_dir: Path) -> DataSource:
+    """The data a PEFT unit runs on: features for ``*_head`` methods, images for ``*_film``."""
+    return benchmark_source(
+        str(unit["benchmark"]),
+        str(unit["features"]["source"]),
+        data_dir,
+        images=str(unit["method"]).endswith("_film"),
+    )
 
 
 def run_peft_unit(

@@ -15,6 +15,7 @@ import matplotlib.ticker
 import numpy as np
 import pandas as pd
 
+from privrepro.data.provenance import ANALYTIC
 from privrepro.dp.group import drop_probability_lower_bound
 from privrepro.figures.api import Figure, UnitContext, param
 from privrepro.plotting.style import new_figure
@@ -53,6 +54,7 @@ class DropProbability(Figure[DropParams]):
     """Lower bound 1 − δ_k on the drop probability of a class of k examples (one curve per (ε, δ))."""
 
     params_type = DropParams
+    data = ANALYTIC
     title = "Probability that a class of k examples is dropped by an (ε, δ)-DP label release"
 
     def units(self, params: DropParams) -> list[dict[str, Any]]:

@@ -11,7 +11,9 @@ configurations of a unit, the noise is drawn afresh for each.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,6 +23,8 @@ from privrepro.continual.benchmarks import make_scenario
 from privrepro.continual.cosine import DUMMY_SAMPLING, noise_std, run_cosine
 from privrepro.continual.label_spaces import DUMMY_REFERENCES, label_spaces_for
 from privrepro.continual.metrics import average_accuracy
+from privrepro.continual.provenance import benchmark_source
+from privrepro.data.provenance import DataSource
 from privrepro.figures.api import Figure, UnitContext, param
 from privrepro.figures.cl._cosine_common import (
     FeatureParams,
@@ -77,6 +81,9 @@ class LabelGranularityCosine(Figure[LabelParams]):
 
     params_type = LabelParams
     title = "cl Fig. 3/A2, Table A3 — cosine classifier: label match and dummy labels"
+
+    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
+        return benchmark_source(unit["dataset"], unit["features"]["source"], data_dir)
 
     def units(self, params: LabelParams) -> list[dict[str, Any]]:
         return [

@@ -8,12 +8,15 @@ label set, see ``dummy_reference``). Fig. 3: CIFAR ε = 1, ImageNet-R ε = 8; Fi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from privrepro.data.provenance import DataSource
 from privrepro.figures.api import Figure, UnitContext, param
 from privrepro.figures.cl.common_peft import (
     FeatureParams,
@@ -23,6 +26,7 @@ from privrepro.figures.cl.common_peft import (
     check_film_source,
     eps_label,
     final_metrics,
+    peft_data_source,
     run_peft_unit,
     settings_of,
 )
@@ -67,6 +71,9 @@ _CONFIG = {
 class LabelGranularityPeft(Figure[LabelGranularityParams]):
     params_type = LabelGranularityParams
     title = "PEFT Ensemble under exact / constant prior label sets and dummy labels (Table A3)"
+
+    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
+        return peft_data_source(unit, data_dir)
 
     def units(self, p: LabelGranularityParams) -> list[dict[str, Any]]:
         check_film_source(p.features, p.benchmarks, [p.method])

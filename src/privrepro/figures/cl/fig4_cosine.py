@@ -12,7 +12,9 @@ One unit per (setting, privacy level, repeat).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,6 +24,8 @@ from privrepro.continual.blurry import BLURRY_KINDS, make_blurry_scenario
 from privrepro.continual.cosine import noise_std, run_cosine
 from privrepro.continual.label_spaces import label_spaces_for
 from privrepro.continual.metrics import average_accuracy
+from privrepro.continual.provenance import benchmark_source
+from privrepro.data.provenance import DataSource
 from privrepro.figures.api import Figure, UnitContext, param
 from privrepro.figures.cl._cosine_common import (
     FeatureParams,
@@ -68,6 +72,9 @@ class BlurryCosine(Figure[BlurryParams]):
 
     params_type = BlurryParams
     title = "cl Fig. 4 (right), Table A4 — cosine classifier on blurry Split-CIFAR-100"
+
+    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
+        return benchmark_source("cifar100", unit["features"]["source"], data_dir)
 
     def units(self, params: BlurryParams) -> list[dict[str, Any]]:
         return [

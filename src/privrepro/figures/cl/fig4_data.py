@@ -8,13 +8,16 @@ samples are counted by kind: disjoint classes, blurry classes at home, and blurr
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from privrepro.continual.blurry import BLURRY_KINDS, i_blurry, not_blurry, si_blurry
+from privrepro.data.provenance import DataSource
 from privrepro.figures.api import Figure, UnitContext, param
 from privrepro.plotting.style import new_figure
 
@@ -40,6 +43,12 @@ class BlurryData(Figure[BlurryDataParams]):
 
     params_type = BlurryDataParams
     title = "cl Fig. 4 (left) — data per task of Split-CIFAR-100 in each blurry setting"
+
+    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
+        layout = f"{unit['num_classes']} classes × {unit['per_class']} labels"
+        if (unit["num_classes"], unit["per_class"]) == (100, 500):
+            return DataSource(f"CIFAR-100's training-label layout ({layout})")
+        return DataSource(f"a label layout of {layout}", stand_in_for="CIFAR-100's 100 × 500")
 
     def units(self, params: BlurryDataParams) -> list[dict[str, Any]]:
         return [

@@ -7,11 +7,14 @@ N, M and the number of tasks are not stated (note §1.4): N = 50, M = 10 and T =
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from privrepro.data.provenance import DataSource
 from privrepro.figures.api import Figure, UnitContext, param
 from privrepro.figures.cl.common_peft import (
     FeatureParams,
@@ -19,6 +22,7 @@ from privrepro.figures.cl.common_peft import (
     TrainParams,
     TuneParams,
     check_film_source,
+    peft_data_source,
     run_peft_unit,
     settings_of,
 )
@@ -47,6 +51,9 @@ class BlurryParams:
 class BlurryPeft(Figure[BlurryParams]):
     params_type = BlurryParams
     title = "PEFT Ensemble under Not / i- / Si-Blurry Split-CIFAR-100 (Table A4)"
+
+    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
+        return peft_data_source(unit, data_dir)
 
     def units(self, p: BlurryParams) -> list[dict[str, Any]]:
         check_film_source(p.features, ["cifar100"], [p.method])

@@ -8,7 +8,9 @@ Figs. A3–A6 and every entry of Tables A5/A6 comes from it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,6 +20,8 @@ from privrepro.continual.benchmarks import make_scenario
 from privrepro.continual.cosine import noise_std, run_cosine
 from privrepro.continual.label_spaces import LABEL_POLICIES, label_spaces_for
 from privrepro.continual.metrics import FORGETTING_SINCE, average_accuracy, average_forgetting
+from privrepro.continual.provenance import benchmark_source
+from privrepro.data.provenance import DataSource
 from privrepro.figures.api import Figure, UnitContext, param
 from privrepro.figures.cl._cosine_common import (
     FeatureParams,
@@ -84,6 +88,9 @@ class DomainShiftCosine(Figure[DomainShiftParams]):
 
     params_type = DomainShiftParams
     title = "cl Fig. 5, A3–A6, Tables A5/A6 — cosine classifier AA_t and AF_t"
+
+    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
+        return benchmark_source(unit["dataset"], unit["features"]["source"], data_dir)
 
     def units(self, params: DomainShiftParams) -> list[dict[str, Any]]:
         return [

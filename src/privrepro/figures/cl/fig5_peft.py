@@ -8,12 +8,15 @@ come from the same rows. The Cosine Classifier rows are the part-1 figures'.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from privrepro.data.provenance import DataSource
 from privrepro.figures.api import Figure, UnitContext, param
 from privrepro.figures.cl.common_peft import (
     METHODS,
@@ -24,6 +27,7 @@ from privrepro.figures.cl.common_peft import (
     check_film_source,
     eps_label,
     final_metrics,
+    peft_data_source,
     run_peft_unit,
     settings_of,
 )
@@ -50,6 +54,9 @@ class DomainShiftParams:
 class DomainShiftPeft(Figure[DomainShiftParams]):
     params_type = DomainShiftParams
     title = "PEFT Ensemble, Naive and Non-CL with DP-SGD on Split-CIFAR-100 / Split-ImageNet-R"
+
+    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
+        return peft_data_source(unit, data_dir)
 
     def units(self, p: DomainShiftParams) -> list[dict[str, Any]]:
         check_film_source(p.features, p.benchmarks, p.methods)

@@ -7,11 +7,14 @@ with S_prior^const is assumed; all three rules are evaluated on the same trained
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from privrepro.data.provenance import DataSource
 from privrepro.figures.api import Figure, UnitContext, param
 from privrepro.figures.cl.common_peft import (
     FeatureParams,
@@ -20,6 +23,7 @@ from privrepro.figures.cl.common_peft import (
     TuneParams,
     check_film_source,
     final_metrics,
+    peft_data_source,
     run_peft_unit,
     settings_of,
 )
@@ -53,6 +57,9 @@ class RulesParams:
 class EnsembleRules(Figure[RulesParams]):
     params_type = RulesParams
     title = "PEFT Ensemble aggregation rules: ArgMax, Median, Entropy (Fig. A1)"
+
+    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
+        return peft_data_source(unit, data_dir)
 
     def units(self, p: RulesParams) -> list[dict[str, Any]]:
         check_film_source(p.features, p.benchmarks, [p.method])

@@ -15,7 +15,9 @@ model share noise, as the paper's permutations of one trained model do).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,7 +26,9 @@ import pandas as pd
 from privrepro.continual.cosine import CosineClassifier, noise_std
 from privrepro.continual.label_spaces import prior_const_label_spaces
 from privrepro.continual.metrics import FORGETTING_SINCE, average_accuracy, average_forgetting
+from privrepro.continual.provenance import benchmark_source
 from privrepro.continual.scenarios import FIVE_DATASETS, five_datasets
+from privrepro.data.provenance import DataSource
 from privrepro.figures.api import Figure, UnitContext, param
 from privrepro.figures.cl._cosine_common import (
     FeatureParams,
@@ -100,6 +104,9 @@ class FiveDatasetsCosine(Figure[FiveDatasetsParams]):
 
     params_type = FiveDatasetsParams
     title = "cl Table A7, Figs. A7/A8 — cosine classifier on 5-Datasets, all task orders"
+
+    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
+        return benchmark_source("5-datasets", unit["features"]["source"], data_dir)
 
     def units(self, params: FiveDatasetsParams) -> list[dict[str, Any]]:
         return [

@@ -13,13 +13,16 @@ Naive depends on the order; the paper does not say how many orders it trained, s
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import torch
 
+from privrepro.data.provenance import DataSource
 from privrepro.figures.api import Figure, UnitContext, param
 from privrepro.figures.cl.common_peft import (
     FeatureParams,
@@ -28,6 +31,7 @@ from privrepro.figures.cl.common_peft import (
     TuneParams,
     check_film_source,
     eps_label,
+    peft_data_source,
     run_peft_unit,
     settings_of,
 )
@@ -66,6 +70,9 @@ def _orders(k: int, seed: int, tag: str) -> list[list[int]]:
 class FiveDatasetsPeft(Figure[FiveDatasetsParams]):
     params_type = FiveDatasetsParams
     title = "PEFT Ensemble and Naive on 5-Datasets over task orders (Table A7, Figs. A7/A8)"
+
+    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
+        return peft_data_source(unit, data_dir)
 
     def units(self, p: FiveDatasetsParams) -> list[dict[str, Any]]:
         check_film_source(p.features, ["5-datasets"], p.methods)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pandas as pd
 
 from privrepro.config.validation import param
+from privrepro.data.provenance import DataSource, registry_source
 from privrepro.figures.api import Figure, UnitContext
 from privrepro.figures.ip.common import (
     SERIES,
@@ -37,6 +40,9 @@ class AccuracyCurve(Figure[CurveParams]):
     params_type = CurveParams
     x: ClassVar[str] = "alpha"
     caption: ClassVar[str] = ""
+
+    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
+        return registry_source(unit["dataset"], data_dir, "CIFAR-10")
 
     def units(self, params: CurveParams) -> list[dict[str, Any]]:
         points = [[a, e] for a in params.alphas for e in params.epsilons]

@@ -9,13 +9,16 @@ and α = 0.1, ε = 1).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from privrepro.config.validation import param
+from privrepro.data.provenance import DataSource, registry_source
 from privrepro.figures.api import Figure, UnitContext
 from privrepro.figures.ip.common import (
     IPParams,
@@ -49,6 +52,9 @@ class GaussOutputTradeoff(Figure[Fig5Params]):
 
     params_type = Fig5Params
     title = "ip Fig. 5 — SLL Gauss-Output accuracy vs ε for radii α (δ = 1e-5)"
+
+    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
+        return registry_source(unit["dataset"], data_dir, "CIFAR-10")
 
     def units(self, params: Fig5Params) -> list[dict[str, Any]]:
         points = [[a, e] for a in params.alphas for e in params.epsilons()]

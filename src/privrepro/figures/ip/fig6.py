@@ -7,12 +7,15 @@ columns (``src/privrepro/report/references/ip.yaml``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from privrepro.config.validation import param
+from privrepro.data.provenance import DataSource, registry_source
 from privrepro.figures.api import Figure, UnitContext
 from privrepro.figures.ip.common import (
     SERIES,
@@ -49,6 +52,10 @@ class AccuracyTable(Figure[Fig6Params]):
     params_type = Fig6Params
     title = "ip Fig. 6 (Table 6) — accuracy under {(ε, 1e-5), α} IP, CIFAR-10 and CIFAR-100"
     kind = "table"
+
+    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
+        paper = {"cifar100": "CIFAR-100"}.get(unit["dataset"], "CIFAR-10")
+        return registry_source(unit["dataset"], data_dir, paper)
 
     def units(self, params: Fig6Params) -> list[dict[str, Any]]:
         out = []

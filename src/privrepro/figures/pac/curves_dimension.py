@@ -9,12 +9,15 @@ covariance, and via Algorithm 1 (``m`` Monte-Carlo draws), against ``d / sqrt(2v
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from privrepro.data.provenance import DataSource
 from privrepro.figures.api import Figure, UnitContext, param
 from privrepro.pac.algorithms import algorithm1_from_samples
 from privrepro.pac.gaussian import dp_local_noise_norm
@@ -49,6 +52,11 @@ class DimensionCurves(Figure[DimensionCurvesParams]):
 
     params_type = DimensionCurvesParams
     title = "pac — PAC (Theorem 3, Algorithm 1) vs local-DP noise as the dimension grows"
+
+    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
+        return DataSource(
+            "seeded synthetic smooth images (the paper describes this curve in words only)"
+        )
 
     def units(self, params: DimensionCurvesParams) -> list[dict[str, Any]]:
         return [

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from privrepro.data.provenance import ANALYTIC
 from privrepro.figures.api import Figure, UnitContext, param
 from privrepro.pac.bounds import pinsker_advantage_bound, posterior_success_bound
 from privrepro.plotting.style import new_figure
@@ -45,6 +46,7 @@ class SuccessCurves(Figure[SuccessCurvesParams]):
     """p*(q, v) (Theorem 1 inverted) and q + sqrt(v/2) (Corollary 1) against v."""
 
     params_type = SuccessCurvesParams
+    data = ANALYTIC
     title = "pac Theorem 1 — posterior success bound against the MI budget v"
 
     def units(self, params: SuccessCurvesParams) -> list[dict[str, Any]]:

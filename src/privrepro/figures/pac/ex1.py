@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from privrepro.data.provenance import ANALYTIC
 from privrepro.figures.api import Figure, UnitContext, param
 from privrepro.pac.bounds import (
     individual_success_bound,
@@ -50,6 +51,7 @@ class Example1(Figure[Example1Params]):
     """Theorem 1 vs Theorem 2 bounds on per-element identification success, against n."""
 
     params_type = Example1Params
+    data = ANALYTIC
     title = "pac Example 1 — identification success bounds (Theorems 1, 2) against n"
     kind = "table"
 

@@ -8,12 +8,15 @@ l_inf bound 1 per pixel): ``E||B|| ~ d / sqrt(2v)`` = 2,172.2 (printed ``2.2 × 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from privrepro.data.provenance import DataSource, registry_source
 from privrepro.figures.api import Figure, UnitContext, param
 from privrepro.figures.pac._rows import DATA_LABELS, algorithm1_rows, clean_log_axis, exact_rows
 from privrepro.pac.algorithms import algorithm1_from_samples
@@ -111,6 +114,9 @@ class Example2(NoiseTableMixin, Figure[Example2Params]):
     title = "pac Example 2 — local publishing: PAC noise vs local DP"
     kind = "table"
 
+    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
+        return registry_source(unit["dataset"], data_dir, "CIFAR-10")
+
     def units(self, params: Example2Params) -> list[dict[str, Any]]:
         return [
             {
@@ -137,6 +143,6 @@ class Example2(NoiseTableMixin, Figure[Example2Params]):
         out = pd.DataFrame(rows)
         # the paper's numbers are for CIFAR-10; a stand-in pool gets none
         out["paper_value"] = out["method"].map(PAPER) if unit["dataset"] == "cifar10" else np.nan
-        out.insert(0, "data", f"{DATA_LABELS[unit['dataset']]}: {pool.size} × {d}")
+        out.insert(0, "pool", f"{DATA_LABELS[unit['dataset']]}: {pool.size} × {d}")
         out["v"] = v
         return out

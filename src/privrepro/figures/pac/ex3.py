@@ -9,12 +9,15 @@ second moment (see docs/pac.md on the 0.28).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from privrepro.data.provenance import DataSource, registry_source
 from privrepro.figures.api import Figure, UnitContext, param
 from privrepro.figures.pac._rows import DATA_LABELS, algorithm1_rows, exact_rows
 from privrepro.figures.pac.ex2 import NoiseTableMixin
@@ -56,6 +59,9 @@ class Example3(NoiseTableMixin, Figure[Example3Params]):
     title = "pac Example 3 — membership from a mean: PAC noise vs DP"
     kind = "table"
 
+    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
+        return registry_source(unit["dataset"], data_dir, "CIFAR-10")
+
     def units(self, params: Example3Params) -> list[dict[str, Any]]:
         return [
             {
@@ -84,6 +90,6 @@ class Example3(NoiseTableMixin, Figure[Example3Params]):
         out = pd.DataFrame(rows)
         # the paper's numbers are for CIFAR-10; a stand-in pool gets none
         out["paper_value"] = out["method"].map(PAPER) if unit["dataset"] == "cifar10" else np.nan
-        out.insert(0, "data", f"{DATA_LABELS[unit['dataset']]}: {n} × {d}")
+        out.insert(0, "pool", f"{DATA_LABELS[unit['dataset']]}: {n} × {d}")
         out["v"] = v
         return out

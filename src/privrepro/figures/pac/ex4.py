@@ -16,13 +16,16 @@ spectrum (``(sum sqrt(lambda_hat))^2 / (2v)``, no floor).
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import torch
 
+from privrepro.data.provenance import DataSource, registry_source
 from privrepro.figures.api import Figure, UnitContext, param
 from privrepro.figures.pac._rows import DATA_LABELS, clean_log_axis
 from privrepro.pac.algorithms import algorithm1_from_samples
@@ -77,6 +80,9 @@ class Example4(Figure[Example4Params]):
     params_type = Example4Params
     title = "pac Example 4 — MLP by full-batch GD: Algorithm 1 noise and accuracy"
     kind = "table"
+
+    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
+        return registry_source(unit["dataset"], data_dir, "MNIST")
 
     def units(self, params: Example4Params) -> list[dict[str, Any]]:
         return [
@@ -161,7 +167,7 @@ class Example4(Figure[Example4Params]):
                 norm_mc, norm_se = noise.expected_norm(noise_rng, 200)
                 rows.append(
                     {
-                        "data": f"{DATA_LABELS[unit['dataset']]}: {pool.size} × {pool.dim}",
+                        "pool": f"{DATA_LABELS[unit['dataset']]}: {pool.size} × {pool.dim}",
                         "architecture": "-".join(map(str, spec.sizes)),
                         "n_params": spec.n_params,
                         "subset_size": n_sub,

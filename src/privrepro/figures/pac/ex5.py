@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from privrepro.data.provenance import ANALYTIC
 from privrepro.figures.api import Figure, UnitContext, param
 from privrepro.pac.gaussian import (
     anisotropic_variances,
@@ -54,6 +55,7 @@ class Example5(Figure[Example5Params]):
     """Required Gaussian noise E||B||² against v: individual-optimal, whole-set exact, Theorem 3."""
 
     params_type = Example5Params
+    data = ANALYTIC
     title = "pac Example 5 — Gaussian mean: optimal vs Algorithm 1 (Theorem 3) noise against v"
     kind = "table"
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 
+from privrepro.data.provenance import ANALYTIC
 from privrepro.figures.api import Figure, UnitContext, param
 from privrepro.figures.pb._common import sweep_rows
 
@@ -76,6 +77,8 @@ class SweepParams:
 
 class SweepFigure(Figure[Any]):
     """Rows: ``panel, notion, level, case, rho, size, sensitivity, accountant, eps0, epsilon``."""
+
+    data = ANALYTIC
 
     def panel_grid(self, params: Any, panel: str) -> tuple[list[float], list[float], float]:
         """``(rho list, size list, sensitivity)`` of a panel."""

@@ -15,6 +15,7 @@ import pandas as pd
 from privrepro.boosting.kernels import GaussianKernel
 from privrepro.boosting.mechanism import BoostedMechanism
 from privrepro.boosting.regions import AbsoluteRegion, FixedRegion, RelativeRegion
+from privrepro.data.provenance import ANALYTIC
 from privrepro.figures.api import Figure, UnitContext, param
 from privrepro.plotting.style import new_figure
 
@@ -42,6 +43,7 @@ class Illustration(Figure[Fig1Params]):
     """Density of eq. (2) for the relative, fixed and absolute cases."""
 
     params_type = Fig1Params
+    data = ANALYTIC
     title = "PB-DP output densities for the three special cases (Gaussian kernel)"
 
     def units(self, p: Fig1Params) -> list[dict[str, Any]]:

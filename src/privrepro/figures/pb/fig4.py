@@ -10,13 +10,16 @@ output, ``ρ/p_S`` (note §1, §5.5), which falls as |S| grows.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from privrepro.boosting.design import PBSetting, gaussian_baseline_sigma, optimise_eps0
+from privrepro.data.provenance import DataSource
 from privrepro.figures.api import Figure, UnitContext, param
 from privrepro.plotting.style import new_figure
 
@@ -62,6 +65,9 @@ class Runtime(Figure[Fig4Params]):
 
     params_type = Fig4Params
     title = "Sampling runtime of PB-DP vs Gaussian-DP against |S| (ratio measured in one run)"
+
+    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
+        return DataSource("none (the samplers' runtime on this machine)")
 
     def units(self, p: Fig4Params) -> list[dict[str, Any]]:
         return [

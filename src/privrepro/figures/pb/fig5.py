@@ -22,6 +22,7 @@ from privrepro.boosting.exact import exact_delta, exact_rdp
 from privrepro.boosting.kernels import GaussianKernel
 from privrepro.boosting.mechanism import BoostedMechanism
 from privrepro.boosting.regions import FixedRegion
+from privrepro.data.provenance import ANALYTIC
 from privrepro.figures.api import Figure, UnitContext, param
 from privrepro.plotting.style import new_figure
 
@@ -73,6 +74,7 @@ class FixedRegionFeasibility(Figure[Fig5Params]):
     ``panel, width, sensitivity, alpha, rho, accountant, extra_loss``."""
 
     params_type = Fig5Params
+    data = ANALYTIC
     title = "Fixed preferred region: PB-DP vs bounded Gaussian profiles; extra loss L1 against ρ"
 
     def units(self, p: Fig5Params) -> list[dict[str, Any]]:

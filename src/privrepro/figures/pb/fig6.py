@@ -26,6 +26,7 @@ from privrepro.boosting.design import (
     ternary_search,
 )
 from privrepro.boosting.exact import exact_pld, exact_rdp
+from privrepro.data.provenance import ANALYTIC
 from privrepro.figures.api import Figure, UnitContext, param
 from privrepro.plotting.style import new_figure
 
@@ -86,6 +87,7 @@ class Composition(Figure[Fig6Params]):
     """Rows: ``panel, T, alpha, mechanism, accountant, eps0, epsilon``."""
 
     params_type = Fig6Params
+    data = ANALYTIC
     title = "T-fold composition: Gaussian vs PB-DP (paper's Algorithm 1 and exact PLD; RDP)"
 
     def units(self, p: Fig6Params) -> list[dict[str, Any]]:

@@ -11,7 +11,9 @@ data root (``data=uci``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,6 +21,7 @@ import pandas as pd
 
 from privrepro.boosting.grr import analytic_mse, block_partition, grr_probabilities, monte_carlo_mse
 from privrepro.data.adult import adult_age_histogram, embedded_age_histogram, load_adult
+from privrepro.data.provenance import DataSource, read_from
 from privrepro.figures.api import Figure, UnitContext, param
 from privrepro.plotting.style import new_figure
 
@@ -69,6 +72,11 @@ class PBGRRAdult(Figure[Fig7Params]):
 
     params_type = Fig7Params
     title = "PB-GRR on UCI Adult ages: category vs value frequency MSE against ε₀"
+
+    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
+        if unit["data"] == "embedded":
+            return DataSource("UCI Adult ages (histogram shipped with the package)")
+        return read_from("adult", data_dir)
 
     def units(self, p: Fig7Params) -> list[dict[str, Any]]:
         return [
