@@ -92,10 +92,13 @@ def section(md: str, anchor: str) -> str:
 def test_summary_counts_and_scorecard_file(tree: Path) -> None:
     md, _, card = run(tree)
     summary = section(md, "summary")
-    assert "| [cl](#cl) | 1 / 1 | 1 | 1 | 0 | 0 | 0 | 1 |" in summary
-    assert "| [pb](#pb) | 1 / 1 | 1 | 0 | 1 | 0 | 0 | 1 |" in summary
-    assert "| [ip](#ip) | 0 / 1 | 0 | 0 | 0 | 0 | 0 | 0 |" in summary
-    assert "| **all** | 2 / 3 | 2 | 1 | 1 | 0 | 0 | 2 |" in summary
+    # columns: printed reproduced / failed / n.c., derived consistent / inconsistent / n.c.,
+    # claims reproduced / contradicted / n.c., not run, errata
+    assert "| [cl](#cl) | 1 / 1 | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 1 |" in summary
+    assert "| [pb](#pb) | 1 / 1 | 0 | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 1 |" in summary
+    assert "| [ip](#ip) | 0 / 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |" in summary
+    assert "| **all** | 2 / 3 | 1 | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 2 |" in summary
+    assert "**Reproduced: 1 of 2 printed values and 0 of 0 claims**" in summary
     assert (
         "- [pb Fig. 2](#pb-fig2): boosted ε at ρ=0.9 — reference 1, reproduced 1.3 (`pb-fig2-eps`)"
     ) in summary
@@ -109,14 +112,14 @@ def test_figure_section_has_plot_provenance_assumptions_and_values(tree: Path) -
     md, _, _ = run(tree)
     cl = section(md, "cl-fig2")
     assert "![cl Fig. 2](plots/cl/fig2.png)" in cl  # relative: renders on GitHub
-    assert "| `smoke` | 0 | `feedc0ffee` (dirty) | cuda (NVIDIA H200) | 2 min 05 s |" in cl
+    assert "| `smoke` | 0 | `feedc0ffee` (dirty) | — | cuda (NVIDIA H200) | 2 min 05 s |" in cl
     assert "`params.k_max` = `100` — the k-range is not stated" in cl
     assert "*In the paper:* Sec. 1; `eq. (1)`" in cl
-    assert "| 12 | 0 | ±0 — integer from the closed form | ✅ pass |" in cl
+    assert "| 12 | 0 | ±0 — integer from the closed form | ✅ reproduced |" in cl
     pb = section(md, "pb-fig2")
     assert (
         "| 1<br>*Fig. 2(c) (printed)* | 1.3 | +0.3 (+30%) | ±0.05 — printed to one decimal "
-        "| ❌ fail: off by 0.3, more than the allowed 0.05 |"
+        "| ❌ failed: off by 0.3, more than the allowed 0.05 |"
     ) in pb
 
 
@@ -134,7 +137,7 @@ def test_not_run_figure_says_how_to_run_it(tree: Path, write_refs: WriteRefs) ->
     assert "### Example 1 — ex1" in pac and "**Not run.** Run `make fig-pac-ex1`" in pac
     assert "[Example 1's Theorem 2 values](#erratum-pac-ex1-thm2)" in pac
     ip = section(md, "ip-fig3")
-    assert "### Fig. 3 — ip Fig. 3 — accuracy against ε" in ip
+    assert "### Fig. 3 — accuracy against ε" in ip  # the config's "ip Fig. 3 —" is not repeated
     assert "**Not run.** Run `make fig-ip-3`" in ip
     assert "*(not run)*" in section(md, "contents")
 
@@ -187,13 +190,13 @@ def test_html_is_self_contained(tree: Path) -> None:
     assert html.count('src="data:image/png;base64,iVBORw0KGgo') == 2  # the two PNGs, inlined
     assert 'src="plots/' not in html
     assert '<h3 id="cl-fig2">' in html and 'href="#erratum-pb-formula-understates"' in html
-    assert "<td" in html and "❌ fail" in html
+    assert "<td" in html and "❌ failed" in html
 
 
 def test_report_without_results_or_references(tmp_path: Path) -> None:
     md, html, card = run(tmp_path)
     assert card.empty
-    assert "| **all** | 0 / 0 | 0 | 0 | 0 | 0 | 0 | 0 |" in md
+    assert "| **all** | 0 / 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |" in md
     assert "No figure has results yet: run `make figures`." in md
     assert "(read: none yet)" in md
     assert html.startswith("<!DOCTYPE html>")
@@ -226,7 +229,7 @@ def test_cli_prints_counts_and_paths_and_fails_clearly(
     ]
     assert main(args) == 0
     out = capsys.readouterr().out
-    assert re.search(r"^\s+cl\s+1\s+1\s+1\s+1\s+0", out, re.M)
+    assert re.search(r"^\s+cl\s+1\s+1\s+0\s+0\s+0", out, re.M)
     assert f"wrote {tree / 'REPORT.md'}" in out and "scorecard.csv" in out
     assert main([*args, "--strict"]) == 1  # pb's value fails
     (tree / "references" / "pb.yaml").write_text(PB_FAIL.replace("kind: printed", "kind: seen"))

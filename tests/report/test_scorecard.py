@@ -30,6 +30,7 @@ values:
     quantity: Gaussian ε at ρ=0.9
     value: 2.0
     source: {where: "Fig. 2(c)", kind: derived}
+    derivation: {formula: "σ_G = τ/Φ⁻¹((1+ρ)/2), ε of the exact Gaussian profile"}
     match: {table: main, column: eps, where: {rho: 0.9, mech: gauss}}
     tolerance: {rel: 0.1, reason: "Monte Carlo: 2 standard errors"}
   - id: pb-plot
@@ -157,7 +158,7 @@ def test_relative_tolerance_boundary(
         (
             "pb-paper-only",
             "profile",
-            "made under profile 'smoke'; the published value is comparable under paper",
+            "made under profile 'smoke'; the reference value is comparable under paper",
         ),
         ("pb-ambiguous", "ambiguous", "ambiguous: 3 rows with 3 different values match"),
         ("pb-missing-row", "no-row", "no row with eps=8"),
@@ -202,20 +203,79 @@ def test_summary_counts_per_paper(
     figures = load_results(tmp_path / "results", tmp_path / "plots")
     card = build_scorecard(figures, refs)
     counts = summary_counts(card, figures, refs, ["cl", "pb", "pac"]).set_index("paper")
-    assert counts.loc["cl"].to_dict() == {
-        "figures": 1,
-        "figures run": 1,
-        "values": 1,
-        "pass": 0,
-        "fail": 1,
-        "not comparable": 0,
-        "not run": 0,
-        "errata": 1,
-    }
-    # pb: abs, rel, mean pass; plot, paper-only, ambiguous, missing-row not comparable; fig6 not run
-    assert counts.loc["pb", ["pass", "fail", "not comparable", "not run"]].tolist() == [3, 0, 4, 1]
+    cl = counts.loc["cl"]
+    assert (cl["figures"], cl["figures run"], cl["values"], cl["errata"]) == (1, 1, 1, 1)
+    assert (cl["printed"], cl["printed reproduced"], cl["printed failed"]) == (1, 0, 1)
+    assert cl["derived"] == 0 and cl["not run"] == 0 and cl["reproduced"] == 0
+    # pb: abs and mean are printed and pass, rel is derived and consistent; plot, paper-only,
+    # ambiguous, missing-row not comparable (all printed); fig6 not run
+    pb = counts.loc["pb"]
+    assert pb[["printed reproduced", "printed failed", "printed not comparable"]].tolist() == [
+        2,
+        0,
+        4,
+    ]
+    assert pb[
+        ["derived consistent", "derived inconsistent", "derived not comparable"]
+    ].tolist() == [
+        1,
+        0,
+        0,
+    ]
+    assert pb[["pass", "fail", "not comparable", "not run"]].tolist() == [3, 0, 4, 1]
+    assert pb["reproduced"] == 2  # the headline counts printed values (and claims) only
     assert counts.loc["pac", "values"] == 0
     assert counts.loc["all", "values"] == 9
+
+
+def test_printed_and_derived_verdicts_have_their_own_words(pb_card: pd.DataFrame) -> None:
+    assert pb_card.loc["pb-abs", ["kind", "verdict", "outcome"]].tolist() == [
+        "printed",
+        "pass",
+        "reproduced",
+    ]
+    assert pb_card.loc["pb-rel", ["kind", "outcome"]].tolist() == ["derived", "consistent"]
+    assert pb_card.loc["pb-plot", ["kind", "outcome"]].tolist() == ["printed", "not comparable"]
+
+
+def test_stand_in_data_is_shown_never_compared(
+    tmp_path: Path, write_figure: WriteFigure, write_refs: WriteRefs
+) -> None:
+    """A value computed on a stand-in (the table's data column) is not comparable, even when it
+    would fall inside the tolerance; its reproduced value is kept, its difference is not."""
+    stand_in = "scikit-learn digits 8×8 (embedded) (stand-in for CIFAR-10)"
+    write_figure("pb", "fig2", FIG2.assign(data=stand_in))
+    write_figure("pb", "fig3", FIG3.assign(data="CIFAR-10"))
+    card = card_for(tmp_path, write_refs("pb", PB))
+    row = card.loc["pb-abs"]
+    assert (row["verdict"], row["code"]) == ("not comparable", "stand-in")
+    assert stand_in in row["why"] and row["data"] == stand_in
+    assert row["reproduced"] == pytest.approx(1.02) and pd.isna(row["difference"])
+    assert card.loc["pb-mean", "verdict"] == "pass"  # fig3 is on the real dataset
+
+
+def test_rows_of_the_most_faithful_allowed_profile_are_compared(
+    tmp_path: Path, write_figure: WriteFigure, write_refs: WriteRefs
+) -> None:
+    """A table holding several profiles: each entry takes its rows from the most faithful
+    profile it allows (paper, then smoke), never a mix."""
+    table = pd.concat(
+        [
+            FIG2.assign(profile="smoke"),
+            FIG2.assign(profile="paper", eps=[0.5, 2.15, 0.5]),
+        ]
+    )
+    write_figure("pb", "fig2", table)
+    write_figure("pb", "fig3", FIG3)
+    card = card_for(tmp_path, write_refs("pb", PB))
+    # pb-abs allows every profile: the paper rows (0.5, off by 0.5) are compared
+    assert card.loc["pb-abs", ["profile", "reproduced", "verdict"]].tolist() == [
+        "paper",
+        0.5,
+        "fail",
+    ]
+    # pb-paper-only now finds its profile (it was not comparable on smoke alone)
+    assert card.loc["pb-paper-only", ["profile", "verdict"]].tolist() == ["paper", "pass"]
 
 
 REQUIRES = """\

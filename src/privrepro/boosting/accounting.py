@@ -18,6 +18,7 @@ from scipy import optimize, special
 from privrepro.boosting.regions import PaperTerms
 
 __all__ = [
+    "algorithm1_as_printed",
     "algorithm1_double_loop",
     "appendix_d_epsilon",
     "composition_delta",
@@ -155,6 +156,40 @@ def algorithm1_double_loop(
         delta += V[i] * float(
             kernel_delta_T(np.asarray(epsilon - T * terms.L1 - (i - T) * terms.L2))
         )
+    return delta
+
+
+def algorithm1_as_printed(
+    terms: PaperTerms, kernel_delta_T: DeltaFn, epsilon: float, T: int
+) -> float:
+    """Algorithm 1 of the pb paper exactly as printed (Sec. 3.3), misprints included.
+
+    Lines 6–15 as printed, read with the ``range`` semantics the pseudocode uses (Python's, so a
+    negative index counts from the end)::
+
+        V ← zeros(2T + 1); δ ← 0
+        for e1 in range(T + 1): for e2 in range(T − e1 + 1):
+            V[e1 − e2 − 1 + T] += C(T, e1) C(T − e1, e2) W1^e1 W2^e2 (1 − W1 − W2)^(T − e1 − e2)
+        for i in range(0, 2T + 2): δ ← δ + δ'^T_Z(ε − V[i − T])
+
+    with ``δ'^T_Z(x) = δ^T_Z(x − T·L1)``, the shifted composed kernel profile. Three misprints
+    make it compute something else than Prop. 3: the index is shifted by one (``e1 − e2 = −T``
+    lands on the last entry), the last loop runs over ``2T + 2`` entries, and line 15 subtracts
+    the *probability* ``V[i − T]`` from ε instead of weighting ``δ_Z^T(ε − (i − T)·L2)`` by
+    ``V[i]``. :func:`algorithm1_double_loop` is the corrected double loop; both are shown side by
+    side in the report's erratum.
+    """
+    W1, W2 = terms.W1, terms.W2
+    W3 = 1.0 - W1 - W2
+    V = np.zeros(2 * T + 1)
+    for e1 in range(T + 1):
+        for e2 in range(T - e1 + 1):
+            u = math.comb(T, e1) * math.comb(T - e1, e2) * W1**e1 * W2**e2 * W3 ** (T - e1 - e2)
+            V[e1 - e2 - 1 + T] += u  # as printed: "− 1"
+    delta = 0.0
+    for i in range(0, 2 * T + 2):  # as printed: 2T + 2 entries
+        v = V[i - T] if -(2 * T + 1) <= i - T < 2 * T + 1 else 0.0
+        delta += float(kernel_delta_T(np.asarray(epsilon - v - T * terms.L1)))  # as printed
     return delta
 
 

@@ -1,4 +1,4 @@
-"""``make report``: results + references → scorecard, ``REPORT.md`` and ``REPORT.html``."""
+"""``make report``: results + references → scorecards, ``REPORT.md`` and ``REPORT.html``."""
 
 from __future__ import annotations
 
@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from privrepro.report.claims import build_claim_card
 from privrepro.report.references import ReferenceSet, load_references
 from privrepro.report.render import (
     ReportPaths,
     build_document,
+    compute_derivations,
     referenced_figures,
     report_papers,
     write_report,
@@ -23,9 +25,10 @@ __all__ = ["ReportOutcome", "generate_report"]
 
 @dataclass
 class ReportOutcome:
-    """What one report run produced: the scorecard, the per-paper counts and the files written."""
+    """What one report run produced: the scorecards, the per-paper counts and the files written."""
 
     scorecard: pd.DataFrame
+    claims: pd.DataFrame
     counts: pd.DataFrame
     figures: dict[tuple[str, str], FigureResults]
     references: ReferenceSet
@@ -52,7 +55,8 @@ def generate_report(
         html: also write the self-contained HTML page.
 
     Returns:
-        The scorecard (also written to ``<results>/scorecard.csv``), the counts and the paths.
+        The scorecard of values (also written to ``<results>/scorecard.csv``), the claims'
+        (``<results>/claims.csv``), the counts and the paths.
 
     Raises:
         privrepro.report.references.ReferenceError: a malformed reference file. (An unreadable
@@ -66,11 +70,20 @@ def generate_report(
         plots=Path(plots),
         out=Path(out),
         scorecard=Path(results) / "scorecard.csv",
+        claims=Path(results) / "claims.csv",
     )
     figures = load_results(paths.results, paths.plots, conf, extra=referenced_figures(refs))
     card = build_scorecard(figures, refs)
+    claims = build_claim_card(refs.claims, figures)
+    derivations = compute_derivations(refs)
+    card["recomputed"] = [
+        derivations.results[i].value if i in derivations.results else float("nan")
+        for i in card["id"]
+    ]
     written = [atomic_write_table(card, paths.scorecard, parquet=False)]
-    blocks = build_document(figures, refs, card, paths)
+    assert paths.claims is not None
+    written.append(atomic_write_table(claims, paths.claims, parquet=False))
+    blocks = build_document(figures, refs, card, paths, claims, derivations)
     written += write_report(blocks, paths, html=html)
-    counts = summary_counts(card, figures, refs, report_papers(figures, refs))
-    return ReportOutcome(card, counts, figures, refs, written)
+    counts = summary_counts(card, figures, refs, report_papers(figures, refs), claims)
+    return ReportOutcome(card, claims, counts, figures, refs, written)

@@ -1,9 +1,14 @@
-"""Reference values and errata: what each paper (or its authors' code) reports, as data.
+"""Reference values, claims and errata: what each paper (or its authors' code) reports, as data.
 
 Each paper has one or more files ``references/<paper>.yaml`` or ``references/<paper>-<part>.yaml``
 (format: ``docs/adding-a-figure.md``, "Reference values"; schema: ``references/README.md``).
-:func:`load_references` reads every such file, checks each entry against :data:`VALUE_SCHEMA` and
-:data:`ERRATUM_SCHEMA`, and returns typed records. A malformed entry stops the load with a
+:func:`load_references` reads every such file, checks each entry against :data:`VALUE_SCHEMA`,
+:data:`CLAIM_SCHEMA` and :data:`ERRATUM_SCHEMA`, and returns typed records.
+
+A reference value is *printed* (a number or statement in the paper, read off its plot, or from
+the authors' code: ``source.kind`` printed / read-off-plot / notebook) or *derived* (computed by
+the project from the paper's formulas: ``source.kind`` derived, with the ``derivation`` that
+produced it). Only printed values and claims count as reproductions. A malformed entry stops the load with a
 :class:`ReferenceError` that names the file, the entry id and the key::
 
     references/cl.yaml: values[0] (id cl-fig2-largest-k-dropped): tolerance.abs = -1: must be >= 0
@@ -11,19 +16,24 @@ Each paper has one or more files ``references/<paper>.yaml`` or ``references/<pa
 
 from __future__ import annotations
 
-import math
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from privrepro.report.claims import COMPUTATION_KINDS, Claim, Decider, parse_check
+from privrepro.report.computations import COMPUTATION_SCHEMA, Computation, parse_computation
+from privrepro.report.schema import Spec, check_schema
+
 __all__ = [
+    "CLAIM_SCHEMA",
     "ERRATUM_SCHEMA",
+    "REFERENCE_CLASSES",
     "SOURCE_KINDS",
     "VALUE_SCHEMA",
+    "Claim",
     "Erratum",
     "Lookup",
     "Match",
@@ -40,12 +50,13 @@ __all__ = [
 #: How a reference value was obtained: printed in the paper's text or a table; read off a plot;
 #: taken from the authors' notebook or code; derived by the project from printed numbers.
 SOURCE_KINDS = ("printed", "read-off-plot", "notebook", "derived")
+#: The two kinds of reference: what the paper (or its authors' artefact) printed, and what the
+#: project derived from the paper's formulas.
+REFERENCE_CLASSES = ("printed", "derived")
 #: Which results table a value is matched in: the ``summarize`` rows or the figure's main table.
 MATCH_TABLES = ("summary", "main")
 #: How several matched rows become one reproduced value (``only``: exactly one distinct value).
 REDUCERS = ("only", "mean", "median", "min", "max")
-
-_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 
 
 class ReferenceError(ValueError):
@@ -59,12 +70,6 @@ class ReferenceError(ValueError):
 
 
 # --------------------------------------------------------------------------- schema
-#
-# A small JSON-schema-like description: for each key, the accepted types, whether it is required,
-# and (for nested mappings) the schema of its keys. ``"number"`` is int or float (not bool),
-# ``"scalar"`` is a number, string, bool or null, ``"mapping"`` a free mapping of scalars.
-
-Spec = dict[str, Any]
 
 TOLERANCE_SCHEMA: Spec = {
     "abs": {"type": "number", "min": 0.0},
@@ -97,6 +102,7 @@ VALUE_SCHEMA: Spec = {
     "profiles": {"type": "list", "items": "string"},
     "requires": {"type": "mapping"},
     "note": {"type": "string"},
+    "derivation": {"type": "object", "schema": COMPUTATION_SCHEMA},
 }
 LOOKUP_SCHEMA: Spec = {
     "figure": {"type": "string", "required": True},
@@ -116,93 +122,39 @@ ERRATUM_SCHEMA: Spec = {
         "schema": {**SOURCE_SCHEMA, "kind": {"type": "string", "choices": SOURCE_KINDS}},
     },
     "used": {"type": "string"},
-    "evidence": {"type": "lookups", "schema": LOOKUP_SCHEMA},
+    "evidence": {
+        "type": "lookups",
+        "schema": {**LOOKUP_SCHEMA, "figure": {"type": "string"}, **COMPUTATION_SCHEMA},
+    },
+}
+CLAIM_SCHEMA: Spec = {
+    "id": {"type": "id", "required": True},
+    "figure": {"type": "string", "required": True},
+    "claim": {"type": "string", "required": True},
+    "quote": {"type": "string", "required": True},
+    "source": {
+        "type": "object",
+        "required": True,
+        "schema": {"where": {"type": "string", "required": True}},
+    },
+    "check": {"type": "object", "required": True},
+    "decided_by": {"type": "list"},
+    "profiles": {"type": "list", "items": "string"},
+    "interpretation": {"type": "string"},
+    "note": {"type": "string"},
+}
+DECIDER_SCHEMA: Spec = {
+    "label": {"type": "string", "required": True},
+    "kind": {"type": "string", "choices": COMPUTATION_KINDS},
+    "where": {"type": "object"},
 }
 FILE_SCHEMA: Spec = {
     "paper": {"type": "string", "required": True},
+    "citation": {"type": "string"},
     "values": {"type": "list"},
+    "claims": {"type": "list"},
     "errata": {"type": "list"},
 }
-
-
-def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
-def _is_scalar(x: Any) -> bool:
-    return x is None or isinstance(x, (str, bool, int, float))
-
-
-def _check_type(value: Any, kind: str) -> bool:
-    if kind == "number":
-        return _is_number(value) and not (isinstance(value, float) and math.isnan(value))
-    if kind in ("string", "id"):
-        return isinstance(value, str) and value.strip() != ""
-    if kind in ("object", "mapping"):
-        return isinstance(value, Mapping)
-    if kind == "list":
-        return isinstance(value, Sequence) and not isinstance(value, (str, bytes))
-    if kind == "lookups":
-        return isinstance(value, Mapping) or (
-            isinstance(value, Sequence) and not isinstance(value, (str, bytes))
-        )
-    raise AssertionError(kind)
-
-
-_TYPE_TEXT = {
-    "number": "a number",
-    "string": "a non-empty string",
-    "id": "an id",
-    "object": "a mapping",
-    "mapping": "a mapping of column to value",
-    "list": "a list",
-    "lookups": "a mapping or a list of mappings",
-}
-
-
-def check_schema(obj: Any, schema: Spec, fail: Any, prefix: str = "") -> None:
-    """Check ``obj`` (a mapping) against ``schema``; call ``fail(key, problem)`` on the first error.
-
-    Unknown keys, missing required keys, wrong types, values outside ``choices`` and numbers
-    below ``min`` are errors. Nested ``object`` keys are checked with their own ``schema``.
-    """
-    if not isinstance(obj, Mapping):
-        fail(prefix.rstrip(".") or "(entry)", f"must be a mapping, got {type(obj).__name__}")
-        return
-    unknown = sorted(set(map(str, obj)) - set(schema))
-    if unknown:
-        fail(prefix + unknown[0], f"unknown key; allowed keys are {sorted(schema)}")
-    for key, spec in schema.items():
-        full = prefix + key
-        if key not in obj or obj[key] is None:
-            if spec.get("required"):
-                fail(full, "is required")
-            continue
-        value = obj[key]
-        kinds = spec["type"] if isinstance(spec["type"], tuple) else (spec["type"],)
-        if not any(_check_type(value, k) for k in kinds):
-            fail(full, f"= {value!r}: must be " + " or ".join(_TYPE_TEXT[k] for k in kinds))
-        if "id" in kinds and not _ID_RE.match(str(value)):
-            fail(full, f"= {value!r}: must be letters, digits, '-', '_' or '.'")
-        if spec.get("choices") is not None and value not in spec["choices"]:
-            fail(full, f"= {value!r}: must be one of {list(spec['choices'])}")
-        if spec.get("min") is not None and _is_number(value) and value < spec["min"]:
-            fail(full, f"= {value!r}: must be >= {spec['min']:g}")
-        if "mapping" in kinds and isinstance(value, Mapping):
-            for k, v in value.items():
-                if not _is_scalar(v):
-                    fail(f"{full}.{k}", f"= {v!r}: must be a number, string, bool or null")
-        if spec.get("items") == "string" and isinstance(value, list):
-            for i, v in enumerate(value):
-                if not isinstance(v, str):
-                    fail(f"{full}[{i}]", f"= {v!r}: must be a string")
-        if "object" in kinds and spec.get("schema") is not None:
-            check_schema(value, spec["schema"], fail, full + ".")
-        if "lookups" in kinds:
-            items = [value] if isinstance(value, Mapping) else list(value)
-            for i, item in enumerate(items):
-                sub = full + "." if isinstance(value, Mapping) else f"{full}[{i}]."
-                check_schema(item, spec["schema"], fail, sub)
 
 
 # --------------------------------------------------------------------------- records
@@ -311,7 +263,13 @@ class ReferenceValue:
     profiles: tuple[str, ...] | None = None
     requires: dict[str, Any] = field(default_factory=dict)
     note: str | None = None
+    derivation: Computation | None = None
     file: str = ""
+
+    @property
+    def reference_class(self) -> str:
+        """``derived`` (computed by the project) or ``printed`` (the paper or its artefact)."""
+        return "derived" if self.source.kind == "derived" else "printed"
 
 
 @dataclass(frozen=True)
@@ -325,23 +283,26 @@ class Erratum:
     figure: str | None = None
     source: Source | None = None
     used: str | None = None
-    evidence: tuple[Lookup, ...] = ()
+    evidence: tuple[Lookup | Computation, ...] = ()
     file: str = ""
 
 
 @dataclass
 class ReferenceSet:
-    """All reference values and errata, in file order; ``files`` lists what was read."""
+    """All reference values, claims and errata, in file order; ``files`` lists what was read;
+    ``citations`` cites each paper (arXiv id or venue)."""
 
     values: list[ReferenceValue] = field(default_factory=list)
     errata: list[Erratum] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
+    claims: list[Claim] = field(default_factory=list)
+    citations: dict[str, str] = field(default_factory=dict)
 
     def papers(self) -> list[str]:
-        """The papers that have reference values or errata, in first-seen order."""
+        """The papers that have reference values, claims or errata, in first-seen order."""
         seen: dict[str, None] = {}
-        for v in self.values:
-            seen.setdefault(v.paper)
+        for paper in [*(v.paper for v in self.values), *(c.paper for c in self.claims)]:
+            seen.setdefault(paper)
         for e in self.errata:
             seen.setdefault(e.paper)
         return list(seen)
@@ -409,6 +370,17 @@ def _parse_value(raw: Mapping[str, Any], paper: str, file: str, fail: Any) -> Re
             reason=str(tol["reason"]),
         )
     profiles = raw.get("profiles")
+    derivation = None
+    if raw.get("derivation") is not None:
+        derivation = parse_computation(
+            raw["derivation"], lambda k, problem: fail(f"derivation.{k}", problem)
+        )
+    if raw["source"].get("kind") == "derived" and derivation is None:
+        fail(
+            "derivation",
+            "is required for a derived value: the formula or the privrepro function that "
+            "computes it",
+        )
     return ReferenceValue(
         id=str(raw["id"]),
         paper=paper,
@@ -421,6 +393,48 @@ def _parse_value(raw: Mapping[str, Any], paper: str, file: str, fail: Any) -> Re
         profiles=None if profiles is None else tuple(str(p) for p in profiles),
         requires=dict(raw.get("requires") or {}),
         note=_str(raw.get("note")),
+        derivation=derivation,
+        file=file,
+    )
+
+
+def _parse_decider(raw: Any, fail: Any, key: str) -> Decider:
+    check_schema(raw, DECIDER_SCHEMA, lambda k, p: fail(f"{key}.{k}", p))
+    where: dict[str, dict[str, Any]] = {}
+    for role, extra in (raw.get("where") or {}).items():
+        if not isinstance(extra, Mapping):
+            fail(f"{key}.where.{role}", "must map a selector role (lhs, rhs, series) to a where")
+        where[str(role)] = dict(extra)
+    return Decider(label=str(raw["label"]), kind=_str(raw.get("kind")), where=where)
+
+
+def _parse_claim(raw: Mapping[str, Any], paper: str, file: str, fail: Any) -> Claim:
+    check_schema(raw, CLAIM_SCHEMA, fail)
+    check = parse_check(raw["check"], fail)
+    roles = {s.role for s in check.selectors()} | {s.role.split(".")[0] for s in check.selectors()}
+    deciders = []
+    for i, d in enumerate(raw.get("decided_by") or []):
+        decider = _parse_decider(d, fail, f"decided_by[{i}]")
+        unknown = set(decider.where) - roles
+        if unknown:
+            fail(
+                f"decided_by[{i}].where.{sorted(unknown)[0]}",
+                f"no selector has this role; the check's roles are {sorted(roles)}",
+            )
+        deciders.append(decider)
+    profiles = raw.get("profiles")
+    return Claim(
+        id=str(raw["id"]),
+        paper=paper,
+        figure=str(raw["figure"]),
+        claim=str(raw["claim"]),
+        quote=str(raw["quote"]),
+        where=str(raw["source"]["where"]),
+        check=check,
+        decided_by=tuple(deciders),
+        profiles=None if profiles is None else tuple(str(p) for p in profiles),
+        interpretation=_str(raw.get("interpretation")),
+        note=_str(raw.get("note")),
         file=file,
     )
 
@@ -429,9 +443,18 @@ def _parse_erratum(raw: Mapping[str, Any], paper: str, file: str, fail: Any) -> 
     check_schema(raw, ERRATUM_SCHEMA, fail)
     ev = raw.get("evidence")
     items = [] if ev is None else ([ev] if isinstance(ev, Mapping) else list(ev))
-    lookups = []
+    lookups: list[Lookup | Computation] = []
     for i, item in enumerate(items):
         prefix = "evidence." if isinstance(ev, Mapping) else f"evidence[{i}]."
+        if item.get("function") or item.get("formula"):
+
+            def item_fail(key: str, problem: str, _p: str = prefix) -> None:
+                fail(_p + key, problem)
+
+            lookups.append(parse_computation(item, item_fail))
+            continue
+        if not item.get("figure"):
+            fail(prefix + "figure", "is required (or a function / formula computing the evidence)")
         lookups.append(
             Lookup(
                 **_lookup_fields(item, str(item["figure"]), fail, prefix),
@@ -452,10 +475,8 @@ def _parse_erratum(raw: Mapping[str, Any], paper: str, file: str, fail: Any) -> 
     )
 
 
-def load_reference_file(
-    path: str | Path, label: str | None = None
-) -> tuple[list[ReferenceValue], list[Erratum]]:
-    """Read and validate one reference file.
+def load_reference_file(path: str | Path, label: str | None = None) -> ReferenceSet:
+    """Read and validate one reference file (its values, claims, errata and citation).
 
     Args:
         path: the YAML file, named ``<paper>.yaml`` or ``<paper>-<part>.yaml``.
@@ -497,16 +518,20 @@ def load_reference_file(
             out.append((entry, fail))
         return out
 
-    values = [_parse_value(entry, paper, name, fail) for entry, fail in entries("values")]
-    errata = [_parse_erratum(entry, paper, name, fail) for entry, fail in entries("errata")]
-    return values, errata
+    return ReferenceSet(
+        values=[_parse_value(entry, paper, name, fail) for entry, fail in entries("values")],
+        errata=[_parse_erratum(entry, paper, name, fail) for entry, fail in entries("errata")],
+        files=[path],
+        claims=[_parse_claim(entry, paper, name, fail) for entry, fail in entries("claims")],
+        citations={paper: str(raw["citation"])} if raw.get("citation") else {},
+    )
 
 
 def load_references(directory: str | Path | None = None) -> ReferenceSet:
     """Read every ``<paper>*.yaml`` in ``directory`` (default: the shipped references).
 
     A missing folder or one with no files gives an empty set (the report then shows no
-    comparisons). Ids must be unique across all files.
+    comparisons). Ids must be unique across all files (values, claims and errata alike).
 
     Raises:
         ReferenceError: a malformed file or entry, or a duplicated id.
@@ -518,8 +543,13 @@ def load_references(directory: str | Path | None = None) -> ReferenceSet:
     seen: dict[str, str] = {}
     paths = [*directory.glob("*.yaml"), *directory.glob("*.yml")]
     for path in sorted(paths, key=lambda p: p.stem.split("-", 1)):  # <paper> before <paper>-<part>
-        values, errata = load_reference_file(path)
-        for kind, items in (("values", values), ("errata", errata)):
+        one = load_reference_file(path)
+        sections: list[tuple[str, list[Any]]] = [
+            ("values", list(one.values)),
+            ("claims", list(one.claims)),
+            ("errata", list(one.errata)),
+        ]
+        for kind, items in sections:
             for item in items:
                 if item.id in seen:
                     raise ReferenceError(
@@ -529,7 +559,10 @@ def load_references(directory: str | Path | None = None) -> ReferenceSet:
                         f"duplicate id; first defined in {seen[item.id]}",
                     )
                 seen[item.id] = item.file
-        refs.values.extend(values)
-        refs.errata.extend(errata)
+        refs.values.extend(one.values)
+        refs.claims.extend(one.claims)
+        refs.errata.extend(one.errata)
         refs.files.append(path)
+        for paper, citation in one.citations.items():
+            refs.citations.setdefault(paper, citation)
     return refs

@@ -1,23 +1,28 @@
 """The reproduction report: ``REPORT.md`` and a self-contained ``REPORT.html``.
 
-Top to bottom: a summary table (per paper: figures run, values that pass / fail / are not
-comparable / not run, errata), a table of contents, then per paper each figure with its plot,
-source, provenance (git sha, profile, device, wall time), the choices it assumed and its values
-beside the published ones with their verdicts; then the paper's errata, each with the evidence the
-harness computed (looked up in the results, never typed in); finally the provenance of every
-figure and the method of comparison.
+Top to bottom: a summary (per paper: printed values reproduced / failed / not comparable, derived
+values consistent / inconsistent / not comparable, claims reproduced / contradicted / not
+comparable, errata; the claims contradicted and the values that fail), a table of contents, then
+per paper each figure — a banner first when it was computed on stand-in data — with its plot,
+source, provenance (git sha, profile, data, device, wall time), the choices it assumed, the
+paper's claims about it with their verdicts and its values beside the published ones; then the
+paper's errata, each with the evidence the harness computed (looked up in the results or computed
+by a project function, never typed in); finally the provenance of every figure and the method.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from privrepro.data.provenance import is_stand_in_label
+from privrepro.report.computations import Computation, ComputationResult, run_computation
 from privrepro.report.document import (
     Block,
     Bullets,
@@ -30,9 +35,10 @@ from privrepro.report.document import (
     to_html,
     to_markdown,
 )
-from privrepro.report.references import Erratum, ReferenceSet
+from privrepro.report.references import Erratum, Lookup, ReferenceSet
 from privrepro.report.results import FigureResults, make_target
-from privrepro.report.scorecard import select, summary_counts, where_text
+from privrepro.report.scorecard import select, summary_counts
+from privrepro.report.tables import choose_profile, data_labels, profiles_of, where_text
 
 __all__ = [
     "PAPERS",
@@ -43,25 +49,39 @@ __all__ = [
     "fmt_num",
     "referenced_figures",
     "report_papers",
+    "section_title",
     "write_report",
 ]
 
-#: The four papers, in the order the report shows them (DESIGN.md).
+#: The four papers, in the order the report shows them: title and citation (DESIGN.md).
 PAPERS: dict[str, tuple[str, str]] = {
-    "ip": ("Inference Privacy: Properties and Mechanisms", "000_fb86a0e23a384c90.txt"),
+    "ip": (
+        "Inference Privacy: Properties and Mechanisms",
+        "Tian & Tandon, arXiv 2411.18746 (2024)",
+    ),
     "pb": (
         "Meeting Utility Constraints in Differential Privacy: A Privacy-Boosting Approach",
-        "002_00fd73a0503a4267.txt",
+        "Jiang, Zhang, Lu, Du, Sharma & Yan, arXiv 2412.10612, IEEE S&P 2025",
     ),
     "cl": (
         "Differential Privacy in Continual Learning: Which Labels to Update?",
-        "003_061314700acc4d60.txt",
+        "Tobaben, Alrawajfeh, Klasson, Heikkilä, Solin & Honkela, arXiv 2411.04680",
     ),
-    "pac": ("PAC Security (PAC privacy), arXiv 2210.03458 v1", "004_2acb35ae97624355.txt"),
+    "pac": (
+        "PAC Security: Automatic Privacy Measurement and Control of Data Processing",
+        "Xiao & Devadas, arXiv 2210.03458 v1 (2022; later versions: PAC Privacy, CRYPTO 2023)",
+    ),
 }
-_BOOKKEEPING = {"paper", "figure", "profile", "seed", "unit_id", "metric"}
+_BOOKKEEPING = {"paper", "figure", "profile", "seed", "unit_id", "metric", "data"}
 _MAX_ROWS = 12
-_VERDICT_MARK = {"pass": "✅ pass", "fail": "❌ fail", "not comparable": "⚪ not comparable"}
+_VERDICT_MARK = {
+    "reproduced": "✅ reproduced",
+    "failed": "❌ failed",
+    "consistent": "✅ consistent",
+    "inconsistent": "❌ inconsistent",
+    "contradicted": "❌ contradicted",
+    "not comparable": "⚪ not comparable",
+}
 
 
 @dataclass(frozen=True)
@@ -72,11 +92,19 @@ class ReportPaths:
     plots: Path
     out: Path
     scorecard: Path
+    claims: Path | None = None
 
     @property
     def html(self) -> Path:
         """The HTML page next to the Markdown."""
         return self.out.with_suffix(".html")
+
+
+@dataclass
+class Derivations:
+    """Derived values recomputed by their project functions, and errata evidence computed."""
+
+    results: dict[str, ComputationResult] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- formatting
@@ -165,9 +193,14 @@ def _paper_order(papers: set[str]) -> list[str]:
     return known + sorted(papers - set(PAPERS))
 
 
+def _posix(p: Path) -> str:
+    return Path(p).as_posix()
+
+
 def referenced_figures(refs: ReferenceSet) -> list[tuple[str, str]]:
-    """The figures that reference values and errata name (each gets a section, run or not)."""
+    """The figures that reference values, claims and errata name (each gets a section)."""
     named = [(v.paper, v.figure) for v in refs.values]
+    named += [(c.paper, c.figure) for c in refs.claims]
     named += [(e.paper, e.figure) for e in refs.errata if e.figure]
     return list(dict.fromkeys(named))
 
@@ -179,42 +212,130 @@ def report_papers(
     return _paper_order({p for p, _ in figures} | set(refs.papers()) | set(PAPERS))
 
 
-# --------------------------------------------------------------------------- sections
+def section_title(fr: FigureResults) -> str:
+    """The figure's title without a leading repeat of its paper and label.
+
+    ``pac Example 2 — local publishing: …`` under the heading "Example 2" becomes
+    ``local publishing: …``.
+    """
+    title = fr.title
+    label = figure_label(fr.figure)
+    pattern = (
+        rf"^{re.escape(fr.paper)}\b[^—]*?(?:{re.escape(label)}|{re.escape(fr.figure)})[^—]*—\s*"
+    )
+    stripped = re.sub(pattern, "", title, count=1)
+    return stripped or title
+
+
+def _citation(paper: str, refs: ReferenceSet) -> str:
+    return refs.citations.get(paper) or PAPERS.get(paper, ("", ""))[1]
+
+
+def _stand_ins(fr: FigureResults) -> list[str]:
+    """The stand-in data labels of a figure's results (most faithful profile)."""
+    if not fr.ran or fr.table is None or "data" not in fr.table.columns:
+        return []
+    profile, _ = choose_profile(profiles_of(fr), None)
+    labels = data_labels(fr, profile) or []
+    return [d for d in labels if is_stand_in_label(d)]
+
+
+# --------------------------------------------------------------------------- summary
+
+
+def _count_row(r: Mapping[Any, Any]) -> list[str]:
+    name = r["paper"]
+    label = "**all**" if name == "all" else f"[{name}](#{_anchor(name)})"
+    return [
+        label,
+        f"{r['figures run']} / {r['figures']}",
+        str(r["printed reproduced"]),
+        str(r["printed failed"]),
+        str(r["printed not comparable"]),
+        str(r["derived consistent"]),
+        str(r["derived inconsistent"]),
+        str(r["derived not comparable"]),
+        str(r["claims reproduced"]),
+        str(r["claims contradicted"]),
+        str(r["claims not comparable"]),
+        str(r["not run"]),
+        str(r["errata"]),
+    ]
+
+
+_COUNT_HEADER = [
+    "paper",
+    "figures run",
+    "printed: ✅ reproduced",
+    "printed: ❌ failed",
+    "printed: ⚪ not comparable",
+    "derived: ✅ consistent",
+    "derived: ❌ inconsistent",
+    "derived: ⚪ not comparable",
+    "claims: ✅ reproduced",
+    "claims: ❌ contradicted",
+    "claims: ⚪ not comparable",
+    "not run",
+    "errata",
+]
+
+
+def _fig_link(paper: str, figure: str) -> str:
+    return f"[{paper} {figure_label(figure)}](#{_anchor(paper, figure)})"
+
+
+def _contradicted_items(claims: pd.DataFrame) -> list[str | tuple[str, list[str]]]:
+    items: list[str | tuple[str, list[str]]] = []
+    for r in claims.to_dict("records"):
+        by = f" — decided by {r['decided_by']}" if r["decided_by"] else ""
+        items.append(
+            (
+                f"{_fig_link(r['paper'], r['figure'])}: {r['claim']}{by} (`{r['id']}`)",
+                [str(r["detail"])],
+            )
+        )
+    return items
 
 
 def _summary_section(
     counts: pd.DataFrame,
     card: pd.DataFrame,
+    claims: pd.DataFrame,
     figures: Mapping[tuple[str, str], FigureResults],
     paths: ReportPaths,
 ) -> list[Block]:
-    header = [
-        "paper",
-        "figures run",
-        "values",
-        "✅ pass",
-        "❌ fail",
-        "⚪ not comparable",
-        "not run",
-        "errata",
+    total = counts[counts["paper"] == "all"].iloc[0]
+    rows = [_count_row(r) for r in counts.to_dict("records")]
+    headline = (
+        f"**Reproduced: {total['printed reproduced']} of {total['printed']} printed values and "
+        f"{total['claims reproduced']} of {total['claims']} claims** of the papers "
+        f"({total['printed failed']} printed values failed, {total['claims contradicted']} claims "
+        f"contradicted). Derived values — computed by the project from the papers' formulas "
+        f"with the same assumed parameters — check the harness's consistency, not the papers: "
+        f"{total['derived consistent']} of {total['derived']} consistent, "
+        f"{total['derived inconsistent']} inconsistent."
+    )
+    blocks: list[Block] = [
+        Heading(2, "Summary", "summary"),
+        Para(headline),
+        Table(_COUNT_HEADER, rows, ["l"] + ["r"] * (len(_COUNT_HEADER) - 1)),
+        Para(
+            "**Printed** values are numbers or statements in the paper (its text, tables or "
+            "plots) or its authors' code; **derived** values are computed by the project from the "
+            "paper's formulas. A value is **reproduced** (printed) or **consistent** (derived) "
+            "when the difference lies within its stated tolerance. A **claim** is a qualitative "
+            "statement of the paper written as a predicate over a figure's table: "
+            "**reproduced** when it holds under every computation it is decided by, "
+            "**contradicted** when one of them (the paper's own formulas, the harness's exact "
+            "accounting, a measurement) shows the opposite. **Not comparable**: made under a "
+            "profile the entry does not allow (e.g. `smoke`'s reduced grids), on stand-in data "
+            "(never compared with a paper), or the rows could not be found; each says why. "
+            "**Not run**: the figure has no results yet. Every value is in "
+            f"`{_posix(paths.scorecard)}`"
+            + (f", every claim in `{_posix(paths.claims)}`." if paths.claims else ".")
+        ),
     ]
-    rows = []
-    for r in counts.to_dict("records"):
-        name = r["paper"]
-        label = "**all**" if name == "all" else f"[{name}](#{_anchor(name)})"
-        rows.append(
-            [
-                label,
-                f"{r['figures run']} / {r['figures']}",
-                str(r["values"]),
-                str(r["pass"]),
-                str(r["fail"]),
-                str(r["not comparable"]),
-                str(r["not run"]),
-                str(r["errata"]),
-            ]
-        )
-    profiles = sorted({f.profile for f in figures.values() if f.ran and f.profile})
+    profiles = sorted({str(f.profile) for f in figures.values() if f.ran and f.profile})
     shas = sorted(
         {
             str(f.meta.get("git_sha"))[:10]
@@ -222,20 +343,6 @@ def _summary_section(
             if f.ran and f.meta.get("git_sha")
         }
     )
-    blocks: list[Block] = [
-        Heading(2, "Summary", "summary"),
-        Table(header, rows, ["l", "r", "r", "r", "r", "r", "r", "r"]),
-        Para(
-            "Each reference value (printed in the paper, read off its plots, taken from the "
-            "authors' code, or derived from them) is compared with the value the harness "
-            "reproduced: **pass** when the difference lies within the stated tolerance; "
-            "**fail** when it does not; **not comparable** when the results were made under a "
-            "profile or on data the value does not apply to (e.g. `smoke`'s reduced grids or "
-            "stand-in data), the value could not be found, or no tolerance can be stated (e.g. "
-            "read off a plot). **not run**: the figure has no results yet. Every row is in "
-            f"`{_posix(paths.scorecard)}`."
-        ),
-    ]
     facts = []
     if profiles:
         facts.append("profiles: " + ", ".join(f"`{p}`" for p in profiles))
@@ -243,24 +350,59 @@ def _summary_section(
         facts.append("git " + ", ".join(f"`{s}`" for s in shas))
     if facts:
         blocks.append(Para("Results made under " + "; ".join(facts) + "."))
-    failing = card[card["verdict"] == "fail"] if len(card) else card
-    if len(failing):
-        blocks.append(Para(f"**Values that fail ({len(failing)}):**"))
+    stand_in_figs = [
+        (p, f, _stand_ins(fr)) for (p, f), fr in sorted(figures.items()) if _stand_ins(fr)
+    ]
+    if stand_in_figs:
         blocks.append(
-            Bullets(
+            Para(
+                f"**Computed on stand-in data ({len(stand_in_figs)} figures):** their values and "
+                "claims are shown but never compared with the papers and never counted as "
+                "reproduced. " + "; ".join(_fig_link(p, f) for p, f, _ in stand_in_figs) + "."
+            )
+        )
+    contradicted = claims[claims["verdict"] == "contradicted"] if len(claims) else claims
+    if len(contradicted):
+        blocks.append(Para(f"**Claims contradicted ({len(contradicted)}):**"))
+        blocks.append(Bullets(_contradicted_items(contradicted)))
+    failing = card[card["verdict"] == "fail"] if len(card) else card
+    for kind, word in (
+        ("printed", "printed values that fail"),
+        ("derived", "derived values inconsistent"),
+    ):
+        sub = failing[failing["kind"] == kind] if len(failing) else failing
+        if len(sub):
+            blocks.append(Para(f"**{word.capitalize()} ({len(sub)}):**"))
+            blocks.append(
+                Bullets(
+                    [
+                        f"{_fig_link(r['paper'], r['figure'])}: {r['quantity']} — reference "
+                        f"{fmt_num(r['reference'], 10)}, reproduced {fmt_num(r['reproduced'])} "
+                        f"(`{r['id']}`)"
+                        for r in sub.to_dict("records")
+                    ]
+                )
+            )
+    stand_in_claims = (
+        claims[(claims["code"] == "stand-in") & (claims["outcome"] == "fails")]
+        if len(claims)
+        else claims
+    )
+    if len(stand_in_claims):
+        blocks.append(
+            Details(
+                f"Claims the stand-in output does not show ({len(stand_in_claims)}; not counted)",
                 [
-                    f"[{r['paper']} {figure_label(r['figure'])}](#{_anchor(r['paper'], r['figure'])}): "
-                    f"{r['quantity']} — reference {fmt_num(r['reference'], 10)}, reproduced "
-                    f"{fmt_num(r['reproduced'])} (`{r['id']}`)"
-                    for r in failing.to_dict("records")
-                ]
+                    Para(
+                        "On stand-in data these claims come out false. This says nothing about "
+                        "the papers (the data are not theirs), but a reader of the stand-in plots "
+                        "should not take them as illustrating the claims."
+                    ),
+                    Bullets(_contradicted_items(stand_in_claims)),
+                ],
             )
         )
     return blocks
-
-
-def _posix(p: Path) -> str:
-    return Path(p).as_posix()
 
 
 def _contents(
@@ -272,8 +414,11 @@ def _contents(
         subs = []
         for fr in by_paper.get(paper, []):
             state = "" if fr.ran else " *(not run)*"
+            if _stand_ins(fr):
+                state += " *(stand-in data)*"
             subs.append(
-                f"[{figure_label(fr.figure)}](#{_anchor(paper, fr.figure)}) — {fr.title}{state}"
+                f"[{figure_label(fr.figure)}](#{_anchor(paper, fr.figure)}) — "
+                f"{section_title(fr)}{state}"
             )
         n_err = sum(e.paper == paper for e in refs.errata)
         if n_err:
@@ -283,16 +428,22 @@ def _contents(
     return [Heading(2, "Contents", "contents"), Bullets(items)]
 
 
+# --------------------------------------------------------------------------- a figure
+
+
 def _provenance_row(fr: FigureResults) -> list[str]:
     m = fr.meta
     units = m.get("units")
     device = str(m.get("device") or "—")
     if m.get("device_name") and m.get("device_name") != device:
         device += f" ({m['device_name']})"
+    profile, _ = choose_profile(profiles_of(fr), None)
+    data = "; ".join(data_labels(fr, profile) or []) or "—"
     return [
-        f"`{fr.profile or '—'}`",
+        f"`{', '.join(profiles_of(fr)) or '—'}`",
         fmt_num(m.get("seed")),
         _sha(m),
+        data,
         device,
         fmt_duration(m.get("wall_time_s")),
         str(m.get("started") or "—"),
@@ -300,7 +451,7 @@ def _provenance_row(fr: FigureResults) -> list[str]:
     ]
 
 
-_PROV_HEADER = ["profile", "seed", "git sha", "device", "wall time", "started", "units"]
+_PROV_HEADER = ["profile", "seed", "git sha", "data", "device", "wall time", "started", "units"]
 
 
 def _assumptions(meta: Mapping[str, Any]) -> list[Block]:
@@ -316,7 +467,56 @@ def _assumptions(meta: Mapping[str, Any]) -> list[Block]:
     return [Para("*Choices the paper leaves unstated (assumed):*"), Bullets(items)]
 
 
-def _values_table(card: pd.DataFrame) -> Table:
+def _tolerance_text(r: Mapping[Any, Any]) -> str:
+    if math.isnan(r["allowed"]):
+        return "—"
+    parts = []
+    if r["tolerance_abs"] or not r["tolerance_rel"]:
+        parts.append(f"±{fmt_num(r['tolerance_abs'], 3)}")
+    if r["tolerance_rel"]:
+        parts.append(f"{'' if parts else '±'}{fmt_num(100 * r['tolerance_rel'], 3)}%")
+    return " + ".join(parts) + (f" — {r['tolerance_reason']}" if r["tolerance_reason"] else "")
+
+
+def _verdict_text(r: Mapping[Any, Any]) -> str:
+    if r["code"] == "not-run":
+        return str(r["why"])
+    out = _VERDICT_MARK[str(r["outcome"])]
+    return out + (f": {r['why']}" if r["why"] else "")
+
+
+def _reproduced_text(r: Mapping[Any, Any]) -> str:
+    value = fmt_num(r["reproduced"], max(5, significant_digits(r["reference"]) + 1))
+    if r["code"] == "stand-in" and value != "—":
+        return f"{value}<br>*(stand-in data)*"
+    return value
+
+
+def _derivation_text(
+    r: Mapping[Any, Any], derivations: Derivations, refs_by_id: Mapping[str, Any]
+) -> str:
+    ref = refs_by_id.get(r["id"])
+    d: Computation | None = getattr(ref, "derivation", None)
+    if d is None:
+        return ""
+    parts = []
+    if d.formula:
+        parts.append(d.formula)
+    if d.function:
+        res = derivations.results.get(r["id"])
+        call = f"`{d.call_text()}`"
+        if res is None:
+            parts.append(call)
+        elif res.error:
+            parts.append(f"{call} — **does not run**: {res.error}")
+        elif res.value is not None:
+            parts.append(f"{call} = {fmt_num(res.value, 10)}")
+    return "<br>".join(parts)
+
+
+def _values_table(
+    card: pd.DataFrame, derivations: Derivations, refs_by_id: Mapping[str, Any]
+) -> Table:
     header = [
         "quantity",
         "configuration",
@@ -328,33 +528,38 @@ def _values_table(card: pd.DataFrame) -> Table:
     ]
     rows = []
     for r in card.to_dict("records"):
-        tol = "—"
-        if not math.isnan(r["allowed"]):
-            parts = []
-            if r["tolerance_abs"] or not r["tolerance_rel"]:
-                parts.append(f"±{fmt_num(r['tolerance_abs'], 3)}")
-            if r["tolerance_rel"]:
-                parts.append(f"{'' if parts else '±'}{fmt_num(100 * r['tolerance_rel'], 3)}%")
-            tol = " + ".join(parts) + (
-                f" — {r['tolerance_reason']}" if r["tolerance_reason"] else ""
-            )
-        verdict = _VERDICT_MARK[r["verdict"]]
-        if r["code"] == "not-run":
-            verdict = r["why"]
-        elif r["why"]:
-            verdict += f": {r['why']}"
+        source = f"{fmt_num(r['reference'], 10)}<br>*{r['source']}*"
+        how = _derivation_text(r, derivations, refs_by_id)
+        if how:
+            source += f"<br>{how}"
         rows.append(
             [
                 f"{r['quantity']}<br>`{r['id']}`",
                 r["config"] or "—",
-                f"{fmt_num(r['reference'], 10)}<br>*{r['source']}*",
-                fmt_num(r["reproduced"], max(5, significant_digits(r["reference"]) + 1)),
+                source,
+                _reproduced_text(r),
                 _fmt_diff(r["difference"], r["rel_difference"]),
-                tol,
-                verdict,
+                _tolerance_text(r),
+                _verdict_text(r),
             ]
         )
     return Table(header, rows, ["l", "l", "r", "r", "r", "l", "l"])
+
+
+def _claims_table(claims: pd.DataFrame) -> Table:
+    header = ["claim", "the paper says", "verdict", "how it came out"]
+    rows = []
+    for r in claims.to_dict("records"):
+        verdict = _VERDICT_MARK[str(r["verdict"])]
+        if r["verdict"] in ("reproduced", "contradicted") and r["decided_by"]:
+            verdict += f" by {r['decided_by']}"
+        if r["why"]:
+            verdict += f": {r['why']}"
+        claim = f"{r['claim']}<br>`{r['id']}`"
+        if r["interpretation"]:
+            claim += f"<br>*read as:* {r['interpretation']}"
+        rows.append([claim, f"“{r['quote']}”<br>*{r['source']}*", verdict, str(r["detail"]) or "—"])
+    return Table(header, rows, ["l", "l", "l", "l"])
 
 
 def _summary_details(fr: FigureResults, matched: set[str]) -> list[Block]:
@@ -374,11 +579,39 @@ def _summary_details(fr: FigureResults, matched: set[str]) -> list[Block]:
     return [Details(f"All summary values of this figure ({note})", inner)]
 
 
+def _stand_in_banner(fr: FigureResults, stand_ins: list[str]) -> Callout:
+    shaped = any("shaped" in s for s in stand_ins)
+    text = (
+        "This figure was computed on stand-in data, not on the paper's: "
+        + "; ".join(f"**{s}**" for s in stand_ins)
+        + ". Its plot and numbers exercise the harness's code path only: they are shown but never "
+        "compared with the paper's, and its claims are evaluated but not counted."
+    )
+    if shaped:
+        text += (
+            " The stand-in was **shaped** to sit in the paper's regime, so numbers that look like "
+            "the paper's are there by construction — they are not a reproduction."
+        )
+    text += f" The paper's data run under `PROFILE=paper` (`{make_target(fr.paper, fr.figure)}`)."
+    return Callout("⚠️ Stand-in data", [Para(text)], kind="warning")
+
+
 def _figure_section(
-    fr: FigureResults, card: pd.DataFrame, errata: list[Erratum], paths: ReportPaths
+    fr: FigureResults,
+    card: pd.DataFrame,
+    claims: pd.DataFrame,
+    errata: list[Erratum],
+    paths: ReportPaths,
+    derivations: Derivations,
+    refs_by_id: Mapping[str, Any],
 ) -> list[Block]:
     label = figure_label(fr.figure)
-    blocks: list[Block] = [Heading(3, f"{label} — {fr.title}", _anchor(fr.paper, fr.figure))]
+    blocks: list[Block] = [
+        Heading(3, f"{label} — {section_title(fr)}", _anchor(fr.paper, fr.figure))
+    ]
+    stand_ins = _stand_ins(fr)
+    if stand_ins:
+        blocks.append(_stand_in_banner(fr, stand_ins))
     src = fr.meta.get("source") or {}
     if isinstance(src, Mapping) and (src.get("where") or src.get("equation")):
         text = "*In the paper:* " + str(src.get("where") or "")
@@ -402,9 +635,10 @@ def _figure_section(
     else:
         if fr.png is not None:
             links = [("PDF", fr.pdf)] if fr.pdf is not None else []
-            blocks.append(
-                Image(fr.png, f"{fr.paper} {label}", f"{fr.paper} {label}: {fr.title}", links)
-            )
+            caption = f"{fr.paper} {label}: {section_title(fr)}"
+            if stand_ins:
+                caption += " — computed on stand-in data"
+            blocks.append(Image(fr.png, f"{fr.paper} {label}", caption, links))
         else:
             blocks.append(
                 Para(
@@ -414,18 +648,21 @@ def _figure_section(
             )
         blocks.append(Table(_PROV_HEADER, [_provenance_row(fr)]))
         blocks += _assumptions(fr.meta)
+    if len(claims):
+        blocks.append(Para("**The paper's claims about this figure**"))
+        blocks.append(_claims_table(claims))
     if len(card):
         blocks.append(Para("**Reproduced against the paper's values**"))
-        blocks.append(_values_table(card))
+        blocks.append(_values_table(card, derivations, refs_by_id))
         notes = [
-            f"`{r['id']}`: {r['quantity']} — note: {r['note']}"
+            f"`{r['id']}`: {r['quantity']} — note: {refs_by_id[r['id']].note}"
             for r in card.to_dict("records")
-            if r.get("note")
+            if r["id"] in refs_by_id and getattr(refs_by_id[r["id"]], "note", None)
         ]
         if notes:
             blocks.append(Bullets(list(notes)))
-    elif fr.ran:
-        blocks.append(Para("*No reference values are matched to this figure yet.*"))
+    elif fr.ran and not len(claims):
+        blocks.append(Para("*No reference values or claims are matched to this figure yet.*"))
     if fr.ran:
         matched = set(card["id"]) if len(card) else set()
         blocks += _summary_details(fr, matched)
@@ -435,49 +672,91 @@ def _figure_section(
     return blocks
 
 
-def _evidence_blocks(e: Erratum, figures: Mapping[tuple[str, str], FigureResults]) -> list[Block]:
+# --------------------------------------------------------------------------- errata
+
+
+def _frame_table(df: pd.DataFrame, limit: int = _MAX_ROWS) -> Table:
+    cols = list(df.columns)
+    cells = [
+        [fmt_num(v) if not isinstance(v, str) else v for v in rec]
+        for rec in df[cols].head(limit).itertuples(index=False)
+    ]
+    return Table([str(c) for c in cols], cells, ["r"] * len(cols))
+
+
+def _computed_evidence(c: Computation, result: ComputationResult | None) -> list[Block]:
+    head = c.label or c.formula or "computed"
+    call = f" (`{c.call_text()}`)" if c.function else ""
+    if c.formula and c.label:
+        head += f" — {c.formula}"
+    if result is None:
+        return [Para(f"*Evidence:* {head}{call}.")]
+    if result.error:
+        return [Para(f"*Evidence:* {head}{call}: **does not run** — {result.error}.")]
+    if result.value is not None:
+        return [Para(f"*Evidence:* {head}{call} = **{fmt_num(result.value, 8)}**.")]
+    assert result.table is not None
+    out: list[Block] = [Para(f"*Evidence:* {head}{call}:"), _frame_table(result.table, 40)]
+    if len(result.table) > 40:
+        out.append(Para(f"… {len(result.table) - 40} more rows."))
+    return out
+
+
+def _evidence_blocks(
+    e: Erratum,
+    figures: Mapping[tuple[str, str], FigureResults],
+    derivations: Derivations,
+) -> list[Block]:
     blocks: list[Block] = []
-    for lk in e.evidence:
-        fr = figures.get((e.paper, lk.figure))
-        what = lk.metric if lk.table == "summary" else lk.column
-        head = (lk.label or f"`{what}`") + f" from {figure_label(lk.figure)}"
-        if lk.where:
-            head += f" at {where_text(lk.where)}"
-        if fr is None or not fr.ran:
-            blocks.append(
-                Para(f"*Evidence:* {head}: not run yet (`{make_target(e.paper, lk.figure)}`).")
-            )
+    for i, lk in enumerate(e.evidence):
+        if isinstance(lk, Computation):
+            blocks += _computed_evidence(lk, derivations.results.get(f"{e.id}#{i}"))
             continue
-        sel = select(fr, lk)
-        prof = f" (profile `{fr.profile}`)" if fr.profile else ""
-        if sel.rows.empty:
-            blocks.append(Para(f"*Evidence:* {head}: {sel.problem}{prof}."))
-        elif sel.n == 1 and sel.value is not None:
-            blocks.append(Para(f"*Evidence:* {head} = **{fmt_num(sel.value)}**{prof}."))
-        else:
-            value_col = lk.value_column
-            rows = sel.rows
-            varying = [
-                c
-                for c in rows.columns
-                if c not in _BOOKKEEPING and c != value_col and rows[c].nunique(dropna=False) > 1
-            ]
-            cols = [*varying, value_col]
-            cells = [
-                [fmt_num(v) if not isinstance(v, str) else v for v in rec]
-                for rec in rows[cols].head(_MAX_ROWS).itertuples(index=False)
-            ]
-            blocks.append(Para(f"*Evidence:* {head}{prof}:"))
-            blocks.append(Table(cols, cells, ["r"] * len(cols)))
-            if sel.n > _MAX_ROWS:
-                blocks.append(
-                    Para(f"… {sel.n - _MAX_ROWS} more rows in `results/{e.paper}/{lk.figure}`.")
-                )
+        blocks += _lookup_evidence(e, lk, figures)
+    return blocks
+
+
+def _lookup_evidence(
+    e: Erratum, lk: Lookup, figures: Mapping[tuple[str, str], FigureResults]
+) -> list[Block]:
+    fr = figures.get((e.paper, lk.figure))
+    what = lk.metric if lk.table == "summary" else lk.column
+    head = (lk.label or f"`{what}`") + f" from {figure_label(lk.figure)}"
+    if lk.where:
+        head += f" at {where_text(lk.where)}"
+    if fr is None or not fr.ran:
+        return [Para(f"*Evidence:* {head}: not run yet (`{make_target(e.paper, lk.figure)}`).")]
+    profile, _ = choose_profile(profiles_of(fr), None)
+    sel = select(fr, lk, profile)
+    prof = f" (profile `{profile}`)" if profile else ""
+    labels = [d for d in (data_labels(fr, profile) or []) if is_stand_in_label(d)]
+    if labels:
+        prof += " — *on stand-in data*"
+    if sel.rows.empty:
+        return [Para(f"*Evidence:* {head}: {sel.problem}{prof}.")]
+    if sel.n == 1 and sel.value is not None:
+        return [Para(f"*Evidence:* {head} = **{fmt_num(sel.value)}**{prof}.")]
+    value_col = lk.value_column
+    rows = sel.rows
+    varying = [
+        c
+        for c in rows.columns
+        if c not in _BOOKKEEPING and c != value_col and rows[c].nunique(dropna=False) > 1
+    ]
+    blocks: list[Block] = [
+        Para(f"*Evidence:* {head}{prof}:"),
+        _frame_table(rows[[*varying, value_col]]),
+    ]
+    if sel.n > _MAX_ROWS:
+        blocks.append(Para(f"… {sel.n - _MAX_ROWS} more rows in `results/{e.paper}/{lk.figure}`."))
     return blocks
 
 
 def _errata_section(
-    paper: str, errata: list[Erratum], figures: Mapping[tuple[str, str], FigureResults]
+    paper: str,
+    errata: list[Erratum],
+    figures: Mapping[tuple[str, str], FigureResults],
+    derivations: Derivations,
 ) -> list[Block]:
     if not errata:
         return []
@@ -495,10 +774,13 @@ def _errata_section(
             facts.append(f"*The harness uses:* {e.used}")
         if facts:
             inner.append(Para(" · ".join(facts)))
-        inner += _evidence_blocks(e, figures)
+        inner += _evidence_blocks(e, figures, derivations)
         blocks.append(Heading(4, f"⚠️ {e.title}", _anchor("erratum", e.id)))
         blocks.append(Callout(f"Erratum `{e.id}`", inner))
     return blocks
+
+
+# --------------------------------------------------------------------------- closing sections
 
 
 def _provenance_section(figures: list[FigureResults]) -> list[Block]:
@@ -506,13 +788,7 @@ def _provenance_section(figures: list[FigureResults]) -> list[Block]:
     blocks: list[Block] = [Heading(2, "Provenance of every figure", "provenance")]
     if not ran:
         return [*blocks, Para("No figure has results yet: run `make figures`.")]
-    rows = [
-        [
-            f"[{f.paper} {figure_label(f.figure)}](#{_anchor(f.paper, f.figure)})",
-            *_provenance_row(f),
-        ]
-        for f in ran
-    ]
+    rows = [[_fig_link(f.paper, f.figure), *_provenance_row(f)] for f in ran]
     blocks.append(Table(["figure", *_PROV_HEADER], rows))
     versions: dict[str, set[str]] = {}
     for f in ran:
@@ -537,18 +813,32 @@ def _method_section(refs: ReferenceSet) -> list[Block]:
         Heading(2, "Method", "method"),
         Bullets(
             [
-                "Published values are data: `src/privrepro/report/references/<paper>*.yaml` "
-                f"(read: {files}). Each names its source (section, table or figure, equation; "
-                "printed, read off a plot, from the authors' notebook, or derived), the configuration "
-                "it belongs to, the profiles under which it is comparable, and a tolerance with its "
-                "reason (analytic: tight; Monte Carlo: its standard error; trained models: the "
-                "paper's reported spread; read off a plot: the plot's resolution).",
+                "The papers' numbers and claims are data: "
+                f"`src/privrepro/report/references/<paper>*.yaml` (read: {files}). A value names "
+                "its source (section, table or figure, equation) and kind: **printed** (the "
+                "paper's text, a table, read off a plot, or the authors' code) or **derived** "
+                "(computed by the project from the paper's formulas, with the formula or the "
+                "project function that computes it, which the report calls). Each gives the "
+                "configuration it belongs to, the profiles under which it is comparable, and a "
+                "tolerance with its reason (analytic: tight; Monte Carlo: its standard error; "
+                "trained models: the paper's reported spread; read off a plot: the plot's "
+                "resolution).",
                 "Reproduced values are looked up in `results/<paper>/<figure>.summary.csv` (by "
                 "`metric`) or `results/<paper>/<figure>.csv` (by column), rows selected by the "
-                "entry's configuration (floats to a relative 1e-9).",
-                "pass ⇔ |reproduced − published| ≤ abs + rel·|published| (numpy.isclose's rule).",
-                "Errata list where the project found a paper (or its code) wrong or silent, with the "
-                "value the harness computed as evidence.",
+                "entry's configuration (floats to a relative 1e-9) under the most faithful "
+                "profile the entry allows (`paper`, then `smoke`, then `tiny`).",
+                "reproduced / consistent ⇔ |reproduced − published| ≤ abs + rel·|published| "
+                "(numpy.isclose's rule).",
+                "A claim quotes the paper's sentence and gives a predicate over a figure's table "
+                "(an ordering of two series over a range, a monotone trend, a crossover, a "
+                "statistic compared with another), evaluated by code; it is decided by the "
+                "computations it names (the paper's formulas, the harness's exact accounting, "
+                "a measurement) and contradicted when any of them shows the opposite.",
+                "Every table has a `data` column: the paper's dataset or a named stand-in. A "
+                "value or claim on stand-in data is shown, never compared with the paper and "
+                "never counted as reproduced.",
+                "Errata list where the project found a paper (or its code) wrong or silent, with "
+                "the value the harness computed as evidence.",
             ]
         ),
     ]
@@ -569,61 +859,96 @@ def _figure_order(
     return sorted((f for (p, _), f in figures.items() if p == paper), key=key)
 
 
+def compute_derivations(refs: ReferenceSet) -> Derivations:
+    """Call the project function of every derived value and computed erratum evidence.
+
+    Keys: the value's id, and ``<erratum id>#<evidence index>``.
+    """
+    out = Derivations()
+    for v in refs.values:
+        if v.derivation is not None and v.derivation.function:
+            out.results[v.id] = run_computation(v.derivation)
+    for e in refs.errata:
+        for i, item in enumerate(e.evidence):
+            if isinstance(item, Computation) and item.function:
+                out.results[f"{e.id}#{i}"] = run_computation(item)
+    return out
+
+
 def build_document(
     figures: Mapping[tuple[str, str], FigureResults],
     refs: ReferenceSet,
     card: pd.DataFrame,
     paths: ReportPaths,
+    claims: pd.DataFrame | None = None,
+    derivations: Derivations | None = None,
 ) -> list[Block]:
     """The report as blocks (see :mod:`privrepro.report.document`).
 
     Args:
         figures: every known figure (run or not); reference values of unknown figures are added
             as not run.
-        refs: reference values and errata.
+        refs: reference values, claims and errata.
         card: the scorecard (:func:`privrepro.report.scorecard.build_scorecard`).
         paths: where the results, plots and report live.
+        claims: the claims scorecard (:func:`privrepro.report.claims.build_claim_card`).
+        derivations: derived values recomputed (:func:`compute_derivations`).
     """
+    from privrepro.report.claims import CLAIM_COLUMNS
+
+    claims = claims if claims is not None else pd.DataFrame(columns=CLAIM_COLUMNS)
+    derivations = derivations or Derivations()
+    refs_by_id = {v.id: v for v in refs.values}
     figures = dict(figures)
     for paper, figure in referenced_figures(refs):
         figures.setdefault((paper, figure), FigureResults(paper, figure))
     papers = report_papers(figures, refs)
     by_paper = {p: _figure_order(figures, p) for p in papers}
-    counts = summary_counts(card, figures, refs, papers)
+    counts = summary_counts(card, figures, refs, papers, claims)
 
     blocks: list[Block] = [
         Heading(1, "privrepro — reproduction report"),
         Para(
             "Every figure and table of four privacy papers, reproduced by the harness and held "
-            "against the numbers the papers (or, for ip, the authors' notebooks) report, with "
-            "the errors found on the way. Generated by `make report` "
+            "against the numbers and claims the papers (or, for ip, the authors' notebooks) "
+            "report, with the errors found on the way. Generated by `make report` "
             "(`uv run python -m privrepro.report`) from "
             f"`{_posix(paths.results)}/` and `{_posix(paths.plots)}/`."
         ),
     ]
-    blocks += _summary_section(counts, card, figures, paths)
+    blocks += _summary_section(counts, card, claims, figures, paths)
     blocks += _contents(papers, by_paper, refs)
     for paper in papers:
-        title, file = PAPERS.get(paper, (paper, ""))
+        title = PAPERS.get(paper, (paper, ""))[0]
         blocks.append(Heading(2, f"{paper} — {title}", _anchor(paper)))
         row = counts[counts["paper"] == paper].iloc[0]
         intro = (
-            f"{row['figures run']} of {row['figures']} figures run; "
-            f"{row['values']} reference values: {row['pass']} pass, {row['fail']} fail, "
-            f"{row['not comparable']} not comparable, {row['not run']} not run; "
+            f"{row['figures run']} of {row['figures']} figures run. Printed values: "
+            f"{row['printed reproduced']} reproduced, {row['printed failed']} failed, "
+            f"{row['printed not comparable']} not comparable. Derived values: "
+            f"{row['derived consistent']} consistent, {row['derived inconsistent']} inconsistent, "
+            f"{row['derived not comparable']} not comparable. Claims: {row['claims reproduced']} "
+            f"reproduced, {row['claims contradicted']} contradicted, "
+            f"{row['claims not comparable']} not comparable. {row['not run']} not run; "
             f"{row['errata']} errata."
         )
-        if file:
-            intro = f"Paper file `{file}`. " + intro
+        citation = _citation(paper, refs)
+        if citation:
+            intro = f"*{citation}.* " + intro
         blocks.append(Para(intro))
         if not by_paper[paper]:
             blocks.append(Para("*No figure of this paper has a configuration or results yet.*"))
         paper_errata = [e for e in refs.errata if e.paper == paper]
         for fr in by_paper[paper]:
             sub = card[(card["paper"] == paper) & (card["figure"] == fr.figure)]
+            csub = (
+                claims[(claims["paper"] == paper) & (claims["figure"] == fr.figure)]
+                if len(claims)
+                else claims
+            )
             errs = [e for e in paper_errata if e.figure == fr.figure]
-            blocks += _figure_section(fr, sub, errs, paths)
-        blocks += _errata_section(paper, paper_errata, figures)
+            blocks += _figure_section(fr, sub, csub, errs, paths, derivations, refs_by_id)
+        blocks += _errata_section(paper, paper_errata, figures, derivations)
     blocks += _provenance_section([f for p in papers for f in by_paper[p]])
     blocks += _method_section(refs)
     return blocks

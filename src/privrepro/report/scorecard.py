@@ -5,7 +5,12 @@ and the reference values (:mod:`privrepro.report.references`) in, one row per re
 out. Nothing is typed in: the reproduced value is always looked up in the table named by the
 entry's ``match`` (:func:`select`), so a changed result changes the verdict.
 
-Verdicts:
+Rows are selected explicitly: under the most faithful profile the entry allows
+(:func:`~privrepro.report.tables.choose_profile`), then by the entry's ``where``. A value
+computed on stand-in data (the table's ``data`` column) is never compared with the paper's.
+
+Verdicts (``verdict``), named by the kind of reference (``outcome``): a *printed* value is
+``reproduced`` or ``failed``, a *derived* one ``consistent`` or ``inconsistent``:
 
 ``pass``
     |reproduced − reference| ≤ abs + rel·|reference| (numpy.isclose's rule, plus a relative
@@ -13,11 +18,11 @@ Verdicts:
 ``fail``
     the difference exceeds the tolerance.
 ``not comparable``
-    with a ``why`` and a ``code``: ``not-run`` (the figure has no results), ``profile`` (the
-    results were made under a profile the entry does not list, e.g. smoke data instead of the
-    paper's), ``unreadable`` (a results file exists but cannot be read), ``data`` (they were made with other settings than the entry ``requires``, e.g.
-    stand-in data), ``no-table``/``no-row``/``no-column``/``ambiguous``/``nan`` (the value could not
-    be found), ``no-tolerance`` (the entry gives none, e.g. a value read off a plot).
+    with a ``why`` and a ``code``: ``not-run`` (the figure has no results), ``profile`` (made
+    under a profile the entry does not list), ``unreadable``, ``stand-in`` (computed on stand-in
+    data: the value is shown, never compared), ``data`` (made with other settings than the entry
+    ``requires``, or data the recipe does not declare), ``no-table``/``no-row``/``no-column``/
+    ``ambiguous``/``nan`` (the value could not be found), ``no-tolerance`` (e.g. read off a plot).
 """
 
 from __future__ import annotations
@@ -31,8 +36,20 @@ import pandas as pd
 
 from privrepro.report.references import Lookup, ReferenceSet, ReferenceValue
 from privrepro.report.results import FigureResults, make_target
+from privrepro.report.tables import (
+    choose_profile,
+    data_labels,
+    data_problem,
+    fmt_key,
+    mask,
+    profiles_of,
+    rows_of_profile,
+    where_text,
+)
 
 __all__ = [
+    "COUNT_COLUMNS",
+    "OUTCOME_WORDS",
     "SCORECARD_COLUMNS",
     "VERDICTS",
     "Selection",
@@ -44,12 +61,18 @@ __all__ = [
 ]
 
 VERDICTS = ("pass", "fail", "not comparable")
+#: The words of a verdict for each kind of reference.
+OUTCOME_WORDS = {
+    "printed": {"pass": "reproduced", "fail": "failed", "not comparable": "not comparable"},
+    "derived": {"pass": "consistent", "fail": "inconsistent", "not comparable": "not comparable"},
+}
 SCORECARD_COLUMNS = [
     "id",
     "paper",
     "figure",
     "quantity",
     "config",
+    "kind",
     "reference",
     "reproduced",
     "difference",
@@ -60,14 +83,16 @@ SCORECARD_COLUMNS = [
     "tolerance_reason",
     "source_kind",
     "source",
+    "derivation",
     "profile",
+    "data",
     "verdict",
+    "outcome",
     "why",
     "code",
     "n_rows",
     "file",
 ]
-_FLOAT_RTOL = 1e-9  # `where` matching of floats (docs/adding-a-figure.md)
 _REPR_SLACK = 1e-12  # relative slack for floating-point representation in the pass test
 
 
@@ -86,32 +111,8 @@ class Selection:
         return len(self.rows)
 
 
-def where_text(where: Mapping[str, Any]) -> str:
-    """``epsilon=1, delta=1e-07``: a row selector in words."""
-    return ", ".join(f"{k}={_fmt_key(v)}" for k, v in where.items())
-
-
-def _fmt_key(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:g}"
-    return str(v)
-
-
-def _mask(column: pd.Series, value: Any) -> pd.Series:
-    """Rows of ``column`` equal to ``value``; floats to a relative 1e-9, null matches NaN."""
-    if value is None:
-        return column.isna()
-    if isinstance(value, bool):
-        return column.astype(str).str.lower() == str(value).lower()
-    if isinstance(value, (int, float)):
-        num = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
-        ok = np.isclose(num, float(value), rtol=_FLOAT_RTOL, atol=0.0) | (num == float(value))
-        return pd.Series(ok, index=column.index)
-    return column.astype(str) == str(value)
-
-
-def select(fr: FigureResults | None, lookup: Lookup) -> Selection:
-    """Find ``lookup``'s value in a figure's results.
+def select(fr: FigureResults | None, lookup: Lookup, profile: str | None = None) -> Selection:
+    """Find ``lookup``'s value in a figure's results (rows of ``profile`` only, when given).
 
     A summary lookup takes the ``value`` of the rows whose ``metric`` is ``lookup.metric``; a
     main lookup takes ``lookup.column``. ``lookup.where`` narrows the rows. Several matched rows
@@ -128,7 +129,8 @@ def select(fr: FigureResults | None, lookup: Lookup) -> Selection:
             else "no main table"
         )
         return Selection(None, empty, what, "no-table")
-    rows = df
+    rows = rows_of_profile(df, profile)
+    assert rows is not None
     if lookup.table == "summary":
         if "metric" not in df.columns:
             return Selection(None, empty, "summary has no 'metric' column", "no-column")
@@ -138,7 +140,7 @@ def select(fr: FigureResults | None, lookup: Lookup) -> Selection:
     for key, value in lookup.where.items():
         if key not in rows.columns:
             return Selection(None, empty, f"results have no column {key!r}", "no-column")
-        rows = rows[_mask(rows[key], value)]
+        rows = rows[mask(rows[key], value)]
     if rows.empty:
         return Selection(None, rows, f"no row with {where_text(lookup.where)}", "no-row")
     col = lookup.value_column
@@ -193,22 +195,36 @@ def requirement_problem(fr: FigureResults, requires: Mapping[str, Any]) -> str |
         if have is _ABSENT:
             return f"the results do not record {key} (the reference needs {key}={want})"
         col = pd.Series([have]) if not isinstance(have, list) else pd.Series(have, dtype=object)
-        if len(col) != 1 or not bool(_mask(col, want).iloc[0]):
+        if len(col) != 1 or not bool(mask(col, want).iloc[0]):
             return (
-                f"data not available: made with {key}={_fmt_key(have)}, the reference "
-                f"needs {key}={_fmt_key(want)}"
+                f"data not available: made with {key}={fmt_key(have)}, the reference "
+                f"needs {key}={fmt_key(want)}"
             )
     return None
 
 
+def _summary_rows_data(fr: FigureResults, profile: str | None, lookup: Lookup) -> list[str] | None:
+    """The data of the main-table rows a summary value was made from (its ``where`` columns)."""
+    table = rows_of_profile(fr.table, profile)
+    if table is None or "data" not in table.columns:
+        return None
+    for key, value in lookup.where.items():
+        if key in table.columns:
+            table = table[mask(table[key], value)]
+    return data_labels(fr, profile, table if len(table) else None)
+
+
 def _row(ref: ReferenceValue, fr: FigureResults | None) -> dict[str, Any]:
     tol = ref.tolerance
+    kind = ref.reference_class
+    d = ref.derivation
     row: dict[str, Any] = {
         "id": ref.id,
         "paper": ref.paper,
         "figure": ref.figure,
         "quantity": ref.quantity,
         "config": where_text(ref.match.where),
+        "kind": kind,
         "reference": float(ref.value),
         "reproduced": np.nan,
         "difference": np.nan,
@@ -219,61 +235,73 @@ def _row(ref: ReferenceValue, fr: FigureResults | None) -> dict[str, Any]:
         "tolerance_reason": tol.reason if tol else "",
         "source_kind": ref.source.kind or "",
         "source": ref.source.text(),
-        "profile": (fr.profile if fr is not None else None) or "",
+        "derivation": "" if d is None else (d.call_text() or d.formula or ""),
+        "profile": "",
+        "data": "",
         "verdict": "not comparable",
+        "outcome": "not comparable",
         "why": "",
         "code": "",
         "n_rows": 0,
         "file": ref.file,
     }
+
+    def done(verdict: str = "not comparable", **kw: Any) -> dict[str, Any]:
+        row.update(kw, verdict=verdict, outcome=OUTCOME_WORDS[kind][verdict])
+        return row
+
     if fr is not None and fr.error:
-        row["why"] = f"results unreadable: {fr.error}"
-        row["code"] = "unreadable"
-        return row
+        return done(why=f"results unreadable: {fr.error}", code="unreadable")
     if fr is None or not fr.ran:
-        row["why"] = f"not run: `{make_target(ref.paper, ref.figure)}`"
-        row["code"] = "not-run"
-        return row
-    sel = select(fr, ref.match)
+        return done(why=f"not run: `{make_target(ref.paper, ref.figure)}`", code="not-run")
+    profile, allowed = choose_profile(profiles_of(fr), ref.profiles)
+    row["profile"] = profile or ""
+    sel = select(fr, ref.match, profile)
     row["n_rows"] = sel.n
+    labels = (
+        data_labels(fr, profile, sel.rows)
+        if ref.match.table == "main" and sel.n
+        else _summary_rows_data(fr, profile, ref.match)
+    )
+    row["data"] = "; ".join(labels or [])
+    stand_in = data_problem(labels)
     if sel.value is not None:
         row["reproduced"] = sel.value
-        row["difference"] = sel.value - float(ref.value)
-        if ref.value != 0:
-            row["rel_difference"] = row["difference"] / abs(float(ref.value))
-    profile = fr.profile
-    if ref.profiles is not None and (profile is None or profile not in ref.profiles):
-        row["why"] = (
-            f"made under profile {profile or 'unknown'!r}; the published value is "
-            f"comparable under {', '.join(ref.profiles)}"
+        if stand_in is None:
+            row["difference"] = sel.value - float(ref.value)
+            if ref.value != 0:
+                row["rel_difference"] = row["difference"] / abs(float(ref.value))
+    if not allowed:
+        return done(
+            why=(
+                f"made under profile {profile or 'unknown'!r}; the reference value is "
+                f"comparable under {', '.join(ref.profiles or ())}"
+            ),
+            code="profile",
         )
-        row["code"] = "profile"
-        return row
+    if stand_in is not None:
+        code, why = stand_in
+        return done(why=f"{why}; never compared with the paper", code=code)
     problem = requirement_problem(fr, ref.requires)
     if problem:
-        row["why"] = problem
-        row["code"] = "data"
-        return row
+        return done(why=problem, code="data")
     if sel.value is None:
-        row["why"] = sel.problem or "value not found"
-        row["code"] = sel.code
-        return row
+        return done(why=sel.problem or "value not found", code=sel.code)
     if tol is None:
-        row["why"] = (
+        why = (
             "read off a plot and no tolerance stated"
             if ref.source.kind == "read-off-plot"
             else "no tolerance stated"
         )
-        row["code"] = "no-tolerance"
-        return row
+        return done(why=why, code="no-tolerance")
     slack = _REPR_SLACK * max(abs(float(ref.value)), abs(sel.value))
     ok = abs(row["difference"]) <= tol.allowed(float(ref.value)) + slack
-    row["verdict"] = "pass" if ok else "fail"
-    if not ok:
-        row["why"] = (
-            f"off by {abs(row['difference']):.3g}, more than the allowed {row['allowed']:.3g}"
-        )
-    return row
+    if ok:
+        return done("pass")
+    return done(
+        "fail",
+        why=f"off by {abs(row['difference']):.3g}, more than the allowed {row['allowed']:.3g}",
+    )
 
 
 def build_scorecard(
@@ -289,49 +317,92 @@ def build_scorecard(
     return pd.DataFrame(rows, columns=SCORECARD_COLUMNS)
 
 
+#: The per-paper counts of :func:`summary_counts`, in order.
+COUNT_COLUMNS = [
+    "paper",
+    "figures",
+    "figures run",
+    "values",
+    "printed",
+    "printed reproduced",
+    "printed failed",
+    "printed not comparable",
+    "derived",
+    "derived consistent",
+    "derived inconsistent",
+    "derived not comparable",
+    "not run",
+    "claims",
+    "claims reproduced",
+    "claims contradicted",
+    "claims not comparable",
+    "reproduced",
+    "pass",
+    "fail",
+    "not comparable",
+    "errata",
+]
+
+
 def summary_counts(
     card: pd.DataFrame,
     figures: Mapping[tuple[str, str], FigureResults],
     refs: ReferenceSet,
     papers: list[str],
+    claims: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """Per paper: figures run / known, and the values that pass, fail, are not comparable or not run.
+    """Per paper: figures run / known; printed values reproduced / failed / not comparable;
+    derived values consistent / inconsistent / not comparable; claims reproduced / contradicted /
+    not comparable; ``reproduced`` = printed values and claims reproduced (the headline).
 
-    ``not comparable`` here excludes ``not run`` (counted on its own). A final ``all`` row sums.
+    Values and claims of figures that have not run are counted in ``not run`` only (not in the
+    not-comparable columns); ``pass``/``fail``/``not comparable`` count all values together. A
+    final ``all`` row sums.
     """
     out = []
+    empty_claims = pd.DataFrame(columns=["paper", "verdict", "code"])
+    cl = claims if claims is not None else empty_claims
     for paper in papers:
         sub = card[card["paper"] == paper] if len(card) else card
         figs = [f for (p, _), f in figures.items() if p == paper]
-        not_run = int((sub["code"] == "not-run").sum()) if len(sub) else 0
-        out.append(
-            {
-                "paper": paper,
-                "figures": len(figs),
-                "figures run": sum(f.ran for f in figs),
-                "values": len(sub),
-                "pass": int((sub["verdict"] == "pass").sum()) if len(sub) else 0,
-                "fail": int((sub["verdict"] == "fail").sum()) if len(sub) else 0,
-                "not comparable": int((sub["verdict"] == "not comparable").sum()) - not_run
-                if len(sub)
-                else 0,
-                "not run": not_run,
-                "errata": sum(e.paper == paper for e in refs.errata),
-            }
-        )
-    df = pd.DataFrame(
-        out,
-        columns=[
-            "paper",
-            "figures",
-            "figures run",
-            "values",
-            "pass",
-            "fail",
-            "not comparable",
-            "not run",
-            "errata",
-        ],
-    )
+        ran = sub[sub["code"] != "not-run"] if len(sub) else sub
+
+        def n(df: pd.DataFrame, kind: str | None, verdict: str) -> int:
+            if not len(df):
+                return 0
+            m = df["verdict"] == verdict
+            if kind is not None:
+                m &= df["kind"] == kind
+            return int(m.sum())
+
+        csub = cl[cl["paper"] == paper] if len(cl) else cl
+        c_ran = csub[csub["code"] != "not-run"] if len(csub) else csub
+        row: dict[str, Any] = {
+            "paper": paper,
+            "figures": len(figs),
+            "figures run": sum(f.ran for f in figs),
+            "values": len(sub),
+            "printed": int((sub["kind"] == "printed").sum()) if len(sub) else 0,
+            "printed reproduced": n(ran, "printed", "pass"),
+            "printed failed": n(ran, "printed", "fail"),
+            "printed not comparable": n(ran, "printed", "not comparable"),
+            "derived": int((sub["kind"] == "derived").sum()) if len(sub) else 0,
+            "derived consistent": n(ran, "derived", "pass"),
+            "derived inconsistent": n(ran, "derived", "fail"),
+            "derived not comparable": n(ran, "derived", "not comparable"),
+            "not run": (int((sub["code"] == "not-run").sum()) if len(sub) else 0)
+            + (int((csub["code"] == "not-run").sum()) if len(csub) else 0),
+            "claims": len(csub),
+            "claims reproduced": n(c_ran, None, "reproduced"),
+            "claims contradicted": n(c_ran, None, "contradicted"),
+            "claims not comparable": n(c_ran, None, "not comparable"),
+            "pass": n(ran, None, "pass"),
+            "fail": n(ran, None, "fail"),
+            "not comparable": n(ran, None, "not comparable"),
+            "errata": sum(e.paper == paper for e in refs.errata),
+        }
+        row["reproduced"] = row["printed reproduced"] + row["claims reproduced"]
+        out.append(row)
+    df = pd.DataFrame(out, columns=COUNT_COLUMNS)
     total = {c: int(df[c].sum()) for c in df.columns if c != "paper"}
     return pd.concat([df, pd.DataFrame([{"paper": "all", **total}])], ignore_index=True)
