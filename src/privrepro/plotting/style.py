@@ -88,7 +88,25 @@ def save_figure(fig: Any, stem: str | Path, caption: str | None = None) -> list[
 
     stem = Path(stem)
     if caption:
-        fig.text(0.5, -0.02, caption, ha="center", va="top", fontsize=7.5, color="0.35", wrap=True)
+        # below everything drawn (legends under the axes included), once the layout is done;
+        # the layout is then frozen, so savefig's tight bounding box cannot move a legend onto it
+        fig.canvas.draw()
+        fig.set_layout_engine("none")
+        renderer = fig.canvas.get_renderer()
+        for legend in fig.legends:  # pin figure legends where the layout put them
+            box = legend.get_window_extent(renderer).transformed(fig.transFigure.inverted())
+            legend.set_bbox_to_anchor((box.x0, box.y0), transform=fig.transFigure)
+            legend.set_loc("lower left")
+        bottom = fig.get_tightbbox(renderer).y0 / fig.get_figheight()
+        fig.text(
+            0.5,
+            min(-0.02, bottom - 0.01),
+            caption,
+            ha="center",
+            va="top",
+            fontsize=7.5,
+            color="0.35",
+        )
     paths = []
     for ext in ("png", "pdf"):
         buf = io.BytesIO()

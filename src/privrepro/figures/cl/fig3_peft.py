@@ -31,6 +31,7 @@ from privrepro.figures.cl.common_peft import (
     settings_of,
 )
 from privrepro.figures.cl.fig5_peft import summarize_final
+from privrepro.plotting.names import display
 from privrepro.plotting.style import new_figure
 
 __all__ = ["LabelGranularityParams", "LabelGranularityPeft"]
@@ -117,9 +118,13 @@ class LabelGranularityPeft(Figure[LabelGranularityParams]):
                 capsize=3,
                 label="PEFT Ensemble",
             )
-            ax.set_xticks(x, list(f.index))
-            ax.set_title(f"{b}, {eps_label(e)}")
+            ax.set_xticks(x, [display("label_config", c) for c in f.index], rotation=20)
+            ax.set_title(f"{display('benchmark', b)}, {eps_label(e)}")
             ax.set_ylabel("final average accuracy (%)")
+        fig.suptitle(
+            "PEFT Ensemble: label match and additional dummy labels; median, min/max over repeats",
+            fontsize=9,
+        )
         return fig
 
     def summarize(self, table: pd.DataFrame, p: LabelGranularityParams) -> pd.DataFrame:

@@ -79,7 +79,7 @@ class BlurryPeft(Figure[BlurryParams]):
         return rows
 
     def plot(self, table: pd.DataFrame, p: BlurryParams) -> Any:
-        return plot_final(table, ["cifar100"], "blurry")
+        return plot_final(table, ["cifar100"], "blurry", kind="blurry")
 
     def summarize(self, table: pd.DataFrame, p: BlurryParams) -> pd.DataFrame:
         return summarize_final(table, ["blurry", "eps_label"])

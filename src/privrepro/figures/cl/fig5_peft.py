@@ -31,6 +31,7 @@ from privrepro.figures.cl.common_peft import (
     run_peft_unit,
     settings_of,
 )
+from privrepro.plotting.names import display
 from privrepro.plotting.style import new_figure
 
 __all__ = ["DomainShiftParams", "DomainShiftPeft"]
@@ -104,7 +105,11 @@ def summarize_final(table: pd.DataFrame, keys: list[str], rule: str = "argmax") 
 
 
 def plot_final(
-    table: pd.DataFrame, panels: list[str], series: str, panel_key: str = "benchmark"
+    table: pd.DataFrame,
+    panels: list[str],
+    series: str,
+    panel_key: str = "benchmark",
+    kind: str = "cl_method",
 ) -> Any:
     """Median final AA over repeats with min/max error bars (the paper's plotting rule)."""
     fig, axes = new_figure(1, len(panels), width=4.6, height=3.4, squeeze=False)
@@ -125,10 +130,16 @@ def plot_final(
                 yerr=[g["median"] - g["min"], g["max"] - g["median"]],
                 fmt="o",
                 capsize=3,
-                label=str(name),
+                label=display(kind, name),
             )
             ax.set_xticks(np.arange(len(g)), list(g.index))
-        ax.set_title(str(panel))
+        ax.set_title(display("benchmark", panel))
         ax.set_ylabel("final average accuracy (%)")
-        ax.legend(fontsize=7)
+        ax.set_xlabel("privacy level (δ = 1e-5)")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    if handles:
+        fig.legend(
+            handles, labels, loc="outside lower center", ncol=min(3, len(labels)), fontsize=8
+        )
+    fig.suptitle("median over repeats, min/max as error bars", fontsize=9)
     return fig

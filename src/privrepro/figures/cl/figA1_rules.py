@@ -28,6 +28,7 @@ from privrepro.figures.cl.common_peft import (
     settings_of,
 )
 from privrepro.figures.cl.fig5_peft import summarize_final
+from privrepro.plotting.names import display
 from privrepro.plotting.style import new_figure
 
 __all__ = ["EnsembleRules", "RulesParams"]
@@ -97,12 +98,13 @@ class EnsembleRules(Figure[RulesParams]):
                     yerr=[f["median"] - f["min"], f["max"] - f["median"]],
                     fmt="o",
                     capsize=3,
-                    label=rule,
+                    label=display("rule", rule),
                 )
                 ax.set_xticks(range(len(f)), list(f["eps_label"]))
-            ax.set_title(b)
+            ax.set_title(f"{display('benchmark', b)}: PEFT Ensemble aggregation rules")
             ax.set_ylabel("final average accuracy (%)")
-            ax.legend(fontsize=7)
+            ax.set_xlabel("privacy level (δ = 1e-5)")
+            ax.legend(fontsize=7, loc="best")
         return fig
 
     def summarize(self, table: pd.DataFrame, p: RulesParams) -> pd.DataFrame:

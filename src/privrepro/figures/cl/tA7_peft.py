@@ -36,6 +36,7 @@ from privrepro.figures.cl.common_peft import (
     settings_of,
 )
 from privrepro.figures.cl.fig5_peft import summarize_final
+from privrepro.plotting.names import display
 from privrepro.plotting.style import new_figure
 from privrepro.seeding import numpy_stream
 
@@ -121,11 +122,17 @@ class FiveDatasetsPeft(Figure[FiveDatasetsParams]):
                     yerr=[s["median"] - s["min"], s["max"] - s["median"]],
                     marker="o",
                     capsize=2,
-                    label=f"{meth} {el}",
+                    label=f"{display('cl_method', meth)}, {el}",
                 )
             ax.set_xlabel("task t")
             ax.set_ylabel(f"{metric}_t (%)")
-            ax.legend(fontsize=6)
+            ax.set_xticks(sorted({int(t) for t in sub["t"].dropna()}))
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        if handles:
+            fig.legend(handles, labels, loc="outside lower center", ncol=3, fontsize=7.5)
+        fig.suptitle(
+            "5-Datasets over task orders: median, min/max (AA_t left, AF_t right)", fontsize=9
+        )
         return fig
 
     def summarize(self, table: pd.DataFrame, p: FiveDatasetsParams) -> pd.DataFrame:

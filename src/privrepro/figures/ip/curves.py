@@ -22,6 +22,7 @@ from privrepro.figures.ip.common import (
     summarize_rows,
     unit_params,
 )
+from privrepro.plotting.names import display
 from privrepro.plotting.style import PALETTE, new_figure
 
 
@@ -82,19 +83,19 @@ class AccuracyCurve(Figure[CurveParams]):
                     ms=3,
                     color=PALETTE[i],
                     capsize=2,
-                    label=f"{SERIES_LABEL[series]} ({mode})",
+                    label=f"{SERIES_LABEL[series]} ({display('mode', mode)})",
                 )
         ax.set_xlabel("radius α" if self.x == "alpha" else "privacy budget ε")
         ax.set_ylabel("accuracy")
         ax.set_ylim(0, 1.02)
         fixed = f"ε = {params.epsilons[0]:g}" if self.x == "alpha" else f"α = {params.alphas[0]:g}"
         ax.set_title(
-            f"{params.dataset}: accuracy vs {'α' if self.x == 'alpha' else 'ε'}, {fixed}, "
-            f"δ = {params.delta:g}\nmode: {', '.join(params.modes)}; "
-            f"{params.n_draws} draws per point",
+            f"{display('dataset', params.dataset)}: accuracy vs {'α' if self.x == 'alpha' else 'ε'},"
+            f" {fixed}, δ = {params.delta:g}; {params.n_draws} draws per point\n"
+            "solid: the notebooks' protocol, dashed: corrected",
             fontsize=9,
         )
-        ax.legend(fontsize=7, loc="best")
+        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False)
         return fig
 
     def summarize(self, table: pd.DataFrame, params: Any) -> pd.DataFrame | None:

@@ -27,6 +27,7 @@ from privrepro.figures.ip.common import (
     summarize_rows,
     unit_params,
 )
+from privrepro.plotting.names import display
 from privrepro.plotting.style import PALETTE, new_figure
 
 
@@ -92,17 +93,17 @@ class GaussOutputTradeoff(Figure[Fig5Params]):
                         sub["accuracy"],
                         ls=style,
                         color=PALETTE[i % len(PALETTE)],
-                        label=f"α = {alpha:g} ({mode})",
+                        label=f"α = {alpha:g} ({display('mode', mode)})",
                     )
         ax.set_xlabel("privacy budget ε (true values)")
         ax.set_ylabel("accuracy")
         ax.set_ylim(0, 1.02)
         ax.set_title(
-            f"{params.dataset}: SLL Gauss-Output, δ = {params.delta:g}, "
-            f"{params.n_draws} draws; mode: {', '.join(params.modes)}",
+            f"{display('dataset', params.dataset)}: SLL Gauss-Output, δ = {params.delta:g}, "
+            f"{params.n_draws} draws; solid: notebooks' protocol, dashed: corrected",
             fontsize=9,
         )
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False)
         return fig
 
     def summarize(self, table: pd.DataFrame, params: Any) -> pd.DataFrame | None:

@@ -19,6 +19,7 @@ from privrepro.data.provenance import DataSource, registry_source
 from privrepro.figures.api import Figure, UnitContext
 from privrepro.figures.ip.common import (
     SERIES,
+    SERIES_LABEL,
     IPParams,
     compute_group,
     groups_of,
@@ -26,6 +27,7 @@ from privrepro.figures.ip.common import (
     summarize_rows,
     unit_params,
 )
+from privrepro.plotting.names import display
 from privrepro.plotting.style import new_figure
 
 
@@ -81,7 +83,9 @@ class AccuracyTable(Figure[Fig6Params]):
 
     def plot(self, table: pd.DataFrame, params: Fig6Params) -> Any:
         blocks = [(d, m) for d in table["dataset"].unique() for m in table["mode"].unique()]
-        fig, axes = new_figure(nrows=len(blocks), width=9.0, height=0.5 + 0.45 * 6, squeeze=False)
+        n_rows = {d: table.loc[table["dataset"] == d, "alpha"].nunique() for d in table["dataset"]}
+        height = 0.9 + 0.32 * max(n_rows.values(), default=1)
+        fig, axes = new_figure(nrows=len(blocks), width=9.0, height=height, squeeze=False)
         for ax, (dataset, mode) in zip(axes[:, 0], blocks, strict=True):
             sub = table[(table["dataset"] == dataset) & (table["mode"] == mode)]
             eps = sorted(sub["epsilon"].unique())
@@ -109,8 +113,8 @@ class AccuracyTable(Figure[Fig6Params]):
             tab.set_fontsize(7)
             present = [s for s in SERIES if s in set(sub["series"])]
             ax.set_title(
-                f"{dataset} ({mode}, δ = {params.delta:g}, {params.n_draws} draws): "
-                + " / ".join(present),
+                f"{display('dataset', dataset)}, {display('mode', mode)} (δ = {params.delta:g}, "
+                f"{params.n_draws} draws): " + " / ".join(SERIES_LABEL[s] for s in present),
                 fontsize=8,
             )
         return fig

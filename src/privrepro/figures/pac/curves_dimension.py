@@ -26,6 +26,7 @@ from privrepro.pac.mechanisms import (
     local_publishing_spectrum,
     smooth_image_pool,
 )
+from privrepro.plotting.names import display
 from privrepro.plotting.style import new_figure
 
 __all__ = ["DimensionCurves", "DimensionCurvesParams"]
@@ -127,7 +128,14 @@ class DimensionCurves(Figure[DimensionCurvesParams]):
         fig, ax = new_figure(width=5.5, height=3.8)
         for i, (method, sub) in enumerate(table.groupby("method", sort=True)):
             sub = sub.sort_values("d")
-            ax.plot(sub["d"], sub["noise_norm"], marker="o", ms=3, color=f"C{i}", label=method)
+            ax.plot(
+                sub["d"],
+                sub["noise_norm"],
+                marker="o",
+                ms=3,
+                color=f"C{i}",
+                label=display("pac_method", method),
+            )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("dimension d (pixels)")

@@ -112,6 +112,10 @@ class SuccessCurves(Figure[SuccessCurvesParams]):
                     label=f"prior {q:g}" if bound == "theorem1_kl" else None,
                 )
         ax.plot([], [], ":", color="0.4", label="Pinsker q + √(v/2)")
+        if ((table["prior"] - 0.01).abs() < 1e-12).any():
+            ax.scatter(
+                [1.0], [0.36], marker="x", color="k", zorder=5, label="paper: 0.36 (Example 1)"
+            )
         ax.set_xscale("log")
         ax.set_xlabel("MI budget v (nats)")
         ax.set_ylabel("posterior success bound")

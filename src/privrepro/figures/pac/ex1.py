@@ -114,9 +114,26 @@ class Example1(Figure[Example1Params]):
             zorder=5,
             label="paper (Theorem 2, printed)",
         )
+        t1 = table[
+            (table["bound"] == "theorem1")
+            & table["paper_value"].notna()
+            & table["n"].isin([10, 50])
+        ]
+        if len(t1):
+            ax.scatter(
+                t1["n"],
+                t1["paper_value"],
+                marker="+",
+                color="k",
+                s=60,
+                zorder=5,
+                label="paper (Theorem 1: 0.36 for any n; marked at n = 10, 50)",
+            )
         ax.set_xscale("log")
         ax.set_xlabel("n (set size)")
         ax.set_ylabel("bound on per-element success 1 − δ")
         ax.set_title(f"pac Ex. 1 — prior {1 / params.domain_size:g}, MI = {params.mi:g} nat")
-        ax.legend(frameon=False)
+        ax.legend(
+            frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2, fontsize=7.5
+        )
         return fig

@@ -23,6 +23,7 @@ from privrepro.pac.algorithms import algorithm1_from_samples
 from privrepro.pac.gaussian import dp_local_noise_norm
 from privrepro.pac.mechanisms import local_publishing_samples, local_publishing_spectrum
 from privrepro.pac.pools import load_pool
+from privrepro.plotting.names import display
 from privrepro.plotting.style import new_figure
 
 __all__ = ["Example2", "Example2Params", "NoiseTableMixin"]
@@ -88,7 +89,7 @@ class NoiseTableMixin:
                 va="center",
                 fontsize=8,
             )
-        ax.set_yticks(y, t["method"])
+        ax.set_yticks(y, [display("pac_method", m) for m in t["method"]])
         has = t["paper_value"].notna() if "paper_value" in t else pd.Series(False, index=t.index)
         if has.any():
             ax.scatter(
@@ -103,7 +104,8 @@ class NoiseTableMixin:
         ax.margins(x=0.25)
         clean_log_axis(ax, "x")
         ax.set_xlabel("E‖B‖₂ (upper bound √Tr Σ_B) for MI ≤ v")
-        ax.set_title(f"{getattr(self, 'title', '')}\n{t['data'].iloc[0]}", fontsize=9)
+        pool = t["pool"].iloc[0] if "pool" in t else ""
+        ax.set_title(f"E‖B‖ for MI ≤ v, pool {pool}", fontsize=9)
         return fig
 
 

@@ -32,6 +32,7 @@ from privrepro.pac.algorithms import algorithm1_from_samples
 from privrepro.pac.noise import GaussianNoise
 from privrepro.pac.pools import load_pool
 from privrepro.pac.training import MLPSpec, init_mlp, mlp_accuracy, train_batched
+from privrepro.plotting.names import display
 from privrepro.plotting.style import new_figure
 
 __all__ = ["Example4", "Example4Params"]
@@ -223,7 +224,7 @@ class Example4(Figure[Example4Params]):
                 ms=4,
                 capsize=3,
                 color=f"C{i}",
-                label=method,
+                label=display("pac_method", method),
             )
         if table["paper_accuracy_noisy"].notna().any():
             ax.scatter(
@@ -238,7 +239,9 @@ class Example4(Figure[Example4Params]):
         ax.set_xlabel("MI budget v (nats)")
         ax.set_ylabel("held-out accuracy of M(X*) + B")
         ax.set_title(
-            f"pac Ex. 4 — {table['architecture'].iloc[0]}, {table['data'].iloc[0]}", fontsize=9
+            f"MLP {table['architecture'].iloc[0]} by full-batch GD, "
+            f"{table['pool'].iloc[0] if 'pool' in table else ''}",
+            fontsize=9,
         )
         ax.legend(frameon=False, fontsize=8)
         return fig

@@ -221,17 +221,18 @@ def plot_sweep(
         if (sub[sub["case"] == "fixed"]["epsilon"] < floor).any():
             ax.text(
                 0.01,
-                0.01,
-                f"fixed region: ε < {floor:.1g} (degenerate; drawn at floor)",
+                0.06,
+                f"fixed region: ε < {floor:.1g} (degenerate; drawn at the floor line)",
                 transform=ax.transAxes,
                 fontsize=6.5,
                 color=CASE_COLOURS["fixed"],
                 va="bottom",
+                bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1},
             )
         ax.set_yscale("log")
         ax.set_title(panel_titles[panel], fontsize=9)
         ax.set_xlabel(xlabel)
-        ax.set_ylabel("ε")
+        ax.set_ylabel("ε at δ ((ε, δ)-DP)" if notion == "dp" else "Rényi-DP ε at order α")
         handles = [
             Line2D(
                 [],
@@ -253,6 +254,6 @@ def plot_sweep(
         for a in ("paper", "exact")
         if a in set(table["accountant"])
     ]
-    fig.legend(handles=handles, loc="outside right upper", ncol=1, fontsize=7.5, frameon=False)
+    fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=7.5, frameon=False)
     fig.suptitle(suptitle, fontsize=10)
     return fig

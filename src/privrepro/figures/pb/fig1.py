@@ -122,7 +122,8 @@ class Illustration(Figure[Fig1Params]):
             ax.set_title(f"{names[case]}, q={sub['q'].iloc[0]:.2f}", fontsize=9)
             ax.set_xlabel("output y")
         axes[0][0].set_ylabel("density")
-        axes[0][0].legend(fontsize=7, frameon=False)
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncol=4, fontsize=8, frameon=False)
         fig.suptitle(
             f"pb Fig. 1 — PB-DP densities, Gaussian kernel σ={p.sigma:g}, ρ={p.rho:g} "
             "(solid vertical lines: region ends)",

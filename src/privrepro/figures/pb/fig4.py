@@ -21,6 +21,7 @@ import pandas as pd
 from privrepro.boosting.design import PBSetting, gaussian_baseline_sigma, optimise_eps0
 from privrepro.data.provenance import DataSource
 from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.plotting.names import display
 from privrepro.plotting.style import new_figure
 
 __all__ = ["Fig4Params", "Runtime"]
@@ -148,7 +149,13 @@ class Runtime(Figure[Fig4Params]):
         ax, ax2 = axes[0]
         for sampler, g in table.groupby("sampler"):
             g = g.sort_values("size")
-            ax.plot(g["size"], g["ratio_to_gaussian"], marker="o", ms=3, label=str(sampler))
+            ax.plot(
+                g["size"],
+                g["ratio_to_gaussian"],
+                marker="o",
+                ms=3,
+                label=display("sampler", sampler),
+            )
         ax.set_xlabel("|S(Q(X̃))|")
         ax.set_ylabel("time per call / Gaussian's (same run)")
         ax.set_title(f"runtime ratio, {p.samples:,} samples × {p.iterations} calls", fontsize=9)
@@ -156,10 +163,10 @@ class Runtime(Figure[Fig4Params]):
         rej = table[table["sampler"] == "pb_rejection"].sort_values("size")
         if not rej.empty:
             ax2.plot(rej["size"], rej["proposals_per_sample"], "o-", label="observed")
-            ax2.plot(rej["size"], rej["expected_proposals"], "k--", lw=1, label="ρ / p_S")
+            ax2.plot(rej["size"], rej["expected_proposals"], "k--", lw=1, label="expected ρ / p_S")
             ax2.legend(fontsize=7.5, frameon=False)
         ax2.set_xlabel("|S(Q(X̃))|")
-        ax2.set_ylabel("kernel proposals per output")
+        ax2.set_ylabel("kernel draws per output")
         ax2.set_title("rejection sampler: proposals per output", fontsize=9)
         fig.suptitle(
             f"pb Fig. 4 — PB-DP vs Gaussian sampling, ρ={p.rho:g}, Δ={p.sensitivity:g}", fontsize=10

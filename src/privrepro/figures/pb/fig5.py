@@ -196,7 +196,7 @@ class FixedRegionFeasibility(Figure[Fig5Params]):
         return out
 
     def plot(self, table: pd.DataFrame, p: Fig5Params) -> Any:
-        fig, axes = new_figure(1, 2, width=4.6, height=3.4, squeeze=False)
+        fig, axes = new_figure(1, 2, width=4.8, height=3.6, squeeze=False)
         ax, bx = axes[0]
         a = table[table["panel"] == "a"]
         colours = {w: f"C{i}" for i, w in enumerate(sorted(a["width"].unique()))}
@@ -217,13 +217,14 @@ class FixedRegionFeasibility(Figure[Fig5Params]):
                         markevery=10,
                         ms=4,
                         lw=1.1,
-                        label=f"{mech} S=[{-w / 2:g},{w / 2:g}] ({acc})",
+                        label=f"{'PB-DP' if mech == 'pb' else 'bounded'} S=[{-w / 2:g},{w / 2:g}]"
+                        f" ({'paper' if acc == 'paper' else 'exact'})",
                     )
         ax.set_yscale("log")
         ax.set_xlabel("ε")
         ax.set_ylabel("δ(ε)")
         ax.set_title(f"(a) PB-DP (ρ={p.a_rho:g}) vs bounded (x), ε₀={p.a_eps0:g}", fontsize=9)
-        ax.legend(fontsize=6, frameon=False, ncol=2)
+        ax.legend(fontsize=6, frameon=False, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.3))
         b = table[table["panel"] == "b"]
         i = 0
         for (w, d), g in b.groupby(["width", "sensitivity"]):
@@ -261,7 +262,7 @@ class FixedRegionFeasibility(Figure[Fig5Params]):
             "dashed/dash-dot exact − kernel (α=2 / 10)",
             fontsize=8,
         )
-        bx.legend(fontsize=6, frameon=False)
+        bx.legend(fontsize=6, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.3))
         fig.suptitle("pb Fig. 5 — fixed preferred region", fontsize=10)
         return fig
 

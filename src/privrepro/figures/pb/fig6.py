@@ -303,7 +303,9 @@ class Composition(Figure[Fig6Params]):
         bx.set_xlabel("T")
         bx.set_ylabel("composed RDP ε (T × per step)")
         bx.set_title("(b) RDP (dark: first α, light: second α)", fontsize=9)
-        bx.legend(fontsize=6, frameon=False)
+        bx.legend(
+            fontsize=6.5, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2
+        )
         fig.suptitle(
             "pb Fig. 6 — composition; solid: paper's accounting, dashed: exact", fontsize=10
         )

@@ -247,6 +247,8 @@ class PBGRRAdult(Figure[Fig7Params]):
             ax.set_xlabel("ε₀")
             ax.set_ylabel(f"MSE ({p.mse_scale})")
             ax.set_title(f"({tag}) |S| = {s}, ε = {p.epsilon:g}", fontsize=9)
-            ax.legend(fontsize=6.5, frameon=False)
+            ax.legend(
+                fontsize=6.5, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2
+            )
         fig.suptitle("pb Fig. 7 — PB-GRR on UCI Adult ages (ε₀ = ε is plain GRR)", fontsize=10)
         return fig
