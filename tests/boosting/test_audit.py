@@ -6,11 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from privrepro.audit import auditor
 from privrepro.boosting.design import PBSetting, optimise_eps0
 from privrepro.boosting.exact import exact_delta, exact_epsilon
 from privrepro.boosting.mechanism import BoostedMechanism
-
-auditor = pytest.importorskip("privrepro.audit.auditor")
 
 
 def _samplers(mech: BoostedMechanism, c: float, c2: float, method: str = "rejection"):  # type: ignore[no-untyped-def]

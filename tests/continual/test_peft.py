@@ -88,27 +88,62 @@ def test_local_targets_drop_unmatched():
 
 
 def test_naive_continues_one_model_and_non_cl_is_single_run():
+    """Alg. A1: the checkpoint after task 2 is task 1's model trained further on task 2 (exactly
+    what ``train_member(init=...)`` gives from the same generator state), not a fresh model;
+    Alg. A2: one DP-SGD run on the union of the tasks."""
     from privrepro.continual.baselines import iter_naive, train_non_cl
 
     g = torch.Generator().manual_seed(0)
     x1, x2 = torch.randn(30, 4, generator=g), torch.randn(30, 4, generator=g)
     y1, y2 = np.zeros(30, int), np.ones(30, int)
     hp = DPSGDHyper(epochs=2, batch_size=10, lr=0.1, clip=math.inf, epsilon=None)
-    ckpts = []
-    for m in iter_naive("head", [(x1, y1), (x2, y2)], [0, 1], [hp, hp], generator=g):
-        ckpts.append(m.model.weight.detach().clone())
-    # after task 1 only class 0 was seen; task 2 moves the same model towards class 1
+    ckpts = [
+        m.model.weight.detach().clone()
+        for m in iter_naive(
+            "head",
+            [(x1, y1), (x2, y2)],
+            [0, 1],
+            [hp, hp],
+            generator=torch.Generator().manual_seed(5),
+        )
+    ]
+    g_ref = torch.Generator().manual_seed(5)
+    first = train_member("head", x1, y1, [0, 1], hp, generator=g_ref)
+    assert torch.equal(ckpts[0], first.model.weight)
+    second = train_member("head", x2, y2, [0, 1], hp, generator=g_ref, init=first.model)
+    assert torch.equal(ckpts[1], second.model.weight)
+    fresh = train_member("head", x2, y2, [0, 1], hp, generator=torch.Generator().manual_seed(5))
+    assert not torch.allclose(ckpts[1], fresh.model.weight)
+    # only task 1 (class 0) was seen first: its logit row moved, and task 2 moved the model on
     assert ckpts[0][0].norm() > 0 and not torch.equal(ckpts[0], ckpts[1])
-    m = train_non_cl("head", torch.cat([x1, x2]), np.r_[y1, y2], [0, 1], hp, generator=g)
+    x, y = torch.cat([x1, x2]), np.r_[y1, y2]
+    m = train_non_cl("head", x, y, [0, 1], hp, generator=torch.Generator().manual_seed(7))
+    one = train_member(
+        "head", x, y, [0, 1], hp, generator=torch.Generator().manual_seed(7), composition="single"
+    )
+    assert torch.equal(m.model.weight, one.model.weight)
     assert m.privacy.composition == "single" and m.n_train == 60
 
 
 def test_naive_film_continues_across_tasks():
+    """FiLM Naive: one model across tasks; task 2 starts from task 1's FiLM parameters."""
     from privrepro.continual.baselines import iter_naive
 
     g = torch.Generator().manual_seed(2)
     vit = small_vit(g)
     tasks = [(torch.randn(12, 3, 16, 16, generator=g), np.full(12, k)) for k in range(2)]
     hp = DPSGDHyper(epochs=1, batch_size=4, lr=1e-2, clip=math.inf, epsilon=None)
-    ms = list(iter_naive("film", tasks, [0, 1], [hp, hp], generator=g, backbone=vit))
-    assert len(ms) == 2 and ms[1].model.head.weight.shape == (2, 32)
+    heads = []
+    for m in iter_naive(
+        "film", tasks, [0, 1], [hp, hp], generator=torch.Generator().manual_seed(3), backbone=vit
+    ):
+        heads.append(m.model.head.weight.detach().clone())
+    assert len(heads) == 2 and heads[1].shape == (2, 32)
+    g_ref = torch.Generator().manual_seed(3)
+    first = train_member("film", *tasks[0], [0, 1], hp, generator=g_ref, backbone=vit)
+    second = train_member(
+        "film", *tasks[1], [0, 1], hp, generator=g_ref, backbone=vit, init=first.model
+    )
+    assert torch.equal(heads[0], first.model.head.weight)
+    assert torch.equal(heads[1], second.model.head.weight)
+    assert not torch.equal(heads[0], heads[1])

@@ -193,8 +193,32 @@ def test_subsampling_matches_head_runs(tmp_path: Path, weights: Path) -> None:
 
 @pytest.mark.parametrize("benchmark", ["cifar100", "imagenet-r", "5-datasets"])
 def test_check_film_source_accepts_every_benchmark(benchmark: str) -> None:
+    """FiLM on real images is allowed on every benchmark: the check passes, and a FiLM recipe on
+    real images builds its run units for the benchmark (``units`` runs the check first), each
+    labelled as the real benchmark, not a stand-in."""
+    from privrepro.config.validation import build_params
+    from privrepro.figures.cl.fig5_peft import DomainShiftPeft
+
     fp = FeatureParams(source="backbone")
-    check_film_source(fp, [benchmark], ["peft_film", "naive_film", "noncl_head"])
+    assert check_film_source(fp, [benchmark], ["peft_film", "naive_film", "noncl_head"]) is None
+    recipe = DomainShiftPeft()
+    params = build_params(
+        recipe.params_type,
+        {
+            "benchmarks": [benchmark],
+            "methods": ["peft_film"],
+            "epsilons": [1.0],
+            "repeats": 1,
+            "features": {"source": "backbone"},
+        },
+    )
+    units = recipe.units(params)
+    assert len(units) == 1 and units[0]["benchmark"] == benchmark
+    assert units[0]["features"]["source"] == "backbone"
+    source = recipe.data_source(units[0], Path("data"))
+    assert not source.is_stand_in and source.name.endswith(
+        ("CIFAR-100", "ImageNet-R", "5-Datasets")
+    )
 
 
 def test_check_film_source_still_refuses_unknown() -> None:

@@ -7,7 +7,11 @@ import numpy as np
 import pytest
 import torch
 
-from privrepro.inference.calibration import gauss_output_sigma, lap_output_scale
+from privrepro.inference.calibration import (
+    gauss_input_sigma,
+    gauss_output_sigma,
+    lap_output_scale,
+)
 from privrepro.inference.evaluate import gauss_input_accuracy, gauss_output_accuracy
 from privrepro.inference.mechanisms import gauss_input, gauss_output, lap_output, laplace_noise
 from privrepro.inference.networks import NormalizedNet
@@ -115,12 +119,20 @@ def test_input_accuracy_clean_chance_and_spaces() -> None:
     a_norm = gauss_input_accuracy(net, x, labels, [0.3], 3, gen(5), "normalized")
     a_pix = gauss_input_accuracy(net, x, labels, [0.3 * 0.25], 3, gen(5), "pixel")
     assert np.allclose(a_norm, a_pix)
-    # and α/ε invariance for Gauss-Input too
-    s1, s2 = 0.4, 0.4
-    assert np.array_equal(
-        gauss_input_accuracy(net, x, labels, [s1, s2], 3, gen(9)).T[:, 0],
-        gauss_input_accuracy(net, x, labels, [s2], 3, gen(9))[0],
-    )
+    # α/ε invariance of Gauss-Input (ip paper, Sec. V on Table 6: "the accuracy for α=0.01 and
+    # ε=0.1 precisely corresponds to the accuracy for α=0.1 and ε=1"): σ = sqrt(2 ln(1.25/δ))·α/ε
+    # depends on α/ε only, so the same draws give the same accuracies; another ratio does not
+    s_small = float(gauss_input_sigma(0.1, 1e-5, 0.01))
+    s_large = float(gauss_input_sigma(1.0, 1e-5, 0.1))
+    s_other = float(gauss_input_sigma(1.0, 1e-5, 0.2))
+    assert s_small == pytest.approx(0.4844805262605389, rel=1e-12)  # √(2 ln 125000)·0.1
+    assert s_large == pytest.approx(s_small, rel=1e-12)
+    assert s_other == pytest.approx(2 * s_small, rel=1e-12)
+    a_small = gauss_input_accuracy(net, x, labels, [s_small], 3, gen(9))
+    a_large = gauss_input_accuracy(net, x, labels, [s_large], 3, gen(9))
+    a_other = gauss_input_accuracy(net, x, labels, [s_other], 3, gen(9))
+    assert np.array_equal(a_small, a_large)
+    assert a_other.mean() < a_small.mean() - 0.05  # twice the noise costs accuracy
 
 
 def test_interval_method_equals_direct_argmax() -> None:

@@ -55,14 +55,35 @@ def test_conv_sll_layer_is_one_lipschitz(seed: int) -> None:
 
 
 def test_sll_scaling_is_tight_at_one() -> None:
-    # ‖T^{1/2} W‖ ≤ 1 by construction; a bound above 1 appears only if T is not applied
+    """‖T^{1/2} W‖₂ ≤ 1 for any W (the Gershgorin-type scaling of Araujo et al. 2023, Thm. 3), and
+    the bound is attained: when W has orthogonal rows, T = diag(1/‖w_i‖²) makes the rows of
+    T^{1/2} W orthonormal (norm exactly 1), and with every ReLU active the layer is the reflection
+    x ↦ (I − 2 Wᵀ T W) x + c, an isometry. So 1 is the layer's Lipschitz constant, not just a bound:
+    the scaling cannot be loosened without breaking 1-Lipschitzness."""
     layer = SDPBasedLipschitzLinearLayer(8, 8)
     layer.reset_parameters(gen(0))
     t = layer.compute_t().detach().double()
     a = t.sqrt()[:, None] * layer.weights.detach().double()
     assert float(torch.linalg.matrix_norm(a, ord=2)) <= 1 + 1e-9
-    raw = float(torch.linalg.matrix_norm(layer.weights.detach().double(), ord=2))
-    assert raw > 0
+    # a W with orthogonal rows of unequal lengths, and a bias keeping every unit active
+    q, _ = torch.linalg.qr(torch.randn(8, 8, generator=gen(1), dtype=torch.float64))
+    layer = layer.double()
+    with torch.no_grad():
+        layer.weights.copy_(torch.linspace(0.5, 2.0, 8, dtype=torch.float64)[:, None] * q.T)
+        layer.bias.fill_(100.0)
+    a = layer.compute_t().detach().sqrt()[:, None] * layer.weights.detach()
+    assert float(torch.linalg.matrix_norm(a, ord=2)) == pytest.approx(1.0, abs=1e-12)
+    x = torch.randn(200, 8, generator=gen(2), dtype=torch.float64)
+    y = x + torch.randn(200, 8, generator=gen(3), dtype=torch.float64)
+    with torch.no_grad():
+        assert bool(
+            (torch.nn.functional.linear(torch.cat([x, y]), layer.weights) + layer.bias > 0).all()
+        )
+        ratio = (layer(x) - layer(y)).norm(dim=1) / (x - y).norm(dim=1)
+    assert float(ratio.min()) == pytest.approx(1.0, abs=1e-12)
+    assert float(ratio.max()) == pytest.approx(1.0, abs=1e-12)
+    bound, _ = layer_lipschitz_bound(layer, (1, 8), gen(4))
+    assert bound == pytest.approx(1.0, rel=1e-6)
 
 
 def test_power_iteration_matches_svd() -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from privrepro.config.validation import ConfigError, build_params
@@ -74,12 +73,24 @@ def test_ex2_ex3_on_digits(recipe_cls, tmp_path: Path) -> None:  # type: ignore[
     # Theorem 3 never exceeds the isotropic rule (Cauchy–Schwarz) and is below DP here
     assert norms["pac_theorem3_exact"] <= norms["pac_isotropic_exact"] < dp
     assert table["paper_value"].isna().all()  # the paper's numbers are for CIFAR-10 only
-    assert table["data"].str.contains("stand-in").all()
+    assert table["pool"].str.contains("stand-in").all()
+    # the runner labels the rows' data (the table's data column) from the recipe's declaration
+    source = recipe.data_source({"dataset": "digits"}, tmp_path)
+    assert source.is_stand_in and source.stand_in_for == "CIFAR-10"
 
 
 def test_bad_params_are_refused() -> None:
-    with pytest.raises(ConfigError, match="params.v"):
+    """Each refusal names the key and happens before any compute; the bounds printed are the
+    bounds enforced (v > 0, c > 0, β > 0)."""
+    with pytest.raises(ConfigError, match=r"params.v = -1.0: must lie in \(0, inf\)"):
         build_params(Example2.params_type, {"v": -1.0})
+    with pytest.raises(ConfigError, match=r"params.v = 0.0"):
+        build_params(Example2.params_type, {"v": 0.0})
     with pytest.raises(ConfigError, match="params.dataset"):
         build_params(Example2.params_type, {"dataset": "imagenet"})
-    assert np.isfinite(1.0)
+    with pytest.raises(ConfigError, match="params.c"):
+        build_params(Example3.params_type, {"c": 0.0})
+    with pytest.raises(ConfigError, match="params.beta"):
+        build_params(Example3.params_type, {"beta": -0.1})
+    ok = build_params(Example2.params_type, {"v": 0.5, "dataset": "digits"})
+    assert (ok.v, ok.dataset) == (0.5, "digits")

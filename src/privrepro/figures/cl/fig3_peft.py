@@ -49,7 +49,9 @@ class LabelGranularityParams:
         doc="Table A3 columns",
     )
     dummy_reference: str = param(
-        "base", choices=["base", "task"], assumed="×f relative to the base label set (note §2.4)"
+        "base",
+        choices=["base", "task"],
+        assumed="×f relative to the base label set (Sec. 7.1 is ambiguous)",
     )
     method: str = param("peft_film", choices=["peft_film", "peft_head"])
     repeats: int = param(5, ge=1)

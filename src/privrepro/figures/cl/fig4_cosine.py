@@ -54,8 +54,7 @@ class BlurryParams:
         5,
         ge=2,
         le=100,
-        assumed="T not stated; Table A4's Not-Blurry numbers "
-        "differ from the 10-task Table A5 (note §1.4)",
+        assumed="T not stated; Table A4's Not-Blurry numbers differ from the 10-task Table A5",
     )
     disjoint_pct: float = param(
         50.0, ge=0, le=100, assumed="N not stated; the blurry papers' default N = 50"

@@ -31,7 +31,7 @@ class BlurryDataParams:
     """The blurry settings drawn and their parameters (as in Fig. 4's right panel)."""
 
     settings: list[str] = param(list(BLURRY_KINDS), choices=BLURRY_KINDS)
-    nb_tasks: int = param(5, ge=2, le=100, assumed="T not stated (note §1.4)")
+    nb_tasks: int = param(5, ge=2, le=100, assumed="T not stated; Table A4 vs A5 suggests 5")
     disjoint_pct: float = param(50.0, ge=0, le=100, assumed="N not stated; blurry papers' 50")
     blurry_pct: float = param(10.0, ge=0, le=100, assumed="M not stated; blurry papers' 10")
     num_classes: int = param(100, ge=2, doc="classes of the label layout (CIFAR-100: 100)")

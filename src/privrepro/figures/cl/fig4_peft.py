@@ -39,7 +39,7 @@ class BlurryParams:
     epsilons: list[float | None] = param([1.0, 8.0, None], gt=0)
     method: str = param("peft_film", choices=["peft_film", "peft_head"])
     repeats: int = param(5, ge=1)
-    nb_tasks: int = param(5, ge=1, assumed="T not stated; Table A4 vs A5 suggests 5 (note §1.4)")
+    nb_tasks: int = param(5, ge=1, assumed="T not stated; Table A4 vs A5 suggests 5")
     disjoint_pct: float = param(50.0, ge=0, le=100, assumed="N of i-Blurry-N-M (Koh et al.)")
     blurry_pct: float = param(10.0, ge=0, le=100, assumed="M of i-Blurry-N-M (Koh et al.)")
     features: FeatureParams = param(FeatureParams())

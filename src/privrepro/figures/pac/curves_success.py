@@ -29,7 +29,7 @@ class SuccessCurvesParams:
         gt=0,
         lt=1,
         doc="prior success rates 1 - δ^o, one curve each",
-        assumed="the note's table T1 priors",
+        assumed="the paper draws no curve; Example 1's prior 0.01 and three others",
     )
     v_min: float = param(1.0 / 128, gt=0, doc="smallest MI budget (nats)")
     v_max: float = param(4.0, gt=0, doc="largest MI budget (nats)")

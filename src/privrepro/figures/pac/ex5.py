@@ -37,18 +37,18 @@ class Example5Params:
         [1.0],
         gt=0,
         doc="eigenvalues λ_j of Σ (d = their number)",
-        assumed="the paper gives no numbers; d = 1, Σ = 1 as the note",
+        assumed="the paper gives no numbers; d = 1, Σ = 1",
     )
     n: int = param(
         100,
         ge=2,
         doc="number of Gaussian points averaged",
-        assumed="not stated; the note's n = 100",
+        assumed="not stated; n = 100",
     )
     v_min: float = param(1e-4, gt=0, doc="smallest budget (nats)")
     v_max: float = param(1.0, gt=0, doc="largest budget (nats)")
     points: int = param(41, ge=2, le=10_000, doc="log-spaced budgets")
-    extra_v: list[float] = param([0.001, 0.1], gt=0, doc="budgets always tabulated (note T8)")
+    extra_v: list[float] = param([0.001, 0.1], gt=0, doc="budgets always tabulated")
 
 
 class Example5(Figure[Example5Params]):

@@ -31,7 +31,7 @@ ACCOUNTANT_STYLES = {"paper": "-", "exact": "--", "sound": ":"}
 ACCOUNTANT_LABELS = {
     "paper": "paper's formulas (Props. 1–2)",
     "exact": "exact (output densities)",
-    "sound": "sound bound (note §2.2)",
+    "sound": "sound bound ε₀ + L1 + L2",
 }
 
 

@@ -56,7 +56,7 @@ class SweepParams:
         ["paper", "exact"],
         choices=["paper", "exact", "sound"],
         doc="paper: Props. 1–2 at the paper's pair; exact: divergence of "
-        "the two output densities at the same ε₀; sound: the note's bound",
+        "the two output densities at the same ε₀; sound: the rigorous bound ε₀ + L1 + L2 (docs/pb.md)",
     )
     exact_stride: int = param(1, ge=1, doc="evaluate exact/sound on every n-th x point")
     exact_pairs: int = param(

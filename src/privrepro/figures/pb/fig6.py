@@ -77,7 +77,7 @@ class Fig6Params:
         False,
         doc="also draw the paper's curve with ε₀ re-optimised by Algorithm 2 (on Prop. 3) at each "
         "T of exact_ts",
-        assumed="not stated whether ε₀ is re-optimised per T; off by default (note §5.2: the "
+        assumed="not stated whether ε₀ is re-optimised per T; off by default (the "
         "re-optimised search falls into a degenerate small-ε₀ basin)",
     )
     rdp_exact_optimum: bool = param(True, doc="also draw PB-DP with ε₀ minimising the exact RDP")
