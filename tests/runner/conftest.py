@@ -24,6 +24,7 @@ params:
   draws: 1000
   sleep_s: 0.0
   tag: a
+  stand_in_from: -1
 profiles:
   tiny: {draws: 100}
 """

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from privrepro.data.provenance import DataSource
 from privrepro.figures.api import Figure, UnitContext, param
 from privrepro.plotting.style import new_figure
 
@@ -20,6 +23,7 @@ class NoiseParams:
     draws: int = param(1000, ge=1)
     sleep_s: float = param(0.0, ge=0)
     tag: str = param("a")
+    stand_in_from: int = param(-1, doc="units i >= this run on stand-in data (-1: none)")
 
 
 class NoiseFigure(Figure[NoiseParams]):
@@ -30,9 +34,21 @@ class NoiseFigure(Figure[NoiseParams]):
 
     def units(self, params: NoiseParams) -> list[dict[str, Any]]:
         return [
-            {"i": i, "draws": params.draws, "sleep_s": params.sleep_s, "tag": params.tag}
+            {
+                "i": i,
+                "draws": params.draws,
+                "sleep_s": params.sleep_s,
+                "tag": params.tag,
+                # only present when asked for, so the other tests' unit hashes stay as they were
+                **({"stand_in": True} if 0 <= params.stand_in_from <= i else {}),
+            }
             for i in range(params.n_units)
         ]
+
+    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
+        if unit.get("stand_in"):
+            return DataSource("seeded normal draws", stand_in_for="the test's dataset")
+        return DataSource("seeded normal draws")
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         marker = os.environ.get("PRIVREPRO_TEST_MARKER")

@@ -225,3 +225,35 @@ def test_grid_units_order_matches_nested_comprehension() -> None:
     got = grid_units({"delta": 1e-5}, dataset=datasets, epsilon=epsilons, repeat=range(repeats))
     assert got == expected
     assert grid_units({"x": 1}) == [{"x": 1}]
+
+
+def test_data_column_meta_and_stand_in_title(tmp_path: Path, conf_root: Path) -> None:
+    """Each unit's DataSource label reaches the table, meta.json and (for stand-ins) the plot."""
+    import json
+
+    import matplotlib.pyplot as plt
+
+    from privrepro.runner.run import mark_stand_in
+
+    real = run_experiment("test/noise", _paths(tmp_path / "real"), conf=conf_root)
+    assert list(real.table.columns[:6]) == ["paper", "figure", "profile", "seed", "unit_id", "data"]
+    assert set(real.table["data"]) == {"seeded normal draws"}
+
+    mixed = run_experiment(
+        "test/noise", [*_paths(tmp_path / "mixed"), "params.stand_in_from=2"], conf=conf_root
+    )
+    stand_in = "seeded normal draws (stand-in for the test's dataset)"
+    by_unit = mixed.table.groupby("i")["data"].unique()
+    assert [list(v) for v in by_unit] == [["seeded normal draws"]] * 2 + [[stand_in]] * 2
+    meta = json.loads((tmp_path / "mixed" / "res" / "test" / "noise.meta.json").read_text())
+    labels = {d["label"]: d for d in meta["data_sources"]}
+    assert labels[stand_in]["stand_in_for"] == "the test's dataset"
+    assert labels["seeded normal draws"]["stand_in_for"] is None
+
+    fig, _ = plt.subplots()
+    mark_stand_in(fig, real.table)
+    assert not fig.texts, "real data is not flagged"
+    mark_stand_in(fig, mixed.table)
+    (text,) = [t.get_text() for t in fig.texts]
+    assert "stand-in data" in text and "the test's dataset" in text.replace("\n", " ")
+    plt.close(fig)
