@@ -302,3 +302,25 @@ def test_unreadable_results_do_not_stop_the_report(
         == 0
     )
     assert "warning: " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("paper", "figure", "title", "expected"),
+    [
+        ("pac", "ex2", "pac Example 2 — local publishing", "local publishing"),
+        ("ip", "fig4_notebook", "ip Fig. 4 — accuracy vs ε", "accuracy vs ε"),
+        ("ip", "fig6", "ip Fig. 6 (Table 6) — accuracy", "accuracy"),
+        ("pac", "curves_dimension", "pac — PAC vs local DP", "PAC vs local DP"),
+        ("pac", "curves_success", "pac Theorem 1 — bound", "Theorem 1 — bound"),
+        ("cl", "fig3_cosine", "cl Fig. 3/A2, Table A3 — cosine", "Fig. 3/A2, Table A3 — cosine"),
+        ("pb", "fig6", "T-fold composition", "T-fold composition"),
+    ],
+)
+def test_section_titles_do_not_repeat_the_heading(
+    paper: str, figure: str, title: str, expected: str
+) -> None:
+    from privrepro.report.render import section_title
+    from privrepro.report.results import FigureResults
+
+    fr = FigureResults(paper, figure, meta={"title": title})
+    assert section_title(fr) == expected

@@ -216,14 +216,19 @@ def section_title(fr: FigureResults) -> str:
     """The figure's title without a leading repeat of its paper and label.
 
     ``pac Example 2 — local publishing: …`` under the heading "Example 2" becomes
-    ``local publishing: …``.
+    ``local publishing: …``; ``ip Fig. 4 — accuracy …`` under "Fig. 4_notebook" becomes
+    ``accuracy …`` (so does ``ip Fig. 6 (Table 6) — …`` under "Fig. 6"); a bare leading paper name goes (``pac — PAC …`` → ``PAC …``), while a title
+    naming more figures than the heading keeps them (``cl Fig. 3/A2, Table A3 — …`` →
+    ``Fig. 3/A2, Table A3 — …``).
     """
     title = fr.title
     label = figure_label(fr.figure)
-    pattern = (
-        rf"^{re.escape(fr.paper)}\b[^—]*?(?:{re.escape(label)}|{re.escape(fr.figure)})[^—]*—\s*"
-    )
+    base = figure_label(fr.figure.split("_")[0])
+    own = f"{re.escape(label)}|{re.escape(fr.figure)}"
+    pattern = rf"^{re.escape(fr.paper)}\b[^—]*?(?:(?:{own})[^—]*|{re.escape(base)}\s*)—\s*"
     stripped = re.sub(pattern, "", title, count=1)
+    if stripped == title:
+        stripped = re.sub(rf"^{re.escape(fr.paper)}\s+(?:—\s*)?", "", title, count=1)
     return stripped or title
 
 
