@@ -19,6 +19,7 @@ from typing import Literal
 import numpy as np
 
 from privrepro.boosting.kernels import Kernel
+from privrepro.config import ConfigError
 
 __all__ = [
     "AbsoluteRegion",
@@ -37,7 +38,7 @@ def boosting_rate(p_min: float, rho: float) -> float:
     ``q = 1/ρ + 1/p̄ − 1/(ρ p̄) = (ρ − p)/(ρ(1 − p))``; 0 when the kernel already meets ρ.
     """
     if not 0 < rho <= 1:
-        raise ValueError(f"rho = {rho!r}: must lie in (0, 1]")
+        raise ConfigError("rho", rho, "must lie in (0, 1]")
     if p_min >= rho:
         return 0.0
     if p_min >= 1.0:
@@ -192,7 +193,9 @@ class FixedRegion(Region):
 
     def __post_init__(self) -> None:
         if not self.upper > self.lower:
-            raise ValueError(f"fixed region [{self.lower}, {self.upper}]: upper must exceed lower")
+            raise ConfigError(
+                "upper", self.upper, f"must exceed the fixed region's lower end {self.lower!r}"
+            )
 
     def bounds(self, center: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         c = np.asarray(center, float)
@@ -252,4 +255,4 @@ def make_region(
         lo = -tau if lower is None else lower
         hi = tau if upper is None else upper
         return FixedRegion(lo, hi, pair_rule)  # type: ignore[arg-type]
-    raise ValueError(f"region kind = {kind!r}: must be one of ['absolute', 'relative', 'fixed']")
+    raise ConfigError("kind", kind, "must be one of ['absolute', 'relative', 'fixed']")

@@ -12,10 +12,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from privrepro.boosting.densities import output_densities
 from privrepro.boosting.kernels import GaussianKernel
-from privrepro.boosting.mechanism import BoostedMechanism
 from privrepro.boosting.regions import AbsoluteRegion, FixedRegion, RelativeRegion
-from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.figures.api import Figure, UnitContext, grid_units, param
 from privrepro.plotting.style import new_figure
 
 __all__ = ["Fig1Params", "Illustration"]
@@ -45,55 +45,26 @@ class Illustration(Figure[Fig1Params]):
     title = "PB-DP output densities for the three special cases (Gaussian kernel)"
 
     def units(self, p: Fig1Params) -> list[dict[str, Any]]:
-        return [
-            {
-                "sigma": p.sigma,
-                "rho": p.rho,
-                "query": p.query,
-                "sensitivity": p.sensitivity,
-                "tau": p.tau,
-                "theta": p.theta,
-                "fixed": [p.fixed_lower, p.fixed_upper],
-                "points": p.points,
-            }
-        ]
+        keys = ("sigma", "rho", "query", "sensitivity", "tau", "theta", "points")
+        return grid_units(
+            {k: getattr(p, k) for k in keys} | {"fixed": [p.fixed_lower, p.fixed_upper]}
+        )
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        k = GaussianKernel(unit["sigma"])
         regions = {
             "relative": RelativeRegion(unit["theta"], unit["tau"]),
             "fixed": FixedRegion(*unit["fixed"]),
             "absolute": AbsoluteRegion(unit["tau"]),
         }
-        c = unit["query"]
-        c2 = c + unit["sensitivity"]
-        y = np.linspace(
-            c - 4 * unit["sigma"] - unit["tau"],
-            c2 + 4 * unit["sigma"] + unit["tau"],
-            unit["points"],
+        return output_densities(
+            GaussianKernel(unit["sigma"]),
+            regions,
+            unit["rho"],
+            unit["query"],
+            unit["sensitivity"],
+            margin=unit["tau"],
+            points=unit["points"],
         )
-        frames = []
-        for case, region in regions.items():
-            mech = BoostedMechanism(k, region, unit["rho"])
-            for who, centre in (("X", c), ("X'", c2)):
-                lo, hi = (float(v) for v in region.bounds(centre))
-                frames.append(
-                    pd.DataFrame(
-                        {
-                            "case": case,
-                            "input": who,
-                            "query": centre,
-                            "y": y,
-                            "density": mech.density(y, centre),
-                            "kernel_density": k.pdf(y - centre),
-                            "region_lower": lo,
-                            "region_upper": hi,
-                            "q": mech.q,
-                            "in_region_mass": float(mech.in_region_mass(centre)),
-                        }
-                    )
-                )
-        return pd.concat(frames, ignore_index=True)
 
     def plot(self, table: pd.DataFrame, p: Fig1Params) -> Any:
         fig, axes = new_figure(1, 3, width=3.6, height=2.9, squeeze=False)
@@ -129,23 +100,13 @@ class Illustration(Figure[Fig1Params]):
         return fig
 
     def summarize(self, table: pd.DataFrame, p: Fig1Params) -> pd.DataFrame:
+        """In-region mass (ρ at the worst input) and the density's integral on the grid (≈ 1)."""
         rows = []
         for (case, who), g in table.groupby(["case", "input"]):
-            dy = float(np.diff(g["y"]).mean())
-            rows.append(
-                {
-                    "metric": "in_region_mass",
-                    "case": case,
-                    "input": who,
-                    "value": float(g["in_region_mass"].iloc[0]),
-                }
-            )
-            rows.append(
-                {
-                    "metric": "density_integral_on_grid",
-                    "case": case,
-                    "input": who,
-                    "value": float(g["density"].sum() * dy),
-                }
-            )
+            integral = float(g["density"].sum() * float(np.diff(g["y"]).mean()))
+            for metric, value in (
+                ("in_region_mass", float(g["in_region_mass"].iloc[0])),
+                ("density_integral_on_grid", integral),
+            ):
+                rows.append({"metric": metric, "case": case, "input": who, "value": value})
         return pd.DataFrame(rows)

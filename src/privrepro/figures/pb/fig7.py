@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privrepro.boosting.grr import analytic_mse, block_partition, grr_probabilities, monte_carlo_mse
+from privrepro.boosting.grr_mse import best_eps0, grr_mse_curve
 from privrepro.data.adult import adult_age_histogram, embedded_age_histogram, load_adult
-from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.figures.api import Figure, UnitContext, grid_units, param
 from privrepro.plotting.style import new_figure
 
 __all__ = ["Fig7Params", "PBGRRAdult"]
@@ -71,21 +71,9 @@ class PBGRRAdult(Figure[Fig7Params]):
     title = "PB-GRR on UCI Adult ages: category vs value frequency MSE against ε₀"
 
     def units(self, p: Fig7Params) -> list[dict[str, Any]]:
-        return [
-            {
-                "set_size": s,
-                "epsilon": p.epsilon,
-                "eps0_points": p.eps0_points,
-                "age_low": p.age_low,
-                "age_high": p.age_high,
-                "partition": p.partition,
-                "mse_scale": p.mse_scale,
-                "mc_repetitions": p.mc_repetitions,
-                "mc_stride": p.mc_stride,
-                "data": p.data,
-            }
-            for s in p.set_sizes
-        ]
+        keys = ("epsilon", "eps0_points", "age_low", "age_high", "partition", "mse_scale")
+        fixed = {k: getattr(p, k) for k in (*keys, "mc_repetitions", "mc_stride", "data")}
+        return grid_units(fixed, set_size=p.set_sizes)
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         lo, hi = int(unit["age_low"]), int(unit["age_high"])
@@ -93,119 +81,24 @@ class PBGRRAdult(Figure[Fig7Params]):
             hist = adult_age_histogram(load_adult(ctx.data_dir), lo, hi)
         else:
             hist = embedded_age_histogram(lo, hi)
-        s = int(unit["set_size"])
-        cat, size = block_partition(hist.size, s, unit["partition"])
-        full = np.zeros(size, dtype=int)
-        full[: hist.size] = hist
-        N = int(full.sum())
-        scale = 1.0 if unit["mse_scale"] == "counts" else 1.0 / N**2
-        eps = float(unit["epsilon"])
-        grid = np.linspace(0.0, eps, int(unit["eps0_points"]))
-        rng = ctx.rng("reports")
-        rows = []
-        for i, e0 in enumerate(ctx.progress(grid, desc=f"pb fig7 |S|={s}")):
-            g = grr_probabilities(eps, float(e0), size, s)
-            if unit["partition"] == "pad":
-                m_cat, m_val = analytic_mse(full, cat, g)
-                rows += [
-                    {
-                        "eps0": e0,
-                        "estimator": "category",
-                        "method": "analytic",
-                        "mse": m_cat * scale,
-                        "se": 0.0,
-                        "rho": g.rho,
-                    },
-                    {
-                        "eps0": e0,
-                        "estimator": "value",
-                        "method": "analytic",
-                        "mse": m_val * scale,
-                        "se": 0.0,
-                        "rho": g.rho,
-                    },
-                ]
-            if unit["mc_repetitions"] > 0 and (
-                i % int(unit["mc_stride"]) == 0 or i == len(grid) - 1
-            ):
-                mc, sc, mv, sv = monte_carlo_mse(full, cat, g, rng, int(unit["mc_repetitions"]))
-                rows += [
-                    {
-                        "eps0": e0,
-                        "estimator": "category",
-                        "method": "monte_carlo",
-                        "mse": mc * scale,
-                        "se": sc * scale,
-                        "rho": g.rho,
-                    },
-                    {
-                        "eps0": e0,
-                        "estimator": "value",
-                        "method": "monte_carlo",
-                        "mse": mv * scale if np.isfinite(mv) else np.inf,
-                        "se": sv * scale if np.isfinite(sv) else np.nan,
-                        "rho": g.rho,
-                    },
-                ]
-        out = pd.DataFrame(rows)
-        out.insert(0, "set_size", s)
-        out["users"] = N
-        out["domain_size"] = size
-        return out
-
-    @staticmethod
-    def _best(table: pd.DataFrame, criterion: str) -> pd.DataFrame:
-        """The ε₀ minimising the category MSE, the value MSE and the trade-off, per |S|."""
-        rows = []
-        method = "analytic" if (table["method"] == "analytic").any() else "monte_carlo"
-        for s, g in table[table["method"] == method].groupby("set_size"):
-            piv = g.pivot_table(index="eps0", columns="estimator", values="mse")
-            piv = piv.replace(np.inf, np.nan)
-            cat_best = float(piv["category"].idxmin())
-            val_best = float(piv["value"].idxmin())
-            if criterion == "sum":
-                trade = piv["category"] + piv["value"]
-            else:
-                trade = piv["category"] / piv["category"].min() + piv["value"] / piv["value"].min()
-            rows += [
-                {
-                    "set_size": s,
-                    "metric": "best_eps0_category",
-                    "value": cat_best,
-                    "method": method,
-                },
-                {"set_size": s, "metric": "best_eps0_value", "value": val_best, "method": method},
-                {
-                    "set_size": s,
-                    "metric": "best_eps0_tradeoff",
-                    "value": float(trade.idxmin()),
-                    "method": method,
-                },
-            ]
-            lo, hi = piv.index.min(), piv.index.max()
-            rows += [
-                {
-                    "set_size": s,
-                    "metric": "category_mse_ratio_grr_over_eps0_0",
-                    "value": float(piv.loc[hi, "category"] / piv.loc[lo, "category"]),
-                    "method": method,
-                },
-                {
-                    "set_size": s,
-                    "metric": "value_mse_at_grr",
-                    "value": float(piv.loc[hi, "value"]),
-                    "method": method,
-                },
-            ]
-        return pd.DataFrame(rows)
+        kw = {k: unit[k] for k in ("eps0_points", "partition", "mse_scale", "mc_repetitions")}
+        return grr_mse_curve(
+            hist,
+            unit["epsilon"],
+            unit["set_size"],
+            mc_stride=unit["mc_stride"],
+            rng=ctx.rng("reports"),
+            progress=ctx.progress,
+            **kw,
+        )
 
     def summarize(self, table: pd.DataFrame, p: Fig7Params) -> pd.DataFrame:
-        return self._best(table, p.tradeoff)
+        return best_eps0(table, p.tradeoff)
 
     def plot(self, table: pd.DataFrame, p: Fig7Params) -> Any:
         sizes = list(dict.fromkeys(table["set_size"]))
         fig, axes = new_figure(1, len(sizes), width=4.2, height=3.3, squeeze=False)
-        best = self._best(table, p.tradeoff)
+        best = best_eps0(table, p.tradeoff)
         for ax, s, tag in zip(axes[0], sizes, "abcdefgh", strict=False):
             g = table[table["set_size"] == s]
             for est, col in (("category", "C0"), ("value", "C1")):
