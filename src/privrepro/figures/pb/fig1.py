@@ -14,9 +14,9 @@ import pandas as pd
 
 from privrepro.boosting.densities import output_densities
 from privrepro.boosting.kernels import GaussianKernel
+from privrepro.boosting.plots import plot_densities
 from privrepro.boosting.regions import AbsoluteRegion, FixedRegion, RelativeRegion
 from privrepro.figures.api import Figure, UnitContext, grid_units, param
-from privrepro.plotting.style import new_figure
 
 __all__ = ["Fig1Params", "Illustration"]
 
@@ -67,37 +67,11 @@ class Illustration(Figure[Fig1Params]):
         )
 
     def plot(self, table: pd.DataFrame, p: Fig1Params) -> Any:
-        fig, axes = new_figure(1, 3, width=3.6, height=2.9, squeeze=False)
-        names = {
-            "relative": "(a) relative error (data-dependent)",
-            "fixed": "(b) fixed region",
-            "absolute": "(c) absolute error (data-independent)",
-        }
-        for ax, case in zip(axes[0], names, strict=True):
-            sub = table[table["case"] == case]
-            for who, colour in (("X", "C0"), ("X'", "C1")):
-                cur = sub[sub["input"] == who].sort_values("y")
-                ax.plot(cur["y"], cur["density"], color=colour, label=f"PB-DP at Q({who})")
-                ax.plot(
-                    cur["y"],
-                    cur["kernel_density"],
-                    color=colour,
-                    ls=":",
-                    lw=0.9,
-                    label=f"kernel at Q({who})",
-                )
-                for edge in (cur["region_lower"].iloc[0], cur["region_upper"].iloc[0]):
-                    ax.axvline(edge, color=colour, lw=0.9)
-            ax.set_title(f"{names[case]}, q={sub['q'].iloc[0]:.2f}", fontsize=9)
-            ax.set_xlabel("output y")
-        axes[0][0].set_ylabel("density")
-        axes[0][0].legend(fontsize=7, frameon=False)
-        fig.suptitle(
+        return plot_densities(
+            table,
             f"pb Fig. 1 — PB-DP densities, Gaussian kernel σ={p.sigma:g}, ρ={p.rho:g} "
             "(solid vertical lines: region ends)",
-            fontsize=10,
         )
-        return fig
 
     def summarize(self, table: pd.DataFrame, p: Fig1Params) -> pd.DataFrame:
         """In-region mass (ρ at the worst input) and the density's integral on the grid (≈ 1)."""

@@ -15,9 +15,9 @@ from typing import Any
 import pandas as pd
 
 from privrepro.boosting.design import PBSetting
+from privrepro.boosting.plots import plot_runtime
 from privrepro.boosting.runtime import sampler_runtime
 from privrepro.figures.api import Figure, UnitContext, grid_units, param
-from privrepro.plotting.style import new_figure
 
 __all__ = ["Fig4Params", "Runtime"]
 
@@ -79,27 +79,8 @@ class Runtime(Figure[Fig4Params]):
         )
 
     def plot(self, table: pd.DataFrame, p: Fig4Params) -> Any:
-        fig, axes = new_figure(1, 2, width=4.2, height=3.2, squeeze=False)
-        ax, ax2 = axes[0]
-        for sampler, g in table.groupby("sampler"):
-            g = g.sort_values("size")
-            ax.plot(g["size"], g["ratio_to_gaussian"], marker="o", ms=3, label=str(sampler))
-        ax.set_xlabel("|S(Q(X̃))|")
-        ax.set_ylabel("time per call / Gaussian's (same run)")
-        ax.set_title(f"runtime ratio, {p.samples:,} samples × {p.iterations} calls", fontsize=9)
-        ax.legend(fontsize=7.5, frameon=False)
-        rej = table[table["sampler"] == "pb_rejection"].sort_values("size")
-        if not rej.empty:
-            ax2.plot(rej["size"], rej["proposals_per_sample"], "o-", label="observed")
-            ax2.plot(rej["size"], rej["expected_proposals"], "k--", lw=1, label="ρ / p_S")
-            ax2.legend(fontsize=7.5, frameon=False)
-        ax2.set_xlabel("|S(Q(X̃))|")
-        ax2.set_ylabel("kernel proposals per output")
-        ax2.set_title("rejection sampler: proposals per output", fontsize=9)
-        fig.suptitle(
-            f"pb Fig. 4 — PB-DP vs Gaussian sampling, ρ={p.rho:g}, Δ={p.sensitivity:g}", fontsize=10
-        )
-        return fig
+        title = f"pb Fig. 4 — PB-DP vs Gaussian sampling, ρ={p.rho:g}, Δ={p.sensitivity:g}"
+        return plot_runtime(table, title)
 
     def summarize(self, table: pd.DataFrame, p: Fig4Params) -> pd.DataFrame:
         """The runtime ratio of every sampler; the rejection sampler's proposals per output."""

@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from privrepro.boosting.fixed_region import fixed_region_extra_loss, fixed_region_profiles
+from privrepro.boosting.plots import plot_fixed_region
 from privrepro.figures.api import Figure, UnitContext, grid_units, param
-from privrepro.plotting.style import new_figure
 
 __all__ = ["Fig5Params", "FixedRegionFeasibility"]
 
@@ -100,11 +100,12 @@ class FixedRegionFeasibility(Figure[Fig5Params]):
         return out
 
     def plot(self, table: pd.DataFrame, p: Fig5Params) -> Any:
-        fig, axes = new_figure(1, 2, width=4.6, height=3.4, squeeze=False)
-        _plot_profiles(axes[0][0], table[table["panel"] == "a"], p)
-        _plot_extra_loss(axes[0][1], table[table["panel"] == "b"], p)
-        fig.suptitle("pb Fig. 5 — fixed preferred region", fontsize=10)
-        return fig
+        titles = (
+            f"(a) PB-DP (ρ={p.a_rho:g}) vs bounded (x), ε₀={p.a_eps0:g}",
+            f"(b) L1 vs ρ, σ={p.b_sigma:g}: solid paper pair, dotted worst pair,\n"
+            "dashed/dash-dot exact − kernel (α=2 / 10)",
+        )
+        return plot_fixed_region(table, titles, "pb Fig. 5 — fixed preferred region")
 
     def summarize(self, table: pd.DataFrame, p: Fig5Params) -> pd.DataFrame:
         """Prop. 5's L1 at every ρ of panel (b); the smallest ε with δ(ε) ≤ δ₀ in panel (a)."""
@@ -123,67 +124,3 @@ class FixedRegionFeasibility(Figure[Fig5Params]):
 
 
 _B_KEYS = ("width", "sensitivity", "rho")
-
-
-def _plot_profiles(ax: Any, a: pd.DataFrame, p: Fig5Params) -> None:
-    """Panel (a): δ(ε) of the kernel, PB-DP and the bounded Gaussian per region width."""
-    colours = {w: f"C{i}" for i, w in enumerate(sorted(a["width"].unique()))}
-    kern = a[(a["mechanism"] == "kernel")].drop_duplicates("epsilon").sort_values("epsilon")
-    ax.plot(kern["epsilon"], kern["delta"].clip(lower=1e-12), color="0.4", lw=1, label="kernel")
-    for _, g in a.groupby("width"):
-        w = float(g["width"].iloc[0])
-        for mech, marker in (("pb", None), ("bounded", "x")):
-            for acc, ls in (("paper", "-"), ("exact", "--")):
-                cur = g[(g["mechanism"] == mech) & (g["accountant"] == acc)]
-                cur = cur.sort_values("epsilon")
-                ax.plot(
-                    cur["epsilon"],
-                    cur["delta"].clip(lower=1e-12),
-                    ls,
-                    color=colours[w],
-                    marker=marker,
-                    markevery=10,
-                    ms=4,
-                    lw=1.1,
-                    label=f"{mech} S=[{-w / 2:g},{w / 2:g}] ({acc})",
-                )
-    ax.set_yscale("log")
-    ax.set_xlabel("ε")
-    ax.set_ylabel("δ(ε)")
-    ax.set_title(f"(a) PB-DP (ρ={p.a_rho:g}) vs bounded (x), ε₀={p.a_eps0:g}", fontsize=9)
-    ax.legend(fontsize=6, frameon=False, ncol=2)
-
-
-def _plot_extra_loss(bx: Any, b: pd.DataFrame, p: Fig5Params) -> None:
-    """Panel (b): L1 against ρ, paper pair (solid), worst pair (dotted), exact − kernel."""
-    for i, (_, g) in enumerate(b.groupby(["width", "sensitivity"])):
-        w, d = float(g["width"].iloc[0]), float(g["sensitivity"].iloc[0])
-        col = f"C{i}"
-        cur = g[g["accountant"] == "paper"].sort_values("rho")
-        label = f"S=[{-w / 2:g},{w / 2:g}], Δ={d:g} (paper pair)"
-        bx.plot(cur["rho"], cur["extra_loss"], "-", color=col, label=label)
-        cur = g[g["accountant"] == "paper_worst_pair"].sort_values("rho")
-        bx.plot(cur["rho"], cur["extra_loss"], ":", color=col)
-        for a_, ls in zip(sorted(g["alpha"].dropna().unique()), ("--", "-."), strict=False):
-            cur = g[(g["accountant"] == "exact") & (g["alpha"] == a_)].sort_values("rho")
-            bx.plot(cur["rho"], cur["extra_loss"], ls, color=col, lw=0.9)
-    bx.axhline(0, color="0.5", lw=0.6)
-    paper_vals = b[b["accountant"] != "exact"]["extra_loss"]
-    if len(paper_vals) and (b["extra_loss"] < paper_vals.min() - 0.3).any():
-        bx.set_ylim(paper_vals.min() - 0.3, max(paper_vals.max(), b["extra_loss"].max()) + 0.1)
-        bx.text(
-            0.01,
-            0.01,
-            "exact curves below the axis are cut (truncation lowers the loss)",
-            transform=bx.transAxes,
-            fontsize=6.5,
-            color="0.3",
-        )
-    bx.set_xlabel("ρ")
-    bx.set_ylabel("extra loss over the kernel's RDP")
-    bx.set_title(
-        f"(b) L1 vs ρ, σ={p.b_sigma:g}: solid paper pair, dotted worst pair,\n"
-        "dashed/dash-dot exact − kernel (α=2 / 10)",
-        fontsize=8,
-    )
-    bx.legend(fontsize=6, frameon=False)

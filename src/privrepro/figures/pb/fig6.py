@@ -17,8 +17,8 @@ import pandas as pd
 
 from privrepro.boosting.composition import composition_dp, composition_rdp
 from privrepro.boosting.design import PBSetting
+from privrepro.boosting.plots import plot_composition
 from privrepro.figures.api import Figure, UnitContext, param
-from privrepro.plotting.style import new_figure
 
 __all__ = ["Composition", "Fig6Params"]
 
@@ -108,25 +108,12 @@ class Composition(Figure[Fig6Params]):
         return out
 
     def plot(self, table: pd.DataFrame, p: Fig6Params) -> Any:
-        fig, axes = new_figure(1, 2, width=4.6, height=3.5, squeeze=False)
-        ax, bx = axes[0]
-        for (m, acc), g in table[table["panel"] == "a"].groupby(["mechanism", "accountant"]):
-            col, ls, lab = STYLES_DP[(m, acc)]
-            marker = "o" if acc == "exact" and m == "pb" else None
-            _curve(ax, g, ls, color=col, label=lab, marker=marker, ms=3)
-        title = f"(a) (ε, δ)-DP, ρ={p.rho:g}, |S|={p.size:g}, Δ={p.sensitivity:g}"
-        _log_axes(ax, f"composed ε at δ={p.delta:g}", title, 7)
-        for i, (alpha, g) in enumerate(table[table["panel"] == "b"].groupby("alpha")):
-            for (m, acc), h in g.groupby(["mechanism", "accountant"]):
-                col, ls, lab = STYLES_RDP[(m, acc)]
-                first = {"alpha": 1.0, "lw": 1.3} if i == 0 else {"alpha": 0.55, "lw": 1.0}
-                _curve(bx, h, ls, color=col, label=f"{lab}, α={alpha:g}", **first)
-        title = "(b) RDP (dark: first α, light: second α)"
-        _log_axes(bx, "composed RDP ε (T × per step)", title, 6)
-        fig.suptitle(
-            "pb Fig. 6 — composition; solid: paper's accounting, dashed: exact", fontsize=10
+        titles = (
+            f"(a) (ε, δ)-DP, ρ={p.rho:g}, |S|={p.size:g}, Δ={p.sensitivity:g}",
+            "(b) RDP (dark: first α, light: second α)",
         )
-        return fig
+        suptitle = "pb Fig. 6 — composition; solid: paper's accounting, dashed: exact"
+        return plot_composition(table, titles, f"composed ε at δ={p.delta:g}", suptitle)
 
     def summarize(self, table: pd.DataFrame, p: Fig6Params) -> pd.DataFrame:
         """ε of every series at T = 1, 2, 5, …, 1000, and the ε₀ of panel (a)."""
@@ -147,30 +134,3 @@ class Composition(Figure[Fig6Params]):
 
 
 SUMMARY_TS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
-STYLES_DP = {
-    ("gaussian", "exact"): ("k", "-", "Gaussian (exact)"),
-    ("pb", "paper"): ("C1", "-", "PB-DP, paper's Algorithm 1"),
-    ("pb", "exact"): ("C1", "--", "PB-DP, exact (PLD)"),
-    ("pb", "exact_optimised"): ("C2", ":", "PB-DP, exact, ε₀ re-optimised"),
-    ("pb", "paper_reoptimised"): ("C4", "-.", "PB-DP, paper, ε₀ re-optimised per T"),
-}
-STYLES_RDP = {
-    ("gaussian", "exact"): ("k", "-", "Gaussian"),
-    ("pb", "paper"): ("C1", "-", "PB-DP, paper's Prop. 2"),
-    ("pb", "exact"): ("C1", "--", "PB-DP, exact Rényi"),
-    ("pb", "exact_optimised"): ("C2", ":", "PB-DP, exact Rényi, ε₀ minimising it"),
-}
-
-
-def _curve(ax: Any, g: pd.DataFrame, ls: str, **kw: Any) -> None:
-    g = g.sort_values("T")
-    ax.plot(g["T"], g["epsilon"], ls, **kw)
-
-
-def _log_axes(ax: Any, ylabel: str, title: str, legend_size: float) -> None:
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("T")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=legend_size, frameon=False)

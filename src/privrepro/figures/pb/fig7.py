@@ -14,13 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from privrepro.boosting.grr_mse import best_eps0, grr_mse_curve
+from privrepro.boosting.plots import plot_grr_mse
 from privrepro.data.adult import adult_age_histogram, embedded_age_histogram, load_adult
 from privrepro.figures.api import Figure, UnitContext, grid_units, param
-from privrepro.plotting.style import new_figure
 
 __all__ = ["Fig7Params", "PBGRRAdult"]
 
@@ -96,42 +95,11 @@ class PBGRRAdult(Figure[Fig7Params]):
         return best_eps0(table, p.tradeoff)
 
     def plot(self, table: pd.DataFrame, p: Fig7Params) -> Any:
-        sizes = list(dict.fromkeys(table["set_size"]))
-        fig, axes = new_figure(1, len(sizes), width=4.2, height=3.3, squeeze=False)
-        best = best_eps0(table, p.tradeoff)
-        for ax, s, tag in zip(axes[0], sizes, "abcdefgh", strict=False):
-            g = table[table["set_size"] == s]
-            for est, col in (("category", "C0"), ("value", "C1")):
-                an = g[(g["estimator"] == est) & (g["method"] == "analytic")].sort_values("eps0")
-                an = an[np.isfinite(an["mse"])]
-                ax.plot(an["eps0"], an["mse"], "-", color=col, label=f"{est} (analytic)")
-                mc = g[(g["estimator"] == est) & (g["method"] == "monte_carlo")].sort_values("eps0")
-                mc = mc[np.isfinite(mc["mse"])]
-                if len(mc):
-                    ax.errorbar(
-                        mc["eps0"],
-                        mc["mse"],
-                        yerr=2 * mc["se"],
-                        fmt="o",
-                        ms=3,
-                        color=col,
-                        capsize=2,
-                        label=f"{est} (Monte Carlo ± 2 s.e.)",
-                    )
-            b = best[best["set_size"] == s].set_index("metric")["value"]
-            for metric, col, lab in (
-                ("best_eps0_category", "C0", "best for categories"),
-                ("best_eps0_value", "C1", "best for values"),
-                ("best_eps0_tradeoff", "C2", f"trade-off ({p.tradeoff})"),
-            ):
-                if metric in b:
-                    ax.axvline(
-                        b[metric], color=col, ls=":", lw=1, label=f"{lab}: ε₀={b[metric]:.1f}"
-                    )
-            ax.set_yscale("log")
-            ax.set_xlabel("ε₀")
-            ax.set_ylabel(f"MSE ({p.mse_scale})")
-            ax.set_title(f"({tag}) |S| = {s}, ε = {p.epsilon:g}", fontsize=9)
-            ax.legend(fontsize=6.5, frameon=False)
-        fig.suptitle("pb Fig. 7 — PB-GRR on UCI Adult ages (ε₀ = ε is plain GRR)", fontsize=10)
-        return fig
+        return plot_grr_mse(
+            table,
+            best_eps0(table, p.tradeoff),
+            p.epsilon,
+            f"MSE ({p.mse_scale})",
+            "pb Fig. 7 — PB-GRR on UCI Adult ages (ε₀ = ε is plain GRR)",
+            criterion=p.tradeoff,
+        )
