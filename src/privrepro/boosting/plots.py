@@ -80,7 +80,8 @@ def plot_sweep(
         ax.set_xlabel(xlabel)
     for k in range(len(panels), nrows * ncols):
         axes[k // ncols][k % ncols].set_visible(False)
-    handles = [Line2D([], [], color=CASE_COLOURS[c], label=CASE_LABELS[c]) for c in CASE_COLOURS]
+    cases = [c for c in CASE_COLOURS if c in set(table["case"])]
+    handles = [Line2D([], [], color=CASE_COLOURS[c], label=CASE_LABELS[c]) for c in cases]
     handles += [
         Line2D([], [], color="0.3", ls=ACCOUNTANT_STYLES[a], label=ACCOUNTANT_LABELS[a])
         for a in ("paper", "exact")
