@@ -1,4 +1,4 @@
-"""The layering of the library, as its imports show it (docs/architecture.md, DESIGN's parts).
+"""The layering of the library, as its imports show it (README, "Layout": the parts in layers).
 
 Read from the source with ``ast`` (nothing is imported), every import counts: at the top of a
 module or inside a function, ``import a.b``, ``from a import b`` (``b`` a module or a name) and
