@@ -110,8 +110,19 @@ class Region:
         raise NotImplementedError
 
 
+class _AroundQuery(Region):
+    """A region around the true value that widens (or not) with ``|Q|``: the coverage is
+    smallest at ``Q = 0``, and the paper's pair is ``(0, Δ)`` (Props. 4, 6)."""
+
+    def worst_center(self) -> float:
+        return 0.0
+
+    def paper_pair(self, sensitivity: float) -> tuple[float, float]:
+        return 0.0, float(sensitivity)
+
+
 @dataclass(frozen=True)
-class AbsoluteRegion(Region):
+class AbsoluteRegion(_AroundQuery):
     """``S(Q) = [Q − τ, Q + τ]`` (pb paper, Sec. 4.3)."""
 
     tau: float
@@ -120,12 +131,6 @@ class AbsoluteRegion(Region):
     def bounds(self, center: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         c = np.asarray(center, float)
         return c - self.tau, c + self.tau
-
-    def worst_center(self) -> float:
-        return 0.0
-
-    def paper_pair(self, sensitivity: float) -> tuple[float, float]:
-        return 0.0, float(sensitivity)
 
     def paper_terms(self, kernel: Kernel, rho: float, sensitivity: float) -> PaperTerms:
         """Prop. 6: ``L1 = 0``, ``L2 = −log(1 − q)``, ``W1 = W2 = Φ(−τ + Δ) − Φ(−τ)`` (eq. 9)."""
@@ -139,7 +144,7 @@ class AbsoluteRegion(Region):
 
 
 @dataclass(frozen=True)
-class RelativeRegion(Region):
+class RelativeRegion(_AroundQuery):
     """``S(Q) = [Q − (θ|Q| + τ), Q + (θ|Q| + τ)]`` (pb paper, Sec. 4.1)."""
 
     theta: float
@@ -150,12 +155,6 @@ class RelativeRegion(Region):
         c = np.asarray(center, float)
         r = self.theta * np.abs(c) + self.tau
         return c - r, c + r
-
-    def worst_center(self) -> float:
-        return 0.0
-
-    def paper_pair(self, sensitivity: float) -> tuple[float, float]:
-        return 0.0, float(sensitivity)
 
     def paper_terms(self, kernel: Kernel, rho: float, sensitivity: float) -> PaperTerms:
         """Prop. 4 as printed (the W's use ``θΔ`` where the regions differ by ``(1 ± θ)Δ``)."""
