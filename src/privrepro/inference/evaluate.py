@@ -15,6 +15,7 @@ says, and neighbouring grid points are compared on equal noise.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,44 @@ import torch
 from numpy.typing import ArrayLike, NDArray
 from torch import Tensor, nn
 
-__all__ = ["draw_seeds", "gauss_input_accuracy", "gauss_output_accuracy"]
+__all__ = ["Evaluation", "draw_seeds", "gauss_input_accuracy", "gauss_output_accuracy"]
+
+Progress = Callable[[Iterable[Any], str], Iterable[Any]]
+"""Wraps a long loop in a progress bar: ``progress(iterable, description)``."""
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """How an ip experiment measures accuracy under noise, shared by every series it evaluates.
+
+    Attributes:
+        delta: the δ of {(ε, δ), α} IP (the paper: 1e-5).
+        mode: ``"repo_compat"`` (as the notebooks) or ``"corrected"``
+            (:data:`privrepro.inference.calibration.MODES`).
+        n_draws: noise draws per point (the paper's captions: 15 tests).
+        batch_size: images per forward pass (Gauss-Input, fine-tuning selection).
+        device: where the models run (``"cpu"``, ``"cuda"``).
+        progress: optional progress bar for the long loops.
+    """
+
+    delta: float = 1e-5
+    mode: str = "corrected"
+    n_draws: int = 15
+    batch_size: int = 500
+    device: str = "cpu"
+    progress: Progress | None = None
+
+    def __post_init__(self) -> None:
+        from privrepro.config.validation import ConfigError
+        from privrepro.inference.calibration import MODES
+
+        if self.mode not in MODES:
+            raise ConfigError("mode", self.mode, f"must be one of {list(MODES)}")
+        if not 0 < self.delta < 1:
+            raise ConfigError("delta", self.delta, "must lie in (0, 1)")
+        for key in ("n_draws", "batch_size"):
+            if getattr(self, key) < 1:
+                raise ConfigError(key, getattr(self, key), "must lie in [1, inf)")
 
 
 def draw_seeds(generator: torch.Generator, n_draws: int) -> list[int]:

@@ -18,11 +18,14 @@ import pandas as pd
 from privrepro.config.validation import param
 from privrepro.figures.api import Figure, UnitContext
 from privrepro.figures.ip.common import (
+    STYLE,
     IPParams,
+    accuracy_units,
     compute_group,
+    finish_axes,
+    lines,
     params_from_unit,
     summarize_rows,
-    unit_params,
 )
 from privrepro.plotting.style import PALETTE, new_figure
 
@@ -52,16 +55,7 @@ class GaussOutputTradeoff(Figure[Fig5Params]):
 
     def units(self, params: Fig5Params) -> list[dict[str, Any]]:
         points = [[a, e] for a in params.alphas for e in params.epsilons()]
-        return [
-            {
-                "dataset": params.dataset,
-                "mode": mode,
-                "group": "sll",
-                "points": points,
-                "params": unit_params(params),
-            }
-            for mode in params.modes
-        ]
+        return accuracy_units(params, params.dataset, points, groups=["sll"])
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         p = params_from_unit(unit)
@@ -75,28 +69,17 @@ class GaussOutputTradeoff(Figure[Fig5Params]):
 
     def plot(self, table: pd.DataFrame, params: Fig5Params) -> Any:
         fig, ax = new_figure(width=5.6, height=3.8)
-        for mode, style in (("repo_compat", "-"), ("corrected", "--")):
-            for i, alpha in enumerate(sorted(table["alpha"].unique())):
-                sub = table[(table["alpha"] == alpha) & (table["mode"] == mode)].sort_values(
-                    "epsilon"
-                )
-                if len(sub):
-                    ax.plot(
-                        sub["epsilon"],
-                        sub["accuracy"],
-                        ls=style,
-                        color=PALETTE[i % len(PALETTE)],
-                        label=f"α = {alpha:g} ({mode})",
-                    )
-        ax.set_xlabel("privacy budget ε (true values)")
-        ax.set_ylabel("accuracy")
-        ax.set_ylim(0, 1.02)
+        alphas = sorted(table["alpha"].unique())
+        for (mode, alpha), sub in lines(table, "epsilon", mode=list(STYLE), alpha=alphas):
+            color = PALETTE[alphas.index(alpha) % len(PALETTE)]
+            label = f"α = {alpha:g} ({mode})"
+            ax.plot(sub["epsilon"], sub["accuracy"], ls=STYLE[mode], color=color, label=label)
         ax.set_title(
             f"{params.dataset}: SLL Gauss-Output, δ = {params.delta:g}, "
             f"{params.n_draws} draws; mode: {', '.join(params.modes)}",
             fontsize=9,
         )
-        ax.legend(fontsize=7)
+        finish_axes(ax, "privacy budget ε (true values)")
         return fig
 
     def summarize(self, table: pd.DataFrame, params: Any) -> pd.DataFrame | None:
