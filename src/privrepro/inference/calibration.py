@@ -38,8 +38,11 @@ __all__ = [
 ]
 
 MODES = ("repo_compat", "corrected")
-"""The two protocols of the ip experiments: ``repo_compat`` (what the notebooks did) and
-``corrected`` (the harness's fixes: exact δ, μ_C bound, pixel-space noise, real fine-tuning)."""
+"""The two protocols of the ip experiments. ``repo_compat``, as the notebooks: μ_C = 1 for SLL,
+the classical σ, ResNet noise in the normalised space, BN-statistics-only "fine-tuning" selected
+on the test set. ``corrected``: μ_C the computed bound including the last layer, the exact-δ
+(analytic) σ where the classical σ misses δ, pixel-space noise for every model, real fine-tuning
+selected on the validation split."""
 
 
 def _validate(

@@ -1,32 +1,25 @@
-"""What the ip recipes share: parameters, the units of an (α, ε) grid, the adapter of one unit to
-the library (:mod:`privrepro.inference.sweep`), the report's named scalars, and the accuracy
-curve of Figs. 3 and 4.
-
-``mode`` is ``repo_compat`` (as the notebooks: μ_C = 1, classical σ, ResNet noise in normalised
-space, BN-statistics-only "fine-tuning" selected on the test set) or ``corrected`` (μ_C the
-computed bound including the last layer, the exact-δ calibration where the classical σ misses δ,
-pixel-space noise for every model, real fine-tuning selected on the validation split).
+"""What the ip recipes share: parameters, the units of an (α, ε) grid, the recipe base that adapts
+a unit to the library (:mod:`privrepro.inference.sweep`), the report's named scalars, and the
+accuracy curve of Figs. 3 and 4. The two modes: :data:`privrepro.inference.calibration.MODES`.
 """
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
-import numpy as np
 import pandas as pd
 
 from privrepro.config.validation import param
 from privrepro.figures.api import Figure, UnitContext, grid_units
-from privrepro.inference.basemodels import BaseModel, BaseModelSpec, get_base_model
+from privrepro.inference.basemodels import BaseModelSpec, get_base_model
 from privrepro.inference.calibration import MODES
-from privrepro.inference.data import ImageData, load_image_data
+from privrepro.inference.data import load_image_data
 from privrepro.inference.evaluate import Evaluation
 from privrepro.inference.networks import ArchSpec
 from privrepro.inference.sweep import SERIES, SERIES_LABEL, resnet_series, sll_series, tuned_sweep
 from privrepro.inference.tuning import TuneGrid, tuned_family
+from privrepro.plotting.lines import split_lines
 from privrepro.plotting.style import PALETTE, new_figure
 from privrepro.seeding import numpy_stream
 from privrepro.training.classifier import TrainConfig
@@ -101,16 +94,8 @@ _TRAIN_FIELDS = ["epochs", "batch_size", "lr", "optimizer", "momentum", "weight_
 
 
 def _default_resnet() -> ModelParams:
-    return ModelParams(
-        arch="resnet18",
-        epochs=200,
-        batch_size=128,
-        lr=0.1,
-        optimizer="sgd",
-        weight_decay=5e-4,
-        schedule="cosine",
-        loss="xent",
-    )
+    """timm ResNet-18 (CIFAR stem): SGD at 0.1, weight decay 5e-4, cross-entropy."""
+    return ModelParams(arch="resnet18", lr=0.1, optimizer="sgd", weight_decay=5e-4, loss="xent")
 
 
 @dataclass
@@ -170,47 +155,6 @@ def params_from_unit(unit: dict[str, Any]) -> IPParams:
     return IPParams(**{**d, **{k: cls(**d[k]) for k, cls in nested.items()}})
 
 
-def load_data(ctx: UnitContext, dataset: str, p: IPParams) -> ImageData:
-    """The dataset, its split seeded by the root seed and dataset only (shared by figures)."""
-    rng = numpy_stream(ctx.seed, "ip-data", dataset)
-    d = p.data
-    return load_image_data(
-        dataset, ctx.data_dir, rng, d.val_fraction, d.max_train, d.max_test, d.download
-    )
-
-
-def base_model(
-    ctx: UnitContext, which: str, dataset: str, p: IPParams, data: ImageData
-) -> BaseModel:
-    """The cached base ``sll`` or ``resnet`` for ``dataset``."""
-    spec = (p.sll if which == "sll" else p.resnet).spec(dataset, p.data)
-    return get_base_model(spec, data, ctx.cache_dir, ctx.seed, ctx.device, ctx.log)
-
-
-def compute_group(
-    ctx: UnitContext,
-    dataset: str,
-    mode: str,
-    group: str,
-    points: list[tuple[float, float]],
-    p: IPParams,
-    series: tuple[str, ...] = SERIES,
-) -> pd.DataFrame:
-    """Rows of one unit: one series group (restricted to ``series``), one mode, one dataset."""
-    data = load_data(ctx, dataset, p)
-    bm = base_model(ctx, "sll" if group == "sll" else "resnet", dataset, p, data)
-    progress = lambda it, desc: ctx.progress(it, desc=desc)  # noqa: E731
-    ev = Evaluation(p.delta, mode, p.n_draws, p.eval_batch_size, ctx.device, progress)
-    noise = ctx.torch_generator
-    if group == "sll":
-        with_input, iterations = "sll_input" in series, p.power_iterations
-        return sll_series(bm, data, points, ev, noise, ctx.seed, iterations, with_input)
-    if group == "resnet":
-        return resnet_series(bm, data, points, ev, noise)
-    family = tuned_family(bm, data, TuneGrid(**asdict(p.tune)), ev, ctx.cache_dir, ctx.seed)
-    return tuned_sweep(family, data, points, ev, noise)
-
-
 def _metric(frame: pd.DataFrame, column: str) -> pd.DataFrame:
     out = frame.rename(columns={column: "value"}).copy()
     out.insert(0, "metric", column)
@@ -229,6 +173,40 @@ def summarize_rows(table: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+P = TypeVar("P", bound=IPParams)
+
+
+class AccuracyFigure(Figure[P]):
+    """An ip accuracy figure: each unit is one series group, one mode, one dataset, computed by
+    :mod:`privrepro.inference.sweep`; the report's scalars from :func:`summarize_rows`."""
+
+    series: ClassVar[tuple[str, ...]] = SERIES
+
+    def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
+        p, points = params_from_unit(unit), [(float(a), float(e)) for a, e in unit["points"]]
+        dataset, mode, group = unit["dataset"], unit["mode"], unit["group"]
+        d = p.data  # the split depends on the root seed and the dataset only: figures share it
+        rng = numpy_stream(ctx.seed, "ip-data", dataset)
+        data = load_image_data(
+            dataset, ctx.data_dir, rng, d.val_fraction, d.max_train, d.max_test, d.download
+        )
+        spec = (p.sll if group == "sll" else p.resnet).spec(dataset, d)
+        bm = get_base_model(spec, data, ctx.cache_dir, ctx.seed, ctx.device, ctx.log)
+        progress = lambda it, desc: ctx.progress(it, desc=desc)  # noqa: E731
+        ev = Evaluation(p.delta, mode, p.n_draws, p.eval_batch_size, ctx.device, progress)
+        noise = ctx.torch_generator
+        if group == "sll":
+            with_input, iterations = "sll_input" in self.series, p.power_iterations
+            return sll_series(bm, data, points, ev, noise, ctx.seed, iterations, with_input)
+        if group == "resnet":
+            return resnet_series(bm, data, points, ev, noise)
+        family = tuned_family(bm, data, TuneGrid(**asdict(p.tune)), ev, ctx.cache_dir, ctx.seed)
+        return tuned_sweep(family, data, points, ev, noise)
+
+    def summarize(self, table: pd.DataFrame, params: P) -> pd.DataFrame | None:
+        return summarize_rows(table)
+
+
 @dataclass
 class CurveParams(IPParams):
     """An accuracy curve over α (ε fixed) or over ε (α fixed)."""
@@ -238,7 +216,7 @@ class CurveParams(IPParams):
     epsilons: list[float] = param([1.0], gt=0, doc="privacy budgets ε")
 
 
-class AccuracyCurve(Figure[CurveParams]):
+class AccuracyCurve(AccuracyFigure[CurveParams]):
     """Accuracy of the four series against ``x`` (``alpha`` or ``epsilon``): Figs. 3 and 4."""
 
     params_type = CurveParams
@@ -248,14 +226,9 @@ class AccuracyCurve(Figure[CurveParams]):
         points = [[a, e] for a in params.alphas for e in params.epsilons]
         return accuracy_units(params, params.dataset, points)
 
-    def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        points = [(float(a), float(e)) for a, e in unit["points"]]
-        p = params_from_unit(unit)
-        return compute_group(ctx, unit["dataset"], unit["mode"], unit["group"], points, p)
-
     def plot(self, table: pd.DataFrame, params: CurveParams) -> Any:
         fig, ax = new_figure(width=5.6, height=3.8)
-        for (series, mode), sub in lines(table, self.x, series=SERIES, mode=list(STYLE)):
+        for (series, mode), sub in split_lines(table, self.x, series=SERIES, mode=list(STYLE)):
             color, label = PALETTE[SERIES.index(series)], f"{SERIES_LABEL[series]} ({mode})"
             style = {"ls": STYLE[mode], "marker": "o", "ms": 3, "capsize": 2}
             ax.errorbar(
@@ -272,24 +245,9 @@ class AccuracyCurve(Figure[CurveParams]):
         finish_axes(ax, "radius α" if by_alpha else "privacy budget ε")
         return fig
 
-    def summarize(self, table: pd.DataFrame, params: Any) -> pd.DataFrame | None:
-        return summarize_rows(table)
-
 
 STYLE = {"repo_compat": "-", "corrected": "--"}
 """The line style of each mode in every ip plot."""
-
-
-def lines(table: pd.DataFrame, x: str, **axes: Sequence[Any]) -> list[tuple[Any, pd.DataFrame]]:
-    """The non-empty lines of ``table``: one per combination of the ``axes`` values (column →
-    values, first axis outermost), each sorted by ``x``."""
-    out = []
-    for combo in itertools.product(*axes.values()):
-        mask = np.logical_and.reduce([table[c] == v for c, v in zip(axes, combo, strict=True)])
-        sub = table[mask].sort_values(x)
-        if len(sub):
-            out.append((combo, sub))
-    return out
 
 
 def finish_axes(ax: Any, xlabel: str) -> None:

@@ -16,17 +16,9 @@ import numpy as np
 import pandas as pd
 
 from privrepro.config.validation import param
-from privrepro.figures.api import Figure, UnitContext
-from privrepro.figures.ip.common import (
-    STYLE,
-    IPParams,
-    accuracy_units,
-    compute_group,
-    finish_axes,
-    lines,
-    params_from_unit,
-    summarize_rows,
-)
+from privrepro.figures.api import UnitContext
+from privrepro.figures.ip.common import STYLE, AccuracyFigure, IPParams, accuracy_units, finish_axes
+from privrepro.plotting.lines import split_lines
 from privrepro.plotting.style import PALETTE, new_figure
 
 
@@ -47,30 +39,27 @@ class Fig5Params(IPParams):
         return [round(self.eps_start + self.eps_step * i, 12) for i in range(self.eps_count)]
 
 
-class GaussOutputTradeoff(Figure[Fig5Params]):
+class GaussOutputTradeoff(AccuracyFigure[Fig5Params]):
     """Fig. 5: SLL Gauss-Output accuracy vs ε, one curve per α."""
 
     params_type = Fig5Params
     title = "ip Fig. 5 — SLL Gauss-Output accuracy vs ε for radii α (δ = 1e-5)"
+    series = ("sll_output",)
 
     def units(self, params: Fig5Params) -> list[dict[str, Any]]:
         points = [[a, e] for a in params.alphas for e in params.epsilons()]
         return accuracy_units(params, params.dataset, points, groups=["sll"])
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        p = params_from_unit(unit)
-        points = [(float(a), float(e)) for a, e in unit["points"]]
-        df = compute_group(
-            ctx, unit["dataset"], unit["mode"], "sll", points, p, series=("sll_output",)
-        )
-        n = len(df) // max(len({a for a, _ in points}), 1)
+        df = super().compute(unit, ctx)
+        n = len(df) // max(len({a for a, _ in unit["points"]}), 1)
         df["epsilon_notebook_x"] = np.tile(np.linspace(0.5, 5.0, n), len(df) // n) if n else []
         return df
 
     def plot(self, table: pd.DataFrame, params: Fig5Params) -> Any:
         fig, ax = new_figure(width=5.6, height=3.8)
         alphas = sorted(table["alpha"].unique())
-        for (mode, alpha), sub in lines(table, "epsilon", mode=list(STYLE), alpha=alphas):
+        for (mode, alpha), sub in split_lines(table, "epsilon", mode=list(STYLE), alpha=alphas):
             color = PALETTE[alphas.index(alpha) % len(PALETTE)]
             label = f"α = {alpha:g} ({mode})"
             ax.plot(sub["epsilon"], sub["accuracy"], ls=STYLE[mode], color=color, label=label)
@@ -81,6 +70,3 @@ class GaussOutputTradeoff(Figure[Fig5Params]):
         )
         finish_axes(ax, "privacy budget ε (true values)")
         return fig
-
-    def summarize(self, table: pd.DataFrame, params: Any) -> pd.DataFrame | None:
-        return summarize_rows(table)

@@ -13,14 +13,7 @@ from typing import Any
 import pandas as pd
 
 from privrepro.config.validation import param
-from privrepro.figures.api import Figure, UnitContext
-from privrepro.figures.ip.common import (
-    IPParams,
-    accuracy_units,
-    compute_group,
-    params_from_unit,
-    summarize_rows,
-)
+from privrepro.figures.ip.common import AccuracyFigure, IPParams, accuracy_units
 from privrepro.inference.sweep import SERIES
 from privrepro.plotting.style import new_figure
 
@@ -42,7 +35,7 @@ class Fig6Params(IPParams):
     blocks: list[TableBlock] = field(default_factory=lambda: [TableBlock()])
 
 
-class AccuracyTable(Figure[Fig6Params]):
+class AccuracyTable(AccuracyFigure[Fig6Params]):
     """Fig. 6: the accuracy table for CIFAR-10 and CIFAR-100."""
 
     params_type = Fig6Params
@@ -57,11 +50,6 @@ class AccuracyTable(Figure[Fig6Params]):
                 params, b.dataset, [[a, e] for a in b.alphas for e in b.epsilons]
             )
         ]
-
-    def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        p = params_from_unit(unit)
-        points = [(float(a), float(e)) for a, e in unit["points"]]
-        return compute_group(ctx, unit["dataset"], unit["mode"], unit["group"], points, p)
 
     def plot(self, table: pd.DataFrame, params: Fig6Params) -> Any:
         blocks = [(d, m) for d in table["dataset"].unique() for m in table["mode"].unique()]
@@ -86,9 +74,6 @@ class AccuracyTable(Figure[Fig6Params]):
                 fontsize=8,
             )
         return fig
-
-    def summarize(self, table: pd.DataFrame, params: Any) -> pd.DataFrame | None:
-        return summarize_rows(table)
 
 
 def _cells(sub: pd.DataFrame) -> pd.DataFrame:
