@@ -17,6 +17,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
+from privrepro.config.validation import ConfigError
+
 __all__ = [
     "generalization_bound",
     "individual_success_bound",
@@ -38,7 +40,10 @@ def kl_bernoulli(p: ArrayLike, q: ArrayLike) -> NDArray[np.float64]:
     p_arr = np.asarray(p, dtype=np.float64)
     q_arr = np.asarray(q, dtype=np.float64)
     if np.any((p_arr < 0) | (p_arr > 1)) or np.any((q_arr < 0) | (q_arr > 1)):
-        raise ValueError(f"p = {p!r}, q = {q!r}: probabilities must lie in [0, 1]")
+        bad_p = np.any((p_arr < 0) | (p_arr > 1))
+        raise ConfigError(
+            "p" if bad_p else "q", p if bad_p else q, "probabilities must lie in [0, 1]"
+        )
     return _xlogy_ratio(p_arr, q_arr) + _xlogy_ratio(1.0 - p_arr, 1.0 - q_arr)
 
 
@@ -59,9 +64,9 @@ def posterior_success_bound(
         np.asarray(prior, dtype=np.float64), np.asarray(mi, dtype=np.float64)
     )
     if np.any((q < 0) | (q > 1)) or np.any(np.isnan(q)):
-        raise ValueError(f"prior = {prior!r}: must lie in [0, 1]")
+        raise ConfigError("prior", prior, "must lie in [0, 1]")
     if np.any(v < 0) or np.any(np.isnan(v)):
-        raise ValueError(f"mi = {mi!r}: must lie in [0, inf)")
+        raise ConfigError("mi", mi, "must lie in [0, inf)")
     lo = q.copy()
     hi = np.ones_like(q)
     saturated = kl_bernoulli(hi, q) <= v
@@ -81,7 +86,7 @@ def pinsker_advantage_bound(mi: ArrayLike) -> NDArray[np.float64]:
     """Corollary 1 (Pinsker): posterior advantage ``delta^o - delta <= sqrt(MI / 2)``."""
     v = np.asarray(mi, dtype=np.float64)
     if np.any(v < 0):
-        raise ValueError(f"mi = {mi!r}: must lie in [0, inf)")
+        raise ConfigError("mi", mi, "must lie in [0, inf)")
     return np.asarray(np.sqrt(v / 2.0), dtype=np.float64)
 
 
@@ -107,7 +112,7 @@ def individual_success_bound(prior: float, mi: float, n: ArrayLike) -> NDArray[n
     """
     n_arr = np.atleast_1d(np.asarray(n))
     if np.any(n_arr < 1) or not np.all(np.equal(np.mod(n_arr, 1), 0)):
-        raise ValueError(f"n = {n!r}: must be integers >= 1")
+        raise ConfigError("n", n, "must be integers in [1, inf)")
     out = np.empty(n_arr.shape, dtype=np.float64)
     for idx, n_val in np.ndenumerate(n_arr):
         j = np.arange(1, int(n_val) + 1)

@@ -22,6 +22,8 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from privrepro.config.validation import ConfigError
+
 __all__ = [
     "anisotropic_variances",
     "composition_budget",
@@ -42,17 +44,18 @@ __all__ = [
 def _eigs(lam: ArrayLike) -> NDArray[np.float64]:
     arr = np.asarray(lam, dtype=np.float64)
     if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(
-            f"lam: must be a non-empty 1-d array of eigenvalues, got shape {arr.shape}"
+        raise ConfigError(
+            "lam", f"shape {arr.shape}", "must be a non-empty 1-d array of eigenvalues"
         )
     if np.any(arr < 0) or np.any(~np.isfinite(arr)):
-        raise ValueError(f"lam = {arr!r}: eigenvalues must be finite and >= 0")
+        bad = float(arr[(arr < 0) | ~np.isfinite(arr)][0])
+        raise ConfigError("lam", bad, "eigenvalues must be finite and lie in [0, inf)")
     return arr
 
 
 def _budget(v: float) -> float:
     if not (isinstance(v, (int, float, np.floating)) and v > 0 and math.isfinite(v)):
-        raise ValueError(f"v = {v!r}: the MI budget must lie in (0, inf) nats")
+        raise ConfigError("v", v, "the MI budget must lie in (0, inf) nats")
     return float(v)
 
 
@@ -111,7 +114,7 @@ def composition_budget(total_v: float, repetitions: int) -> float:
     """Sec. 7.1: MI of ``T`` independent mechanisms on independent inputs adds up, so each gets
     ``v / T`` and its noise standard deviation grows by ``sqrt(T)`` (Theorem 3 is ``1/(2v)``)."""
     if repetitions < 1:
-        raise ValueError(f"repetitions = {repetitions!r}: must be an integer >= 1")
+        raise ConfigError("repetitions", repetitions, "must be an integer in [1, inf)")
     return _budget(total_v) / repetitions
 
 
@@ -205,7 +208,8 @@ def optimal_individual_variances(lam: ArrayLike, n: int, v: float) -> NDArray[np
 def zcdp_sigma(l2_sensitivity: float, rho: float) -> float:
     """Gaussian mechanism std for ``rho``-zCDP: ``rho = Delta_2^2 / (2 sigma^2)`` (Bun–Steinke)."""
     if l2_sensitivity <= 0 or rho <= 0:
-        raise ValueError(f"l2_sensitivity = {l2_sensitivity!r}, rho = {rho!r}: both must be > 0")
+        key, value = ("l2_sensitivity", l2_sensitivity) if l2_sensitivity <= 0 else ("rho", rho)
+        raise ConfigError(key, value, "must lie in (0, inf)")
     return float(l2_sensitivity / math.sqrt(2.0 * rho))
 
 
