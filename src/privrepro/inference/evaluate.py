@@ -23,6 +23,9 @@ import torch
 from numpy.typing import ArrayLike, NDArray
 from torch import Tensor, nn
 
+from privrepro.config.validation import ConfigError
+from privrepro.inference.calibration import MODES
+
 __all__ = ["Evaluation", "draw_seeds", "gauss_input_accuracy", "gauss_output_accuracy"]
 
 Progress = Callable[[Iterable[Any], str], Iterable[Any]]
@@ -51,9 +54,6 @@ class Evaluation:
     progress: Progress | None = None
 
     def __post_init__(self) -> None:
-        from privrepro.config.validation import ConfigError
-        from privrepro.inference.calibration import MODES
-
         if self.mode not in MODES:
             raise ConfigError("mode", self.mode, f"must be one of {list(MODES)}")
         if not 0 < self.delta < 1:
@@ -66,14 +66,15 @@ class Evaluation:
 def draw_seeds(generator: torch.Generator, n_draws: int) -> list[int]:
     """One 62-bit seed per noise draw, taken from ``generator``."""
     if n_draws < 1:
-        raise ValueError(f"n_draws = {n_draws!r}: must be >= 1")
+        raise ConfigError("n_draws", n_draws, "must lie in [1, inf)")
     return [int(s) for s in torch.randint(0, 2**62, (n_draws,), generator=generator)]
 
 
 def _unique_sigmas(sigmas: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
     s = np.asarray(sigmas, dtype=np.float64).reshape(-1)
     if np.any(~np.isfinite(s)) or np.any(s < 0):
-        raise ValueError(f"sigmas must be finite and >= 0; got {s[~np.isfinite(s) | (s < 0)][:3]}")
+        bad = float(s[~np.isfinite(s) | (s < 0)][0])
+        raise ConfigError("sigmas", bad, "every σ must be finite and lie in [0, inf)")
     return np.unique(s, return_inverse=True)
 
 
@@ -117,7 +118,7 @@ def gauss_output_accuracy(
     ties of probability zero. σ = 0 is the clean accuracy (argmax's tie rule) in both.
     """
     if method not in ("interval", "direct"):
-        raise ValueError(f"method = {method!r}: must be 'interval' or 'direct'")
+        raise ConfigError("method", method, "must be one of ['interval', 'direct']")
     uniq, inverse = _unique_sigmas(sigmas)
     n, k = logits.shape
     device = logits.device
@@ -176,7 +177,7 @@ def gauss_input_accuracy(
     from privrepro.inference.networks import NormalizedNet
 
     if noise_space not in ("pixel", "normalized"):
-        raise ValueError(f"noise_space = {noise_space!r}: must be 'pixel' or 'normalized'")
+        raise ConfigError("noise_space", noise_space, "must be one of ['pixel', 'normalized']")
     uniq, inverse = _unique_sigmas(sigmas)
     model.eval().to(device)
     if isinstance(model, NormalizedNet):
@@ -189,7 +190,7 @@ def gauss_input_accuracy(
         prep: Callable[[Tensor], Tensor] = model.normalize
     else:
         if noise_space != "pixel":
-            raise ValueError("noise_space='normalized' needs a NormalizedNet")
+            raise ConfigError("noise_space", noise_space, "'normalized' needs a NormalizedNet")
         body, scale, prep = model, torch.ones(1, device=device), (lambda t: t)
     correct = np.zeros((len(uniq), n_draws))
     draws: Iterable[Any] = list(enumerate(draw_seeds(generator, n_draws)))
