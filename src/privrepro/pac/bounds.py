@@ -4,7 +4,8 @@ All mutual information is in **nats** (Example 1 reproduces only with the natura
 
 - :func:`posterior_success_bound` inverts Theorem 1, eq. (2): the largest posterior success
   ``p`` with ``KL(Bern(p) || Bern(q)) <= v``.
-- :func:`pinsker_advantage_bound` is Corollary 1: ``advantage <= sqrt(v / 2)``.
+- :func:`pinsker_advantage_bound` is Corollary 1: ``advantage <= sqrt(v / 2)``;
+  :func:`pinsker_success_bound` the success bound ``min(1, q + sqrt(v / 2))`` it gives.
 - :func:`individual_success_bound` is Theorem 2, part 2 (i.i.d. data, symmetric mechanism),
   as reconstructed from Appendix A: ``1 - delta <= (1/n) sum_j p*(q_j, v)`` where ``q_j`` is the
   prior chance of recovering at least ``j`` of the ``n`` elements.
@@ -24,6 +25,7 @@ __all__ = [
     "individual_success_bound",
     "kl_bernoulli",
     "pinsker_advantage_bound",
+    "pinsker_success_bound",
     "posterior_success_bound",
 ]
 
@@ -88,6 +90,15 @@ def pinsker_advantage_bound(mi: ArrayLike) -> NDArray[np.float64]:
     if np.any(v < 0):
         raise ConfigError("mi", mi, "must lie in [0, inf)")
     return np.asarray(np.sqrt(v / 2.0), dtype=np.float64)
+
+
+def pinsker_success_bound(prior: ArrayLike, mi: ArrayLike) -> NDArray[np.float64]:
+    """Corollary 1 as a success bound: ``1 - delta <= min(1, q + sqrt(MI / 2))`` (looser than
+    :func:`posterior_success_bound`)."""
+    return np.asarray(
+        np.minimum(1.0, np.asarray(prior, dtype=np.float64) + pinsker_advantage_bound(mi)),
+        dtype=np.float64,
+    )
 
 
 def generalization_bound(mi: ArrayLike) -> NDArray[np.float64]:

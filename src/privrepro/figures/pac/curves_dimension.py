@@ -9,15 +9,15 @@ covariance, and via Algorithm 1 (``m`` Monte-Carlo draws), against ``d / sqrt(2v
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.figures.api import Figure, UnitContext, grid_units, param
 from privrepro.pac.algorithms import algorithm1_from_samples
-from privrepro.pac.gaussian import dp_local_noise_norm
+from privrepro.pac.gaussian import anisotropic_noise_norm, dp_local_noise_norm, isotropic_noise_norm
 from privrepro.pac.mechanisms import (
     local_publishing_samples,
     local_publishing_spectrum,
@@ -51,19 +51,8 @@ class DimensionCurves(Figure[DimensionCurvesParams]):
     title = "pac — PAC (Theorem 3, Algorithm 1) vs local-DP noise as the dimension grows"
 
     def units(self, params: DimensionCurvesParams) -> list[dict[str, Any]]:
-        return [
-            {
-                "side": s,
-                "pool_size": params.pool_size,
-                "frequencies": params.frequencies,
-                "pixel_noise": params.pixel_noise,
-                "v": params.v,
-                "m": params.m,
-                "c": params.c,
-                "beta": params.beta,
-            }
-            for s in sorted(set(params.sides))
-        ]
+        fixed = {k: v for k, v in asdict(params).items() if k != "sides"}
+        return grid_units(fixed, side=sorted(set(params.sides)))
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         side, v = int(unit["side"]), unit["v"]
@@ -76,34 +65,18 @@ class DimensionCurves(Figure[DimensionCurvesParams]):
             pixel_noise=unit["pixel_noise"],
         )
         lam = local_publishing_spectrum(pool)
-        res = algorithm1_from_samples(
-            local_publishing_samples(pool, unit["m"], ctx.rng("mc")),
-            v,
-            unit["beta"],
-            unit["c"],
-            r=float(np.sqrt(d)),
-        )
-        base = {"side": side, "d": d, "v": v}
-        return pd.DataFrame(
-            [
-                {
-                    **base,
-                    "method": "pac_theorem3_exact",
-                    "noise_norm": float(np.sqrt(lam).sum() / np.sqrt(2 * v)),
-                },
-                {
-                    **base,
-                    "method": "pac_isotropic_exact",
-                    "noise_norm": float(np.sqrt(d * lam.sum() / (2 * v))),
-                },
-                {
-                    **base,
-                    "method": f"pac_algorithm1 ({res.branch})",
-                    "noise_norm": res.noise.expected_norm_upper,
-                },
-                {**base, "method": "dp_local", "noise_norm": dp_local_noise_norm(d, v)},
-            ]
-        )
+        samples = local_publishing_samples(pool, unit["m"], ctx.rng("mc"))
+        res = algorithm1_from_samples(samples, v, unit["beta"], unit["c"], r=float(np.sqrt(d)))
+        norms = {
+            "pac_theorem3_exact": anisotropic_noise_norm(lam, v),
+            "pac_isotropic_exact": isotropic_noise_norm(lam, v),
+            f"pac_algorithm1 ({res.branch})": res.noise.expected_norm_upper,
+            "dp_local": dp_local_noise_norm(d, v),
+        }
+        rows = [
+            {"side": side, "d": d, "v": v, "method": k, "noise_norm": n} for k, n in norms.items()
+        ]
+        return pd.DataFrame(rows)
 
     def summarize(self, table: pd.DataFrame, params: DimensionCurvesParams) -> pd.DataFrame:
         piv = table.pivot_table(index="d", columns="method", values="noise_norm")

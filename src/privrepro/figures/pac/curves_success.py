@@ -6,14 +6,14 @@ only; this draws ``p*(q, v)`` for several priors ``q`` with Pinsker's ``q + sqrt
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from privrepro.figures.api import Figure, UnitContext, param
-from privrepro.pac.bounds import pinsker_advantage_bound, posterior_success_bound
+from privrepro.pac.bounds import pinsker_success_bound, posterior_success_bound
 from privrepro.plotting.style import new_figure
 
 __all__ = ["SuccessCurves", "SuccessCurvesParams"]
@@ -48,14 +48,7 @@ class SuccessCurves(Figure[SuccessCurvesParams]):
     title = "pac Theorem 1 — posterior success bound against the MI budget v"
 
     def units(self, params: SuccessCurvesParams) -> list[dict[str, Any]]:
-        return [
-            {
-                "priors": list(params.priors),
-                "v_min": params.v_min,
-                "v_max": params.v_max,
-                "points": params.points,
-            }
-        ]
+        return [asdict(params)]
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         v = np.geomspace(unit["v_min"], unit["v_max"], unit["points"])
@@ -77,7 +70,7 @@ class SuccessCurves(Figure[SuccessCurvesParams]):
                         "prior": q,
                         "v": v,
                         "bound": "pinsker",
-                        "success_bound": np.minimum(1.0, q + pinsker_advantage_bound(v)),
+                        "success_bound": pinsker_success_bound(q, v),
                     }
                 )
             )

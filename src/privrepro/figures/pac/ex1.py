@@ -18,7 +18,7 @@ import pandas as pd
 from privrepro.figures.api import Figure, UnitContext, param
 from privrepro.pac.bounds import (
     individual_success_bound,
-    pinsker_advantage_bound,
+    pinsker_success_bound,
     posterior_success_bound,
 )
 from privrepro.plotting.style import new_figure
@@ -65,7 +65,7 @@ class Example1(Figure[Example1Params]):
             for bound, value in (
                 ("theorem1", float(posterior_success_bound(q, v))),
                 ("theorem2", float(thm2)),
-                ("pinsker", float(min(1.0, q + pinsker_advantage_bound(v)))),
+                ("pinsker", float(pinsker_success_bound(q, v))),
             ):
                 paper = PAPER_VALUES.get(bound, {})
                 paper_value = paper.get(None, paper.get(int(n), np.nan))

@@ -10,19 +10,14 @@ is reported beside them. The second case of (12) is illegible in the source.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from privrepro.figures.api import Figure, UnitContext, param
-from privrepro.pac.gaussian import (
-    anisotropic_variances,
-    example5_individual_mi,
-    optimal_individual_variances,
-    optimal_whole_set_variances,
-)
+from privrepro.pac.gaussian import example5_noise
 from privrepro.plotting.style import new_figure
 
 __all__ = ["Example5", "Example5Params"]
@@ -58,43 +53,11 @@ class Example5(Figure[Example5Params]):
     kind = "table"
 
     def units(self, params: Example5Params) -> list[dict[str, Any]]:
-        return [
-            {
-                "eigenvalues": list(params.eigenvalues),
-                "n": params.n,
-                "v_min": params.v_min,
-                "v_max": params.v_max,
-                "points": params.points,
-                "extra_v": sorted(params.extra_v),
-            }
-        ]
+        return [{**asdict(params), "extra_v": sorted(params.extra_v)}]
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        lam = np.asarray(unit["eigenvalues"], dtype=float)
-        n, d = int(unit["n"]), lam.size
         vs = np.union1d(np.geomspace(unit["v_min"], unit["v_max"], unit["points"]), unit["extra_v"])
-        sqrt_sum = np.sqrt(lam).sum()
-        rows = []
-        for v in vs:
-            ind = optimal_individual_variances(lam, n, v)
-            whole = optimal_whole_set_variances(lam, n, v)
-            thm3 = anisotropic_variances(lam / n, v)
-            rows.append(
-                {
-                    "v": float(v),
-                    "n": n,
-                    "d": d,
-                    "individual_opt_noise_sq": float(ind.sum()),
-                    "whole_set_exact_noise_sq": float(whole.sum()),
-                    "theorem3_noise_sq": float(thm3.sum()),
-                    "gap_theorem3_minus_individual": float(thm3.sum() - ind.sum()),
-                    "eq12_first_case": float(sqrt_sum**2 / (2 * n * v))
-                    if v >= d / (n - 1)
-                    else np.nan,
-                    "noiseless_individual_mi": example5_individual_mi(lam, n, 0.0),
-                }
-            )
-        return pd.DataFrame(rows)
+        return pd.DataFrame(example5_noise(unit["eigenvalues"], int(unit["n"]), vs))
 
     def summarize(self, table: pd.DataFrame, params: Example5Params) -> pd.DataFrame:
         out = []

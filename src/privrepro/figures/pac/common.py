@@ -1,0 +1,109 @@
+"""What the pac recipes share: the data labels, a clean log axis, and the noise table of Examples
+2 and 3 (one row per noise method, :func:`privrepro.pac.private.noise_rows`)."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from dataclasses import asdict
+from typing import Any, ClassVar, TypeVar
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from privrepro.figures.api import Figure, UnitContext
+from privrepro.pac.pools import Pool, load_pool
+from privrepro.pac.private import noise_rows
+from privrepro.plotting.style import new_figure
+
+__all__ = ["DATA_LABELS", "NoiseTable", "clean_log_axis"]
+
+DATA_LABELS = {
+    "cifar10": "CIFAR-10 (60,000 × 3,072)",
+    "mnist": "MNIST",
+    "digits": "scikit-learn digits (stand-in)",
+    "synthetic_images": "synthetic images (stand-in)",
+}
+
+
+def clean_log_axis(ax: Any, axis: str = "x") -> None:
+    """A log axis with plain major labels and no minor labels (they overlap on short ranges)."""
+    import matplotlib.ticker as mticker
+
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
+    target.set_major_formatter(mticker.FormatStrFormatter("%g"))
+    target.set_minor_formatter(mticker.NullFormatter())
+
+
+P = TypeVar("P")
+
+
+class NoiseTable(Figure[P]):
+    """The noise of one mechanism on a data pool: PAC (Algorithm 1, Theorem 3) against DP.
+
+    One unit holds every parameter; a subclass names its ``mechanism`` (samples, exact spectrum,
+    output radius and DP baseline on the pool) and the ``paper`` values, printed for CIFAR-10.
+    """
+
+    kind = "table"
+    paper: ClassVar[dict[str, float]]
+
+    @abstractmethod
+    def mechanism(
+        self, pool: Pool, unit: dict[str, Any], ctx: UnitContext
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], float, tuple[str, float]]:
+        """``(samples, exact spectrum, output radius r, (DP baseline name, its E||B||))``."""
+
+    def units(self, params: P) -> list[dict[str, Any]]:
+        return [asdict(params)]  # type: ignore[call-overload]
+
+    def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
+        pool = load_pool(unit["dataset"], ctx.data_dir, unit["splits"], seed=ctx.seed)
+        samples, spectrum, r, baseline = self.mechanism(pool, unit, ctx)
+        v, beta, c = unit["v"], unit["beta"], unit["c"]
+        out = pd.DataFrame(noise_rows(samples, v, beta, c, r, spectrum, baseline))
+        # the paper's numbers are for CIFAR-10; a stand-in pool gets none
+        out["paper_value"] = (
+            out["method"].map(self.paper) if unit["dataset"] == "cifar10" else np.nan
+        )
+        out.insert(0, "data", f"{DATA_LABELS[unit['dataset']]}: {pool.size} × {pool.dim}")
+        out["v"] = v
+        return out
+
+    def summarize(self, table: pd.DataFrame, params: Any) -> pd.DataFrame:
+        exact = table.loc[table["method"] == "pac_theorem3_exact", "dp_over_pac"].iloc[0]
+        return pd.DataFrame(
+            [
+                {"metric": f"noise_norm_{r['method']}", "value": r["noise_norm"]}
+                for _, r in table.iterrows()
+            ]
+            + [{"metric": "dp_over_pac_theorem3_exact", "value": float(exact)}]
+        )
+
+    def plot(self, table: pd.DataFrame, params: Any) -> Any:
+        fig, ax = new_figure(width=6.0, height=3.4)
+        t = table.reset_index(drop=True)
+        # a dot per method (bars would mislead on a log axis), its value printed beside it
+        y = np.arange(len(t))
+        ax.scatter(t["noise_norm"], y, color=[f"C{i}" for i in range(len(t))], s=40, zorder=4)
+        for yi, val in zip(y, t["noise_norm"], strict=True):
+            ax.annotate(
+                f"{val:.3g}",
+                (val, yi),
+                xytext=(6, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=8,
+            )
+        ax.set_yticks(y, t["method"])
+        has = t["paper_value"].notna() if "paper_value" in t else pd.Series(False, index=t.index)
+        if has.any():
+            paper = t.loc[has, "paper_value"]
+            ax.scatter(paper, y[has.to_numpy()], marker="x", color="k", zorder=5, label="paper")
+            ax.legend(frameon=False)
+        ax.margins(x=0.25)
+        clean_log_axis(ax, "x")
+        ax.set_xlabel("E‖B‖₂ (upper bound √Tr Σ_B) for MI ≤ v")
+        ax.set_title(f"{getattr(self, 'title', '')}\n{t['data'].iloc[0]}", fontsize=9)
+        return fig
