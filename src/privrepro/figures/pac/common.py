@@ -1,5 +1,5 @@
-"""What the pac recipes share: the data labels, a clean log axis, and the noise table of Examples
-2 and 3 (one row per noise method, :func:`privrepro.pac.private.noise_rows`)."""
+"""What the pac recipes share: the data labels and the noise table of Examples 2 and 3 (one row
+per noise method, :func:`privrepro.pac.private.noise_rows`)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from privrepro.figures.api import Figure, UnitContext
+from privrepro.pac import plots
 from privrepro.pac.pools import Pool, load_pool
 from privrepro.pac.private import noise_rows
-from privrepro.plotting.style import new_figure
 
-__all__ = ["DATA_LABELS", "NoiseTable", "clean_log_axis"]
+__all__ = ["DATA_LABELS", "NoiseTable"]
 
 DATA_LABELS = {
     "cifar10": "CIFAR-10 (60,000 × 3,072)",
@@ -24,16 +24,6 @@ DATA_LABELS = {
     "digits": "scikit-learn digits (stand-in)",
     "synthetic_images": "synthetic images (stand-in)",
 }
-
-
-def clean_log_axis(ax: Any, axis: str = "x") -> None:
-    """A log axis with plain major labels and no minor labels (they overlap on short ranges)."""
-    import matplotlib.ticker as mticker
-
-    target = ax.xaxis if axis == "x" else ax.yaxis
-    (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
-    target.set_major_formatter(mticker.FormatStrFormatter("%g"))
-    target.set_minor_formatter(mticker.NullFormatter())
 
 
 P = TypeVar("P")
@@ -82,28 +72,4 @@ class NoiseTable(Figure[P]):
         )
 
     def plot(self, table: pd.DataFrame, params: Any) -> Any:
-        fig, ax = new_figure(width=6.0, height=3.4)
-        t = table.reset_index(drop=True)
-        # a dot per method (bars would mislead on a log axis), its value printed beside it
-        y = np.arange(len(t))
-        ax.scatter(t["noise_norm"], y, color=[f"C{i}" for i in range(len(t))], s=40, zorder=4)
-        for yi, val in zip(y, t["noise_norm"], strict=True):
-            ax.annotate(
-                f"{val:.3g}",
-                (val, yi),
-                xytext=(6, 0),
-                textcoords="offset points",
-                va="center",
-                fontsize=8,
-            )
-        ax.set_yticks(y, t["method"])
-        has = t["paper_value"].notna() if "paper_value" in t else pd.Series(False, index=t.index)
-        if has.any():
-            paper = t.loc[has, "paper_value"]
-            ax.scatter(paper, y[has.to_numpy()], marker="x", color="k", zorder=5, label="paper")
-            ax.legend(frameon=False)
-        ax.margins(x=0.25)
-        clean_log_axis(ax, "x")
-        ax.set_xlabel("E‖B‖₂ (upper bound √Tr Σ_B) for MI ≤ v")
-        ax.set_title(f"{getattr(self, 'title', '')}\n{t['data'].iloc[0]}", fontsize=9)
-        return fig
+        return plots.noise_norms(table, self.title)

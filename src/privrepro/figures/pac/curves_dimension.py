@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from privrepro.figures.api import Figure, UnitContext, grid_units, param
+from privrepro.pac import plots
 from privrepro.pac.algorithms import algorithm1_from_samples
 from privrepro.pac.gaussian import anisotropic_noise_norm, dp_local_noise_norm, isotropic_noise_norm
 from privrepro.pac.mechanisms import (
@@ -23,7 +24,6 @@ from privrepro.pac.mechanisms import (
     local_publishing_spectrum,
     smooth_image_pool,
 )
-from privrepro.plotting.style import new_figure
 
 __all__ = ["DimensionCurves", "DimensionCurvesParams"]
 
@@ -89,14 +89,4 @@ class DimensionCurves(Figure[DimensionCurvesParams]):
         return pd.DataFrame(rows)
 
     def plot(self, table: pd.DataFrame, params: DimensionCurvesParams) -> Any:
-        fig, ax = new_figure(width=5.5, height=3.8)
-        for i, (method, sub) in enumerate(table.groupby("method", sort=True)):
-            sub = sub.sort_values("d")
-            ax.plot(sub["d"], sub["noise_norm"], marker="o", ms=3, color=f"C{i}", label=method)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("dimension d (pixels)")
-        ax.set_ylabel(f"E‖B‖₂ for MI ≤ {params.v:g}")
-        ax.set_title("pac — PAC vs local-DP noise against d (synthetic smooth images)")
-        ax.legend(frameon=False, fontsize=8)
-        return fig
+        return plots.noise_against_dimension(table, params.v)

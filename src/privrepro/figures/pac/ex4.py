@@ -6,11 +6,7 @@ outputs the final weights (d = 24,790). It is deterministic (a fixed initialisat
 Algorithm 1 runs ``m`` such trainings — batched (:func:`privrepro.pac.training.train_batched`) —
 and calibrates ``B``; the released model is ``M(X*) + B`` for one more draw ``X*``, scored on the
 pool images not in ``X*`` (assumed). The paper prints ``E||B|| = 3.7`` for ``MI <= 1`` and
-accuracies 94.8% (no noise) / 93.5% (with noise).
-
-Rows: one per (budget ``v``, noise method): Algorithm 1 as stated (its branch, usually the
-isotropic fallback when ``m < d``) and Theorem 3's anisotropic noise on Algorithm 1's estimated
-spectrum (``(sum sqrt(lambda_hat))^2 / (2v)``, no floor).
+accuracies 94.8% (no noise) / 93.5% (with noise). Rows: :func:`privrepro.pac.private.make_private`.
 """
 
 from __future__ import annotations
@@ -23,11 +19,11 @@ import pandas as pd
 import torch
 
 from privrepro.figures.api import Figure, UnitContext, param
-from privrepro.figures.pac.common import DATA_LABELS, clean_log_axis
+from privrepro.figures.pac.common import DATA_LABELS
+from privrepro.pac import plots
 from privrepro.pac.pools import load_pool
 from privrepro.pac.private import make_private, mlp_mechanism
 from privrepro.pac.training import MLPSpec, init_mlp
-from privrepro.plotting.style import new_figure
 
 __all__ = ["Example4", "Example4Params"]
 
@@ -108,50 +104,15 @@ class Example4(Figure[Example4Params]):
         return out
 
     def summarize(self, table: pd.DataFrame, params: Example4Params) -> pd.DataFrame:
-        rows = []
-        for _, r in table.iterrows():
-            for col in ("noise_norm", "accuracy_noisy_mean"):
-                rows.append({"metric": col, "method": r["method"], "v": r["v"], "value": r[col]})
-        rows.append(
-            {
-                "metric": "accuracy_clean",
-                "method": "none",
-                "v": np.nan,
-                "value": float(table["accuracy_clean"].iloc[0]),
-            }
-        )
+        rows = [
+            {"metric": col, "method": r["method"], "v": r["v"], "value": r[col]}
+            for _, r in table.iterrows()
+            for col in ("noise_norm", "accuracy_noisy_mean")
+        ]
+        clean = float(table["accuracy_clean"].iloc[0])
+        rows.append({"metric": "accuracy_clean", "method": "none", "v": np.nan, "value": clean})
         return pd.DataFrame(rows)
 
     def plot(self, table: pd.DataFrame, params: Example4Params) -> Any:
-        fig, ax = new_figure(width=6.0, height=3.6)
-        clean = float(table["accuracy_clean"].iloc[0])
-        ax.axhline(clean, color="0.3", lw=1, label=f"no noise ({clean:.1%})")
-        for i, (method, sub) in enumerate(table.groupby("method")):
-            sub = sub.sort_values("v")
-            ax.errorbar(
-                sub["v"],
-                sub["accuracy_noisy_mean"],
-                yerr=sub["accuracy_noisy_std"],
-                marker="o",
-                ms=4,
-                capsize=3,
-                color=f"C{i}",
-                label=method,
-            )
-        if table["paper_accuracy_noisy"].notna().any():
-            ax.scatter(
-                [1.0],
-                [PAPER["accuracy_noisy"]],
-                marker="x",
-                color="k",
-                zorder=5,
-                label="paper (v = 1)",
-            )
-        clean_log_axis(ax, "x")
-        ax.set_xlabel("MI budget v (nats)")
-        ax.set_ylabel("held-out accuracy of M(X*) + B")
-        ax.set_title(
-            f"pac Ex. 4 — {table['architecture'].iloc[0]}, {table['data'].iloc[0]}", fontsize=9
-        )
-        ax.legend(frameon=False, fontsize=8)
-        return fig
+        on_mnist = table["paper_accuracy_noisy"].notna().any()
+        return plots.private_accuracy(table, PAPER["accuracy_noisy"] if on_mnist else None)

@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.pac import plots
 from privrepro.pac.gaussian import example5_noise
-from privrepro.plotting.style import new_figure
 
 __all__ = ["Example5", "Example5Params"]
 
@@ -60,43 +60,16 @@ class Example5(Figure[Example5Params]):
         return pd.DataFrame(example5_noise(unit["eigenvalues"], int(unit["n"]), vs))
 
     def summarize(self, table: pd.DataFrame, params: Example5Params) -> pd.DataFrame:
-        out = []
-        for v in params.extra_v:
-            r = table.loc[np.isclose(table["v"], v)].iloc[0]
-            for col in ("individual_opt_noise_sq", "whole_set_exact_noise_sq", "theorem3_noise_sq"):
-                out.append({"metric": col, "v": float(v), "value": float(r[col])})
-        out.append(
-            {
-                "metric": "noiseless_individual_mi",
-                "v": np.nan,
-                "value": float(table["noiseless_individual_mi"].iloc[0]),
-            }
-        )
+        columns = ("individual_opt_noise_sq", "whole_set_exact_noise_sq", "theorem3_noise_sq")
+        out = [
+            {"metric": col, "v": float(v), "value": float(r[col])}
+            for v in params.extra_v
+            for r in [table.loc[np.isclose(table["v"], v)].iloc[0]]
+            for col in columns
+        ]
+        mi0 = float(table["noiseless_individual_mi"].iloc[0])
+        out.append({"metric": "noiseless_individual_mi", "v": np.nan, "value": mi0})
         return pd.DataFrame(out)
 
     def plot(self, table: pd.DataFrame, params: Example5Params) -> Any:
-        fig, ax = new_figure(width=5.5, height=3.8)
-        t = table.sort_values("v")
-        ax.plot(t["v"], t["theorem3_noise_sq"], label="Algorithm 1 / Theorem 3 (whole set, bound)")
-        ax.plot(t["v"], t["whole_set_exact_noise_sq"], "--", label="whole set, exact eq. (11)")
-        pos = t[t["individual_opt_noise_sq"] > 0]
-        ax.plot(pos["v"], pos["individual_opt_noise_sq"], "-.", label="individual, exact eq. (10)")
-        mi0 = float(t["noiseless_individual_mi"].iloc[0])
-        ax.axvline(mi0, color="0.5", lw=0.8, ls=":")
-        ax.text(
-            mi0,
-            0.03,
-            " no individual noise needed →",
-            fontsize=7.5,
-            color="0.4",
-            va="bottom",
-            transform=ax.get_xaxis_transform(),
-        )
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("MI budget v (nats)")
-        ax.set_ylabel("required E‖B‖²")
-        d, n = int(t["d"].iloc[0]), int(t["n"].iloc[0])
-        ax.set_title(f"pac Ex. 5 — Gaussian mean, d = {d}, n = {n}")
-        ax.legend(frameon=False, fontsize=8)
-        return fig
+        return plots.gaussian_mean_noise(table)
