@@ -7,6 +7,8 @@ output with that noise. Two engines, each returning tidy rows (a list of dicts):
 * :func:`noise_rows` — the noise of Examples 2 and 3 (and the dimension curves): Algorithm 1 as
   stated, Theorem 3 on its estimated spectrum, Theorem 3 and the isotropic rule on an exact
   spectrum when one is known, beside a DP baseline.
+* :func:`smooth_image_noise` — the same comparison for local publishing of synthetic smooth
+  images of growing resolution (the paper's dimension argument, Sec. 5 and 7.1).
 * :func:`make_private` — Example 4: a *trainer* (a data subset in, parameters out) made
   PAC-private: ``m`` Monte-Carlo trainings, the noise per budget ``v``, and the utility of the
   released model ``M(X*) + B`` against its clean version.
@@ -31,11 +33,24 @@ from torch import Tensor
 
 from privrepro.config.validation import ConfigError
 from privrepro.pac.algorithms import Algorithm1Result, algorithm1_from_samples
-from privrepro.pac.gaussian import anisotropic_noise_norm, isotropic_noise_norm
+from privrepro.pac.gaussian import anisotropic_noise_norm, dp_local_noise_norm, isotropic_noise_norm
+from privrepro.pac.mechanisms import (
+    local_publishing_samples,
+    local_publishing_spectrum,
+    smooth_image_pool,
+)
 from privrepro.pac.noise import GaussianNoise
 from privrepro.pac.training import MLPSpec, mlp_accuracy, train_batched
 
-__all__ = ["PrivateTraining", "Score", "Trainer", "make_private", "mlp_mechanism", "noise_rows"]
+__all__ = [
+    "PrivateTraining",
+    "Score",
+    "Trainer",
+    "make_private",
+    "mlp_mechanism",
+    "noise_rows",
+    "smooth_image_noise",
+]
 
 Trainer = Callable[[NDArray[np.int64]], Tensor]
 """A deterministic training mechanism, batched: index sets ``[k, n]`` into a pool in, the ``k``
@@ -82,6 +97,41 @@ def noise_rows(
     if baseline is not None:
         rows.append({"method": baseline[0], "noise_norm": baseline[1], "dp_over_pac": 1.0})
     return rows
+
+
+def smooth_image_noise(
+    side: int,
+    pool_size: int,
+    frequencies: int,
+    pixel_noise: float,
+    v: float,
+    m: int,
+    beta: float,
+    c: float,
+    data_rng: np.random.Generator,
+    mc_rng: np.random.Generator,
+) -> list[dict[str, Any]]:
+    """PAC against local-DP noise for local publishing (Example 2's ``M(x) = x``) of a pool of
+    ``pool_size`` synthetic smooth ``side x side`` images (:func:`~privrepro.pac.mechanisms.
+    smooth_image_pool`, drawn from ``data_rng``), ``d = side^2``.
+
+    Rows ``side, d, v, method, noise_norm`` for ``MI <= v``: Theorem 3 and the isotropic rule on
+    the exact pool covariance, Algorithm 1 as stated on ``m`` draws from ``mc_rng`` (output
+    radius ``sqrt(d)``, pixels in [0, 1]; method ``pac_algorithm1 (<branch>)``), and local DP's
+    ``d / sqrt(2v)``. The paper: PAC noise follows ``sum_j sqrt(lambda_j)``, DP grows as ``d``.
+    """
+    d = side * side
+    pool = smooth_image_pool(data_rng, pool_size, side, frequencies, pixel_noise=pixel_noise)
+    lam = local_publishing_spectrum(pool)
+    samples = local_publishing_samples(pool, m, mc_rng)
+    res = algorithm1_from_samples(samples, v, beta, c, r=float(np.sqrt(d)))
+    norms = {
+        "pac_theorem3_exact": anisotropic_noise_norm(lam, v),
+        "pac_isotropic_exact": isotropic_noise_norm(lam, v),
+        f"pac_algorithm1 ({res.branch})": res.noise.expected_norm_upper,
+        "dp_local": dp_local_noise_norm(d, v),
+    }
+    return [{"side": side, "d": d, "v": v, "method": k, "noise_norm": n} for k, n in norms.items()]
 
 
 def _algorithm1_rows(res: Algorithm1Result) -> list[dict[str, Any]]:

@@ -17,13 +17,7 @@ import pandas as pd
 
 from privrepro.figures.api import Figure, UnitContext, grid_units, param
 from privrepro.pac import plots
-from privrepro.pac.algorithms import algorithm1_from_samples
-from privrepro.pac.gaussian import anisotropic_noise_norm, dp_local_noise_norm, isotropic_noise_norm
-from privrepro.pac.mechanisms import (
-    local_publishing_samples,
-    local_publishing_spectrum,
-    smooth_image_pool,
-)
+from privrepro.pac.private import smooth_image_noise
 
 __all__ = ["DimensionCurves", "DimensionCurvesParams"]
 
@@ -55,27 +49,11 @@ class DimensionCurves(Figure[DimensionCurvesParams]):
         return grid_units(fixed, side=sorted(set(params.sides)))
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        side, v = int(unit["side"]), unit["v"]
-        d = side * side
-        pool = smooth_image_pool(
-            ctx.rng("data"),
-            unit["pool_size"],
-            side,
-            unit["frequencies"],
-            pixel_noise=unit["pixel_noise"],
+        keys = ("pool_size", "frequencies", "pixel_noise", "v", "m", "beta", "c")
+        setting = {k: unit[k] for k in keys}
+        rows = smooth_image_noise(
+            int(unit["side"]), **setting, data_rng=ctx.rng("data"), mc_rng=ctx.rng("mc")
         )
-        lam = local_publishing_spectrum(pool)
-        samples = local_publishing_samples(pool, unit["m"], ctx.rng("mc"))
-        res = algorithm1_from_samples(samples, v, unit["beta"], unit["c"], r=float(np.sqrt(d)))
-        norms = {
-            "pac_theorem3_exact": anisotropic_noise_norm(lam, v),
-            "pac_isotropic_exact": isotropic_noise_norm(lam, v),
-            f"pac_algorithm1 ({res.branch})": res.noise.expected_norm_upper,
-            "dp_local": dp_local_noise_norm(d, v),
-        }
-        rows = [
-            {"side": side, "d": d, "v": v, "method": k, "noise_norm": n} for k, n in norms.items()
-        ]
         return pd.DataFrame(rows)
 
     def summarize(self, table: pd.DataFrame, params: DimensionCurvesParams) -> pd.DataFrame:
