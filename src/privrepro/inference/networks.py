@@ -111,7 +111,8 @@ def lipschitz_bound(
     The product of per-layer bounds of the body (:func:`privrepro.models.lipschitz.
     network_lipschitz_bound`, power iteration seeded by ``generator``, the last layer included),
     times the normaliser's largest 1/std (1 for SLL, whose std is forced to 1). The body must be
-    an ``nn.Sequential`` (SLL); it is bounded on the CPU and put back on its device.
+    an ``nn.Sequential`` of layers with a known bound (SLL; a BatchNorm raises ``TypeError``); it
+    is bounded on the CPU and put back on its device.
     """
     from privrepro.models.lipschitz import network_lipschitz_bound
 
