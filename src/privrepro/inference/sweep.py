@@ -245,17 +245,9 @@ def sll_series(
         )
     ]
     if with_input:
+        x, y, noise = data.x_test, data.y_test, generator_for("noise-input")
         frames.append(
-            gauss_input_sweep(
-                base.model,
-                data.x_test,
-                data.y_test,
-                points,
-                ev,
-                generator_for("noise-input"),
-                dataset=data.name,
-                extra=extra,
-            )
+            gauss_input_sweep(base.model, x, y, points, ev, noise, dataset=data.name, extra=extra)
         )
     return pd.concat(frames, ignore_index=True)
 
@@ -270,15 +262,17 @@ def resnet_series(
     """The ``resnet`` series: Gauss-Input on ``base`` over ``data``'s test set, noise in the
     mode's :func:`~privrepro.inference.tuning.noise_space_of` (stream ``"noise-input"``), the
     clean accuracy in column ``clean_accuracy``."""
+    x, y, noise = data.x_test, data.y_test, generator_for("noise-input")
+    space, extra = noise_space_of(ev.mode), {"clean_accuracy": base.clean_accuracy}
     return gauss_input_sweep(
         base.model,
-        data.x_test,
-        data.y_test,
+        x,
+        y,
         points,
         ev,
-        generator_for("noise-input"),
-        noise_space=noise_space_of(ev.mode),
+        noise,
+        noise_space=space,
         dataset=data.name,
         series="resnet",
-        extra={"clean_accuracy": base.clean_accuracy},
+        extra=extra,
     )

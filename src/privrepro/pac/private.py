@@ -272,24 +272,16 @@ def make_private(
 
 
 def mlp_mechanism(
-    spec: MLPSpec,
-    init: Tensor,
-    x: Tensor,
-    y: Tensor,
-    steps: int,
-    lr: float,
-    *,
-    chunk: int = 64,
-    mode: str = "gather",
-    progress: Callable[[Any], Any] | None = None,
+    spec: MLPSpec, init: Tensor, x: Tensor, y: Tensor, **training: Any
 ) -> tuple[Trainer, Score]:
     """Example 4's mechanism on the pool ``(x, y)`` (on the training device): full-batch gradient
-    descent of the MLP ``spec`` from the fixed ``init`` (:func:`~privrepro.pac.training.
-    train_batched`, ``chunk`` models at once), and the accuracy of parameters on pool indices."""
+    descent of the MLP ``spec`` from the fixed ``init`` by :func:`~privrepro.pac.training.
+    train_batched` (``training``: its ``steps``, ``lr``, ``chunk``, ``mode``, ``progress``), and
+    the accuracy of parameters on pool indices."""
 
     def train(subsets: NDArray[np.int64]) -> Tensor:
         idx = torch.as_tensor(subsets, device=x.device)
-        return train_batched(spec, init, x, y, idx, steps, lr, chunk, mode, progress)
+        return train_batched(spec, init, x, y, idx, **training)
 
     def accuracy(weights: Tensor, index: NDArray[np.int64]) -> Tensor:
         i = torch.as_tensor(index, device=x.device)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from dataclasses import asdict
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, NamedTuple, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -16,7 +16,7 @@ from privrepro.pac import plots
 from privrepro.pac.pools import Pool, load_pool
 from privrepro.pac.private import noise_rows
 
-__all__ = ["DATA_LABELS", "NoiseTable"]
+__all__ = ["DATA_LABELS", "Draws", "NoiseTable"]
 
 DATA_LABELS = {
     "cifar10": "CIFAR-10 (60,000 × 3,072)",
@@ -27,6 +27,15 @@ DATA_LABELS = {
 
 
 P = TypeVar("P")
+
+
+class Draws(NamedTuple):
+    """What a noise table needs of its mechanism (:func:`privrepro.pac.private.noise_rows`)."""
+
+    samples: NDArray[np.float64]  # m outputs M(X^(k)), m x d
+    spectrum: NDArray[np.float64]  # the eigenvalues of the exact output covariance
+    r: float  # the radius of the output ball (Algorithm 1's eigengap test)
+    baseline: tuple[str, float]  # the DP mechanism's name and E||B||
 
 
 class NoiseTable(Figure[P]):
@@ -40,10 +49,8 @@ class NoiseTable(Figure[P]):
     paper: ClassVar[dict[str, float]]
 
     @abstractmethod
-    def mechanism(
-        self, pool: Pool, unit: dict[str, Any], ctx: UnitContext
-    ) -> tuple[NDArray[np.float64], NDArray[np.float64], float, tuple[str, float]]:
-        """``(samples, exact spectrum, output radius r, (DP baseline name, its E||B||))``."""
+    def mechanism(self, pool: Pool, unit: dict[str, Any], ctx: UnitContext) -> Draws:
+        """The mechanism's samples on ``pool``, its exact spectrum, radius and DP baseline."""
 
     def units(self, params: P) -> list[dict[str, Any]]:
         return [asdict(params)]  # type: ignore[call-overload]

@@ -12,10 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from privrepro.figures.api import UnitContext, param
-from privrepro.figures.pac.common import NoiseTable
+from privrepro.figures.pac.common import Draws, NoiseTable
 from privrepro.pac.gaussian import dp_local_noise_norm
 from privrepro.pac.mechanisms import local_publishing_samples, local_publishing_spectrum
 from privrepro.pac.pools import Pool
@@ -56,10 +55,8 @@ class Example2(NoiseTable[Example2Params]):
     title = "pac Example 2 — local publishing: PAC noise vs local DP"
     paper = PAPER
 
-    def mechanism(
-        self, pool: Pool, unit: dict[str, Any], ctx: UnitContext
-    ) -> tuple[NDArray[np.float64], NDArray[np.float64], float, tuple[str, float]]:
+    def mechanism(self, pool: Pool, unit: dict[str, Any], ctx: UnitContext) -> Draws:
         samples = local_publishing_samples(pool.x, unit["m"], ctx.rng("data"))
         r = unit["linf"] * np.sqrt(pool.dim)  # pixels in [0, linf]
         dp = dp_local_noise_norm(pool.dim, unit["v"], unit["linf"])
-        return samples, local_publishing_spectrum(pool.x), r, ("dp_local", dp)
+        return Draws(samples, local_publishing_spectrum(pool.x), r, ("dp_local", dp))

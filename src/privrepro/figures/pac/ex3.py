@@ -13,10 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from privrepro.figures.api import UnitContext, param
-from privrepro.figures.pac.common import NoiseTable
+from privrepro.figures.pac.common import Draws, NoiseTable
 from privrepro.pac.gaussian import dp_mean_noise_norm
 from privrepro.pac.mechanisms import poisson_mean_samples, poisson_mean_spectrum
 from privrepro.pac.pools import Pool
@@ -54,11 +53,9 @@ class Example3(NoiseTable[Example3Params]):
     title = "pac Example 3 — membership from a mean: PAC noise vs DP"
     paper = PAPER
 
-    def mechanism(
-        self, pool: Pool, unit: dict[str, Any], ctx: UnitContext
-    ) -> tuple[NDArray[np.float64], NDArray[np.float64], float, tuple[str, float]]:
+    def mechanism(self, pool: Pool, unit: dict[str, Any], ctx: UnitContext) -> Draws:
         p, linf = unit["inclusion"], unit["linf"]
         samples = poisson_mean_samples(pool.x, unit["m"], ctx.rng("sampling"), p)
         r = linf * np.sqrt(pool.dim) / p  # every output lies in this ball (all members present)
         dp = dp_mean_noise_norm(pool.dim, pool.size, unit["v"], linf, p)
-        return samples, poisson_mean_spectrum(pool.x, p), r, ("dp_mean", dp)
+        return Draws(samples, poisson_mean_spectrum(pool.x, p), r, ("dp_mean", dp))

@@ -82,8 +82,10 @@ class Example4(Figure[Example4Params]):
         spec = MLPSpec((pool.dim, *unit["hidden"], int(pool.y.max()) + 1))
         init = init_mlp(spec, ctx.torch_generator("init", device="cpu"), device=dev)
         bar = lambda it: ctx.progress(it, desc="pac ex4 trainings")  # noqa: E731
-        schedule = {"chunk": unit["chunk"], "mode": unit["data_mode"], "progress": bar}
-        train, accuracy = mlp_mechanism(spec, init, x, y, unit["steps"], unit["lr"], **schedule)
+        schedule = {k: unit[k] for k in ("steps", "lr", "chunk")}
+        train, accuracy = mlp_mechanism(
+            spec, init, x, y, mode=unit["data_mode"], progress=bar, **schedule
+        )
         n_sub = max(1, round(unit["subset_fraction"] * pool.size))
         rngs = ctx.rng("data"), ctx.rng("noise")
         calibration = {"beta": unit["beta"], "c": unit["c"], "noise_draws": unit["noise_draws"]}
