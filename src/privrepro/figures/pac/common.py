@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from dataclasses import asdict
-from typing import Any, ClassVar, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -15,6 +15,9 @@ from privrepro.figures.api import Figure, UnitContext
 from privrepro.pac import plots
 from privrepro.pac.pools import Pool, load_pool
 from privrepro.pac.private import noise_rows
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 __all__ = ["DATA_LABELS", "Draws", "NoiseTable"]
 
@@ -26,7 +29,7 @@ DATA_LABELS = {
 }
 
 
-P = TypeVar("P")
+P = TypeVar("P", bound="DataclassInstance")
 
 
 class Draws(NamedTuple):
@@ -53,7 +56,7 @@ class NoiseTable(Figure[P]):
         """The mechanism's samples on ``pool``, its exact spectrum, radius and DP baseline."""
 
     def units(self, params: P) -> list[dict[str, Any]]:
-        return [asdict(params)]  # type: ignore[call-overload]
+        return [asdict(params)]
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         pool = load_pool(unit["dataset"], ctx.data_dir, unit["splits"], seed=ctx.seed)
