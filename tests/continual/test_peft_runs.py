@@ -54,7 +54,7 @@ def test_run_records_prv_within_target_and_reuses_study(tmp_path: Path):
     # Non-CL of the same repeat and ε reuses the study (no new trial is appended)
     unit2 = {**unit, "method": "noncl_head"}
     rows2, _ = run_peft(unit2, fp, FilmParams(), trp, tp, _ctx(tmp_path, "b"))
-    from privrepro.hpo.study import open_study
+    from privrepro.training.tuning import open_study
 
     study = open_study(studies[0].stem, studies[0], sampler="random")
     assert len(study.trials) == 1

@@ -421,7 +421,7 @@ def _tuned_hyper(
 ) -> tuple[DPSGDHyper, int, dict[str, Any]]:
     """Hyperparameters at the tuning size and that size (transfer per run afterwards)."""
     from privrepro.continual.peft import member_logits, train_member
-    from privrepro.hpo.study import (
+    from privrepro.training.tuning import (
         SearchSpace,
         complete_trials,
         open_study,
@@ -553,7 +553,7 @@ def run_peft(
     )
     from privrepro.continual.metrics import average_accuracy, average_forgetting
     from privrepro.continual.peft import iter_ensemble, member_logits
-    from privrepro.hpo.study import transfer_hyper
+    from privrepro.training.tuning import transfer_hyper
 
     spec = RunSpec(
         **{  # type: ignore[arg-type]
