@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from privrepro.config import ConfigError
 from privrepro.continual.features import (
     DEFAULT_BACKBONE,
     cached_features,
@@ -159,7 +160,7 @@ def image_parts(benchmark: str, spec: FeatureSpec, data_dir: Path) -> dict[str, 
             ]
             for s in ("train", "test")
         }
-    raise ValueError(f"benchmark = {benchmark!r}: must be one of {list(BENCHMARKS)}")
+    raise ConfigError("benchmark", benchmark, f"must be one of {list(BENCHMARKS)}")
 
 
 def benchmark_images(
@@ -314,7 +315,7 @@ def load_benchmark(
     the process, since every unit of a figure reads the same arrays.
     """
     if benchmark not in BENCHMARKS:
-        raise ValueError(f"benchmark = {benchmark!r}: must be one of {list(BENCHMARKS)}")
+        raise ConfigError("benchmark", benchmark, f"must be one of {list(BENCHMARKS)}")
     if spec.source == "synthetic":
         data = _synthetic(benchmark, spec.synthetic_seed, spec.synthetic_dim)
         return data, {
@@ -329,7 +330,7 @@ def load_benchmark(
         return _backbone_features(
             benchmark, spec, Path(data_dir), Path(cache_dir), device, progress
         )
-    raise ValueError(f"features.source = {spec.source!r}: must be one of {list(FEATURE_SOURCES)}")
+    raise ConfigError("source", spec.source, f"must be one of {list(FEATURE_SOURCES)}")
 
 
 def make_scenario(
@@ -346,4 +347,4 @@ def make_scenario(
         return split_imagenet_r(data, rng)
     if benchmark == "5-datasets":
         return five_datasets(data, order)
-    raise ValueError(f"benchmark = {benchmark!r}: must be one of {list(BENCHMARKS)}")
+    raise ConfigError("benchmark", benchmark, f"must be one of {list(BENCHMARKS)}")

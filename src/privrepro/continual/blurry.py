@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from privrepro.config import ConfigError
 from privrepro.continual.scenarios import Scenario, class_incremental, from_task_ids
 
 __all__ = [
@@ -71,13 +72,13 @@ class BlurrySplit:
 
 def _check(num_classes: int, nb_tasks: int, disjoint_pct: float, blurry_pct: float) -> None:
     if nb_tasks < 1:
-        raise ValueError(f"nb_tasks = {nb_tasks}: must be >= 1")
+        raise ConfigError("nb_tasks", nb_tasks, "must be >= 1")
     if not 0 <= disjoint_pct <= 100:
-        raise ValueError(f"disjoint_pct (N) = {disjoint_pct}: must lie in [0, 100]")
+        raise ConfigError("disjoint_pct (N)", disjoint_pct, "must lie in [0, 100]")
     if not 0 <= blurry_pct <= 100:
-        raise ValueError(f"blurry_pct (M) = {blurry_pct}: must lie in [0, 100]")
+        raise ConfigError("blurry_pct (M)", blurry_pct, "must lie in [0, 100]")
     if num_classes < nb_tasks:
-        raise ValueError(f"num_classes = {num_classes}: must be >= nb_tasks = {nb_tasks}")
+        raise ConfigError("num_classes", num_classes, f"must be >= nb_tasks = {nb_tasks}")
 
 
 def _random_sizes(total: int, parts: int, rng: np.random.Generator, min_size: int) -> IntArray:
@@ -220,5 +221,5 @@ def make_blurry_scenario(
     elif kind == "si-blurry":
         split = si_blurry(train_y, num_classes, nb_tasks, rng, disjoint_pct, blurry_pct)
     else:
-        raise ValueError(f"blurry kind = {kind!r}: must be one of {list(BLURRY_KINDS)}")
+        raise ConfigError("kind", kind, f"must be one of {list(BLURRY_KINDS)}")
     return blurry_scenario(split, train_y, test_y, num_classes)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from privrepro.config import ConfigError
 from privrepro.continual.scenarios import Scenario
 
 __all__ = [
@@ -57,7 +58,7 @@ class LabelSpace:
         c = np.unique(np.asarray(self.classes, dtype=np.int64))
         object.__setattr__(self, "classes", c)
         if self.n_dummy < 0:
-            raise ValueError(f"n_dummy = {self.n_dummy}: must be >= 0")
+            raise ConfigError("n_dummy", self.n_dummy, "must be >= 0")
 
     @property
     def size(self) -> int:
@@ -115,18 +116,16 @@ def add_dummy_labels(
     A space already at least that large is left unchanged; factor 1 adds nothing.
     """
     if factor < 1:
-        raise ValueError(f"dummy factor = {factor}: must be >= 1")
+        raise ConfigError("dummy factor", factor, "must be >= 1")
     if reference not in DUMMY_REFERENCES:
-        raise ValueError(
-            f"dummy reference = {reference!r}: must be one of {list(DUMMY_REFERENCES)}"
-        )
+        raise ConfigError("dummy reference", reference, f"must be one of {list(DUMMY_REFERENCES)}")
     out = []
     for t, s in enumerate(spaces):
         if reference == "base":
             target = factor * num_classes
         else:
             if task_sizes is None:
-                raise ValueError("dummy reference 'task' needs task_sizes")
+                raise ConfigError("task_sizes", None, "needed by dummy reference 'task'")
             target = factor * int(task_sizes[t])
         out.append(LabelSpace(s.classes, max(s.n_dummy, target - len(s.classes))))
     return out
@@ -151,11 +150,11 @@ def label_spaces_for(
         spaces = prior_const_label_spaces(scenario.num_classes, scenario.nb_tasks)
     elif policy == "data":
         if train_y is None:
-            raise ValueError("label policy 'data' needs train_y")
+            raise ConfigError("train_y", None, "needed by label policy 'data'")
         y = np.asarray(train_y)
         spaces = [data_label_space(y[idx]) for idx in scenario.train_tasks]
     else:
-        raise ValueError(f"label policy = {policy!r}: must be one of {list(LABEL_POLICIES)}")
+        raise ConfigError("label policy", policy, f"must be one of {list(LABEL_POLICIES)}")
     if dummy_factor > 1:
         sizes = [len(c) for c in scenario.task_classes]
         spaces = add_dummy_labels(
@@ -196,9 +195,9 @@ def laplace_threshold(epsilon: float, delta: float) -> float:
     Note check values: τ(1, 1e-5) = 11.8198, τ(1, 1e-7) = 16.4249.
     """
     if not epsilon > 0:
-        raise ValueError(f"epsilon = {epsilon}: must be > 0")
+        raise ConfigError("epsilon", epsilon, "must be > 0")
     if not 0 < delta < 0.5:
-        raise ValueError(f"delta = {delta}: must lie in (0, 0.5)")
+        raise ConfigError("delta", delta, "must lie in (0, 0.5)")
     return 1.0 + float(np.log(1.0 / (2.0 * delta))) / epsilon
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from privrepro.config import ConfigError
+
 __all__ = ["FORGETTING_SINCE", "average_accuracy", "average_forgetting", "forgetting"]
 
 FORGETTING_SINCE = ("paper", "learned")
@@ -22,7 +24,7 @@ FORGETTING_SINCE = ("paper", "learned")
 def _matrix(acc: ArrayLike) -> NDArray[np.float64]:
     a = np.asarray(acc, dtype=float)
     if a.ndim != 2 or a.shape[0] != a.shape[1]:
-        raise ValueError(f"accuracy matrix of shape {a.shape}: must be square (T × T)")
+        raise ConfigError("accuracy matrix shape", a.shape, "must be square (T × T)")
     return a
 
 
@@ -36,7 +38,7 @@ def average_accuracy(acc: ArrayLike) -> NDArray[np.float64]:
 def forgetting(acc: ArrayLike, since: str = "paper") -> NDArray[np.float64]:
     """F[t, i] for i < t (NaN elsewhere), with the max over k from 1 (``"paper"``) or from i."""
     if since not in FORGETTING_SINCE:
-        raise ValueError(f"since = {since!r}: must be one of {list(FORGETTING_SINCE)}")
+        raise ConfigError("since", since, f"must be one of {list(FORGETTING_SINCE)}")
     a = _matrix(acc)
     n = a.shape[0]
     out = np.full((n, n), np.nan)
