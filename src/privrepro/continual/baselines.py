@@ -20,7 +20,7 @@ from numpy.typing import ArrayLike
 from torch import nn
 
 from privrepro.config import ConfigError
-from privrepro.continual.peft import Member, train_member
+from privrepro.continual.peft.members import Member, train_member
 from privrepro.training.dpsgd import DPSGDHyper
 from privrepro.training.rows import Rows
 

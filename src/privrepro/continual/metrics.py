@@ -11,12 +11,20 @@ counts from 1). All values are fractions; the paper's tables report them ×100.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from privrepro.config import ConfigError
 
-__all__ = ["FORGETTING_SINCE", "average_accuracy", "average_forgetting", "forgetting"]
+__all__ = [
+    "FORGETTING_SINCE",
+    "accuracy_matrix_rows",
+    "average_accuracy",
+    "average_forgetting",
+    "forgetting",
+]
 
 FORGETTING_SINCE = ("paper", "learned")
 
@@ -57,3 +65,26 @@ def average_forgetting(acc: ArrayLike, since: str = "paper") -> NDArray[np.float
     for t in range(1, n):
         out[t] = float(np.mean(f[t, :t]))
     return out
+
+
+def accuracy_matrix_rows(
+    acc: ArrayLike, since: str = "paper", scale: float = 1.0
+) -> list[dict[str, Any]]:
+    """The accuracy matrix as tidy rows: one per (task t, evaluated task i), 1-based, with
+    ``acc`` = acc[t, i] and row t's ``aa`` = AA_t and ``af`` = AF_t, all × ``scale`` (100 for
+    the paper's percentages)."""
+    a = _matrix(acc)
+    aa = average_accuracy(a)
+    af = average_forgetting(a, since)
+    T = a.shape[0]
+    return [
+        {
+            "task": t + 1,
+            "eval_task": i + 1,
+            "acc": scale * a[t, i],
+            "aa": scale * aa[t],
+            "af": scale * af[t],
+        }
+        for t in range(T)
+        for i in range(T)
+    ]

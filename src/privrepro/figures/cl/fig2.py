@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from privrepro.dp.group import drop_probability_lower_bound
-from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.figures.api import Figure, UnitContext, grid_units, param
 from privrepro.plotting.style import new_figure
 
 __all__ = ["DropParams", "DropProbability"]
@@ -56,11 +56,7 @@ class DropProbability(Figure[DropParams]):
     title = "Probability that a class of k examples is dropped by an (ε, δ)-DP label release"
 
     def units(self, params: DropParams) -> list[dict[str, Any]]:
-        return [
-            {"epsilon": e, "delta": d, "k_max": params.k_max}
-            for d in params.deltas
-            for e in params.epsilons
-        ]
+        return grid_units({"k_max": params.k_max}, delta=params.deltas, epsilon=params.epsilons)
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         k = np.arange(1, int(unit["k_max"]) + 1)

@@ -17,16 +17,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privrepro.continual.benchmarks import make_scenario
-from privrepro.continual.cosine import DUMMY_SAMPLING, noise_std, run_cosine
-from privrepro.continual.label_spaces import DUMMY_REFERENCES, label_spaces_for
-from privrepro.continual.metrics import average_accuracy
-from privrepro.figures.api import Figure, UnitContext, param
-from privrepro.figures.cl._cosine_common import (
+from privrepro.continual import benchmark_scenario, run_cosine_benchmark
+from privrepro.continual.cosine import DUMMY_SAMPLING
+from privrepro.continual.label_spaces import DUMMY_REFERENCES
+from privrepro.continual.tables import median_min_max
+from privrepro.figures.api import Figure, UnitContext, grid_units, param
+from privrepro.figures.cl._common import (
     FeatureParams,
-    error_bars,
+    feature_columns,
+    in_order,
     load_features,
-    median_min_max,
+    mean_std_rows,
+    median_errorbar,
 )
 from privrepro.plotting.style import new_figure
 
@@ -68,10 +70,6 @@ class LabelParams:
     features: FeatureParams = field(default_factory=FeatureParams)
 
 
-def _factor(config: str) -> int:
-    return int(config[1:]) if config.startswith("x") else 1
-
-
 class LabelGranularityCosine(Figure[LabelParams]):
     """Cosine classifier under S_prior, S_prior^const and dummy labels (Table A3)."""
 
@@ -79,71 +77,51 @@ class LabelGranularityCosine(Figure[LabelParams]):
     title = "cl Fig. 3/A2, Table A3 — cosine classifier: label match and dummy labels"
 
     def units(self, params: LabelParams) -> list[dict[str, Any]]:
-        return [
-            {
-                "dataset": d,
-                "epsilon": e,
-                "repeat": r,
-                "delta": params.delta,
-                "label_configs": list(params.label_configs),
-                "dummy_reference": params.dummy_reference,
-                "dummy_sampling": params.dummy_sampling,
-                "features": asdict(params.features),
-            }
-            for d in params.datasets
-            for e in params.epsilons
-            for r in range(params.repeats)
-        ]
+        fixed = {
+            "delta": params.delta,
+            "label_configs": list(params.label_configs),
+            "dummy_reference": params.dummy_reference,
+            "dummy_sampling": params.dummy_sampling,
+            "features": asdict(params.features),
+        }
+        return grid_units(
+            fixed, dataset=params.datasets, epsilon=params.epsilons, repeat=range(params.repeats)
+        )
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        data, meta = load_features(unit["dataset"], unit["features"], ctx)
-        scenario = make_scenario(unit["dataset"], data, ctx.rng("class_order"))
-        sigma = noise_std(unit["epsilon"], unit["delta"])
+        data, meta = load_features(unit["dataset"], unit, ctx)
+        scenario = benchmark_scenario(unit["dataset"], data, ctx.rng("class_order"))
         rows = []
         for config in unit["label_configs"]:
-            policy = "prior" if config == "prior" else "prior_const"
-            spaces = label_spaces_for(policy, scenario, _factor(config), unit["dummy_reference"])
-            res = run_cosine(
-                data.train_x,
-                data.train_y,
-                data.test_x,
-                data.test_y,
-                scenario,
-                spaces,
-                sigma,
-                ctx.rng(f"noise-{config}"),
+            res = run_cosine_benchmark(
+                unit["dataset"],
+                unit["epsilon"],
+                unit["delta"],
+                features=data,
+                scenario=scenario,
+                label_policy="prior" if config == "prior" else "prior_const",
+                dummy_factor=int(config[1:]) if config.startswith("x") else 1,
+                dummy_reference=unit["dummy_reference"],
                 evaluate="final",
                 dummy_sampling=unit["dummy_sampling"],
+                noise_rng=ctx.rng(f"noise-{config}"),
             )
             rows.append(
                 {
-                    "dataset": unit["dataset"],
-                    "epsilon": unit["epsilon"],
-                    "delta": unit["delta"],
-                    "repeat": unit["repeat"],
+                    **{k: unit[k] for k in ("dataset", "epsilon", "delta", "repeat")},
                     "label_config": config,
-                    "labels_per_task": spaces[-1].size,
-                    "sigma": sigma,
-                    "final_aa": 100 * average_accuracy(res.acc)[-1],
+                    "labels_per_task": res.labels_released,
+                    "sigma": res.sigma,
+                    "final_aa": 100 * res.final_aa,
                     "final_accuracy": 100 * res.final_accuracy,
-                    "feature_source": meta["feature_source"],
-                    "backbone": meta["backbone"],
+                    **feature_columns(meta),
                 }
             )
         return pd.DataFrame(rows)
 
     def summarize(self, table: pd.DataFrame, params: LabelParams) -> pd.DataFrame:
-        stats = median_min_max(table, ["dataset", "epsilon", "label_config"], "final_aa")
-        rows = []
-        for _, r in stats.iterrows():
-            base = {
-                "dataset": r["dataset"],
-                "epsilon": r["epsilon"],
-                "label_config": r["label_config"],
-            }
-            rows.append({"metric": "final_aa_mean", **base, "value": r["mean"]})
-            rows.append({"metric": "final_aa_std", **base, "value": r["std"]})
-        return pd.DataFrame(rows)
+        by = ["dataset", "epsilon", "label_config"]
+        return pd.DataFrame(mean_std_rows(table, by, "final_aa", "final_aa"))
 
     def plot(self, table: pd.DataFrame, params: LabelParams) -> Any:
         panels = [
@@ -158,21 +136,9 @@ class LabelGranularityCosine(Figure[LabelParams]):
         stats = median_min_max(table, ["dataset", "epsilon", "label_config"], "final_aa")
         for ax, (d, e) in zip(axes.ravel(), panels, strict=False):
             s = stats[(stats["dataset"] == d) & (stats["epsilon"] == e)]
-            s = (
-                s.set_index("label_config")
-                .reindex([c for c in LABEL_CONFIGS if c in set(s["label_config"])])
-                .reset_index()
-            )
+            s = in_order(s, "label_config", list(LABEL_CONFIGS))
             x = np.arange(len(s))
-            ax.errorbar(
-                x,
-                s["median"],
-                yerr=error_bars(s),
-                fmt="o",
-                capsize=3,
-                color="C0",
-                label="Cosine Classifier",
-            )
+            median_errorbar(ax, x, s, color="C0", label="Cosine Classifier")
             ax.axvline(1.5, color="0.6", lw=0.8, ls=":")
             ax.set_xticks(x, [_DISPLAY[c] for c in s["label_config"]], rotation=20)
             ax.set_title(f"{'Split-CIFAR-100' if d == 'cifar100' else 'Split-ImageNet-R'}, ε={e:g}")

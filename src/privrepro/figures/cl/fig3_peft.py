@@ -14,19 +14,23 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privrepro.figures.api import Figure, UnitContext, param
-from privrepro.figures.cl.common_peft import (
-    FeatureParams,
-    FilmParams,
-    TrainParams,
-    TuneParams,
+from privrepro.continual.peft import (
+    FeatureSettings,
+    FilmSettings,
+    TrainSettings,
+    TuningSettings,
     check_film_source,
     eps_label,
-    final_metrics,
-    run_peft_unit,
-    settings_of,
 )
-from privrepro.figures.cl.fig5_peft import summarize_final
+from privrepro.continual.tables import final_metrics
+from privrepro.figures.api import Figure, UnitContext, grid_units, param
+from privrepro.figures.cl._common import (
+    in_order,
+    median_errorbar,
+    peft_settings,
+    run_peft_unit,
+    summarize_final,
+)
 from privrepro.plotting.style import new_figure
 
 __all__ = ["LabelGranularityParams", "LabelGranularityPeft"]
@@ -49,12 +53,13 @@ class LabelGranularityParams:
     method: str = param("peft_film", choices=["peft_film", "peft_head"])
     repeats: int = param(5, ge=1)
     nb_tasks: int = param(10, ge=1)
-    features: FeatureParams = param(FeatureParams())
-    film: FilmParams = param(FilmParams())
-    train: TrainParams = param(TrainParams())
-    tuning: TuneParams = param(TuneParams())
+    features: FeatureSettings = param(FeatureSettings())
+    film: FilmSettings = param(FilmSettings())
+    train: TrainSettings = param(TrainSettings())
+    tuning: TuningSettings = param(TuningSettings())
 
 
+#: Table A3's columns: (label policy, dummy factor)
 _CONFIG = {
     "prior": ("prior", 1),
     "const": ("prior_const", 1),
@@ -70,27 +75,26 @@ class LabelGranularityPeft(Figure[LabelGranularityParams]):
 
     def units(self, p: LabelGranularityParams) -> list[dict[str, Any]]:
         check_film_source(p.features, p.benchmarks, [p.method])
+        fixed = {
+            "method": p.method,
+            "dummy_reference": p.dummy_reference,
+            "nb_tasks": p.nb_tasks,
+            **peft_settings(p),
+        }
+        units = grid_units(
+            fixed,
+            benchmark=p.benchmarks,
+            epsilon=p.epsilons,
+            repeat=range(p.repeats),
+            config=p.configs,
+        )
         return [
-            {
-                "benchmark": b,
-                "method": p.method,
-                "epsilon": e,
-                "repeat": r,
-                "label_policy": _CONFIG[c][0],
-                "dummy_factor": _CONFIG[c][1],
-                "config": c,
-                "dummy_reference": p.dummy_reference,
-                "nb_tasks": p.nb_tasks,
-                **settings_of(p),
-            }
-            for b in p.benchmarks
-            for e in p.epsilons
-            for r in range(p.repeats)
-            for c in p.configs
+            {**u, "label_policy": _CONFIG[u["config"]][0], "dummy_factor": _CONFIG[u["config"]][1]}
+            for u in units
         ]
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        rows, _ = run_peft_unit(unit, ctx)
+        rows = run_peft_unit(unit, ctx).rows
         rows["config"] = unit["config"]
         return rows
 
@@ -99,18 +103,9 @@ class LabelGranularityPeft(Figure[LabelGranularityParams]):
         fig, axes = new_figure(1, len(panels), width=3.8, height=3.2, squeeze=False)
         for ax, (b, e) in zip(axes[0], panels, strict=False):
             sub = table[(table["benchmark"] == b) & (table["eps_label"] == eps_label(e))]
-            f = final_metrics(sub, ["config"]).set_index("config")
-            f = f.reindex([c for c in p.configs if c in f.index])
-            x = np.arange(len(f))
-            ax.errorbar(
-                x,
-                f["median"],
-                yerr=[f["median"] - f["min"], f["max"] - f["median"]],
-                fmt="o",
-                capsize=3,
-                label="PEFT Ensemble",
-            )
-            ax.set_xticks(x, list(f.index))
+            f = in_order(final_metrics(sub, ["config"]), "config", p.configs)
+            median_errorbar(ax, np.arange(len(f)), f, label="PEFT Ensemble")
+            ax.set_xticks(np.arange(len(f)), list(f["config"]))
             ax.set_title(f"{b}, {eps_label(e)}")
             ax.set_ylabel("final average accuracy (%)")
         return fig

@@ -18,16 +18,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privrepro.continual.blurry import BLURRY_KINDS, make_blurry_scenario
-from privrepro.continual.cosine import noise_std, run_cosine
-from privrepro.continual.label_spaces import label_spaces_for
-from privrepro.continual.metrics import average_accuracy
-from privrepro.figures.api import Figure, UnitContext, param
-from privrepro.figures.cl._cosine_common import (
+from privrepro.continual import run_cosine_benchmark
+from privrepro.continual.blurry import BLURRY_KINDS
+from privrepro.continual.tables import median_min_max
+from privrepro.figures.api import Figure, UnitContext, grid_units, param
+from privrepro.figures.cl._common import (
+    NON_DP,
     FeatureParams,
-    error_bars,
-    load_features,
-    median_min_max,
+    cosine_inputs,
+    feature_columns,
+    in_order,
+    mean_std_rows,
+    median_errorbar,
     privacy_label,
     privacy_levels,
 )
@@ -70,81 +72,59 @@ class BlurryCosine(Figure[BlurryParams]):
     title = "cl Fig. 4 (right), Table A4 — cosine classifier on blurry Split-CIFAR-100"
 
     def units(self, params: BlurryParams) -> list[dict[str, Any]]:
-        return [
-            {
-                "setting": s,
-                "epsilon": e,
-                "repeat": r,
-                "delta": params.delta,
-                "nb_tasks": params.nb_tasks,
-                "disjoint_pct": params.disjoint_pct,
-                "blurry_pct": params.blurry_pct,
-                "features": asdict(params.features),
-            }
-            for s in params.settings
-            for e in privacy_levels(params.epsilons, params.non_dp)
-            for r in range(params.repeats)
-        ]
+        fixed = {
+            "delta": params.delta,
+            "nb_tasks": params.nb_tasks,
+            "disjoint_pct": params.disjoint_pct,
+            "blurry_pct": params.blurry_pct,
+            "features": asdict(params.features),
+        }
+        return grid_units(
+            fixed,
+            setting=params.settings,
+            epsilon=privacy_levels(params.epsilons, params.non_dp),
+            repeat=range(params.repeats),
+        )
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        data, meta = load_features("cifar100", unit["features"], ctx)
-        scenario = make_blurry_scenario(
-            unit["setting"],
-            data.train_y,
-            data.test_y,
-            data.num_classes,
-            unit["nb_tasks"],
-            ctx.rng("split"),
-            unit["disjoint_pct"],
-            unit["blurry_pct"],
-        )
-        sigma = noise_std(unit["epsilon"], unit["delta"])
-        spaces = label_spaces_for("prior_const", scenario)
         # only the final row of the accuracy matrix is reported (AA_T needs no other row)
-        res = run_cosine(
-            data.train_x,
-            data.train_y,
-            data.test_x,
-            data.test_y,
-            scenario,
-            spaces,
-            sigma,
-            ctx.rng("noise"),
+        res = run_cosine_benchmark(
+            "cifar100",
+            unit["epsilon"],
+            unit["delta"],
+            setting=unit["setting"],
+            nb_tasks=unit["nb_tasks"],
+            disjoint_pct=unit["disjoint_pct"],
+            blurry_pct=unit["blurry_pct"],
             evaluate="final",
+            scenario_rng=ctx.rng("split"),
+            noise_rng=ctx.rng("noise"),
+            **cosine_inputs(unit, ctx),
         )
-        return pd.DataFrame(
-            [
-                {
-                    "setting": unit["setting"],
-                    "privacy": privacy_label(unit["epsilon"]),
-                    "epsilon": np.nan if unit["epsilon"] is None else unit["epsilon"],
-                    "delta": unit["delta"],
-                    "repeat": unit["repeat"],
-                    "nb_tasks": unit["nb_tasks"],
-                    "sigma": sigma,
-                    "final_accuracy": 100 * res.final_accuracy,
-                    "final_aa": 100 * average_accuracy(res.acc)[-1],
-                    "task_sizes": ",".join(str(len(t)) for t in scenario.train_tasks),
-                    "feature_source": meta["feature_source"],
-                    "backbone": meta["backbone"],
-                }
-            ]
-        )
+        row = {
+            "setting": unit["setting"],
+            "privacy": privacy_label(unit["epsilon"]),
+            "epsilon": np.nan if unit["epsilon"] is None else unit["epsilon"],
+            **{k: unit[k] for k in ("delta", "repeat", "nb_tasks")},
+            "sigma": res.sigma,
+            "final_accuracy": 100 * res.final_accuracy,
+            "final_aa": 100 * res.final_aa,
+            "task_sizes": ",".join(map(str, res.task_sizes)),
+            **feature_columns(res.features),
+        }
+        return pd.DataFrame([row])
 
     def summarize(self, table: pd.DataFrame, params: BlurryParams) -> pd.DataFrame:
+        rows = mean_std_rows(table, ["setting", "privacy"], "final_accuracy", "final_accuracy")
         stats = median_min_max(table, ["setting", "privacy"], "final_accuracy")
-        rows = []
-        for _, r in stats.iterrows():
-            base = {"setting": r["setting"], "privacy": r["privacy"]}
-            rows.append({"metric": "final_accuracy_mean", **base, "value": r["mean"]})
-            rows.append({"metric": "final_accuracy_std", **base, "value": r["std"]})
         for priv, g in stats.groupby("privacy"):
+            spread = float(g["mean"].max() - g["mean"].min())
             rows.append(
                 {
                     "metric": "blur_spread_of_means",
                     "setting": "all",
                     "privacy": priv,
-                    "value": float(g["mean"].max() - g["mean"].min()),
+                    "value": spread,
                 }
             )
         return pd.DataFrame(rows)
@@ -156,27 +136,14 @@ class BlurryCosine(Figure[BlurryParams]):
         settings = [s for s in BLURRY_KINDS if s in set(stats["setting"])]
         width = 0.8 / max(1, len(settings))
         for j, s in enumerate(settings):
-            st = (
-                stats[stats["setting"] == s]
-                .set_index("privacy")
-                .reindex(order)
-                .dropna(subset=["median"])
-                .reset_index()
-            )
+            st = in_order(stats[stats["setting"] == s], "privacy", order)
             x = (
                 np.array([order.index(p) for p in st["privacy"]])
                 + (j - (len(settings) - 1) / 2) * width
             )
-            ax.errorbar(
-                x,
-                st["median"],
-                yerr=error_bars(st),
-                fmt="os^"[j % 3],
-                capsize=3,
-                color=f"C{j}",
-                label=f"Cosine Classifier, {_DISPLAY[s]}",
-            )
-        ax.set_xticks(np.arange(len(order)), [p if p == "non-DP" else f"ε={p}" for p in order])
+            label = f"Cosine Classifier, {_DISPLAY[s]}"
+            median_errorbar(ax, x, st, fmt="os^"[j % 3], color=f"C{j}", label=label)
+        ax.set_xticks(np.arange(len(order)), [p if p == NON_DP else f"ε={p}" for p in order])
         ax.set_ylabel("final test accuracy (%)")
         ax.set_title(
             f"Blurry Split-CIFAR-100 (T={params.nb_tasks}, N={params.disjoint_pct:g}, "

@@ -12,17 +12,20 @@ from typing import Any
 
 import pandas as pd
 
-from privrepro.figures.api import Figure, UnitContext, param
-from privrepro.figures.cl.common_peft import (
-    FeatureParams,
-    FilmParams,
-    TrainParams,
-    TuneParams,
+from privrepro.continual.peft import (
+    FeatureSettings,
+    FilmSettings,
+    TrainSettings,
+    TuningSettings,
     check_film_source,
-    run_peft_unit,
-    settings_of,
 )
-from privrepro.figures.cl.fig5_peft import plot_final, summarize_final
+from privrepro.figures.api import Figure, UnitContext, grid_units, param
+from privrepro.figures.cl._common import (
+    peft_settings,
+    plot_final,
+    run_peft_unit,
+    summarize_final,
+)
 
 __all__ = ["BlurryParams", "BlurryPeft"]
 
@@ -38,10 +41,10 @@ class BlurryParams:
     nb_tasks: int = param(5, ge=1, assumed="T not stated; Table A4 vs A5 suggests 5 (note §1.4)")
     disjoint_pct: float = param(50.0, ge=0, le=100, assumed="N of i-Blurry-N-M (Koh et al.)")
     blurry_pct: float = param(10.0, ge=0, le=100, assumed="M of i-Blurry-N-M (Koh et al.)")
-    features: FeatureParams = param(FeatureParams())
-    film: FilmParams = param(FilmParams())
-    train: TrainParams = param(TrainParams())
-    tuning: TuneParams = param(TuneParams())
+    features: FeatureSettings = param(FeatureSettings())
+    film: FilmSettings = param(FilmSettings())
+    train: TrainSettings = param(TrainSettings())
+    tuning: TuningSettings = param(TuningSettings())
 
 
 class BlurryPeft(Figure[BlurryParams]):
@@ -50,26 +53,18 @@ class BlurryPeft(Figure[BlurryParams]):
 
     def units(self, p: BlurryParams) -> list[dict[str, Any]]:
         check_film_source(p.features, ["cifar100"], [p.method])
-        return [
-            {
-                "benchmark": "cifar100",
-                "method": p.method,
-                "epsilon": e,
-                "repeat": r,
-                "blurry": s,
-                "nb_tasks": p.nb_tasks,
-                "disjoint_pct": p.disjoint_pct,
-                "blurry_pct": p.blurry_pct,
-                **settings_of(p),
-            }
-            for s in p.settings
-            for e in p.epsilons
-            for r in range(p.repeats)
-        ]
+        fixed = {
+            "benchmark": "cifar100",
+            "method": p.method,
+            "nb_tasks": p.nb_tasks,
+            "disjoint_pct": p.disjoint_pct,
+            "blurry_pct": p.blurry_pct,
+            **peft_settings(p),
+        }
+        return grid_units(fixed, blurry=p.settings, epsilon=p.epsilons, repeat=range(p.repeats))
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        rows, _ = run_peft_unit(unit, ctx)
-        return rows
+        return run_peft_unit(unit, ctx).rows
 
     def plot(self, table: pd.DataFrame, p: BlurryParams) -> Any:
         return plot_final(table, ["cifar100"], "blurry")

@@ -14,23 +14,26 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privrepro.continual.benchmarks import make_scenario
-from privrepro.continual.cosine import noise_std, run_cosine
-from privrepro.continual.label_spaces import LABEL_POLICIES, label_spaces_for
-from privrepro.continual.metrics import FORGETTING_SINCE, average_accuracy, average_forgetting
-from privrepro.figures.api import Figure, UnitContext, param
-from privrepro.figures.cl._cosine_common import (
+from privrepro.continual import run_cosine_benchmark
+from privrepro.continual.label_spaces import LABEL_POLICIES
+from privrepro.continual.metrics import FORGETTING_SINCE
+from privrepro.continual.tables import median_min_max
+from privrepro.figures.api import Figure, UnitContext, grid_units, param
+from privrepro.figures.cl._common import (
+    NON_DP,
     FeatureParams,
-    error_bars,
-    load_features,
-    median_min_max,
+    cosine_inputs,
+    feature_columns,
+    in_order,
+    mean_std_rows,
+    median_errorbar,
     plot_task_curves,
     privacy_label,
     privacy_levels,
 )
 from privrepro.plotting.style import new_figure
 
-__all__ = ["DomainShiftCosine", "DomainShiftParams", "accuracy_matrix_rows"]
+__all__ = ["DomainShiftCosine", "DomainShiftParams"]
 
 DATASETS = ("cifar100", "imagenet-r")
 _NAMES = {"cifar100": "Split-CIFAR-100", "imagenet-r": "Split-ImageNet-R"}
@@ -61,24 +64,6 @@ class DomainShiftParams:
     features: FeatureParams = field(default_factory=FeatureParams)
 
 
-def accuracy_matrix_rows(acc: np.ndarray, since: str) -> list[dict[str, Any]]:
-    """One row per (task t, evaluated task i) with acc and row t's AA_t, AF_t (all ×100)."""
-    aa = average_accuracy(acc)
-    af = average_forgetting(acc, since)
-    T = acc.shape[0]
-    return [
-        {
-            "task": t + 1,
-            "eval_task": i + 1,
-            "acc": 100 * acc[t, i],
-            "aa": 100 * aa[t],
-            "af": 100 * af[t],
-        }
-        for t in range(T)
-        for i in range(T)
-    ]
-
-
 class DomainShiftCosine(Figure[DomainShiftParams]):
     """Cosine classifier AA/AF after every task on Split-CIFAR-100 and Split-ImageNet-R."""
 
@@ -86,47 +71,36 @@ class DomainShiftCosine(Figure[DomainShiftParams]):
     title = "cl Fig. 5, A3–A6, Tables A5/A6 — cosine classifier AA_t and AF_t"
 
     def units(self, params: DomainShiftParams) -> list[dict[str, Any]]:
-        return [
-            {
-                "dataset": d,
-                "epsilon": e,
-                "repeat": r,
-                "delta": params.delta,
-                "label_policy": params.label_policy,
-                "forgetting_since": params.forgetting_since,
-                "features": asdict(params.features),
-            }
-            for d in params.datasets
-            for e in privacy_levels(params.epsilons, params.non_dp)
-            for r in range(params.repeats)
-        ]
+        fixed = {
+            "delta": params.delta,
+            "label_policy": params.label_policy,
+            "forgetting_since": params.forgetting_since,
+            "features": asdict(params.features),
+        }
+        return grid_units(
+            fixed,
+            dataset=params.datasets,
+            epsilon=privacy_levels(params.epsilons, params.non_dp),
+            repeat=range(params.repeats),
+        )
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        data, meta = load_features(unit["dataset"], unit["features"], ctx)
-        scenario = make_scenario(unit["dataset"], data, ctx.rng("class_order"))
-        sigma = noise_std(unit["epsilon"], unit["delta"])
-        res = run_cosine(
-            data.train_x,
-            data.train_y,
-            data.test_x,
-            data.test_y,
-            scenario,
-            label_spaces_for(unit["label_policy"], scenario),
-            sigma,
-            ctx.rng("noise"),
+        res = run_cosine_benchmark(
+            unit["dataset"],
+            unit["epsilon"],
+            unit["delta"],
+            label_policy=unit["label_policy"],
+            scenario_rng=ctx.rng("class_order"),
+            noise_rng=ctx.rng("noise"),
+            **cosine_inputs(unit, ctx),
         )
-        rows = accuracy_matrix_rows(res.acc, unit["forgetting_since"])
-        df = pd.DataFrame(rows)
+        df = pd.DataFrame(res.matrix_rows(unit["forgetting_since"], scale=100))
         df.insert(0, "dataset", unit["dataset"])
         df.insert(1, "privacy", privacy_label(unit["epsilon"]))
         df.insert(2, "epsilon", np.nan if unit["epsilon"] is None else unit["epsilon"])
         df.insert(3, "repeat", unit["repeat"])
-        df["delta"] = unit["delta"]
-        df["sigma"] = sigma
-        df["label_policy"] = unit["label_policy"]
-        df["feature_source"] = meta["feature_source"]
-        df["backbone"] = meta["backbone"]
-        return df
+        extra = {"delta": unit["delta"], "sigma": res.sigma, "label_policy": unit["label_policy"]}
+        return df.assign(**extra, **feature_columns(res.features))
 
     @staticmethod
     def per_task(table: pd.DataFrame) -> pd.DataFrame:
@@ -138,14 +112,10 @@ class DomainShiftCosine(Figure[DomainShiftParams]):
     def summarize(self, table: pd.DataFrame, params: DomainShiftParams) -> pd.DataFrame:
         pt = self.per_task(table)
         final = pt[pt["task"] == pt["task"].max()]
-        rows = []
-        for value in ("aa", "af"):
-            st = median_min_max(final, ["dataset", "privacy"], value)
-            for _, r in st.iterrows():
-                base = {"dataset": r["dataset"], "privacy": r["privacy"]}
-                rows.append({"metric": f"final_{value}_mean", **base, "value": r["mean"]})
-                rows.append({"metric": f"final_{value}_std", **base, "value": r["std"]})
-        return pd.DataFrame(rows)
+        by = ["dataset", "privacy"]
+        return pd.DataFrame(
+            [r for v in ("aa", "af") for r in mean_std_rows(final, by, v, f"final_{v}")]
+        )
 
     def plot(self, table: pd.DataFrame, params: DomainShiftParams) -> Any:
         datasets = [d for d in DATASETS if d in set(table["dataset"])]
@@ -155,25 +125,11 @@ class DomainShiftCosine(Figure[DomainShiftParams]):
         for row, d in enumerate(datasets):
             sub = pt[pt["dataset"] == d]
             final = sub[sub["task"] == sub["task"].max()]
-            st = (
-                median_min_max(final, ["privacy"], "aa")
-                .set_index("privacy")
-                .reindex(order)
-                .dropna(subset=["median"])
-                .reset_index()
-            )
+            st = in_order(median_min_max(final, ["privacy"], "aa"), "privacy", order)
             ax = axes[row][0]
-            ax.errorbar(
-                np.arange(len(st)),
-                st["median"],
-                yerr=error_bars(st),
-                fmt="o",
-                capsize=3,
-                label="Cosine Classifier",
-            )
-            ax.set_xticks(
-                np.arange(len(st)), [p if p == "non-DP" else f"ε={p}" for p in st["privacy"]]
-            )
+            median_errorbar(ax, np.arange(len(st)), st, label="Cosine Classifier")
+            ticks = [p if p == NON_DP else f"ε={p}" for p in st["privacy"]]
+            ax.set_xticks(np.arange(len(st)), ticks)
             ax.set_ylabel("final average accuracy (%)")
             ax.set_title(f"{_NAMES[d]} (Fig. 5)")
             for col, (value, label, fig_ids) in enumerate(

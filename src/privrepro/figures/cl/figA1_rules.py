@@ -12,18 +12,21 @@ from typing import Any
 
 import pandas as pd
 
-from privrepro.figures.api import Figure, UnitContext, param
-from privrepro.figures.cl.common_peft import (
-    FeatureParams,
-    FilmParams,
-    TrainParams,
-    TuneParams,
+from privrepro.continual.peft import (
+    FeatureSettings,
+    FilmSettings,
+    TrainSettings,
+    TuningSettings,
     check_film_source,
-    final_metrics,
-    run_peft_unit,
-    settings_of,
 )
-from privrepro.figures.cl.fig5_peft import summarize_final
+from privrepro.continual.tables import final_metrics
+from privrepro.figures.api import Figure, UnitContext, grid_units, param
+from privrepro.figures.cl._common import (
+    median_errorbar,
+    peft_settings,
+    run_peft_unit,
+    summarize_final,
+)
 from privrepro.plotting.style import new_figure
 
 __all__ = ["EnsembleRules", "RulesParams"]
@@ -44,10 +47,10 @@ class RulesParams:
     method: str = param("peft_film", choices=["peft_film", "peft_head"])
     repeats: int = param(5, ge=1)
     nb_tasks: int = param(10, ge=1)
-    features: FeatureParams = param(FeatureParams())
-    film: FilmParams = param(FilmParams())
-    train: TrainParams = param(TrainParams())
-    tuning: TuneParams = param(TuneParams())
+    features: FeatureSettings = param(FeatureSettings())
+    film: FilmSettings = param(FilmSettings())
+    train: TrainSettings = param(TrainSettings())
+    tuning: TuningSettings = param(TuningSettings())
 
 
 class EnsembleRules(Figure[RulesParams]):
@@ -56,24 +59,13 @@ class EnsembleRules(Figure[RulesParams]):
 
     def units(self, p: RulesParams) -> list[dict[str, Any]]:
         check_film_source(p.features, p.benchmarks, [p.method])
-        return [
-            {
-                "benchmark": b,
-                "method": p.method,
-                "epsilon": e,
-                "repeat": r,
-                "rules": RULES,
-                "nb_tasks": p.nb_tasks,
-                **settings_of(p),
-            }
-            for b in p.benchmarks
-            for e in p.epsilons
-            for r in range(p.repeats)
-        ]
+        fixed = {"method": p.method, "rules": RULES, "nb_tasks": p.nb_tasks, **peft_settings(p)}
+        return grid_units(
+            fixed, benchmark=p.benchmarks, epsilon=p.epsilons, repeat=range(p.repeats)
+        )
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        rows, _ = run_peft_unit(unit, ctx)
-        return rows
+        return run_peft_unit(unit, ctx).rows
 
     def plot(self, table: pd.DataFrame, p: RulesParams) -> Any:
         fig, axes = new_figure(1, len(p.benchmarks), width=4.6, height=3.4, squeeze=False)
@@ -83,15 +75,7 @@ class EnsembleRules(Figure[RulesParams]):
                 f = final_metrics(sub, ["eps_label"], rule=rule)
                 if f.empty:
                     continue
-                x = [i + (k - 1) * 0.12 for i in range(len(f))]
-                ax.errorbar(
-                    x,
-                    f["median"],
-                    yerr=[f["median"] - f["min"], f["max"] - f["median"]],
-                    fmt="o",
-                    capsize=3,
-                    label=rule,
-                )
+                median_errorbar(ax, [i + (k - 1) * 0.12 for i in range(len(f))], f, label=rule)
                 ax.set_xticks(range(len(f)), list(f["eps_label"]))
             ax.set_title(b)
             ax.set_ylabel("final average accuracy (%)")

@@ -4,10 +4,11 @@
 and non-DP; AA and AF "averaged over all task order permutations" (cl paper, App. F.5).
 
 The PEFT Ensemble's members do not depend on the task order (each sees only its own task), so
-each repeat trains the five members once and evaluates all 5! = 120 orders from their logits.
-Naive depends on the order; the paper does not say how many orders it trained, so
-``naive_orders`` random orders per repeat are trained (assumed). Tuning uses a CIFAR-10 subset of
-10 % of the training size with a 4.28 % validation set (App. F).
+each repeat trains the five members once and evaluates all 5! = 120 orders from their logits
+(:func:`privrepro.continual.peft.ensemble_all_orders`). Naive depends on the order; the paper
+does not say how many orders it trained, so ``naive_orders`` random orders per repeat are trained
+(assumed). Tuning uses a CIFAR-10 subset of 10 % of the training size with a 4.28 % validation
+set (App. F).
 """
 
 from __future__ import annotations
@@ -16,22 +17,23 @@ import itertools
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pandas as pd
-import torch
 
-from privrepro.figures.api import Figure, UnitContext, param
-from privrepro.figures.cl.common_peft import (
-    FeatureParams,
-    FilmParams,
-    TrainParams,
-    TuneParams,
+from privrepro.continual.peft import (
+    FeatureSettings,
+    FilmSettings,
+    TrainSettings,
+    TuningSettings,
     check_film_source,
-    eps_label,
-    run_peft_unit,
-    settings_of,
+    ensemble_all_orders,
 )
-from privrepro.figures.cl.fig5_peft import summarize_final
+from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.figures.cl._common import (
+    median_errorbar,
+    peft_settings,
+    run_peft_unit,
+    summarize_final,
+)
 from privrepro.plotting.style import new_figure
 from privrepro.seeding import numpy_stream
 
@@ -49,13 +51,16 @@ class FiveDatasetsParams:
     naive_orders: int = param(
         3, ge=1, le=120, assumed="how many orders Naive was trained on is not stated"
     )
-    features: FeatureParams = param(FeatureParams())
-    film: FilmParams = param(FilmParams())
-    train: TrainParams = param(TrainParams())
-    tuning: TuneParams = param(TuneParams(tune_task=4, tune_fraction=0.1, val_fraction=0.0428))
+    features: FeatureSettings = param(FeatureSettings())
+    film: FilmSettings = param(FilmSettings())
+    train: TrainSettings = param(TrainSettings())
+    tuning: TuningSettings = param(
+        TuningSettings(tune_task=4, tune_fraction=0.1, val_fraction=0.0428)
+    )
 
 
 def _orders(k: int, seed: int, tag: str) -> list[list[int]]:
+    """``k`` of the 120 task orders (all when ``k`` ≥ 120), drawn once per repeat and ε."""
     perms = [list(p) for p in itertools.permutations(range(5))]
     if k >= len(perms):
         return perms
@@ -69,37 +74,27 @@ class FiveDatasetsPeft(Figure[FiveDatasetsParams]):
 
     def units(self, p: FiveDatasetsParams) -> list[dict[str, Any]]:
         check_film_source(p.features, ["5-datasets"], p.methods)
-        common = {"benchmark": "5-datasets", **settings_of(p)}
+        common = {"benchmark": "5-datasets", **peft_settings(p)}
+        ensemble = {"save_logits": True, "max_orders": p.max_orders}
         out: list[dict[str, Any]] = []
         for e in p.epsilons:
             for r in range(p.repeats):
                 for m in p.methods:
+                    run = {**common, "method": m, "epsilon": e, "repeat": r}
                     if m.startswith("peft"):
-                        out.append(
-                            {
-                                **common,
-                                "method": m,
-                                "epsilon": e,
-                                "repeat": r,
-                                "save_logits": True,
-                                "max_orders": p.max_orders,
-                            }
-                        )
+                        out.append({**run, **ensemble})
                     else:
-                        for o in _orders(p.naive_orders, r, f"naive-{e}"):
-                            out.append(
-                                {**common, "method": m, "epsilon": e, "repeat": r, "order": o}
-                            )
+                        out += [
+                            {**run, "order": o} for o in _orders(p.naive_orders, r, f"naive-{e}")
+                        ]
         return out
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         rows, logits = run_peft_unit(unit, ctx)
         if not unit["method"].startswith("peft"):
             return rows
-        return pd.concat(
-            [rows[rows["row"] != "metric"], _permuted(rows, logits, unit["max_orders"])],
-            ignore_index=True,
-        )
+        orders = ensemble_all_orders(rows, logits, unit["max_orders"])
+        return pd.concat([rows[rows["row"] != "metric"], orders], ignore_index=True)
 
     def plot(self, table: pd.DataFrame, p: FiveDatasetsParams) -> Any:
         fig, axes = new_figure(1, 2, width=4.6, height=3.4, squeeze=False)
@@ -108,14 +103,7 @@ class FiveDatasetsPeft(Figure[FiveDatasetsParams]):
             sub = m[m["metric"] == metric]
             for (meth, el), g in sub.groupby(["method", "eps_label"]):
                 s = g.groupby("t")["value"].agg(["median", "min", "max"]) * 100
-                ax.errorbar(
-                    s.index,
-                    s["median"],
-                    yerr=[s["median"] - s["min"], s["max"] - s["median"]],
-                    marker="o",
-                    capsize=2,
-                    label=f"{meth} {el}",
-                )
+                median_errorbar(ax, s.index, s, fmt="-o", capsize=2, label=f"{meth} {el}")
             ax.set_xlabel("task t")
             ax.set_ylabel(f"{metric}_t (%)")
             ax.legend(fontsize=6)
@@ -125,56 +113,3 @@ class FiveDatasetsPeft(Figure[FiveDatasetsParams]):
         t = table.copy()
         t["repeat"] = t["repeat"].astype(str) + "/" + t["order"].astype(str)  # runs = orders
         return summarize_final(t, ["method", "eps_label"])
-
-
-def _permuted(rows: pd.DataFrame, logits: dict[str, np.ndarray], max_orders: int) -> pd.DataFrame:
-    """AA_t / AF_t of the ensemble under every task order, from the members' saved logits."""
-    from privrepro.continual.ensemble import accuracy_matrix, combine_best, member_best
-    from privrepro.continual.metrics import average_accuracy, average_forgetting
-
-    base = rows.iloc[0][
-        [
-            "benchmark",
-            "method",
-            "epsilon",
-            "eps_label",
-            "repeat",
-            "label_policy",
-            "dummy_factor",
-            "blurry",
-        ]
-    ].to_dict()
-    y = torch.as_tensor(logits["y_test"])
-    task = torch.as_tensor(logits["test_task"])
-    nb = 5
-    best = [
-        member_best(torch.as_tensor(logits[f"member{k}"]), torch.as_tensor(logits[f"labels{k}"]))
-        for k in range(nb)
-    ]
-    out = []
-    perms = [list(p) for p in itertools.permutations(range(nb))][:max_orders]
-    for order in perms:
-        preds = [
-            combine_best(
-                torch.stack([best[o][0] for o in order[: t + 1]]),
-                torch.stack([best[o][1] for o in order[: t + 1]]),
-            )
-            for t in range(nb)
-        ]
-        acc = accuracy_matrix(torch.stack(preds), y, task, nb).numpy()[:, order]
-        aa, af = average_accuracy(acc), average_forgetting(acc)
-        for t in range(nb):
-            for metric, v in (("AA", aa[t]), ("AF", af[t])):
-                out.append(
-                    {
-                        **base,
-                        "row": "metric",
-                        "rule": "argmax",
-                        "metric": metric,
-                        "t": t + 1,
-                        "value": float(v),
-                        "order": "-".join(map(str, order)),
-                    }
-                )
-    _ = eps_label
-    return pd.DataFrame(out)
