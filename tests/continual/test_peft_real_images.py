@@ -14,6 +14,7 @@ from tests.continual.test_features import TINY, _write_folder
 from tests.data.test_vision import _write_cifar, _write_idx
 
 from privrepro.config import ConfigError
+from privrepro.continual import Workspace
 from privrepro.continual.benchmarks import FeatureSpec, benchmark_images, load_benchmark
 from privrepro.continual.features import create_backbone
 from privrepro.continual.peft import (
@@ -35,8 +36,8 @@ from privrepro.training.rows import gather_rows
 NAME = "vit_tiny_patch16_224"
 
 
-def _where(tmp: Path) -> dict[str, Path]:
-    return {"data_dir": tmp / "data", "cache_dir": tmp / "_cache"}
+def _where(tmp: Path) -> Workspace:
+    return Workspace(tmp / "data", tmp / "_cache", progress=lambda it, **_: it)
 
 
 @pytest.fixture
@@ -120,7 +121,7 @@ def _same_as_feature_path(data: PeftData, fs: FeatureSpec, benchmark: str, tmp: 
 def test_imagenet_r_film_images(tmp_path: Path, weights: Path) -> None:
     _write_folder(tmp_path / "data" / "imagenet-r", ["n01", "n02", "n03"], 5, 24, "RGB")
     fs = _spec(weights)
-    data = load_film_images("imagenet-r", _params(weights), spec=fs, **_where(tmp_path))
+    data = load_film_images("imagenet-r", _params(weights), _where(tmp_path), spec=fs)
     # 5 per class, 80/20 per class: 4 train + 1 test each; resized to the ViT's 32 px input
     assert data.train_x.shape == (12, 3, 32, 32) and data.test_x.shape == (3, 3, 32, 32)
     assert data.train_x.dtype == torch.float32 and data.num_classes == 200
@@ -130,14 +131,14 @@ def test_imagenet_r_film_images(tmp_path: Path, weights: Path) -> None:
     assert isinstance(data.train_x, HostImages) and isinstance(data.test_x, HostImages)
     caches = sorted(p.name for p in (tmp_path / "_cache" / "cl" / "images").iterdir())
     assert len(caches) == 2 and caches[0].endswith("-imagenet-r-split0-test.npy")
-    again = load_film_images("imagenet-r", _params(weights), spec=fs, **_where(tmp_path))
+    again = load_film_images("imagenet-r", _params(weights), _where(tmp_path), spec=fs)
     assert torch.equal(gather_rows(again.train_x), gather_rows(data.train_x))
 
 
 def test_five_datasets_film_images(tmp_path: Path, weights: Path) -> None:
     sizes = _write_five_datasets(tmp_path / "data")
     fs = _spec(weights)
-    data = load_film_images("5-datasets", _params(weights), spec=fs, **_where(tmp_path))
+    data = load_film_images("5-datasets", _params(weights), _where(tmp_path), spec=fs)
     n_tr = sum(a for a, _ in sizes.values())
     n_te = sum(b for _, b in sizes.values())
     # grey MNIST / FashionMNIST / notMNIST become 3 channels like SVHN and CIFAR-10
@@ -174,7 +175,7 @@ def test_subsampling_matches_head_runs(tmp_path: Path, weights: Path) -> None:
     fp = FeatureSettings(
         source="backbone", backbone=NAME, max_train_per_class=2, max_test_per_class=1
     )
-    data = load_film_images("imagenet-r", fp, spec=fs, **_where(tmp_path))
+    data = load_film_images("imagenet-r", fp, _where(tmp_path), spec=fs)
     feats, _ = load_benchmark("imagenet-r", fs, tmp_path / "data", tmp_path / "_cache")
     k_tr, k_te = peft_data.subsample_pair(feats.train_y, feats.test_y, fp)
     assert len(k_tr) == 6 and len(k_te) == 3
@@ -209,7 +210,7 @@ def test_film_run_on_imagenet_r_images(
         FilmSettings(physical_batch=8),
         TrainSettings(epochs=1.0),
         TuningSettings(enabled=False, batch_size=4.0),
-        **_where(tmp_path),
+        workspace=_where(tmp_path),
     )
     priv = rows[rows["row"] == "privacy"]
     assert len(priv) == 10  # Split-ImageNet-R: 10 tasks, one member each

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from privrepro.continual import Workspace
 from privrepro.continual.peft import (
     FeatureSettings,
     PeftRun,
@@ -24,9 +25,8 @@ def test_run_records_prv_within_target_and_reuses_study(tmp_path: Path):
         "features": FeatureSettings(synthetic_dim=16, max_train_per_class=3, max_test_per_class=2),
         "train": TrainSettings(epochs=4.0),
         "tuning": TuningSettings(sampler="random", n_trials=1, n_startup_trials=1),
-        "cache_dir": tmp_path / "_cache",
+        "workspace": Workspace(cache_dir=tmp_path / "_cache", progress=lambda it, **_: it),
         "study_tag": "tiny",
-        "progress": lambda it, desc, total: it,
     }
     run = PeftRun("5-datasets", "peft_head", epsilon=1.0, repeat=0)
     rows, _ = run_peft(run, **kw)

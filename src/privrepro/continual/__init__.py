@@ -10,6 +10,7 @@ Entry points (re-exported here; see ``docs/cl.md`` and ``docs/cl-peft.md``):
   as tidy rows (:class:`PeftRun` and the settings groups :class:`FeatureSettings`,
   :class:`FilmSettings`, :class:`TrainSettings`, :class:`TuningSettings`).
 * :func:`median_min_max`, :func:`final_metrics` — the paper's summaries over repeats.
+* :class:`Workspace` — data root, caches, device and progress bars, made once, passed to runs.
 
 Building blocks: :mod:`.benchmarks` (:func:`load_benchmark`, :class:`FeatureSpec`,
 :func:`make_scenario`), :mod:`.scenarios` (class-incremental splits through continuum),
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     )
     from privrepro.continual.scenarios import ContinualData, Scenario
     from privrepro.continual.tables import final_metrics, median_min_max
+    from privrepro.continual.workspace import Workspace
 
 _EXPORTS = {
     "privrepro.continual.benchmarks": ("FeatureSpec", "load_benchmark", "make_scenario"),
@@ -78,6 +80,7 @@ _EXPORTS = {
     ),
     "privrepro.continual.scenarios": ("ContinualData", "Scenario"),
     "privrepro.continual.tables": ("final_metrics", "median_min_max"),
+    "privrepro.continual.workspace": ("Workspace",),
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 
@@ -94,6 +97,7 @@ __all__ = [
     "Scenario",
     "TrainSettings",
     "TuningSettings",
+    "Workspace",
     "average_accuracy",
     "average_forgetting",
     "benchmark_scenario",

@@ -30,6 +30,7 @@ from privrepro.continual.scenarios import Scenario, class_incremental, from_task
 
 __all__ = [
     "BLURRY_KINDS",
+    "BLURRY_NAMES",
     "BlurrySplit",
     "blurry_scenario",
     "blurry_split",
@@ -43,6 +44,8 @@ __all__ = [
 IntArray = NDArray[np.int64]
 
 BLURRY_KINDS = ("not-blurry", "i-blurry", "si-blurry")
+#: the settings' names in the cl paper (Fig. 4, Table A4)
+BLURRY_NAMES = {"not-blurry": "Not Blurry", "i-blurry": "i-Blurry", "si-blurry": "Si-Blurry"}
 
 
 @dataclass(frozen=True)

@@ -25,14 +25,12 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from privrepro.config import ConfigError
-from privrepro.continual._progress import Progress
 from privrepro.continual.benchmarks import FeatureSpec, load_benchmark, make_scenario
 from privrepro.continual.blurry import BLURRY_KINDS, make_blurry_scenario
 from privrepro.continual.cosine import CosineClassifier, CosineResult, noise_std, run_cosine
@@ -43,6 +41,7 @@ from privrepro.continual.metrics import (
     average_forgetting,
 )
 from privrepro.continual.scenarios import FIVE_DATASETS, ContinualData, Scenario, five_datasets
+from privrepro.continual.workspace import Workspace
 from privrepro.seeding import numpy_stream
 
 __all__ = [
@@ -51,6 +50,7 @@ __all__ = [
     "FiveDatasetsOrders",
     "all_orders_accuracy",
     "benchmark_scenario",
+    "load_features",
     "run_cosine_benchmark",
     "run_five_datasets_orders",
 ]
@@ -137,6 +137,16 @@ class CosineBenchmarkRun(CosineResult):
         return accuracy_matrix_rows(self.acc, since, scale)
 
 
+def load_features(
+    benchmark: str, features: FeatureSpec | None = None, workspace: Workspace | None = None
+) -> tuple[ContinualData, dict[str, Any]]:
+    """The benchmark's features (:func:`~.benchmarks.load_benchmark`) in a workspace: to load
+    them once and pass them to several :func:`run_cosine_benchmark` calls."""
+    ws = workspace or Workspace()
+    spec = features or FeatureSpec()
+    return load_benchmark(benchmark, spec, ws.data_dir, ws.cache_dir, ws.device, ws.progress)
+
+
 def _stream(rng: np.random.Generator | None, seed: int, benchmark: str, name: str) -> Any:
     return rng if rng is not None else numpy_stream(seed, "cl-cosine", benchmark, name)
 
@@ -161,10 +171,7 @@ def run_cosine_benchmark(
     seed: int = 0,
     scenario_rng: np.random.Generator | None = None,
     noise_rng: np.random.Generator | None = None,
-    data_dir: str | Path = "data",
-    cache_dir: str | Path = "experiments/_cache",
-    device: str = "cpu",
-    progress: Progress | None = None,
+    workspace: Workspace | None = None,
 ) -> CosineBenchmarkRun:
     """The DP cosine classifier (Alg. 1) on ``benchmark`` at the per-task (ε, δ), in one call.
 
@@ -182,16 +189,14 @@ def run_cosine_benchmark(
         evaluate, dummy_sampling: see :func:`~.cosine.run_cosine`.
         seed: names the class-order and noise streams unless ``scenario_rng`` / ``noise_rng``
             are given.
-        data_dir, cache_dir, device, progress: where real data and the feature cache live, the
-            device of feature extraction, and a progress wrapper for it.
+        workspace: where real data and the feature cache live, the device of feature
+            extraction and its progress bar (:class:`~.workspace.Workspace`).
     """
     sigma = noise_std(epsilon, delta)  # checks ε and δ before anything is loaded
     if isinstance(features, ContinualData):
         data, meta = features, {"feature_source": "given", "name": features.name}
     else:
-        data, meta = load_benchmark(
-            benchmark, features or FeatureSpec(), data_dir, cache_dir, device, progress=progress
-        )
+        data, meta = load_features(benchmark, features, workspace)
     if scenario is None:
         scenario = benchmark_scenario(
             benchmark,
@@ -322,10 +327,7 @@ def run_five_datasets_orders(
     max_orders: int = 120,
     seed: int = 0,
     noise_rng: np.random.Generator | None = None,
-    data_dir: str | Path = "data",
-    cache_dir: str | Path = "experiments/_cache",
-    device: str = "cpu",
-    progress: Progress | None = None,
+    workspace: Workspace | None = None,
 ) -> FiveDatasetsOrders:
     """The first ``max_orders`` of the 5! task orders of 5-Datasets, evaluated from one noise
     sequence at the per-task (ε, δ) under S_prior^const (cl Table A7; :func:`all_orders_accuracy`).
@@ -333,9 +335,7 @@ def run_five_datasets_orders(
     if not 1 <= max_orders <= 120:
         raise ConfigError("max_orders", max_orders, "must lie in [1, 120]")
     sigma = noise_std(epsilon, delta)
-    data, meta = load_benchmark(
-        "5-datasets", features or FeatureSpec(), data_dir, cache_dir, device, progress=progress
-    )
+    data, meta = load_features("5-datasets", features, workspace)
     sc = five_datasets(data)  # members in the canonical order: task m = member m
     orders = list(itertools.permutations(range(len(FIVE_DATASETS))))[:max_orders]
     accs = all_orders_accuracy(

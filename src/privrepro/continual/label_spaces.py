@@ -8,6 +8,8 @@
 * Remapping to a prior set, R_t^task (Eq. 3): unmatched labels are relabelled or dropped.
 * ``S_learned`` — a DP release of the labels: per label, a Laplace noisy count compared with a
   threshold τ (Def. C.3, B_Lap of App. C.4), tight δ from Thm. C.4.
+* Small classes — any (ε, δ)-DP label release drops a class of k examples with probability at
+  least 1 − δ_k (group privacy, Sec. 4.4, Fig. 2): :func:`class_drop_curve`.
 
 A :class:`LabelSpace` is a set of real class ids plus a number of dummy labels. Dummy label j is
 the id ``num_classes + j``; two label spaces with ``n_dummy = m`` hold the same dummies.
@@ -19,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from privrepro.config import ConfigError
@@ -29,7 +32,11 @@ __all__ = [
     "LABEL_POLICIES",
     "LabelSpace",
     "add_dummy_labels",
+    "class_drop_curve",
+    "class_drop_summary",
     "data_label_space",
+    "label_config",
+    "label_config_name",
     "label_spaces_for",
     "laplace_keep_probability",
     "laplace_threshold",
@@ -233,3 +240,57 @@ def learned_label_space(
     labels, counts = np.unique(np.asarray(task_y, dtype=np.int64), return_counts=True)
     noisy = counts + rng.laplace(0.0, 1.0 / epsilon, size=len(counts))
     return LabelSpace(labels[noisy > tau])
+
+
+def label_config(name: str) -> tuple[str, int]:
+    """A label configuration of Table A3 by its column name: ``(label policy, dummy factor)``.
+
+    ``"prior"`` (exact S_prior), ``"prior_const"`` or ``"const"`` (S_prior^const), ``"x<f>"``
+    (S_prior^const with ×f dummy labels, e.g. ``"x1000"``).
+    """
+    if name == "prior":
+        return "prior", 1
+    if name in ("prior_const", "const"):
+        return "prior_const", 1
+    if name.startswith("x") and name[1:].isdigit() and int(name[1:]) >= 1:
+        return "prior_const", int(name[1:])
+    raise ConfigError("label config", name, "must be 'prior', 'prior_const', 'const' or 'x<f>'")
+
+
+def label_config_name(name: str) -> str:
+    """A Table A3 column as the paper writes it: ``S_prior``, ``S_prior^const``, ``+1000×``."""
+    policy, factor = label_config(name)
+    if factor > 1:
+        return f"+{factor}×"
+    return "S_prior" if policy == "prior" else "S_prior^const"
+
+
+def class_drop_curve(epsilon: float, delta: float, k_max: int) -> pd.DataFrame:
+    """The lower bound 1 − δ_k on the probability that any (ε, δ)-DP label release drops a class
+    of k examples, for k = 1..``k_max`` (cl paper, Sec. 4.4, Fig. 2; δ_k of group privacy,
+    :func:`privrepro.dp.group.drop_probability_lower_bound`). Columns ``epsilon``, ``delta``,
+    ``k``, ``drop_probability_lb``."""
+    from privrepro.dp.group import drop_probability_lower_bound
+
+    if k_max < 1:
+        raise ConfigError("k_max", k_max, "must be >= 1")
+    k = np.arange(1, int(k_max) + 1)
+    bound = drop_probability_lower_bound(epsilon, delta, k)
+    return pd.DataFrame({"epsilon": epsilon, "delta": delta, "k": k, "drop_probability_lb": bound})
+
+
+def class_drop_summary(curves: pd.DataFrame, threshold: float = 0.99) -> list[dict[str, object]]:
+    """Per (ε, δ) of :func:`class_drop_curve` tables: the largest k dropped with probability at
+    least ``threshold`` (``largest_k_dropped_<threshold %>``; 0 if none, the caption: 12 at
+    ε = 1, δ = 1e-7 and 0.99) and the smallest k whose bound is 0 (``smallest_k_bound_zero``;
+    NaN when beyond the curve's k)."""
+    rows: list[dict[str, object]] = []
+    for (eps, delta), group in curves.groupby(["epsilon", "delta"]):
+        kept = group.loc[group["drop_probability_lb"] >= threshold, "k"]
+        zero = group.loc[group["drop_probability_lb"] <= 0.0, "k"]
+        for metric, value in (
+            (f"largest_k_dropped_{round(threshold * 100)}", int(kept.max()) if len(kept) else 0),
+            ("smallest_k_bound_zero", int(zero.min()) if len(zero) else np.nan),
+        ):
+            rows.append({"metric": metric, "epsilon": eps, "delta": delta, "value": value})
+    return rows

@@ -18,6 +18,7 @@ is undone. The test set of task i holds the test samples of the classes task i i
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ __all__ = [
     "five_datasets_order",
     "from_task_ids",
     "permuted_class_order",
+    "sample_task_orders",
     "split_cifar100",
     "split_imagenet_r",
     "train_test_split_indices",
@@ -299,6 +301,18 @@ def five_datasets_order(order: Sequence[int] | None, classes_per_dataset: int = 
     return np.concatenate(
         [np.arange(m * classes_per_dataset, (m + 1) * classes_per_dataset) for m in members]
     ).astype(np.int64)
+
+
+def sample_task_orders(k: int, rng: np.random.Generator, nb_tasks: int = 5) -> list[list[int]]:
+    """``k`` distinct orders of ``nb_tasks`` tasks drawn uniformly without replacement, listed in
+    lexicographic order; all ``nb_tasks!`` orders when ``k`` is at least that many (e.g. the
+    5-Datasets orders an order-dependent method is trained on, cl App. F.5)."""
+    perms = [list(p) for p in itertools.permutations(range(nb_tasks))]
+    if k >= len(perms):
+        return perms
+    if k < 1:
+        raise ConfigError("k", k, f"must lie in [1, {len(perms)}]")
+    return [perms[i] for i in sorted(rng.choice(len(perms), size=k, replace=False))]
 
 
 def five_datasets(data: ContinualData, order: Sequence[int] | None = None) -> Scenario:

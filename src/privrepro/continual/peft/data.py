@@ -21,7 +21,6 @@ import numpy as np
 import torch
 
 from privrepro.config import ConfigError
-from privrepro.continual._progress import Progress
 from privrepro.continual.benchmarks import FeatureSpec
 from privrepro.continual.peft.settings import (
     FILM_BENCHMARKS,
@@ -29,6 +28,7 @@ from privrepro.continual.peft.settings import (
     FilmSettings,
     PeftRun,
 )
+from privrepro.continual.workspace import Workspace
 from privrepro.seeding import torch_stream
 from privrepro.training.rows import Rows
 
@@ -81,17 +81,13 @@ def feature_spec(features: FeatureSettings) -> FeatureSpec:
     )
 
 
-def _head_data(
-    run: PeftRun,
-    features: FeatureSettings,
-    data_dir: Path,
-    cache_dir: Path,
-    device: str,
-) -> PeftData:
+def _head_data(run: PeftRun, features: FeatureSettings, ws: Workspace) -> PeftData:
     from privrepro.continual.benchmarks import load_benchmark
 
-    data, meta = load_benchmark(run.benchmark, feature_spec(features), data_dir, cache_dir, device)
+    spec = feature_spec(features)
+    data, meta = load_benchmark(run.benchmark, spec, ws.data_dir, ws.cache_dir, ws.device)
     tr, te = subsample_pair(data.train_y, data.test_y, features)
+    device = ws.device
     return PeftData(
         torch.as_tensor(data.train_x[tr], dtype=torch.float32, device=device),
         data.train_y[tr],
@@ -149,35 +145,23 @@ def load_peft_data(
     run: PeftRun,
     features: FeatureSettings,
     film: FilmSettings,
-    *,
-    data_dir: str | Path = "data",
-    cache_dir: str | Path = "experiments/_cache",
-    device: str = "cpu",
-    progress: Progress | None = None,
+    workspace: Workspace | None = None,
 ) -> PeftData:
-    """The rows ``run`` trains and tests on, on ``device`` (real FiLM images: on the host)."""
+    """The rows ``run`` trains and tests on, on the workspace's device (real FiLM images: on
+    the host)."""
+    ws = workspace or Workspace()
     if run.kind == "head":
-        return _head_data(run, features, Path(data_dir), Path(cache_dir), device)
+        return _head_data(run, features, ws)
     if features.source == "synthetic":
-        return _synthetic_images(run, features, film, device)
-    return load_film_images(
-        run.benchmark,
-        features,
-        data_dir=data_dir,
-        cache_dir=cache_dir,
-        device=device,
-        progress=progress,
-    )
+        return _synthetic_images(run, features, film, ws.device)
+    return load_film_images(run.benchmark, features, ws)
 
 
 def load_film_images(
     benchmark: str,
     features: FeatureSettings,
+    workspace: Workspace | None = None,
     *,
-    data_dir: str | Path = "data",
-    cache_dir: str | Path = "experiments/_cache",
-    device: str = "cpu",
-    progress: Progress | None = None,
     spec: FeatureSpec | None = None,
     chunk: int = 512,
 ) -> PeftData:
@@ -188,9 +172,9 @@ def load_film_images(
     label offsets), subsampled like head runs (``max_*_per_class``). Each part is converted to
     RGB (grey MNIST, FashionMNIST and notMNIST repeated over 3 channels), resized and cropped
     once into a memory-mapped ``uint8`` cache (:func:`privrepro.continual.pixels.cached_pixels`,
-    under ``cache_dir``) and returned as :class:`~privrepro.continual.pixels.HostImages`:
-    DP-SGD and evaluation gather one batch at a time to ``device``, normalised in float32, so a
-    full-size benchmark never has to fit on the device.
+    under the workspace's ``cache_dir``) and returned as
+    :class:`~privrepro.continual.pixels.HostImages`: DP-SGD and evaluation gather one batch at a
+    time to the device, normalised in float32, so a full-size benchmark never has to fit on it.
     ``spec`` (default :func:`feature_spec` of ``features``) gives the loaders' options and the
     backbone's ``model_kwargs``.
     """
@@ -205,11 +189,12 @@ def load_film_images(
 
     if benchmark not in FILM_BENCHMARKS:
         raise ConfigError("benchmark", benchmark, f"must be one of {list(FILM_BENCHMARKS)}")
+    ws = workspace or Workspace()
     fs = feature_spec(features) if spec is None else spec
     # the data first: a missing file is reported before the backbone is loaded
     parts = {
         split: [(p, p.load()) for p in plist]
-        for split, plist in image_parts(benchmark, fs, Path(data_dir)).items()
+        for split, plist in image_parts(benchmark, fs, Path(ws.data_dir)).items()
     }
     labels = {
         split: np.concatenate([np.asarray(ds.y, dtype=np.int64) + p.label_offset for p, ds in got])
@@ -222,15 +207,15 @@ def load_film_images(
     def host(split: str, rows: np.ndarray) -> HostImages:
         arrays = [
             cached_pixels(
-                pixel_cache_path(cache_dir, fs.backbone, pt.key, p.dataset, split),
+                pixel_cache_path(ws.cache_dir, fs.backbone, pt.key, p.dataset, split),
                 partial(getattr, ds, "x"),
                 pt,
                 chunk,
-                progress,
+                ws.progress,
             )
             for p, ds in parts[split]
         ]
-        return HostImages(arrays, pt.mean, pt.std, device, rows=rows)
+        return HostImages(arrays, pt.mean, pt.std, ws.device, rows=rows)
 
     train_x, test_x = host("train", k_tr), host("test", k_te)
     parts.clear()  # the raw images: the pixel caches hold what the runs read
@@ -248,5 +233,5 @@ def load_film_images(
             "n_test": len(k_te),
             "pixel_cache": pt.key,
         },
-        model.to(device),
+        model.to(ws.device),
     )

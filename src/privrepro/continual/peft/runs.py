@@ -20,7 +20,6 @@ member logits (5-Datasets, Table A7): its members do not depend on the order.
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -28,7 +27,6 @@ import pandas as pd
 import torch
 
 from privrepro.config import ConfigError
-from privrepro.continual._progress import Progress, progress_bar
 from privrepro.continual.peft.data import PeftData, load_peft_data
 from privrepro.continual.peft.settings import (
     FeatureSettings,
@@ -41,6 +39,7 @@ from privrepro.continual.peft.settings import (
 )
 from privrepro.continual.peft.tuning import tune_hyper, unclipped_if_nondp
 from privrepro.continual.scenarios import Scenario
+from privrepro.continual.workspace import Progress, Workspace
 from privrepro.seeding import numpy_stream, torch_stream
 from privrepro.training.dpsgd import DPSGDHyper
 from privrepro.training.rows import select_rows
@@ -327,13 +326,9 @@ def run_peft(
     tuning: TuningSettings | None = None,
     *,
     seed: int = 0,
-    device: str = "cpu",
-    data_dir: str | Path = "data",
-    cache_dir: str | Path = "experiments/_cache",
-    studies: str | Path | None = None,
+    workspace: Workspace | None = None,
     study_tag: str = "",
     generator: torch.Generator | None = None,
-    progress: Progress = progress_bar,
     progress_desc: str = "tasks",
 ) -> PeftOutput:
     """One PEFT run (PEFT Ensemble, Naive or Non-CL): its rows, and its member logits when
@@ -344,13 +339,11 @@ def run_peft(
         features, film, train, tuning: the settings groups (defaults: the paper's, on synthetic
             data); checked before any compute (:class:`~privrepro.config.ConfigError`).
         seed: the root seed: the repeat's scenario and tuning split, the study's sampler.
-        device: where models train (``"cuda"`` when present, or ``"cpu"``).
-        data_dir, cache_dir: real data; feature and pixel caches.
-        studies: folder of the tuning studies' journal files (default
-            ``<cache_dir>/../_studies``), unless ``tuning.storage`` names one.
+        workspace: real data, feature and pixel caches, tuning studies (unless
+            ``tuning.storage`` names one), the device models train on (``"cuda"`` when
+            present) and the progress bar over tasks (:class:`~..workspace.Workspace`).
         study_tag: appended to study names (the harness: the profile).
         generator: DP-SGD's sampling and noise (default: a stream of ``seed`` and ``run``).
-        progress: wraps the loop over tasks (``progress(iterable, desc=, total=)``).
     """
     from privrepro.training.tuning import transfer_hyper
 
@@ -359,33 +352,22 @@ def run_peft(
     train = train or TrainSettings()
     tuning = tuning or TuningSettings()
     check_settings(run, features=features, film=film, train=train, tuning=tuning)
-    data = load_peft_data(
-        run,
-        features,
-        film,
-        data_dir=data_dir,
-        cache_dir=cache_dir,
-        device=device,
-        progress=progress,
-    )
+    ws = workspace or Workspace()
+    data = load_peft_data(run, features, film, ws)
     sc = peft_scenario(run, data.train_y, data.test_y, data.num_classes, seed)
     ids = _label_ids(run, sc, data.num_classes)
-    studies = Path(cache_dir).parent / "_studies" if studies is None else studies
     tuned = tune_hyper(
-        run, data, sc, ids, tuning, train, film, seed=seed, studies=studies, tag=study_tag
+        run, data, sc, ids, tuning, train, film, seed=seed, studies=ws.study_dir, tag=study_tag
     )
     hp0, n_tune = tuned.hyper, tuned.n_tune
     hps = [unclipped_if_nondp(transfer_hyper(hp0, n_tune, len(ix)), train) for ix in sc.train_tasks]
     if generator is None:
-        generator = torch_stream(seed, "cl-peft", repr(run), "dpsgd", device=device)
+        generator = torch_stream(seed, "cl-peft", repr(run), "dpsgd", device=ws.device)
     r = _Run(run, data, sc, ids, hps, film, generator)
     if run.family == "noncl":
         return PeftOutput(_non_cl(r, hp0, n_tune, train), r.logits)
-    preds = (
-        _naive(r, progress, progress_desc)
-        if run.family == "naive"
-        else _ensemble(r, progress, progress_desc)
-    )
+    family = _naive if run.family == "naive" else _ensemble
+    preds = family(r, ws.progress, progress_desc)
     if run.save_logits:
         r.logits["y_test"] = data.test_y
         r.logits["test_task"] = r.test_task.cpu().numpy()

@@ -1,18 +1,17 @@
-"""What the cl recipes share: the cosine figures' feature parameters and privacy levels, the
+"""What the cl recipes share: the cosine figures' units, inputs and privacy levels, the
 PEFT figures' unit settings and run, summary rows, and the paper's plotting rule (median over
 repeats with min/max error bars)."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from privrepro.continual.benchmarks import FEATURE_SOURCES, FeatureSpec, load_benchmark
-from privrepro.continual.features import DEFAULT_BACKBONE
+from privrepro.continual.benchmarks import FeatureSpec
 from privrepro.continual.peft import (
     FeatureSettings,
     FilmSettings,
@@ -20,93 +19,60 @@ from privrepro.continual.peft import (
     PeftRun,
     TrainSettings,
     TuningSettings,
+    check_film_source,
     eps_label,
     run_peft,
 )
-from privrepro.continual.scenarios import ContinualData
+from privrepro.continual.plots import final_accuracy_markers
 from privrepro.continual.tables import final_metrics, median_min_max
-from privrepro.figures.api import UnitContext, param
+from privrepro.continual.workspace import Workspace
+from privrepro.figures.api import UnitContext, grid_units, param
 from privrepro.plotting.style import new_figure
 
 __all__ = [
     "NON_DP",
-    "FeatureParams",
+    "PeftParams",
+    "checked",
     "cosine_inputs",
+    "cosine_units",
     "feature_columns",
-    "in_order",
-    "load_features",
     "mean_std_rows",
-    "median_errorbar",
     "peft_settings",
+    "peft_units",
     "plot_final",
-    "plot_task_curves",
+    "privacy_columns",
     "privacy_label",
     "privacy_levels",
+    "privacy_order",
+    "privacy_tick",
     "run_peft_unit",
     "summarize_final",
+    "workspace_of",
 ]
 
 NON_DP = "non-DP"
 
 
-@dataclass
-class FeatureParams:
-    """Where the features come from (``paper``: the real images through the backbone)."""
-
-    source: str = param(
-        "synthetic",
-        choices=FEATURE_SOURCES,
-        doc="backbone (real images, cached ViT features), synthetic (clustered "
-        "stand-in features) or tiny-vit (random small ViT on generated images)",
-    )
-    backbone: str = param(
-        DEFAULT_BACKBONE,
-        doc="timm id of the frozen backbone",
-        assumed="the paper names the google-research ViT-B/16 in21k weights, "
-        "not a timm id; augreg_in21k (orig_in21k is the alternative)",
-    )
-    weights: str | None = param(None, doc="local weights file of the backbone (None: timm hub)")
-    download: bool = param(False, doc="let torchvision download missing datasets")
-    verify_checksums: bool = param(True, doc="check torchvision's MD5 of dataset files")
-    batch_size: int = param(64, ge=1, doc="feature-extraction batch size")
-    imagenet_r_split_seed: int = param(
-        0,
-        ge=0,
-        doc="seed of ImageNet-R's 80/20 split",
-        assumed="one global random 80/20 split; the paper does "
-        "not say whether it is redrawn per seed",
-    )
-    synthetic_seed: int = param(0, ge=0, doc="seed of the synthetic feature space")
-    synthetic_dim: int = param(768, ge=2, doc="dimension of synthetic features (ViT-B: 768)")
-    tiny_per_class: int = param(4, ge=1, doc="images per class for the tiny-vit source")
-
-    def spec(self) -> FeatureSpec:
-        return FeatureSpec(**vars(self))
-
-
 # --------------------------------------------------------------------------- cosine figures
+
+
+def workspace_of(ctx: UnitContext) -> Workspace:
+    """The library's :class:`~privrepro.continual.Workspace` of a unit: data root, cache,
+    device and progress bars of its context."""
+    return Workspace(ctx.data_dir, ctx.cache_dir, ctx.device, ctx.progress)
+
+
+def cosine_units(params: Any, fixed: tuple[str, ...], **axes: Any) -> list[dict[str, Any]]:
+    """:func:`~privrepro.figures.api.grid_units` of a cosine figure: the ``fixed`` parameters
+    and the ``features`` group in every unit."""
+    common = {k: getattr(params, k) for k in fixed}
+    return grid_units({**common, "features": asdict(params.features)}, **axes)
 
 
 def cosine_inputs(unit: dict[str, Any], ctx: UnitContext) -> dict[str, Any]:
     """The keyword arguments of :func:`~privrepro.continual.run_cosine_benchmark` that come from
-    a unit's ``features`` and its context (data, cache, device, progress)."""
-    return {
-        "features": FeatureParams(**unit["features"]).spec(),
-        "data_dir": ctx.data_dir,
-        "cache_dir": ctx.cache_dir,
-        "device": ctx.device,
-        "progress": ctx.progress,
-    }
-
-
-def load_features(
-    benchmark: str, unit: dict[str, Any], ctx: UnitContext
-) -> tuple[ContinualData, dict[str, Any]]:
-    """The benchmark's features for one unit (cached on disk or memoised in the process)."""
-    kw = cosine_inputs(unit, ctx)
-    return load_benchmark(
-        benchmark, kw["features"], ctx.data_dir, ctx.cache_dir, ctx.device, kw["progress"]
-    )
+    a unit's ``features`` and its context."""
+    return {"features": FeatureSpec(**unit["features"]), "workspace": workspace_of(ctx)}
 
 
 def feature_columns(meta: dict[str, Any]) -> dict[str, Any]:
@@ -120,6 +86,16 @@ def privacy_levels(epsilons: list[float], non_dp: bool) -> list[float | None]:
     return [*levels, None] if non_dp else levels
 
 
+def privacy_order(epsilons: list[float], non_dp: bool) -> list[str]:
+    """The privacy labels of the ε grid, in plotting order."""
+    return [privacy_label(e) for e in privacy_levels(epsilons, non_dp)]
+
+
+def privacy_tick(label: str) -> str:
+    """A privacy label as an axis tick: ``"ε=1"`` or ``"non-DP"``."""
+    return label if label == NON_DP else f"ε={label}"
+
+
 def privacy_label(epsilon: float | None) -> str:
     """``"non-DP"`` or ``"ε=1"``-style text without the Greek letter (``"1"``, ``"8"``)."""
     if epsilon is None or (isinstance(epsilon, float) and math.isnan(epsilon)):
@@ -127,47 +103,38 @@ def privacy_label(epsilon: float | None) -> str:
     return f"{epsilon:g}"
 
 
-def mean_std_rows(table: pd.DataFrame, by: list[str], value: str, name: str) -> list[dict]:
-    """Summary rows ``<name>_mean`` and ``<name>_std`` of ``value`` over repeats, per group."""
+def privacy_columns(epsilon: float | None) -> dict[str, Any]:
+    """A cosine row's privacy level: its label (``"1"``, ``"non-DP"``) and ε (NaN if non-DP)."""
+    return {"privacy": privacy_label(epsilon), "epsilon": np.nan if epsilon is None else epsilon}
+
+
+def mean_std_rows(
+    table: pd.DataFrame, by: list[str], *values: str, prefix: str = ""
+) -> list[dict[str, Any]]:
+    """Summary rows ``<prefix><value>_mean`` and ``_std`` over repeats, per group of ``by``."""
     rows = []
-    for _, r in median_min_max(table, by, value).iterrows():
-        base = {k: r[k] for k in by}
-        rows.append({"metric": f"{name}_mean", **base, "value": r["mean"]})
-        rows.append({"metric": f"{name}_std", **base, "value": r["std"]})
+    for value in values:
+        for _, r in median_min_max(table, by, value).iterrows():
+            base = {k: r[k] for k in by}
+            rows.append({"metric": f"{prefix}{value}_mean", **base, "value": r["mean"]})
+            rows.append({"metric": f"{prefix}{value}_std", **base, "value": r["std"]})
     return rows
-
-
-# --------------------------------------------------------------------------- plots
-
-
-def in_order(stats: pd.DataFrame, key: str, order: list[Any]) -> pd.DataFrame:
-    """The rows of ``stats`` in ``order`` of ``key`` (absent ones left out)."""
-    s = stats.set_index(key).reindex([o for o in order if o in set(stats[key])])
-    return s.reset_index()
-
-
-def median_errorbar(ax: Any, x: Any, stats: pd.DataFrame, **kw: Any) -> None:
-    """The paper's markers: the median with min/max error bars."""
-    yerr = np.vstack([stats["median"] - stats["min"], stats["max"] - stats["median"]])
-    ax.errorbar(x, stats["median"], yerr=yerr, **{"fmt": "o", "capsize": 3, **kw})
-
-
-def plot_task_curves(ax: Any, table: pd.DataFrame, order: list[str], value: str) -> None:
-    """Median of ``value`` per task with min/max error bars, one series per privacy label."""
-    for j, p in enumerate(order):
-        s = median_min_max(table[table["privacy"] == p], ["task"], value).dropna(subset=["median"])
-        if s.empty:
-            continue
-        label = p if p == NON_DP else f"ε={p}"
-        x = s["task"] + 0.08 * (j - 1)
-        median_errorbar(ax, x, s, fmt="-o", ms=3, capsize=2, color=f"C{j}", label=label)
-    ax.set_xlabel("task t")
 
 
 # --------------------------------------------------------------------------- PEFT figures
 
 
-def peft_settings(p: Any) -> dict[str, Any]:
+@dataclass
+class PeftParams:
+    """The four settings groups of every PEFT figure's parameters (cl paper, Sec. 6, App. F)."""
+
+    features: FeatureSettings = param(FeatureSettings())
+    film: FilmSettings = param(FilmSettings())
+    train: TrainSettings = param(TrainSettings())
+    tuning: TuningSettings = param(TuningSettings())
+
+
+def peft_settings(p: PeftParams) -> dict[str, Any]:
     """The four settings groups every PEFT run unit carries, as plain dicts (hashable config)."""
     return {
         "features": vars(p.features),
@@ -177,9 +144,22 @@ def peft_settings(p: Any) -> dict[str, Any]:
     }
 
 
+def peft_units(p: PeftParams, fixed: dict[str, Any], **axes: Any) -> list[dict[str, Any]]:
+    """:func:`~privrepro.figures.api.grid_units` of a PEFT figure, with the ``fixed`` entries and
+    the settings groups in every unit (FiLM on real images checked first: :func:`checked`)."""
+    return checked(p, grid_units({**fixed, **peft_settings(p)}, **axes))
+
+
+def checked(p: PeftParams, units: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``units``, once every benchmark of a FiLM unit is known to have real images (before any
+    compute: :func:`~privrepro.continual.peft.check_film_source`)."""
+    check_film_source(p.features, [u["benchmark"] for u in units], [u["method"] for u in units])
+    return units
+
+
 def run_peft_unit(unit: dict[str, Any], ctx: UnitContext) -> PeftOutput:
     """:func:`~privrepro.continual.peft.run_peft` on a unit built with :func:`peft_settings`,
-    with the unit's seeded DP-SGD stream, device, paths and progress."""
+    with the unit's seeded DP-SGD stream and workspace; studies are named per profile."""
     return run_peft(
         PeftRun.from_unit(unit),
         FeatureSettings(**unit["features"]),
@@ -187,12 +167,9 @@ def run_peft_unit(unit: dict[str, Any], ctx: UnitContext) -> PeftOutput:
         TrainSettings(**unit["train"]),
         TuningSettings(**unit["tuning"]),
         seed=ctx.seed,
-        device=ctx.device,
-        data_dir=ctx.data_dir,
-        cache_dir=ctx.cache_dir,
+        workspace=workspace_of(ctx),
         study_tag=ctx.profile,
         generator=ctx.torch_generator("dpsgd"),
-        progress=ctx.progress,
     )
 
 
@@ -222,14 +199,7 @@ def plot_final(
     fig, axes = new_figure(1, len(panels), width=4.6, height=3.4, squeeze=False)
     order = [eps_label(e) for e in (1.0, 8.0, None)]
     for ax, panel in zip(axes[0], panels, strict=False):
-        f = final_metrics(table[table[panel_key] == panel], [series, "eps_label"])
-        names = list(dict.fromkeys(f[series])) if len(f) else []
-        for k, name in enumerate(names):
-            g = in_order(f[f[series] == name], "eps_label", order)
-            x = np.arange(len(g)) + (k - (len(names) - 1) / 2) * 0.08
-            median_errorbar(ax, x, g, label=str(name))
-            ax.set_xticks(np.arange(len(g)), list(g["eps_label"]))
+        final_accuracy_markers(ax, table[table[panel_key] == panel], series, order)
         ax.set_title(str(panel))
-        ax.set_ylabel("final average accuracy (%)")
         ax.legend(fontsize=7)
     return fig

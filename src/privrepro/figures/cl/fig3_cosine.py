@@ -11,38 +11,29 @@ configurations of a unit, the noise is drawn afresh for each.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from privrepro.continual import benchmark_scenario, run_cosine_benchmark
+from privrepro.continual.benchmarks import BENCHMARK_NAMES, FeatureSource
 from privrepro.continual.cosine import DUMMY_SAMPLING
-from privrepro.continual.label_spaces import DUMMY_REFERENCES
-from privrepro.continual.tables import median_min_max
-from privrepro.figures.api import Figure, UnitContext, grid_units, param
-from privrepro.figures.cl._common import (
-    FeatureParams,
-    feature_columns,
-    in_order,
+from privrepro.continual.cosine_benchmark import (
+    benchmark_scenario,
     load_features,
-    mean_std_rows,
-    median_errorbar,
+    run_cosine_benchmark,
 )
+from privrepro.continual.label_spaces import DUMMY_REFERENCES, label_config, label_config_name
+from privrepro.continual.plots import category_markers
+from privrepro.continual.tables import median_min_max
+from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.figures.cl import _common as cl
 from privrepro.plotting.style import new_figure
 
 __all__ = ["LabelGranularityCosine", "LabelParams"]
 
 DATASETS = ("cifar100", "imagenet-r")
 LABEL_CONFIGS = ("prior", "prior_const", "x10", "x100", "x1000")
-_DISPLAY = {
-    "prior": "S_prior",
-    "prior_const": "S_prior^const",
-    "x10": "+10×",
-    "x100": "+100×",
-    "x1000": "+1000×",
-}
 
 
 @dataclass
@@ -67,7 +58,7 @@ class LabelParams:
         doc="exact: every dummy's noise drawn; marginal: the best dummy "
         "score drawn from its law (smoke)",
     )
-    features: FeatureParams = field(default_factory=FeatureParams)
+    features: FeatureSource = field(default_factory=FeatureSource)
 
 
 class LabelGranularityCosine(Figure[LabelParams]):
@@ -77,19 +68,17 @@ class LabelGranularityCosine(Figure[LabelParams]):
     title = "cl Fig. 3/A2, Table A3 — cosine classifier: label match and dummy labels"
 
     def units(self, params: LabelParams) -> list[dict[str, Any]]:
-        fixed = {
-            "delta": params.delta,
-            "label_configs": list(params.label_configs),
-            "dummy_reference": params.dummy_reference,
-            "dummy_sampling": params.dummy_sampling,
-            "features": asdict(params.features),
-        }
-        return grid_units(
-            fixed, dataset=params.datasets, epsilon=params.epsilons, repeat=range(params.repeats)
+        fixed = ("delta", "label_configs", "dummy_reference", "dummy_sampling")
+        return cl.cosine_units(
+            params,
+            fixed,
+            dataset=params.datasets,
+            epsilon=params.epsilons,
+            repeat=range(params.repeats),
         )
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        data, meta = load_features(unit["dataset"], unit, ctx)
+        data, meta = load_features(unit["dataset"], **cl.cosine_inputs(unit, ctx))
         scenario = benchmark_scenario(unit["dataset"], data, ctx.rng("class_order"))
         rows = []
         for config in unit["label_configs"]:
@@ -99,8 +88,8 @@ class LabelGranularityCosine(Figure[LabelParams]):
                 unit["delta"],
                 features=data,
                 scenario=scenario,
-                label_policy="prior" if config == "prior" else "prior_const",
-                dummy_factor=int(config[1:]) if config.startswith("x") else 1,
+                label_policy=label_config(config)[0],
+                dummy_factor=label_config(config)[1],
                 dummy_reference=unit["dummy_reference"],
                 evaluate="final",
                 dummy_sampling=unit["dummy_sampling"],
@@ -114,14 +103,15 @@ class LabelGranularityCosine(Figure[LabelParams]):
                     "sigma": res.sigma,
                     "final_aa": 100 * res.final_aa,
                     "final_accuracy": 100 * res.final_accuracy,
-                    **feature_columns(meta),
+                    **cl.feature_columns(meta),
                 }
             )
         return pd.DataFrame(rows)
 
     def summarize(self, table: pd.DataFrame, params: LabelParams) -> pd.DataFrame:
-        by = ["dataset", "epsilon", "label_config"]
-        return pd.DataFrame(mean_std_rows(table, by, "final_aa", "final_aa"))
+        return pd.DataFrame(
+            cl.mean_std_rows(table, ["dataset", "epsilon", "label_config"], "final_aa")
+        )
 
     def plot(self, table: pd.DataFrame, params: LabelParams) -> Any:
         panels = [
@@ -136,12 +126,13 @@ class LabelGranularityCosine(Figure[LabelParams]):
         stats = median_min_max(table, ["dataset", "epsilon", "label_config"], "final_aa")
         for ax, (d, e) in zip(axes.ravel(), panels, strict=False):
             s = stats[(stats["dataset"] == d) & (stats["epsilon"] == e)]
-            s = in_order(s, "label_config", list(LABEL_CONFIGS))
-            x = np.arange(len(s))
-            median_errorbar(ax, x, s, color="C0", label="Cosine Classifier")
+            configs = [c for c in LABEL_CONFIGS if c in set(s["label_config"])]
+            category_markers(
+                ax, s, "label_config", configs, names=label_config_name, label="Cosine Classifier"
+            )
+            ax.tick_params(axis="x", labelrotation=20)
             ax.axvline(1.5, color="0.6", lw=0.8, ls=":")
-            ax.set_xticks(x, [_DISPLAY[c] for c in s["label_config"]], rotation=20)
-            ax.set_title(f"{'Split-CIFAR-100' if d == 'cifar100' else 'Split-ImageNet-R'}, ε={e:g}")
+            ax.set_title(f"{BENCHMARK_NAMES[d]}, ε={e:g}")
             ax.set_ylabel("final average accuracy (%)")
             lo, hi = float(s["min"].min()), float(s["max"].max())
             pad = max(0.0, 5.0 - (hi - lo)) / 2  # at least 5 points visible: no zoom on noise

@@ -11,36 +11,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from privrepro.continual.peft import (
-    FeatureSettings,
-    FilmSettings,
-    TrainSettings,
-    TuningSettings,
-    check_film_source,
-    eps_label,
-)
+from privrepro.continual.benchmarks import BENCHMARKS
+from privrepro.continual.label_spaces import label_config, label_config_name
+from privrepro.continual.peft import eps_label
+from privrepro.continual.plots import category_markers
 from privrepro.continual.tables import final_metrics
-from privrepro.figures.api import Figure, UnitContext, grid_units, param
-from privrepro.figures.cl._common import (
-    in_order,
-    median_errorbar,
-    peft_settings,
-    run_peft_unit,
-    summarize_final,
-)
+from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.figures.cl import _common as cl
 from privrepro.plotting.style import new_figure
 
 __all__ = ["LabelGranularityParams", "LabelGranularityPeft"]
 
 
 @dataclass
-class LabelGranularityParams:
-    benchmarks: list[str] = param(
-        ["cifar100", "imagenet-r"], choices=["cifar100", "imagenet-r", "5-datasets"]
-    )
+class LabelGranularityParams(cl.PeftParams):
+    benchmarks: list[str] = param(["cifar100", "imagenet-r"], choices=BENCHMARKS)
     epsilons: list[float] = param([1.0, 8.0], gt=0)
     configs: list[str] = param(
         ["prior", "const", "x10", "x100", "x1000"],
@@ -53,20 +40,6 @@ class LabelGranularityParams:
     method: str = param("peft_film", choices=["peft_film", "peft_head"])
     repeats: int = param(5, ge=1)
     nb_tasks: int = param(10, ge=1)
-    features: FeatureSettings = param(FeatureSettings())
-    film: FilmSettings = param(FilmSettings())
-    train: TrainSettings = param(TrainSettings())
-    tuning: TuningSettings = param(TuningSettings())
-
-
-#: Table A3's columns: (label policy, dummy factor)
-_CONFIG = {
-    "prior": ("prior", 1),
-    "const": ("prior_const", 1),
-    "x10": ("prior_const", 10),
-    "x100": ("prior_const", 100),
-    "x1000": ("prior_const", 1000),
-}
 
 
 class LabelGranularityPeft(Figure[LabelGranularityParams]):
@@ -74,27 +47,21 @@ class LabelGranularityPeft(Figure[LabelGranularityParams]):
     title = "PEFT Ensemble under exact / constant prior label sets and dummy labels (Table A3)"
 
     def units(self, p: LabelGranularityParams) -> list[dict[str, Any]]:
-        check_film_source(p.features, p.benchmarks, [p.method])
-        fixed = {
-            "method": p.method,
-            "dummy_reference": p.dummy_reference,
-            "nb_tasks": p.nb_tasks,
-            **peft_settings(p),
-        }
-        units = grid_units(
+        fixed = {"method": p.method, "dummy_reference": p.dummy_reference, "nb_tasks": p.nb_tasks}
+        units = cl.peft_units(
+            p,
             fixed,
             benchmark=p.benchmarks,
             epsilon=p.epsilons,
             repeat=range(p.repeats),
             config=p.configs,
         )
-        return [
-            {**u, "label_policy": _CONFIG[u["config"]][0], "dummy_factor": _CONFIG[u["config"]][1]}
-            for u in units
-        ]
+        for u in units:  # Table A3's column → (label policy, dummy factor)
+            u["label_policy"], u["dummy_factor"] = label_config(u["config"])
+        return units
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        rows = run_peft_unit(unit, ctx).rows
+        rows = cl.run_peft_unit(unit, ctx).rows
         rows["config"] = unit["config"]
         return rows
 
@@ -103,12 +70,14 @@ class LabelGranularityPeft(Figure[LabelGranularityParams]):
         fig, axes = new_figure(1, len(panels), width=3.8, height=3.2, squeeze=False)
         for ax, (b, e) in zip(axes[0], panels, strict=False):
             sub = table[(table["benchmark"] == b) & (table["eps_label"] == eps_label(e))]
-            f = in_order(final_metrics(sub, ["config"]), "config", p.configs)
-            median_errorbar(ax, np.arange(len(f)), f, label="PEFT Ensemble")
-            ax.set_xticks(np.arange(len(f)), list(f["config"]))
+            f = final_metrics(sub, ["config"])
+            configs = [c for c in p.configs if len(f) and c in set(f["config"])]
+            category_markers(
+                ax, f, "config", configs, names=label_config_name, label="PEFT Ensemble"
+            )
             ax.set_title(f"{b}, {eps_label(e)}")
             ax.set_ylabel("final average accuracy (%)")
         return fig
 
     def summarize(self, table: pd.DataFrame, p: LabelGranularityParams) -> pd.DataFrame:
-        return summarize_final(table, ["benchmark", "eps_label", "config"])
+        return cl.summarize_final(table, ["benchmark", "eps_label", "config"])

@@ -12,32 +12,21 @@ One unit per (setting, privacy level, repeat).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from privrepro.continual import run_cosine_benchmark
-from privrepro.continual.blurry import BLURRY_KINDS
+from privrepro.continual.benchmarks import FeatureSource
+from privrepro.continual.blurry import BLURRY_KINDS, BLURRY_NAMES
+from privrepro.continual.plots import category_markers
 from privrepro.continual.tables import median_min_max
-from privrepro.figures.api import Figure, UnitContext, grid_units, param
-from privrepro.figures.cl._common import (
-    NON_DP,
-    FeatureParams,
-    cosine_inputs,
-    feature_columns,
-    in_order,
-    mean_std_rows,
-    median_errorbar,
-    privacy_label,
-    privacy_levels,
-)
+from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.figures.cl import _common as cl
 from privrepro.plotting.style import new_figure
 
 __all__ = ["BlurryCosine", "BlurryParams"]
-
-_DISPLAY = {"not-blurry": "Not Blurry", "i-blurry": "i-Blurry", "si-blurry": "Si-Blurry"}
 
 
 @dataclass
@@ -62,7 +51,7 @@ class BlurryParams:
         10.0, ge=0, le=100, assumed="M not stated; the blurry papers' default M = 10"
     )
     repeats: int = param(5, ge=1, le=100, doc="seeds (split, class order and noise)")
-    features: FeatureParams = field(default_factory=FeatureParams)
+    features: FeatureSource = field(default_factory=FeatureSource)
 
 
 class BlurryCosine(Figure[BlurryParams]):
@@ -72,18 +61,10 @@ class BlurryCosine(Figure[BlurryParams]):
     title = "cl Fig. 4 (right), Table A4 — cosine classifier on blurry Split-CIFAR-100"
 
     def units(self, params: BlurryParams) -> list[dict[str, Any]]:
-        fixed = {
-            "delta": params.delta,
-            "nb_tasks": params.nb_tasks,
-            "disjoint_pct": params.disjoint_pct,
-            "blurry_pct": params.blurry_pct,
-            "features": asdict(params.features),
-        }
-        return grid_units(
-            fixed,
-            setting=params.settings,
-            epsilon=privacy_levels(params.epsilons, params.non_dp),
-            repeat=range(params.repeats),
+        fixed = ("delta", "nb_tasks", "disjoint_pct", "blurry_pct")
+        levels = cl.privacy_levels(params.epsilons, params.non_dp)
+        return cl.cosine_units(
+            params, fixed, setting=params.settings, epsilon=levels, repeat=range(params.repeats)
         )
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
@@ -92,30 +73,26 @@ class BlurryCosine(Figure[BlurryParams]):
             "cifar100",
             unit["epsilon"],
             unit["delta"],
-            setting=unit["setting"],
-            nb_tasks=unit["nb_tasks"],
-            disjoint_pct=unit["disjoint_pct"],
-            blurry_pct=unit["blurry_pct"],
+            **{k: unit[k] for k in ("setting", "nb_tasks", "disjoint_pct", "blurry_pct")},
             evaluate="final",
             scenario_rng=ctx.rng("split"),
             noise_rng=ctx.rng("noise"),
-            **cosine_inputs(unit, ctx),
+            **cl.cosine_inputs(unit, ctx),
         )
         row = {
             "setting": unit["setting"],
-            "privacy": privacy_label(unit["epsilon"]),
-            "epsilon": np.nan if unit["epsilon"] is None else unit["epsilon"],
+            **cl.privacy_columns(unit["epsilon"]),
             **{k: unit[k] for k in ("delta", "repeat", "nb_tasks")},
             "sigma": res.sigma,
             "final_accuracy": 100 * res.final_accuracy,
             "final_aa": 100 * res.final_aa,
             "task_sizes": ",".join(map(str, res.task_sizes)),
-            **feature_columns(res.features),
+            **cl.feature_columns(res.features),
         }
         return pd.DataFrame([row])
 
     def summarize(self, table: pd.DataFrame, params: BlurryParams) -> pd.DataFrame:
-        rows = mean_std_rows(table, ["setting", "privacy"], "final_accuracy", "final_accuracy")
+        rows = cl.mean_std_rows(table, ["setting", "privacy"], "final_accuracy")
         stats = median_min_max(table, ["setting", "privacy"], "final_accuracy")
         for priv, g in stats.groupby("privacy"):
             spread = float(g["mean"].max() - g["mean"].min())
@@ -132,18 +109,18 @@ class BlurryCosine(Figure[BlurryParams]):
     def plot(self, table: pd.DataFrame, params: BlurryParams) -> Any:
         fig, ax = new_figure(width=5.6, height=3.6)
         stats = median_min_max(table, ["setting", "privacy"], "final_accuracy")
-        order = [privacy_label(e) for e in privacy_levels(params.epsilons, params.non_dp)]
-        settings = [s for s in BLURRY_KINDS if s in set(stats["setting"])]
-        width = 0.8 / max(1, len(settings))
-        for j, s in enumerate(settings):
-            st = in_order(stats[stats["setting"] == s], "privacy", order)
-            x = (
-                np.array([order.index(p) for p in st["privacy"]])
-                + (j - (len(settings) - 1) / 2) * width
-            )
-            label = f"Cosine Classifier, {_DISPLAY[s]}"
-            median_errorbar(ax, x, st, fmt="os^"[j % 3], color=f"C{j}", label=label)
-        ax.set_xticks(np.arange(len(order)), [p if p == NON_DP else f"ε={p}" for p in order])
+        order = cl.privacy_order(params.epsilons, params.non_dp)
+        category_markers(
+            ax,
+            stats,
+            "privacy",
+            order,
+            series="setting",
+            label=lambda s: f"Cosine Classifier, {BLURRY_NAMES[s]}",
+            names=cl.privacy_tick,
+            offset=0.8 / max(1, stats["setting"].nunique()),
+            markers="os^",
+        )
         ax.set_ylabel("final test accuracy (%)")
         ax.set_title(
             f"Blurry Split-CIFAR-100 (T={params.nb_tasks}, N={params.disjoint_pct:g}, "

@@ -14,13 +14,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privrepro.continual.blurry import BLURRY_KINDS, blurry_split, task_composition
+from privrepro.continual.blurry import BLURRY_KINDS, BLURRY_NAMES, blurry_split, task_composition
 from privrepro.figures.api import Figure, UnitContext, grid_units, param
 from privrepro.plotting.style import new_figure
 
 __all__ = ["BlurryData", "BlurryDataParams"]
 
-_DISPLAY = {"not-blurry": "Not Blurry", "i-blurry": "i-Blurry", "si-blurry": "Si-Blurry"}
+#: the summary's metrics: (name, column, aggregate, type)
+_SUMMARY = (
+    ("task_size_min", "samples", "min", int),
+    ("task_size_max", "samples", "max", int),
+    ("blurred_outside_home", "blurred_in_samples", "sum", int),
+    ("classes_per_task_mean", "classes", "mean", float),
+)
 
 
 @dataclass
@@ -56,23 +62,13 @@ class BlurryData(Figure[BlurryDataParams]):
         )
 
     def summarize(self, table: pd.DataFrame, params: BlurryDataParams) -> pd.DataFrame:
-        rows = []
-        for s, g in table.groupby("setting"):
-            rows += [
-                {"metric": "task_size_min", "setting": s, "value": int(g["samples"].min())},
-                {"metric": "task_size_max", "setting": s, "value": int(g["samples"].max())},
-                {
-                    "metric": "blurred_outside_home",
-                    "setting": s,
-                    "value": int(g["blurred_in_samples"].sum()),
-                },
-                {
-                    "metric": "classes_per_task_mean",
-                    "setting": s,
-                    "value": float(g["classes"].mean()),
-                },
+        return pd.DataFrame(
+            [
+                {"metric": name, "setting": s, "value": kind(g[col].agg(how))}
+                for s, g in table.groupby("setting")
+                for name, col, how, kind in _SUMMARY
             ]
-        return pd.DataFrame(rows)
+        )
 
     def plot(self, table: pd.DataFrame, params: BlurryDataParams) -> Any:
         settings = [s for s in BLURRY_KINDS if s in set(table["setting"])]
@@ -90,7 +86,7 @@ class BlurryData(Figure[BlurryDataParams]):
                 bottom += g[col].to_numpy()
             for x, n, k in zip(g["task"], g["samples"], g["classes"], strict=True):
                 ax.text(x, n, f"{k} cl.", ha="center", va="bottom", fontsize=7)
-            ax.set_title(_DISPLAY[s])
+            ax.set_title(BLURRY_NAMES[s])
             ax.set_xlabel("task")
             ax.set_xticks(g["task"])
         axes[0][0].set_ylabel("training samples")

@@ -12,26 +12,14 @@ from typing import Any
 
 import pandas as pd
 
-from privrepro.continual.peft import (
-    FeatureSettings,
-    FilmSettings,
-    TrainSettings,
-    TuningSettings,
-    check_film_source,
-)
-from privrepro.figures.api import Figure, UnitContext, grid_units, param
-from privrepro.figures.cl._common import (
-    peft_settings,
-    plot_final,
-    run_peft_unit,
-    summarize_final,
-)
+from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.figures.cl import _common as cl
 
 __all__ = ["BlurryParams", "BlurryPeft"]
 
 
 @dataclass
-class BlurryParams:
+class BlurryParams(cl.PeftParams):
     settings: list[str] = param(
         ["not-blurry", "i-blurry", "si-blurry"], choices=["not-blurry", "i-blurry", "si-blurry"]
     )
@@ -41,10 +29,6 @@ class BlurryParams:
     nb_tasks: int = param(5, ge=1, assumed="T not stated; Table A4 vs A5 suggests 5 (note §1.4)")
     disjoint_pct: float = param(50.0, ge=0, le=100, assumed="N of i-Blurry-N-M (Koh et al.)")
     blurry_pct: float = param(10.0, ge=0, le=100, assumed="M of i-Blurry-N-M (Koh et al.)")
-    features: FeatureSettings = param(FeatureSettings())
-    film: FilmSettings = param(FilmSettings())
-    train: TrainSettings = param(TrainSettings())
-    tuning: TuningSettings = param(TuningSettings())
 
 
 class BlurryPeft(Figure[BlurryParams]):
@@ -52,22 +36,20 @@ class BlurryPeft(Figure[BlurryParams]):
     title = "PEFT Ensemble under Not / i- / Si-Blurry Split-CIFAR-100 (Table A4)"
 
     def units(self, p: BlurryParams) -> list[dict[str, Any]]:
-        check_film_source(p.features, ["cifar100"], [p.method])
         fixed = {
             "benchmark": "cifar100",
             "method": p.method,
-            "nb_tasks": p.nb_tasks,
-            "disjoint_pct": p.disjoint_pct,
-            "blurry_pct": p.blurry_pct,
-            **peft_settings(p),
+            **{k: getattr(p, k) for k in ("nb_tasks", "disjoint_pct", "blurry_pct")},
         }
-        return grid_units(fixed, blurry=p.settings, epsilon=p.epsilons, repeat=range(p.repeats))
+        return cl.peft_units(
+            p, fixed, blurry=p.settings, epsilon=p.epsilons, repeat=range(p.repeats)
+        )
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        return run_peft_unit(unit, ctx).rows
+        return cl.run_peft_unit(unit, ctx).rows
 
     def plot(self, table: pd.DataFrame, p: BlurryParams) -> Any:
-        return plot_final(table, ["cifar100"], "blurry")
+        return cl.plot_final(table, ["cifar100"], "blurry")
 
     def summarize(self, table: pd.DataFrame, p: BlurryParams) -> pd.DataFrame:
-        return summarize_final(table, ["blurry", "eps_label"])
+        return cl.summarize_final(table, ["blurry", "eps_label"])

@@ -8,35 +8,24 @@ Figs. A3–A6 and every entry of Tables A5/A6 comes from it.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from privrepro.continual import run_cosine_benchmark
+from privrepro.continual.benchmarks import BENCHMARK_NAMES, FeatureSource
 from privrepro.continual.label_spaces import LABEL_POLICIES
 from privrepro.continual.metrics import FORGETTING_SINCE
+from privrepro.continual.plots import aa_af_curves, category_markers
 from privrepro.continual.tables import median_min_max
-from privrepro.figures.api import Figure, UnitContext, grid_units, param
-from privrepro.figures.cl._common import (
-    NON_DP,
-    FeatureParams,
-    cosine_inputs,
-    feature_columns,
-    in_order,
-    mean_std_rows,
-    median_errorbar,
-    plot_task_curves,
-    privacy_label,
-    privacy_levels,
-)
+from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.figures.cl import _common as cl
 from privrepro.plotting.style import new_figure
 
 __all__ = ["DomainShiftCosine", "DomainShiftParams"]
 
 DATASETS = ("cifar100", "imagenet-r")
-_NAMES = {"cifar100": "Split-CIFAR-100", "imagenet-r": "Split-ImageNet-R"}
 
 
 @dataclass
@@ -61,7 +50,7 @@ class DomainShiftParams:
     forgetting_since: str = param(
         "paper", choices=FORGETTING_SINCE, doc="max over k from 1 (the paper's App. E) or from i"
     )
-    features: FeatureParams = field(default_factory=FeatureParams)
+    features: FeatureSource = field(default_factory=FeatureSource)
 
 
 class DomainShiftCosine(Figure[DomainShiftParams]):
@@ -71,17 +60,10 @@ class DomainShiftCosine(Figure[DomainShiftParams]):
     title = "cl Fig. 5, A3–A6, Tables A5/A6 — cosine classifier AA_t and AF_t"
 
     def units(self, params: DomainShiftParams) -> list[dict[str, Any]]:
-        fixed = {
-            "delta": params.delta,
-            "label_policy": params.label_policy,
-            "forgetting_since": params.forgetting_since,
-            "features": asdict(params.features),
-        }
-        return grid_units(
-            fixed,
-            dataset=params.datasets,
-            epsilon=privacy_levels(params.epsilons, params.non_dp),
-            repeat=range(params.repeats),
+        fixed = ("delta", "label_policy", "forgetting_since")
+        levels = cl.privacy_levels(params.epsilons, params.non_dp)
+        return cl.cosine_units(
+            params, fixed, dataset=params.datasets, epsilon=levels, repeat=range(params.repeats)
         )
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
@@ -92,15 +74,18 @@ class DomainShiftCosine(Figure[DomainShiftParams]):
             label_policy=unit["label_policy"],
             scenario_rng=ctx.rng("class_order"),
             noise_rng=ctx.rng("noise"),
-            **cosine_inputs(unit, ctx),
+            **cl.cosine_inputs(unit, ctx),
         )
-        df = pd.DataFrame(res.matrix_rows(unit["forgetting_since"], scale=100))
-        df.insert(0, "dataset", unit["dataset"])
-        df.insert(1, "privacy", privacy_label(unit["epsilon"]))
-        df.insert(2, "epsilon", np.nan if unit["epsilon"] is None else unit["epsilon"])
-        df.insert(3, "repeat", unit["repeat"])
-        extra = {"delta": unit["delta"], "sigma": res.sigma, "label_policy": unit["label_policy"]}
-        return df.assign(**extra, **feature_columns(res.features))
+        run = {
+            "dataset": unit["dataset"],
+            **cl.privacy_columns(unit["epsilon"]),
+            "repeat": unit["repeat"],
+        }
+        tail = {"delta": unit["delta"], "sigma": res.sigma, "label_policy": unit["label_policy"]}
+        rows = res.matrix_rows(unit["forgetting_since"], scale=100)
+        return pd.DataFrame(
+            [{**run, **row, **tail, **cl.feature_columns(res.features)} for row in rows]
+        )
 
     @staticmethod
     def per_task(table: pd.DataFrame) -> pd.DataFrame:
@@ -112,34 +97,34 @@ class DomainShiftCosine(Figure[DomainShiftParams]):
     def summarize(self, table: pd.DataFrame, params: DomainShiftParams) -> pd.DataFrame:
         pt = self.per_task(table)
         final = pt[pt["task"] == pt["task"].max()]
-        by = ["dataset", "privacy"]
         return pd.DataFrame(
-            [r for v in ("aa", "af") for r in mean_std_rows(final, by, v, f"final_{v}")]
+            cl.mean_std_rows(final, ["dataset", "privacy"], "aa", "af", prefix="final_")
         )
 
     def plot(self, table: pd.DataFrame, params: DomainShiftParams) -> Any:
         datasets = [d for d in DATASETS if d in set(table["dataset"])]
         fig, axes = new_figure(len(datasets), 3, width=3.6, height=3.0, squeeze=False)
         pt = self.per_task(table)
-        order = [privacy_label(e) for e in privacy_levels(params.epsilons, params.non_dp)]
+        order = cl.privacy_order(params.epsilons, params.non_dp)
         for row, d in enumerate(datasets):
             sub = pt[pt["dataset"] == d]
-            final = sub[sub["task"] == sub["task"].max()]
-            st = in_order(median_min_max(final, ["privacy"], "aa"), "privacy", order)
-            ax = axes[row][0]
-            median_errorbar(ax, np.arange(len(st)), st, label="Cosine Classifier")
-            ticks = [p if p == NON_DP else f"ε={p}" for p in st["privacy"]]
-            ax.set_xticks(np.arange(len(st)), ticks)
-            ax.set_ylabel("final average accuracy (%)")
-            ax.set_title(f"{_NAMES[d]} (Fig. 5)")
-            for col, (value, label, fig_ids) in enumerate(
-                [("aa", "AA_t (%)", "A3/A5"), ("af", "AF_t (%)", "A4/A6")], start=1
-            ):
-                ax = axes[row][col]
-                plot_task_curves(ax, sub, order, value)
-                ax.set_ylabel(label)
-                ax.set_title(f"{_NAMES[d]}, Fig. {fig_ids.split('/')[row % 2]}")
-                ax.legend(frameon=False, fontsize=7)
+            final = median_min_max(sub[sub["task"] == sub["task"].max()], ["privacy"], "aa")
+            present = [p for p in order if p in set(final["privacy"])]
+            category_markers(
+                axes[row][0],
+                final,
+                "privacy",
+                present,
+                names=cl.privacy_tick,
+                label="Cosine Classifier",
+            )
+            axes[row][0].set(
+                ylabel="final average accuracy (%)", title=f"{BENCHMARK_NAMES[d]} (Fig. 5)"
+            )
+            figs = ("A3", "A4") if row % 2 == 0 else ("A5", "A6")
+            aa_af_curves(
+                axes[row][1:], sub, order, [f"{BENCHMARK_NAMES[d]}, Fig. {f}" for f in figs]
+            )
         fig.suptitle(
             "Cosine Classifier, S_prior^const; median with min/max over repeats", fontsize=9
         )

@@ -13,38 +13,21 @@ from typing import Any
 
 import pandas as pd
 
-from privrepro.continual.peft import (
-    METHODS,
-    FeatureSettings,
-    FilmSettings,
-    TrainSettings,
-    TuningSettings,
-    check_film_source,
-)
-from privrepro.figures.api import Figure, UnitContext, grid_units, param
-from privrepro.figures.cl._common import (
-    peft_settings,
-    plot_final,
-    run_peft_unit,
-    summarize_final,
-)
+from privrepro.continual.benchmarks import BENCHMARKS
+from privrepro.continual.peft import METHODS
+from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.figures.cl import _common as cl
 
 __all__ = ["DomainShiftParams", "DomainShiftPeft"]
 
 
 @dataclass
-class DomainShiftParams:
-    benchmarks: list[str] = param(
-        ["cifar100", "imagenet-r"], choices=["cifar100", "imagenet-r", "5-datasets"]
-    )
+class DomainShiftParams(cl.PeftParams):
+    benchmarks: list[str] = param(["cifar100", "imagenet-r"], choices=BENCHMARKS)
     methods: list[str] = param(list(METHODS), choices=list(METHODS))
     epsilons: list[float | None] = param([1.0, 8.0, None], gt=0, doc="per-task ε; null = non-DP")
     repeats: int = param(5, ge=1, doc="repeats (class order, tuning, noise); IN-R: 3 or 5")
     nb_tasks: int = param(10, ge=1, doc="tasks per benchmark (paper: 10)")
-    features: FeatureSettings = param(FeatureSettings())
-    film: FilmSettings = param(FilmSettings())
-    train: TrainSettings = param(TrainSettings())
-    tuning: TuningSettings = param(TuningSettings())
 
 
 class DomainShiftPeft(Figure[DomainShiftParams]):
@@ -52,9 +35,9 @@ class DomainShiftPeft(Figure[DomainShiftParams]):
     title = "PEFT Ensemble, Naive and Non-CL with DP-SGD on Split-CIFAR-100 / Split-ImageNet-R"
 
     def units(self, p: DomainShiftParams) -> list[dict[str, Any]]:
-        check_film_source(p.features, p.benchmarks, p.methods)
-        return grid_units(
-            {"nb_tasks": p.nb_tasks, **peft_settings(p)},
+        return cl.peft_units(
+            p,
+            {"nb_tasks": p.nb_tasks},
             benchmark=p.benchmarks,
             epsilon=p.epsilons,
             repeat=range(p.repeats),
@@ -62,10 +45,10 @@ class DomainShiftPeft(Figure[DomainShiftParams]):
         )
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        return run_peft_unit(unit, ctx).rows
+        return cl.run_peft_unit(unit, ctx).rows
 
     def plot(self, table: pd.DataFrame, p: DomainShiftParams) -> Any:
-        return plot_final(table, p.benchmarks, "method")
+        return cl.plot_final(table, p.benchmarks, "method")
 
     def summarize(self, table: pd.DataFrame, p: DomainShiftParams) -> pd.DataFrame:
-        return summarize_final(table, ["benchmark", "method", "eps_label"])
+        return cl.summarize_final(table, ["benchmark", "method", "eps_label"])

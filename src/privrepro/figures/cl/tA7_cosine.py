@@ -10,24 +10,17 @@ from its 31 distinct states (:func:`privrepro.continual.cosine_benchmark.all_ord
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from privrepro.continual import run_five_datasets_orders
+from privrepro.continual.benchmarks import FeatureSource
 from privrepro.continual.metrics import FORGETTING_SINCE
-from privrepro.figures.api import Figure, UnitContext, grid_units, param
-from privrepro.figures.cl._common import (
-    FeatureParams,
-    cosine_inputs,
-    feature_columns,
-    mean_std_rows,
-    plot_task_curves,
-    privacy_label,
-    privacy_levels,
-)
+from privrepro.continual.plots import task_curves
+from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.figures.cl import _common as cl
 from privrepro.plotting.style import new_figure
 
 __all__ = ["FiveDatasetsCosine", "FiveDatasetsParams"]
@@ -43,7 +36,7 @@ class FiveDatasetsParams:
     models: int = param(3, ge=1, le=100, doc="independent models (noise sequences), paper: 3")
     max_orders: int = param(120, ge=1, le=120, doc="task orders evaluated (all 5! = 120)")
     forgetting_since: str = param("paper", choices=FORGETTING_SINCE)
-    features: FeatureParams = field(default_factory=FeatureParams)
+    features: FeatureSource = field(default_factory=FeatureSource)
 
 
 class FiveDatasetsCosine(Figure[FiveDatasetsParams]):
@@ -53,14 +46,9 @@ class FiveDatasetsCosine(Figure[FiveDatasetsParams]):
     title = "cl Table A7, Figs. A7/A8 — cosine classifier on 5-Datasets, all task orders"
 
     def units(self, params: FiveDatasetsParams) -> list[dict[str, Any]]:
-        fixed = {
-            "delta": params.delta,
-            "max_orders": params.max_orders,
-            "forgetting_since": params.forgetting_since,
-            "features": asdict(params.features),
-        }
-        levels = privacy_levels(params.epsilons, params.non_dp)
-        return grid_units(fixed, epsilon=levels, model=range(params.models))
+        fixed = ("delta", "max_orders", "forgetting_since")
+        levels = cl.privacy_levels(params.epsilons, params.non_dp)
+        return cl.cosine_units(params, fixed, epsilon=levels, model=range(params.models))
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         res = run_five_datasets_orders(
@@ -68,32 +56,29 @@ class FiveDatasetsCosine(Figure[FiveDatasetsParams]):
             unit["delta"],
             max_orders=unit["max_orders"],
             noise_rng=ctx.rng("noise"),
-            **cosine_inputs(unit, ctx),
+            **cl.cosine_inputs(unit, ctx),
         )
         run = {
-            "privacy": privacy_label(unit["epsilon"]),
-            "epsilon": np.nan if unit["epsilon"] is None else unit["epsilon"],
+            **cl.privacy_columns(unit["epsilon"]),
             "delta": unit["delta"],
             "model": unit["model"],
         }
-        tail = {"sigma": res.sigma, **feature_columns(res.features)}
+        tail = {"sigma": res.sigma, **cl.feature_columns(res.features)}
         rows = res.rows(unit["forgetting_since"], scale=100)
         return pd.DataFrame([{**run, **row, **tail} for row in rows])
 
     def summarize(self, table: pd.DataFrame, params: FiveDatasetsParams) -> pd.DataFrame:
         final = table[table["task"] == table["task"].max()]
-        return pd.DataFrame(
-            [r for v in ("aa", "af") for r in mean_std_rows(final, ["privacy"], v, f"final_{v}")]
-        )
+        return pd.DataFrame(cl.mean_std_rows(final, ["privacy"], "aa", "af", prefix="final_"))
 
     def plot(self, table: pd.DataFrame, params: FiveDatasetsParams) -> Any:
         fig, axes = new_figure(1, 2, width=4.2, height=3.2, squeeze=False)
-        order = [privacy_label(e) for e in privacy_levels(params.epsilons, params.non_dp)]
+        order = cl.privacy_order(params.epsilons, params.non_dp)
         for col, (value, label, name) in enumerate(
             [("aa", "AA_t (%)", "Fig. A7"), ("af", "AF_t (%)", "Fig. A8")]
         ):
             ax = axes[0][col]
-            plot_task_curves(ax, table, order, value)
+            task_curves(ax, table, order, value)
             ax.set_ylabel(label)
             ax.set_title(f"5-Datasets, {name}")
             ax.legend(frameon=False, fontsize=7)

@@ -13,27 +13,16 @@ set (App. F).
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
-from privrepro.continual.peft import (
-    FeatureSettings,
-    FilmSettings,
-    TrainSettings,
-    TuningSettings,
-    check_film_source,
-    ensemble_all_orders,
-)
+from privrepro.continual.peft import TuningSettings, ensemble_all_orders
+from privrepro.continual.plots import median_errorbar
+from privrepro.continual.scenarios import sample_task_orders
 from privrepro.figures.api import Figure, UnitContext, param
-from privrepro.figures.cl._common import (
-    median_errorbar,
-    peft_settings,
-    run_peft_unit,
-    summarize_final,
-)
+from privrepro.figures.cl import _common as cl
 from privrepro.plotting.style import new_figure
 from privrepro.seeding import numpy_stream
 
@@ -41,7 +30,7 @@ __all__ = ["FiveDatasetsParams", "FiveDatasetsPeft"]
 
 
 @dataclass
-class FiveDatasetsParams:
+class FiveDatasetsParams(cl.PeftParams):
     methods: list[str] = param(
         ["peft_film", "naive_film"], choices=["peft_film", "peft_head", "naive_film", "naive_head"]
     )
@@ -51,21 +40,9 @@ class FiveDatasetsParams:
     naive_orders: int = param(
         3, ge=1, le=120, assumed="how many orders Naive was trained on is not stated"
     )
-    features: FeatureSettings = param(FeatureSettings())
-    film: FilmSettings = param(FilmSettings())
-    train: TrainSettings = param(TrainSettings())
     tuning: TuningSettings = param(
         TuningSettings(tune_task=4, tune_fraction=0.1, val_fraction=0.0428)
     )
-
-
-def _orders(k: int, seed: int, tag: str) -> list[list[int]]:
-    """``k`` of the 120 task orders (all when ``k`` ≥ 120), drawn once per repeat and ε."""
-    perms = [list(p) for p in itertools.permutations(range(5))]
-    if k >= len(perms):
-        return perms
-    rng = numpy_stream(seed, "cl-tA7", tag)
-    return [perms[i] for i in sorted(rng.choice(len(perms), size=k, replace=False))]
 
 
 class FiveDatasetsPeft(Figure[FiveDatasetsParams]):
@@ -73,8 +50,7 @@ class FiveDatasetsPeft(Figure[FiveDatasetsParams]):
     title = "PEFT Ensemble and Naive on 5-Datasets over task orders (Table A7, Figs. A7/A8)"
 
     def units(self, p: FiveDatasetsParams) -> list[dict[str, Any]]:
-        check_film_source(p.features, ["5-datasets"], p.methods)
-        common = {"benchmark": "5-datasets", **peft_settings(p)}
+        common = {"benchmark": "5-datasets", **cl.peft_settings(p)}
         ensemble = {"save_logits": True, "max_orders": p.max_orders}
         out: list[dict[str, Any]] = []
         for e in p.epsilons:
@@ -84,13 +60,13 @@ class FiveDatasetsPeft(Figure[FiveDatasetsParams]):
                     if m.startswith("peft"):
                         out.append({**run, **ensemble})
                     else:
-                        out += [
-                            {**run, "order": o} for o in _orders(p.naive_orders, r, f"naive-{e}")
-                        ]
-        return out
+                        rng = numpy_stream(r, "cl-tA7", f"naive-{e}")  # drawn per repeat and ε
+                        orders = sample_task_orders(p.naive_orders, rng)
+                        out += [{**run, "order": o} for o in orders]
+        return cl.checked(p, out)
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        rows, logits = run_peft_unit(unit, ctx)
+        rows, logits = cl.run_peft_unit(unit, ctx)
         if not unit["method"].startswith("peft"):
             return rows
         orders = ensemble_all_orders(rows, logits, unit["max_orders"])
@@ -112,4 +88,4 @@ class FiveDatasetsPeft(Figure[FiveDatasetsParams]):
     def summarize(self, table: pd.DataFrame, p: FiveDatasetsParams) -> pd.DataFrame:
         t = table.copy()
         t["repeat"] = t["repeat"].astype(str) + "/" + t["order"].astype(str)  # runs = orders
-        return summarize_final(t, ["method", "eps_label"])
+        return cl.summarize_final(t, ["method", "eps_label"])
