@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         CosineBenchmarkRun,
         FiveDatasetsOrders,
         benchmark_scenario,
+        load_features,
         run_cosine_benchmark,
         run_five_datasets_orders,
     )
@@ -63,6 +64,7 @@ _EXPORTS = {
         "CosineBenchmarkRun",
         "FiveDatasetsOrders",
         "benchmark_scenario",
+        "load_features",
         "run_cosine_benchmark",
         "run_five_datasets_orders",
     ),
@@ -105,6 +107,7 @@ __all__ = [
     "final_metrics",
     "label_spaces_for",
     "load_benchmark",
+    "load_features",
     "make_scenario",
     "median_min_max",
     "noise_std",

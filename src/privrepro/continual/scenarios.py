@@ -257,22 +257,22 @@ def from_task_ids(
     )
 
 
+def _even_split(
+    name: str, data: ContinualData, rng: np.random.Generator | None, nb_tasks: int
+) -> Scenario:
+    if data.num_classes % nb_tasks:
+        raise ConfigError("nb_tasks", nb_tasks, f"must divide num_classes = {data.num_classes}")
+    inc = [data.num_classes // nb_tasks] * nb_tasks
+    order = permuted_class_order(data.num_classes, rng)
+    return class_incremental(name, data.train_y, data.test_y, data.num_classes, inc, order)
+
+
 def split_cifar100(
     data: ContinualData, rng: np.random.Generator | None, nb_tasks: int = 10
 ) -> Scenario:
     """Split-CIFAR-100: ``nb_tasks`` tasks of 100/nb_tasks classes, class order permuted by ``rng``
     (cl paper, Sec. 7: 10 tasks × 10 classes, "randomly permuted" per seed)."""
-    if data.num_classes % nb_tasks:
-        raise ConfigError("nb_tasks", nb_tasks, f"must divide num_classes = {data.num_classes}")
-    inc = [data.num_classes // nb_tasks] * nb_tasks
-    return class_incremental(
-        "split-cifar100",
-        data.train_y,
-        data.test_y,
-        data.num_classes,
-        inc,
-        permuted_class_order(data.num_classes, rng),
-    )
+    return _even_split("split-cifar100", data, rng, nb_tasks)
 
 
 def split_imagenet_r(
@@ -280,17 +280,7 @@ def split_imagenet_r(
 ) -> Scenario:
     """Split-ImageNet-R: 10 tasks × 20 of its 200 classes, class order permuted by ``rng``
     (cl paper, Sec. 7; the 80/20 train/test split is :func:`train_test_split_indices`)."""
-    if data.num_classes % nb_tasks:
-        raise ConfigError("nb_tasks", nb_tasks, f"must divide num_classes = {data.num_classes}")
-    inc = [data.num_classes // nb_tasks] * nb_tasks
-    return class_incremental(
-        "split-imagenet-r",
-        data.train_y,
-        data.test_y,
-        data.num_classes,
-        inc,
-        permuted_class_order(data.num_classes, rng),
-    )
+    return _even_split("split-imagenet-r", data, rng, nb_tasks)
 
 
 def five_datasets_order(order: Sequence[int] | None, classes_per_dataset: int = 10) -> IntArray:

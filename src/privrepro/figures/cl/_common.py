@@ -11,18 +11,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from privrepro.continual import peft
 from privrepro.continual.benchmarks import FeatureSpec
-from privrepro.continual.peft import (
-    FeatureSettings,
-    FilmSettings,
-    PeftOutput,
-    PeftRun,
-    TrainSettings,
-    TuningSettings,
-    check_film_source,
-    eps_label,
-    run_peft,
-)
 from privrepro.continual.plots import final_accuracy_markers
 from privrepro.continual.tables import final_metrics, median_min_max
 from privrepro.continual.workspace import Workspace
@@ -128,10 +118,10 @@ def mean_std_rows(
 class PeftParams:
     """The four settings groups of every PEFT figure's parameters (cl paper, Sec. 6, App. F)."""
 
-    features: FeatureSettings = param(FeatureSettings())
-    film: FilmSettings = param(FilmSettings())
-    train: TrainSettings = param(TrainSettings())
-    tuning: TuningSettings = param(TuningSettings())
+    features: peft.FeatureSettings = param(peft.FeatureSettings())
+    film: peft.FilmSettings = param(peft.FilmSettings())
+    train: peft.TrainSettings = param(peft.TrainSettings())
+    tuning: peft.TuningSettings = param(peft.TuningSettings())
 
 
 def peft_settings(p: PeftParams) -> dict[str, Any]:
@@ -153,19 +143,21 @@ def peft_units(p: PeftParams, fixed: dict[str, Any], **axes: Any) -> list[dict[s
 def checked(p: PeftParams, units: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``units``, once every benchmark of a FiLM unit is known to have real images (before any
     compute: :func:`~privrepro.continual.peft.check_film_source`)."""
-    check_film_source(p.features, [u["benchmark"] for u in units], [u["method"] for u in units])
+    peft.check_film_source(
+        p.features, [u["benchmark"] for u in units], [u["method"] for u in units]
+    )
     return units
 
 
-def run_peft_unit(unit: dict[str, Any], ctx: UnitContext) -> PeftOutput:
+def run_peft_unit(unit: dict[str, Any], ctx: UnitContext) -> peft.PeftOutput:
     """:func:`~privrepro.continual.peft.run_peft` on a unit built with :func:`peft_settings`,
     with the unit's seeded DP-SGD stream and workspace; studies are named per profile."""
-    return run_peft(
-        PeftRun.from_unit(unit),
-        FeatureSettings(**unit["features"]),
-        FilmSettings(**unit["film"]),
-        TrainSettings(**unit["train"]),
-        TuningSettings(**unit["tuning"]),
+    return peft.run_peft(
+        peft.PeftRun.from_unit(unit),
+        peft.FeatureSettings(**unit["features"]),
+        peft.FilmSettings(**unit["film"]),
+        peft.TrainSettings(**unit["train"]),
+        peft.TuningSettings(**unit["tuning"]),
         seed=ctx.seed,
         workspace=workspace_of(ctx),
         study_tag=ctx.profile,
@@ -177,16 +169,11 @@ def summarize_final(table: pd.DataFrame, keys: list[str], rule: str = "argmax") 
     """``final_<AA|AF>_<stat>`` rows over repeats per ``keys`` group (:func:`final_metrics`)."""
     out = []
     for metric in ("AA", "AF"):
-        f = final_metrics(table, keys, metric, rule)
-        for _, r in f.iterrows():
+        for _, r in final_metrics(table, keys, metric, rule).iterrows():
+            base, n = {k: r[k] for k in keys}, int(r["count"])
             for stat in ("mean", "std", "median", "min", "max"):
                 out.append(
-                    {
-                        "metric": f"final_{metric}_{stat}",
-                        **{k: r[k] for k in keys},
-                        "value": r[stat],
-                        "repeats": int(r["count"]),
-                    }
+                    {"metric": f"final_{metric}_{stat}", **base, "value": r[stat], "repeats": n}
                 )
     return pd.DataFrame(out)
 
@@ -197,7 +184,7 @@ def plot_final(
     """Median final AA over repeats with min/max error bars per privacy level, one panel per
     ``panel_key`` value and one series per ``series`` value (the paper's plotting rule)."""
     fig, axes = new_figure(1, len(panels), width=4.6, height=3.4, squeeze=False)
-    order = [eps_label(e) for e in (1.0, 8.0, None)]
+    order = [peft.eps_label(e) for e in (1.0, 8.0, None)]
     for ax, panel in zip(axes[0], panels, strict=False):
         final_accuracy_markers(ax, table[table[panel_key] == panel], series, order)
         ax.set_title(str(panel))

@@ -11,6 +11,7 @@ configurations of a unit, the noise is drawn afresh for each.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -114,17 +115,12 @@ class LabelGranularityCosine(Figure[LabelParams]):
         )
 
     def plot(self, table: pd.DataFrame, params: LabelParams) -> Any:
-        panels = [
-            (d, e)
-            for e in sorted(table["epsilon"].unique())
-            for d in DATASETS
-            if d in set(table["dataset"])
-        ]
-        ncols = max(1, len({d for d, _ in panels}))
-        nrows = max(1, (len(panels) + ncols - 1) // ncols)
-        fig, axes = new_figure(nrows, ncols, width=4.6, height=3.2, squeeze=False)
+        datasets = [d for d in DATASETS if d in set(table["dataset"])]
+        epsilons = sorted(table["epsilon"].unique())
+        fig, axes = new_figure(len(epsilons), len(datasets), width=4.6, height=3.2, squeeze=False)
         stats = median_min_max(table, ["dataset", "epsilon", "label_config"], "final_aa")
-        for ax, (d, e) in zip(axes.ravel(), panels, strict=False):
+        for (i, e), (j, d) in itertools.product(enumerate(epsilons), enumerate(datasets)):
+            ax = axes[i][j]
             s = stats[(stats["dataset"] == d) & (stats["epsilon"] == e)]
             configs = [c for c in LABEL_CONFIGS if c in set(s["label_config"])]
             category_markers(
@@ -132,13 +128,10 @@ class LabelGranularityCosine(Figure[LabelParams]):
             )
             ax.tick_params(axis="x", labelrotation=20)
             ax.axvline(1.5, color="0.6", lw=0.8, ls=":")
-            ax.set_title(f"{BENCHMARK_NAMES[d]}, ε={e:g}")
-            ax.set_ylabel("final average accuracy (%)")
+            ax.set(title=f"{BENCHMARK_NAMES[d]}, ε={e:g}", ylabel="final average accuracy (%)")
             lo, hi = float(s["min"].min()), float(s["max"].max())
             pad = max(0.0, 5.0 - (hi - lo)) / 2  # at least 5 points visible: no zoom on noise
             ax.set_ylim(lo - pad - 0.5, hi + pad + 0.5)
-        for ax in axes.ravel()[len(panels) :]:
-            ax.set_visible(False)
         fig.suptitle(
             "Cosine Classifier: label match (left of dotted line) and additional dummy labels; "
             "median, min/max over repeats",

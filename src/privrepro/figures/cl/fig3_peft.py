@@ -75,8 +75,7 @@ class LabelGranularityPeft(Figure[LabelGranularityParams]):
             category_markers(
                 ax, f, "config", configs, names=label_config_name, label="PEFT Ensemble"
             )
-            ax.set_title(f"{b}, {eps_label(e)}")
-            ax.set_ylabel("final average accuracy (%)")
+            ax.set(title=f"{b}, {eps_label(e)}", ylabel="final average accuracy (%)")
         return fig
 
     def summarize(self, table: pd.DataFrame, p: LabelGranularityParams) -> pd.DataFrame:

@@ -94,7 +94,7 @@ class BlurryCosine(Figure[BlurryParams]):
     def summarize(self, table: pd.DataFrame, params: BlurryParams) -> pd.DataFrame:
         rows = cl.mean_std_rows(table, ["setting", "privacy"], "final_accuracy")
         stats = median_min_max(table, ["setting", "privacy"], "final_accuracy")
-        for priv, g in stats.groupby("privacy"):
+        for priv, g in stats.groupby("privacy"):  # the claim: the means do not depend on blur
             spread = float(g["mean"].max() - g["mean"].min())
             rows.append(
                 {

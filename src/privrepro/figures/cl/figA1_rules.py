@@ -62,8 +62,7 @@ class EnsembleRules(Figure[RulesParams]):
             if len(f):
                 order = list(dict.fromkeys(f["eps_label"]))
                 category_markers(ax, f, "eps_label", order, series="rule")
-            ax.set_title(b)
-            ax.set_ylabel("final average accuracy (%)")
+            ax.set(title=b, ylabel="final average accuracy (%)")
             ax.legend(fontsize=7)
         return fig
 

@@ -80,8 +80,7 @@ class FiveDatasetsPeft(Figure[FiveDatasetsParams]):
             for (meth, el), g in sub.groupby(["method", "eps_label"]):
                 s = g.groupby("t")["value"].agg(["median", "min", "max"]) * 100
                 median_errorbar(ax, s.index, s, fmt="-o", capsize=2, label=f"{meth} {el}")
-            ax.set_xlabel("task t")
-            ax.set_ylabel(f"{metric}_t (%)")
+            ax.set(xlabel="task t", ylabel=f"{metric}_t (%)")
             ax.legend(fontsize=6)
         return fig
 
