@@ -112,7 +112,7 @@ def _privacy_columns(rec: Any) -> dict[str, Any]:
     return {**rec.as_row("dp_"), "dp_epsilon_pld": pld_epsilon(rec)}
 
 
-class _Run:
+class _RunState:
     """The state one run's evaluation shares: data, scenario, label spaces, per-task rows and
     hyperparameters, the DP-SGD generator and the rows written so far."""
 
@@ -213,7 +213,7 @@ class _Run:
                 )
 
 
-def _non_cl(r: _Run, hp0: DPSGDHyper, n_tune: int, train: TrainSettings) -> pd.DataFrame:
+def _non_cl(r: _RunState, hp0: DPSGDHyper, n_tune: int, train: TrainSettings) -> pd.DataFrame:
     """Non-CL (Alg. A2): one model on all tasks' data, evaluated once (AA over all tasks)."""
     from privrepro.continual.baselines import train_non_cl
     from privrepro.training.tuning import transfer_hyper
@@ -249,7 +249,7 @@ def _non_cl(r: _Run, hp0: DPSGDHyper, n_tune: int, train: TrainSettings) -> pd.D
     return pd.DataFrame(r.rows + r.privacy)
 
 
-def _naive(r: _Run, progress: Progress, desc: str) -> dict[str, list[torch.Tensor]]:
+def _naive(r: _RunState, progress: Progress, desc: str) -> dict[str, list[torch.Tensor]]:
     """Naive (Alg. A1): the checkpoint after each task predicts by argmax."""
     from privrepro.continual.baselines import iter_naive
 
@@ -262,7 +262,7 @@ def _naive(r: _Run, progress: Progress, desc: str) -> dict[str, list[torch.Tenso
     return {"argmax": preds} if preds else {}
 
 
-def _stack_row(r: _Run, z: torch.Tensor, label_ids: np.ndarray, width: int) -> torch.Tensor:
+def _stack_row(r: _RunState, z: torch.Tensor, label_ids: np.ndarray, width: int) -> torch.Tensor:
     """One member's logits on the global label axis (−inf outside its label space)."""
     if width > MAX_STACKED_LABELS:
         raise ConfigError(
@@ -275,7 +275,7 @@ def _stack_row(r: _Run, z: torch.Tensor, label_ids: np.ndarray, width: int) -> t
     return g
 
 
-def _ensemble(r: _Run, progress: Progress, desc: str) -> dict[str, list[torch.Tensor]]:
+def _ensemble(r: _RunState, progress: Progress, desc: str) -> dict[str, list[torch.Tensor]]:
     """The PEFT Ensemble (Alg. 2): after task t, each rule predicts from members 1..t.
 
     ArgMax and Median decompose over members (a running best per sample); Entropy needs every
@@ -363,7 +363,7 @@ def run_peft(
     hps = [unclipped_if_nondp(transfer_hyper(hp0, n_tune, len(ix)), train) for ix in sc.train_tasks]
     if generator is None:
         generator = torch_stream(seed, "cl-peft", repr(run), "dpsgd", device=ws.device)
-    r = _Run(run, data, sc, ids, hps, film, generator)
+    r = _RunState(run, data, sc, ids, hps, film, generator)
     if run.family == "noncl":
         return PeftOutput(_non_cl(r, hp0, n_tune, train), r.logits)
     family = _naive if run.family == "naive" else _ensemble
