@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from privrepro.config import ConfigError
 from privrepro.continual.scenarios import train_test_split_indices
 from privrepro.data.arrays import ArrayDataset
 from privrepro.data.registry import MissingDataError
@@ -187,6 +188,6 @@ def load_five_datasets_member(
         return load_fashionmnist(Path(root), split, download)
     if name == "notmnist":
         return load_notmnist(Path(root), split, split_seed)
-    raise ValueError(
-        f"5-Datasets member = {name!r}: must be one of mnist, svhn, notmnist, fashionmnist, cifar10"
+    raise ConfigError(
+        "5-Datasets member", name, "must be one of mnist, svhn, notmnist, fashionmnist, cifar10"
     )

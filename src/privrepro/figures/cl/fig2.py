@@ -12,11 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import matplotlib.ticker
-import numpy as np
 import pandas as pd
 
-from privrepro.dp.group import drop_probability_lower_bound
-from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.continual.label_spaces import class_drop_curve, class_drop_summary
+from privrepro.figures.api import Figure, UnitContext, grid_units, param
 from privrepro.plotting.style import new_figure
 
 __all__ = ["DropParams", "DropProbability"]
@@ -56,46 +55,13 @@ class DropProbability(Figure[DropParams]):
     title = "Probability that a class of k examples is dropped by an (ε, δ)-DP label release"
 
     def units(self, params: DropParams) -> list[dict[str, Any]]:
-        return [
-            {"epsilon": e, "delta": d, "k_max": params.k_max}
-            for d in params.deltas
-            for e in params.epsilons
-        ]
+        return grid_units({"k_max": params.k_max}, delta=params.deltas, epsilon=params.epsilons)
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        k = np.arange(1, int(unit["k_max"]) + 1)
-        bound = drop_probability_lower_bound(unit["epsilon"], unit["delta"], k)
-        return pd.DataFrame(
-            {
-                "epsilon": unit["epsilon"],
-                "delta": unit["delta"],
-                "k": k,
-                "drop_probability_lb": bound,
-            }
-        )
+        return class_drop_curve(unit["epsilon"], unit["delta"], unit["k_max"])
 
     def summarize(self, table: pd.DataFrame, params: DropParams) -> pd.DataFrame:
-        rows = []
-        for (eps, delta), group in table.groupby(["epsilon", "delta"]):
-            kept = group.loc[group["drop_probability_lb"] >= params.threshold, "k"]
-            rows.append(
-                {
-                    "metric": f"largest_k_dropped_{round(params.threshold * 100)}",
-                    "epsilon": eps,
-                    "delta": delta,
-                    "value": int(kept.max()) if len(kept) else 0,
-                }
-            )
-            zero = group.loc[group["drop_probability_lb"] <= 0.0, "k"]
-            rows.append(
-                {
-                    "metric": "smallest_k_bound_zero",
-                    "epsilon": eps,
-                    "delta": delta,
-                    "value": int(zero.min()) if len(zero) else np.nan,
-                }
-            )
-        return pd.DataFrame(rows)
+        return pd.DataFrame(class_drop_summary(table, params.threshold))
 
     def plot(self, table: pd.DataFrame, params: DropParams) -> Any:
         fig, ax = new_figure(width=6.0, height=3.8)

@@ -1,5 +1,8 @@
 """Optuna studies for DP-SGD hyperparameters, kept in the run store and resumable.
 
+The tuning half of :mod:`privrepro.training` (DP-SGD itself is :mod:`.dpsgd`): a library that
+any experiment calls from inside its computation, not part of the runner.
+
 cl paper, App. F: tuned "for each combination of privacy budget (ε, δ) and seed once using
 Optuna with the Gaussian process sampler for 20 iterations", over Table A2's ranges (epochs 40;
 learning rate 1e-7…1e-2; batch size 10…tuning-set size; clipping bound 0.2…10; noise multiplier
@@ -61,13 +64,13 @@ class SearchSpace:
 
     def check(self) -> None:
         if not 0 < self.lr_low < self.lr_high:
-            raise ConfigError("hpo.lr_low", self.lr_low, f"must lie in (0, lr_high={self.lr_high})")
+            raise ConfigError("lr_low", self.lr_low, f"must lie in (0, lr_high={self.lr_high})")
         if not 0 < self.clip_low < self.clip_high:
             raise ConfigError(
-                "hpo.clip_low", self.clip_low, f"must lie in (0, clip_high={self.clip_high})"
+                "clip_low", self.clip_low, f"must lie in (0, clip_high={self.clip_high})"
             )
         if self.batch_low < 1:
-            raise ConfigError("hpo.batch_low", self.batch_low, "must be >= 1")
+            raise ConfigError("batch_low", self.batch_low, "must be >= 1")
 
 
 def suggest_hyper(
@@ -120,7 +123,7 @@ def make_sampler(kind: str, seed: int, n_startup_trials: int = 10) -> Any:
         return optuna.samplers.TPESampler(seed=seed, n_startup_trials=n_startup_trials)
     if kind == "random":
         return optuna.samplers.RandomSampler(seed=seed)
-    raise ConfigError("hpo.sampler", kind, f"must be one of {list(SAMPLERS)}")
+    raise ConfigError("sampler", kind, f"must be one of {list(SAMPLERS)}")
 
 
 def _storage(location: str | Path, heartbeat_interval: int | None) -> Any:
@@ -240,7 +243,7 @@ def run_study(
     from optuna.trial import TrialState
 
     if n_complete < 1:
-        raise ConfigError("hpo.n_trials", n_complete, "must be >= 1")
+        raise ConfigError("n_complete", n_complete, "must be >= 1")
     started: list[int] = []
 
     def tagged(trial: Any) -> float:

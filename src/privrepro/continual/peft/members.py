@@ -28,6 +28,7 @@ import torch
 from numpy.typing import ArrayLike, NDArray
 from torch import Tensor, nn
 
+from privrepro.config import ConfigError
 from privrepro.training.dpsgd import (
     DPSGDHyper,
     PrivacyRecord,
@@ -212,10 +213,10 @@ def train_member(
         init: continue from this model instead of a fresh one (Naive baseline, Alg. A1).
     """
     if kind not in PEFT_KINDS:
-        raise ValueError(f"kind = {kind!r}: must be one of {list(PEFT_KINDS)}")
+        raise ConfigError("kind", kind, f"must be one of {list(PEFT_KINDS)}")
     ids = np.unique(np.asarray(label_ids, dtype=np.int64))
     if ids.size == 0:
-        raise ValueError("label_ids: a member needs at least one output label")
+        raise ConfigError("label_ids", [], "a member needs at least one output label")
     keep, local = local_targets(y, ids)
     xk = select_rows(x, keep)
     yk = torch.as_tensor(local, device=x.device)
@@ -226,7 +227,7 @@ def train_member(
         model = new_head(int(x.shape[1]), ids.size, device=x.device, dtype=x.dtype)
     else:
         if backbone is None:
-            raise ValueError("kind = 'film' needs the pre-trained backbone")
+            raise ConfigError("backbone", None, "kind = 'film' needs the pre-trained backbone")
         model = make_film(backbone, ids.size)
     if init is not None:  # a fresh module with the previous weights (no per-sample hook state)
         model.load_state_dict(init.state_dict())
@@ -284,7 +285,11 @@ def iter_ensemble(
     ``f_t ← DP-SGD(f_t; D_t)``; yields each member as soon as it is trained, so a caller can
     evaluate and drop it (members never see each other's data: parallel composition)."""
     if not len(tasks) == len(label_spaces) == len(hps):
-        raise ValueError("tasks, label_spaces and hps must have one entry per task")
+        raise ConfigError(
+            "len(label_spaces), len(hps)",
+            (len(label_spaces), len(hps)),
+            f"must both equal len(tasks) = {len(tasks)}",
+        )
     for (x, y), ids, hp in zip(tasks, label_spaces, hps, strict=True):
         yield train_member(
             kind,
