@@ -85,6 +85,23 @@ class FilmParams:
     image_noise: float = param(0.35, ge=0, doc="pixel noise of the synthetic images")
     physical_batch: int = param(256, ge=1, doc="per-sample gradients materialised at once")
 
+    def check(self, prefix: str) -> None:
+        """The small ViT needs whole patches and whole attention heads."""
+        from privrepro.config.validation import ConfigError
+
+        if self.img_size % self.patch_size:
+            raise ConfigError(
+                f"{prefix}.patch_size",
+                self.patch_size,
+                f"must divide {prefix}.img_size = {self.img_size}",
+            )
+        if self.embed_dim % self.num_heads:
+            raise ConfigError(
+                f"{prefix}.num_heads",
+                self.num_heads,
+                f"must divide {prefix}.embed_dim = {self.embed_dim}",
+            )
+
 
 @dataclass(frozen=True)
 class TrainParams:
@@ -112,7 +129,7 @@ class TuneParams:
     log_scale: bool = param(True, assumed="Table A2 does not say log or linear; log spans decades")
     storage: str = param("", doc="'' → <experiments>/_studies/<name>.log; or an RDB URL")
     lr_low: float = param(1e-7, gt=0, doc="Table A2: learning-rate lower bound")
-    lr_high: float = param(1e-2, gt=0, doc="Table A2: learning-rate upper bound")
+    lr_high: float = param(1e-2, gt=0, above="lr_low", doc="Table A2: learning-rate upper bound")
     tune_task: int = param(0, ge=0, assumed="which task is 'representative of one task'")
     tune_fraction: float = param(0.7, gt=0, le=1, doc="tuning share (CIFAR/IN-R: 70 of 70:30)")
     val_fraction: float = param(0.3, gt=0, le=1, doc="validation share (30 of 70:30)")

@@ -27,7 +27,7 @@ _DISPLAY = {"not-blurry": "Not Blurry", "i-blurry": "i-Blurry", "si-blurry": "Si
 class BlurryDataParams:
     """The blurry settings drawn and their parameters (as in Fig. 4's right panel)."""
 
-    settings: list[str] = param(list(BLURRY_KINDS), choices=BLURRY_KINDS)
+    settings: list[str] = param(list(BLURRY_KINDS), choices=BLURRY_KINDS, unique=True)
     nb_tasks: int = param(5, ge=2, le=100, assumed="T not stated (note §1.4)")
     disjoint_pct: float = param(50.0, ge=0, le=100, assumed="N not stated; blurry papers' 50")
     blurry_pct: float = param(10.0, ge=0, le=100, assumed="M not stated; blurry papers' 10")

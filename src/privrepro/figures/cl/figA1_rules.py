@@ -37,9 +37,13 @@ class RulesParams:
         ["cifar100"],
         choices=["cifar100", "imagenet-r", "5-datasets"],
         assumed="Fig. A1 does not name its datasets",
+        unique=True,
     )
     epsilons: list[float | None] = param(
-        [1.0, 8.0, None], gt=0, assumed="Fig. A1 does not name its ε values"
+        [1.0, 8.0, None],
+        gt=0,
+        assumed="Fig. A1 does not name its ε values",
+        unique=True,
     )
     method: str = param("peft_film", choices=["peft_film", "peft_head"])
     repeats: int = param(5, ge=1)

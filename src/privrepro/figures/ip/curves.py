@@ -27,8 +27,8 @@ class CurveParams(IPParams):
     """An accuracy curve over α (ε fixed) or over ε (α fixed)."""
 
     dataset: str = param("cifar10", choices=["cifar10", "cifar100", "digits", "synthetic_images"])
-    alphas: list[float] = param([0.1], ge=0, doc="radii α (ℓ2)")
-    epsilons: list[float] = param([1.0], gt=0, doc="privacy budgets ε")
+    alphas: list[float] = param([0.1], ge=0, doc="radii α (ℓ2)", unique=True)
+    epsilons: list[float] = param([1.0], gt=0, doc="privacy budgets ε", unique=True)
 
 
 class AccuracyCurve(Figure[CurveParams]):

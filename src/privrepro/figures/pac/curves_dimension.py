@@ -32,7 +32,9 @@ __all__ = ["DimensionCurves", "DimensionCurvesParams"]
 class DimensionCurvesParams:
     """Resolutions, the synthetic pool and Algorithm 1's parameters."""
 
-    sides: list[int] = param([4, 8, 16, 32, 48], ge=1, le=128, doc="image sides (d = side²)")
+    sides: list[int] = param(
+        [4, 8, 16, 32, 48], ge=1, le=128, doc="image sides (d = side²)", unique=True
+    )
     pool_size: int = param(3000, ge=2, doc="synthetic pool size N", assumed="synthetic data")
     frequencies: int = param(
         6, ge=1, doc="cosine frequencies per axis of the smooth field", assumed="synthetic data"

@@ -49,11 +49,13 @@ class Example4Params:
         "all", choices=["all", "train", "test"], doc="all = train + test (MNIST's 70,000)"
     )
     subset_fraction: float = param(0.5, gt=0, le=1, doc="|X| / pool size (35,000 of 70,000)")
-    hidden: list[int] = param([30, 30], ge=1, doc="hidden widths (paper 30, 30)")
+    hidden: list[int] = param(
+        [30, 30], ge=1, min_len=0, doc="hidden widths (paper 30, 30; [] = a linear model)"
+    )
     steps: int = param(1500, ge=1, doc="full-batch GD iterations (paper 1,500)")
     lr: float = param(0.05, gt=0, doc="GD step size (paper 0.05)")
     m: int = param(1000, ge=2, doc="Algorithm 1's trainings", assumed="m is not stated")
-    vs: list[float] = param([1.0], gt=0, doc="MI budgets (nats); the paper's is 1")
+    vs: list[float] = param([1.0], gt=0, doc="MI budgets (nats); the paper's is 1", unique=True)
     c: float = param(
         1e-12,
         gt=0,

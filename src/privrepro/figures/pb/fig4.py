@@ -30,6 +30,7 @@ class Fig4Params:
     sizes: list[float] = param(
         [10.0, 20.0, 30.0, 40.0, 50.0],
         gt=0,
+        unique=True,
         doc="|S(Q(X̃))| from 10 to 50",
         assumed="the step is not stated",
     )
@@ -53,6 +54,7 @@ class Fig4Params:
     samplers: list[str] = param(
         ["rejection", "mixture"],
         choices=["rejection", "mixture"],
+        unique=True,
         doc="PB-DP samplers timed (both exact)",
     )
 
