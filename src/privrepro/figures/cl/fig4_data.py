@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from privrepro.continual.blurry import BLURRY_KINDS, i_blurry, not_blurry, si_blurry
-from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.figures.api import Figure, MemoryEstimate, UnitContext, param
 from privrepro.plotting.style import new_figure
 
 __all__ = ["BlurryData", "BlurryDataParams"]
@@ -33,6 +33,17 @@ class BlurryDataParams:
     blurry_pct: float = param(10.0, ge=0, le=100, assumed="M not stated; blurry papers' 10")
     num_classes: int = param(100, ge=2, doc="classes of the label layout (CIFAR-100: 100)")
     per_class: int = param(500, ge=1, doc="training samples per class (CIFAR-100: 500)")
+
+    def check(self, prefix: str) -> None:
+        """Every task gets at least one class of its own."""
+        from privrepro.config.validation import ConfigError
+
+        if self.num_classes < self.nb_tasks:
+            raise ConfigError(
+                f"{prefix}.num_classes",
+                self.num_classes,
+                f"must be at least {prefix}.nb_tasks = {self.nb_tasks}",
+            )
 
 
 class BlurryData(Figure[BlurryDataParams]):
@@ -53,6 +64,11 @@ class BlurryData(Figure[BlurryDataParams]):
             }
             for s in params.settings
         ]
+
+    def estimate_memory(self, params: BlurryDataParams) -> MemoryEstimate:
+        """About eight int64 or boolean arrays over the num_classes × per_class samples."""
+        n = params.num_classes * params.per_class
+        return MemoryEstimate(64 * n, "params.per_class", params.per_class, f"{n} samples × 64 B")
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         c, T = unit["num_classes"], unit["nb_tasks"]

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.figures.api import Figure, MemoryEstimate, UnitContext, param
+from privrepro.figures.pac._memory import algorithm1_bytes, largest
 from privrepro.pac.algorithms import algorithm1_from_samples
 from privrepro.pac.gaussian import dp_local_noise_norm
 from privrepro.pac.mechanisms import (
@@ -66,6 +67,19 @@ class DimensionCurves(Figure[DimensionCurvesParams]):
             }
             for s in sorted(set(params.sides))
         ]
+
+    def estimate_memory(self, params: DimensionCurvesParams) -> MemoryEstimate:
+        """The largest side: the pool (4 arrays of N × d), its d × d Gram matrix (3 copies),
+        and Algorithm 1 on m samples; float64 throughout."""
+        d = max(params.sides) ** 2
+        return largest(
+            {
+                "params.pool_size": (8 * 4 * params.pool_size * d, params.pool_size),
+                "params.sides": (8 * 3 * d * d, params.sides),
+                "params.m": (algorithm1_bytes(params.m, d), params.m),
+            },
+            f"pool_size × d × 32 B + d² × 24 B + Algorithm 1 on m × d, d = {d}",
+        )
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         side, v = int(unit["side"]), unit["v"]

@@ -15,6 +15,7 @@ spectrum (``(sum sqrt(lambda_hat))^2 / (2v)``, no floor).
 
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +24,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.figures.api import Figure, MemoryEstimate, UnitContext, param
+from privrepro.figures.pac._memory import algorithm1_bytes, largest, pool_shape
 from privrepro.figures.pac._rows import DATA_LABELS, clean_log_axis
 from privrepro.pac.algorithms import algorithm1_from_samples
 from privrepro.pac.noise import GaussianNoise
@@ -101,6 +103,32 @@ class Example4(Figure[Example4Params]):
                 )
             }
         ]
+
+    def estimate_memory(self, params: Example4Params) -> MemoryEstimate:
+        """The float32 pool; one chunk of models' data and activations (float32); the m
+        subsets (int64), the m trained parameter vectors and Algorithm 1 on them."""
+        n_pool, d = pool_shape(params.dataset, params.splits)
+        n = max(1, round(params.subset_fraction * n_pool))
+        sizes = [d, *params.hidden, 10]
+        n_params = sum((a + 1) * b for a, b in itertools.pairwise(sizes))
+        width = 2 * sum(params.hidden) + 3 * 10
+        if params.data_mode == "gather":
+            batch = 4 * params.chunk * n * (d + width)
+        else:
+            batch = 4 * params.chunk * n_pool * (width + 1)
+        m = params.m + 1
+        return largest(
+            {
+                "params.dataset": (4 * n_pool * d, params.dataset),
+                "params.chunk": (batch, params.chunk),
+                "params.m": (
+                    8 * m * n + 4 * m * n_params + algorithm1_bytes(m, n_params),
+                    params.m,
+                ),
+            },
+            f"a chunk of {params.chunk} models on {n} of {n_pool} × {d} inputs "
+            f"({params.data_mode}); m × {n_params} parameters",
+        )
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         pool = load_pool(unit["dataset"], ctx.data_dir, unit["splits"], seed=ctx.seed)

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from privrepro.boosting.design import PBSetting, gaussian_baseline_sigma, optimise_eps0
-from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.figures.api import Figure, MemoryEstimate, UnitContext, param
 from privrepro.plotting.style import new_figure
 
 __all__ = ["Fig4Params", "Runtime"]
@@ -78,6 +78,17 @@ class Runtime(Figure[Fig4Params]):
                 "samplers": p.samplers,
             }
         ]
+
+    def estimate_memory(self, params: Fig4Params) -> MemoryEstimate:
+        """One call's draws (8 B each) and the rejection sampler's proposal batch (17 B per
+        proposal, about 1/(1 − ρ) proposals per draw at most)."""
+        per_draw = 8 + 17 * min(1.0 / (1.0 - params.rho), 1e3)
+        return MemoryEstimate(
+            int(3 * params.samples * per_draw),
+            "params.samples",
+            params.samples,
+            f"3 × samples × {per_draw:.0f} B",
+        )
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         rng = ctx.rng("noise")
