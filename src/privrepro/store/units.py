@@ -329,7 +329,11 @@ class UnitStore:
     def _seal_in_place(self, unit_id: str) -> None:
         """Write the manifest of a verified legacy unit (the one-time migration)."""
         folder = self.path(unit_id)
-        names = [p.name for p in folder.iterdir() if p.is_file() and p.name != MANIFEST]
+        names = [
+            p.name
+            for p in folder.iterdir()
+            if p.is_file() and p.name != MANIFEST and not p.name.startswith(".")
+        ]
         with contextlib.suppress(OSError):
             self._write_manifest(folder, unit_id, names)
 
