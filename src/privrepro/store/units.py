@@ -383,25 +383,29 @@ class UnitStore:
                 yield tmp
             if not (tmp / MANIFEST).is_file():
                 raise RuntimeError(f"unit {unit_id} was not sealed ({MANIFEST} missing)")
-            for name in (_OWNER, _HEARTBEAT):
-                (tmp / name).unlink(missing_ok=True)
-            self._publish(tmp, unit_id)
+            published = self._publish(tmp, unit_id)  # owned until the rename: never swept live
         except BaseException:
             _remove(tmp)
             raise
+        if published:  # the owner record is not part of the unit (the manifest ignores it)
+            for name in (_OWNER, _HEARTBEAT):
+                (self.path(unit_id) / name).unlink(missing_ok=True)
 
-    def _publish(self, tmp: Path, unit_id: str) -> None:
-        """Rename a sealed build folder into place; an invalid occupant is moved aside first."""
+    def _publish(self, tmp: Path, unit_id: str) -> bool:
+        """Rename a sealed build folder into place; an invalid occupant is moved aside first.
+
+        Returns ``False`` when another worker had published the unit (ours is dropped).
+        """
         for _ in range(5):
             try:
                 os.rename(tmp, self.path(unit_id))
                 fsync_dir(self.folder)
-                return
+                return True
             except OSError:
                 result = self.verify(unit_id)
                 if result.ok:
                     _remove(tmp)  # another worker published it first
-                    return
+                    return False
                 if result.exists:
                     self.quarantine(unit_id, result.reason)
         raise RuntimeError(f"unit {unit_id}: could not publish {tmp.name}")
