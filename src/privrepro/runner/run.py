@@ -191,6 +191,26 @@ def _data_dir_source(overrides: Sequence[str]) -> str:
     return "the default of paths.data_dir"
 
 
+def _merged_params(cfg: DictConfig, overrides: Sequence[str]) -> dict[str, Any]:
+    """:func:`effective_params`, with a value that cannot merge (a mapping given for a list, say)
+    reported as a :class:`ConfigError` naming its key."""
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        return effective_params(cfg, overrides)
+    except OmegaConfBaseException as exc:
+        why = str(exc).splitlines()[0]
+        for override in overrides:
+            key, _, value = override.partition("=")
+            if not key.startswith("params."):
+                continue
+            try:
+                effective_params(cfg, [override])
+            except OmegaConfBaseException:
+                raise ConfigError(key, value, f"does not fit the kind of {key} ({why})") from exc
+        raise ConfigError("params", list(overrides), f"cannot be merged ({why})") from exc
+
+
 def run_config(
     cfg: DictConfig, overrides: Sequence[str] = (), multirun: bool = False, repo: Path | None = None
 ) -> FigureRun:
@@ -204,7 +224,7 @@ def run_config(
     validate_root(cfg)
     paper, figure = str(cfg.figure.paper), str(cfg.figure.name)
     recipe = load_recipe(str(cfg.figure.recipe))
-    params: Any = build_params(recipe.params_type, effective_params(cfg, overrides), "params")
+    params: Any = build_params(recipe.params_type, _merged_params(cfg, overrides), "params")
     profile, seed, force = str(cfg.profile.name), int(cfg.seed), bool(cfg.get("force", False))
     requested = (
         str(cfg.device)
