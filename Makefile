@@ -16,7 +16,7 @@ RUN := $(UV) run --frozen
 ENV_STAMP := .venv/.privrepro-synced
 
 .DEFAULT_GOAL := help
-.PHONY: help env figures plots report test test-fast bench lint typecheck check list clean-results
+.PHONY: help env figures plots tables report test test-fast bench lint typecheck check list clean-results
 
 help: ## List the targets
 	@echo "privrepro — reproduce four DP papers (PROFILE=$(PROFILE); set PROFILE=paper for the papers' grids)"
