@@ -487,8 +487,14 @@ def main(argv: list[str] | None = None) -> int:
     if not stores:
         print(f"no units under {args.experiments}: run `make figures` first", file=sys.stderr)
         return 0
+    failed = 0
     for store in stores:
-        _, meta = rebuild(store, args.results)
+        try:
+            _, meta = rebuild(store, args.results)
+        except Exception as exc:  # one figure's failure does not stop the others
+            failed += 1
+            print(f"{store.paper}/{store.figure}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            continue
         facts = meta["table"]
         extra = (
             f"; columns for differing parameters: {facts['param_columns']}"
@@ -500,7 +506,7 @@ def main(argv: list[str] | None = None) -> int:
             f"(profiles {facts['profiles']}, seeds {facts['seeds']}) -> "
             f"{table_files(args.results, store.paper, store.figure).parquet}{extra}"
         )
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -244,17 +244,22 @@ class UnitStore:
         try:
             key = (_sha256(manifest_path), self._stat_key(folder, sorted(files)))
         except OSError as exc:
-            return Verification(False, f"{Path(exc.filename or '?').name} missing")
+            return Verification(
+                False, f"{Path(exc.filename or '?').name} missing", exists=folder.exists()
+            )
         if self._verified.get(unit_id) == key:
             return Verification(True)
         for name, expected in sorted(files.items()):
             path = folder / name
-            if path.stat().st_size != expected.get("bytes"):
+            try:
+                size, digest = path.stat().st_size, _sha256(path)
+            except OSError:  # removed under us (force=true elsewhere): absent if the folder is
+                return Verification(False, f"{name} unreadable", exists=folder.exists())
+            if size != expected.get("bytes"):
                 return Verification(
-                    False,
-                    f"{name} has {path.stat().st_size} bytes, sealed with {expected.get('bytes')}",
+                    False, f"{name} has {size} bytes, sealed with {expected.get('bytes')}"
                 )
-            if _sha256(path) != expected.get("sha256"):
+            if digest != expected.get("sha256"):
                 return Verification(False, f"{name} differs from its sealed hash")
         identity = self._config(folder)
         if identity is None or unit_hash(identity) != unit_id:
