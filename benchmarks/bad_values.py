@@ -109,7 +109,9 @@ CASES: list[tuple[str, list[str], str]] = [
 
 
 def _units(root: Path) -> list[Path]:
-    return [p for p in root.rglob("*") if p.is_dir() and UNIT.match(p.name)] if root.exists() else []
+    return (
+        [p for p in root.rglob("*") if p.is_dir() and UNIT.match(p.name)] if root.exists() else []
+    )
 
 
 def run_case(experiment: str, overrides: list[str], key: str, scratch: Path) -> tuple[bool, str]:
@@ -131,8 +133,14 @@ def run_case(experiment: str, overrides: list[str], key: str, scratch: Path) -> 
         *rest,
     ]
     try:
-        out = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300,
-                             env={**os.environ, "PRIVREPRO_DATA": ""})
+        out = subprocess.run(
+            cmd,
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "PRIVREPRO_DATA": ""},
+        )
     except subprocess.TimeoutExpired:
         return False, "ran past 300 s"
     lines = [ln for ln in out.stderr.splitlines() if ln.startswith("privrepro:")]
@@ -149,8 +157,9 @@ def run_case(experiment: str, overrides: list[str], key: str, scratch: Path) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
