@@ -21,8 +21,10 @@ CASES: list[tuple[str, list[str]]] = [
     ("pac/curves_dimension", ["profile=smoke", "params.sides=[48]"]),
     ("pac/curves_dimension", ["profile=smoke", "params.sides=[32]", "params.pool_size=20000"]),
     ("pac/ex2", ["profile=smoke", "params.m=20000"]),
+    ("pac/ex2", ["profile=smoke", "params.m=200000"]),
     ("pac/ex3", ["profile=smoke", "params.m=20000"]),
     ("pac/ex4", ["profile=tiny", "params.chunk=64", "params.m=200"]),
+    ("pac/ex4", ["profile=tiny", "params.chunk=512", "params.m=600", "params.steps=2"]),
     ("cl/fig4_data", ["profile=smoke", "params.per_class=200000", "params.settings=[i-blurry]"]),
     ("pb/fig4", ["profile=tiny", "params.samples=2000000", "params.iterations=2"]),
 ]

@@ -175,7 +175,7 @@ def _rows_explain(rows: pd.DataFrame, key: str, value: Any) -> bool:
     """Whether the unit's own rows already carry ``value`` in a column named ``key``."""
     if key not in rows.columns or rows.empty:
         return False
-    col = rows[key].tolist()
+    col = pd.unique(rows[key]).tolist()  # a unit's rows repeat few distinct values
     if isinstance(value, list):
         present = [v for v in col if not _same(v, None)]
         return bool(present) and all(any(_same(v, x) for x in value) for v in present)
@@ -234,22 +234,24 @@ def derive_table(store: UnitStore, recipe: tuple[str, int] | None = None) -> Der
             log.warning("unit %s could not be read (%s); left out", store.path(u.unit_id), exc)
     units = [u for u in units if u.unit_id in frames]
     extra = param_columns(units, frames)
-    pieces = []
-    for i, u in enumerate(units):
-        rows = frames[u.unit_id].copy()
-        ids = {
-            "paper": store.paper,
-            "figure": store.figure,
-            "profile": u.profile,
-            "seed": u.seed,
-            "unit_id": u.unit_id,
-        }
-        for col, values in extra.items():
-            ids[col] = values[i]
-        for col, value in ids.items():
-            rows[col] = value
-        pieces.append(rows[list(ids) + [c for c in rows.columns if c not in ids]])
-    table = pd.concat(pieces, ignore_index=True) if pieces else pd.DataFrame(columns=FRONT)
+    counts = [len(frames[u.unit_id]) for u in units]
+    ids: dict[str, list[Any]] = {
+        "paper": [store.paper] * len(units),
+        "figure": [store.figure] * len(units),
+        "profile": [u.profile for u in units],
+        "seed": [u.seed for u in units],
+        "unit_id": [u.unit_id for u in units],
+        **extra,
+    }
+    if units:
+        body = pd.concat([frames[u.unit_id] for u in units], ignore_index=True)
+        body = body.drop(columns=[c for c in ids if c in body.columns])
+        front = pd.DataFrame(
+            {c: pd.Series(v).repeat(counts).reset_index(drop=True) for c, v in ids.items()}
+        )
+        table = pd.concat([front, body], axis=1)
+    else:
+        table = pd.DataFrame(columns=FRONT)
     return DerivedTable(
         store.paper,
         store.figure,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from privrepro.figures.api import MemoryEstimate
 
-__all__ = ["algorithm1_bytes", "largest", "pool_shape"]
+__all__ = ["POOL_LOADING", "algorithm1_bytes", "largest", "pool_shape"]
 
 # (rows per split, dimension) of each pool; "all" is the sum of the splits.
 _POOLS = {
@@ -28,11 +28,16 @@ def pool_shape(dataset: str, splits: str) -> tuple[int, int]:
     return sum(v for k, v in sizes.items() if k != "all"), d
 
 
+# Loading a pool (decoding, float conversion) holds about this much beside the pool itself.
+POOL_LOADING = 64 * 2**20
+
+
 def algorithm1_bytes(m: int, d: int) -> int:
-    """Algorithm 1 on ``m x d`` float64 samples: the samples, their centred and scaled copies,
-    and the thin SVD's factors (``k = min(m, d)``)."""
+    """Algorithm 1 on ``m x d`` float64 samples: the samples (and their float32 draw), their
+    centred and scaled copies, LAPACK's copy and work space, and the thin SVD's factors
+    (``k = min(m, d)``). Measured within 15% (``benchmarks/memory_estimates.py``)."""
     k = min(m, d)
-    return 8 * (3 * m * d + k * (m + d) + 2 * k * k)
+    return 8 * (6 * m * d + k * (m + d) + 2 * k * k)
 
 
 def largest(terms: dict[str, tuple[int, object]], detail: str) -> MemoryEstimate:

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from privrepro.figures.api import Figure, MemoryEstimate, UnitContext, param
-from privrepro.figures.pac._memory import algorithm1_bytes, largest, pool_shape
+from privrepro.figures.pac._memory import POOL_LOADING, algorithm1_bytes, largest, pool_shape
 from privrepro.figures.pac._rows import DATA_LABELS, algorithm1_rows, clean_log_axis, exact_rows
 from privrepro.pac.algorithms import algorithm1_from_samples
 from privrepro.pac.gaussian import dp_local_noise_norm
@@ -130,7 +130,7 @@ class Example2(NoiseTableMixin, Figure[Example2Params]):
         n, d = pool_shape(params.dataset, params.splits)
         return largest(
             {
-                "params.dataset": (4 * n * d + 8 * 3 * d * d, params.dataset),
+                "params.dataset": (POOL_LOADING + 4 * n * d + 8 * 3 * d * d, params.dataset),
                 "params.m": (algorithm1_bytes(params.m, d), params.m),
             },
             f"pool {n} × {d} × 4 B + d² × 24 B + Algorithm 1 on m × d",

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from privrepro.figures.api import Figure, MemoryEstimate, UnitContext, param
-from privrepro.figures.pac._memory import algorithm1_bytes, largest, pool_shape
+from privrepro.figures.pac._memory import POOL_LOADING, algorithm1_bytes, largest, pool_shape
 from privrepro.figures.pac._rows import DATA_LABELS, algorithm1_rows, exact_rows
 from privrepro.figures.pac.ex2 import NoiseTableMixin
 from privrepro.pac.algorithms import algorithm1_from_samples
@@ -76,7 +76,7 @@ class Example3(NoiseTableMixin, Figure[Example3Params]):
         n, d = pool_shape(params.dataset, params.splits)
         return largest(
             {
-                "params.dataset": (4 * n * d + 8 * 3 * d * d, params.dataset),
+                "params.dataset": (POOL_LOADING + 4 * n * d + 8 * 3 * d * d, params.dataset),
                 "params.m": (algorithm1_bytes(params.m, d), params.m),
             },
             f"pool {n} × {d} × 4 B + d² × 24 B + Algorithm 1 on m × d",

@@ -25,7 +25,7 @@ import pandas as pd
 import torch
 
 from privrepro.figures.api import Figure, MemoryEstimate, UnitContext, param
-from privrepro.figures.pac._memory import algorithm1_bytes, largest, pool_shape
+from privrepro.figures.pac._memory import POOL_LOADING, algorithm1_bytes, largest, pool_shape
 from privrepro.figures.pac._rows import DATA_LABELS, clean_log_axis
 from privrepro.pac.algorithms import algorithm1_from_samples
 from privrepro.pac.noise import GaussianNoise
@@ -119,7 +119,7 @@ class Example4(Figure[Example4Params]):
         m = params.m + 1
         return largest(
             {
-                "params.dataset": (4 * n_pool * d, params.dataset),
+                "params.dataset": (POOL_LOADING + 4 * n_pool * d, params.dataset),
                 "params.chunk": (batch, params.chunk),
                 "params.m": (
                     8 * m * n + 4 * m * n_params + algorithm1_bytes(m, n_params),

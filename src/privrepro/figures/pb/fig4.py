@@ -84,10 +84,10 @@ class Runtime(Figure[Fig4Params]):
         proposal, about 1/(1 − ρ) proposals per draw at most)."""
         per_draw = 8 + 17 * min(1.0 / (1.0 - params.rho), 1e3)
         return MemoryEstimate(
-            int(3 * params.samples * per_draw),
+            int(params.samples * per_draw),
             "params.samples",
             params.samples,
-            f"3 × samples × {per_draw:.0f} B",
+            f"samples × {per_draw:.0f} B",
         )
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
