@@ -13,6 +13,21 @@ import pandas as pd
 from privrepro.figures.api import Figure, UnitContext, param
 from privrepro.plotting.style import new_figure
 
+NOISE_EXPERIMENT = """# @package _global_
+# test — seeded noise per unit
+figure:
+  paper: test
+  name: noise
+  recipe: recipes_for_tests:NoiseFigure
+params:
+  n_units: 4
+  draws: 1000
+  sleep_s: 0.0
+  tag: a
+profiles:
+  tiny: {draws: 100}
+"""
+
 
 @dataclass
 class NoiseParams:

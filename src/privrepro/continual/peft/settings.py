@@ -73,6 +73,21 @@ class FilmSettings:
     image_noise: float = param(0.35, ge=0, doc="pixel noise of the synthetic images")
     physical_batch: int = param(256, ge=1, doc="per-sample gradients materialised at once")
 
+    def check(self, prefix: str = "film") -> None:
+        """The small ViT needs whole patches and whole attention heads."""
+        if self.img_size % self.patch_size:
+            raise ConfigError(
+                f"{prefix}.patch_size",
+                self.patch_size,
+                f"must divide {prefix}.img_size = {self.img_size}",
+            )
+        if self.embed_dim % self.num_heads:
+            raise ConfigError(
+                f"{prefix}.num_heads",
+                self.num_heads,
+                f"must divide {prefix}.embed_dim = {self.embed_dim}",
+            )
+
 
 @dataclass(frozen=True)
 class TrainSettings:
