@@ -160,7 +160,9 @@ class PeftRun:
     nb_tasks: int = param(0, ge=0, doc="0: the benchmark's own (10 / 10 / 5; blurry: 5)")
     disjoint_pct: float = param(50.0, ge=0, le=100, doc="N of a blurry split")
     blurry_pct: float = param(10.0, ge=0, le=100, doc="M of a blurry split")
-    order: tuple[int, ...] = param((), ge=0, le=4, doc="5-Datasets member order (() = canonical)")
+    order: tuple[int, ...] = param(
+        (), ge=0, le=4, min_len=0, doc="5-Datasets member order (() = canonical)"
+    )
     rules: tuple[str, ...] = param(("argmax",), choices=RULES, doc="ensemble prediction rules")
     save_logits: bool = param(False, doc="return the members' test logits (all task orders)")
 
