@@ -15,25 +15,23 @@ if str(HERE) not in sys.path:
 
 NOISE_EXPERIMENT = """# @package _global_
 # test — seeded noise per unit
+defaults:
+  - /recipe: recipes_for_tests:NoiseFigure
+  - _self_
 figure:
   paper: test
   name: noise
-  recipe: recipes_for_tests:NoiseFigure
-params:
-  n_units: 4
-  draws: 1000
-  sleep_s: 0.0
-  tag: a
-profiles:
-  tiny: {draws: 100}
 """
+NOISE_TINY = "draws: 100\n"  # conf/params/test/noise/tiny.yaml
 
 
 @pytest.fixture
 def conf_root(tmp_path: Path) -> Path:
-    """A copy of conf/ with ``experiment=test/noise`` added."""
+    """A copy of conf/ with ``experiment=test/noise`` added (and its tiny profile file)."""
     root = tmp_path / "conf"
     shutil.copytree(REPO / "conf", root)
     (root / "experiment" / "test").mkdir()
     (root / "experiment" / "test" / "noise.yaml").write_text(NOISE_EXPERIMENT)
+    (root / "params" / "test" / "noise").mkdir(parents=True)
+    (root / "params" / "test" / "noise" / "tiny.yaml").write_text(NOISE_TINY)
     return root

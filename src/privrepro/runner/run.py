@@ -2,8 +2,9 @@
 
 The steps, in order, each before the next can start:
 
-1. **Validate.** Build the recipe's parameter dataclass from ``params`` merged with the profile's
-   block and the command-line overrides; any unknown key or out-of-range value raises
+1. **Validate.** Build the recipe's parameter dataclass from the ``params`` Hydra composed (the
+   recipe's defaults, the experiment's values, the profile's, the command line's: what
+   ``--cfg job`` prints); any unknown key or out-of-range value raises
    :class:`~privrepro.config.ConfigError` naming key, value and range. Nothing has been computed.
 2. **Units.** Each unit dict is hashed with the figure, profile, seed and recipe version; a unit
    whose folder is complete in the store is loaded, the rest are computed and written atomically.
@@ -78,32 +79,15 @@ def load_recipe(path: str) -> Figure[Any]:
     return cls()
 
 
-def _parse_param_overrides(overrides: Sequence[str]) -> dict[str, Any]:
-    """The ``params.*`` command-line overrides as a nested mapping (Hydra's grammar)."""
-    from hydra.core.override_parser.overrides_parser import OverridesParser
+def effective_params(cfg: DictConfig) -> dict[str, Any]:
+    """The ``params`` Hydra composed, resolved: exactly what ``--cfg job`` prints.
 
-    parsed = OverridesParser.create().parse_overrides(list(overrides))
-    out = OmegaConf.create({})
-    for ov in parsed:
-        key = ov.key_or_group
-        if key.startswith("params.") and not ov.is_delete() and not ov.is_sweep_override():
-            OmegaConf.update(out, key[len("params.") :], ov.value(), merge=False)
-    return OmegaConf.to_container(out)  # type: ignore[return-value]
-
-
-def effective_params(cfg: DictConfig, overrides: Sequence[str] = ()) -> dict[str, Any]:
-    """``params`` merged with ``profiles[<profile>]``, then the command line's ``params.*`` again.
-
-    The profile block shrinks a grid for ``smoke``/``tiny``; an explicit command-line override
-    always wins over it.
+    Hydra merges, in order, the recipe's defaults (``recipe/<module>:<Class>``), the experiment's
+    values, the profile's (``conf/params/<paper>/<figure>/<profile>.yaml``, after any shared
+    per-profile file the experiment lists) and the command line's ``params.*``; nothing is merged
+    after it.
     """
-    profile = str(cfg.profile.name)
-    base = OmegaConf.create(OmegaConf.to_container(cfg.get("params") or {}, resolve=True))
-    blocks = cfg.get("profiles") or {}
-    block = blocks.get(profile) if profile in blocks else None
-    merged = OmegaConf.merge(base, block or {})
-    merged = OmegaConf.merge(merged, _parse_param_overrides(overrides))
-    return OmegaConf.to_container(merged, resolve=True)  # type: ignore[return-value]
+    return OmegaConf.to_container(cfg.params, resolve=True)  # type: ignore[return-value]
 
 
 def _validate_root(cfg: DictConfig) -> None:
@@ -182,16 +166,14 @@ def _merge_into_table(
     return table
 
 
-def run_config(
-    cfg: DictConfig, overrides: Sequence[str] = (), multirun: bool = False, repo: Path | None = None
-) -> FigureRun:
-    """Run the figure ``cfg`` describes (a composed root config)."""
+def run_config(cfg: DictConfig, multirun: bool = False, repo: Path | None = None) -> FigureRun:
+    """Run the figure ``cfg`` describes (a composed root config: what ``--cfg job`` prints)."""
     started = time.perf_counter()
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     _validate_root(cfg)
     paper, figure = str(cfg.figure.paper), str(cfg.figure.name)
     recipe = load_recipe(str(cfg.figure.recipe))
-    params: Any = build_params(recipe.params_type, effective_params(cfg, overrides), "params")
+    params: Any = build_params(recipe.params_type, effective_params(cfg), "params")
     profile, seed, force = str(cfg.profile.name), int(cfg.seed), bool(cfg.get("force", False))
     requested = (
         str(cfg.device)
@@ -337,5 +319,4 @@ def run_experiment(
     experiment: str, overrides: Sequence[str] = (), conf: Path | None = None
 ) -> FigureRun:
     """Compose and run one experiment in this process (what tests and ``make figures`` use)."""
-    cfg = compose(experiment, overrides, conf)
-    return run_config(cfg, overrides)
+    return run_config(compose(experiment, overrides, conf))
