@@ -83,8 +83,11 @@ def _restated(written: Any, before: Any, key: str) -> list[str]:
 
 
 def test_there_are_experiments_and_profiles() -> None:
+    """The profiles the runner accepts are the files of conf/profile/."""
+    from privrepro.runner import run
+
     assert any(e.name == "cl/fig2" for e in EXPERIMENTS)
-    assert PROFILES == ["paper", "smoke", "tiny"]
+    assert PROFILES == sorted(run.PROFILES) == ["paper", "smoke", "tiny"]
 
 
 @pytest.mark.parametrize(("experiment", "profile"), CASES, ids=_ids(CASES))
