@@ -38,7 +38,7 @@ from privrepro.figures.api import UnitContext
 name, overrides, tmp = sys.argv[1], json.loads(sys.argv[2]), Path(sys.argv[3])
 cfg = compose(name, overrides)
 recipe = load_recipe(cfg.figure.recipe)
-params = build_params(recipe.params_type, effective_params(cfg, overrides), "params")
+params = build_params(recipe.params_type, effective_params(cfg), "params")
 est = recipe.estimate_memory(params)
 units = recipe.units(params)
 unit = units[-1] if name != "pac/curves_dimension" else max(units, key=lambda u: u["side"])

@@ -13,14 +13,16 @@ REPO = HERE.parents[1]
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))  # recipes_for_tests
 
-from recipes_for_tests import NOISE_EXPERIMENT  # noqa: E402
+from recipes_for_tests import NOISE_EXPERIMENT, NOISE_TINY  # noqa: E402
 
 
 def make_conf_root(root: Path) -> Path:
-    """A copy of conf/ at ``root`` with ``experiment=test/noise`` added."""
+    """A copy of conf/ at ``root`` with ``experiment=test/noise`` added (and its tiny profile)."""
     shutil.copytree(REPO / "conf", root)
     (root / "experiment" / "test").mkdir()
     (root / "experiment" / "test" / "noise.yaml").write_text(NOISE_EXPERIMENT)
+    (root / "params" / "test" / "noise").mkdir(parents=True)
+    (root / "params" / "test" / "noise" / "tiny.yaml").write_text(NOISE_TINY)
     return root
 
 

@@ -15,18 +15,14 @@ from privrepro.plotting.style import new_figure
 
 NOISE_EXPERIMENT = """# @package _global_
 # test — seeded noise per unit
+defaults:
+  - /recipe: recipes_for_tests:NoiseFigure
+  - _self_
 figure:
   paper: test
   name: noise
-  recipe: recipes_for_tests:NoiseFigure
-params:
-  n_units: 4
-  draws: 1000
-  sleep_s: 0.0
-  tag: a
-profiles:
-  tiny: {draws: 100}
 """
+NOISE_TINY = "draws: 100\n"  # conf/params/test/noise/tiny.yaml
 
 
 @dataclass

@@ -2,8 +2,9 @@
 
 The steps, in order, each before the next can start:
 
-1. **Validate.** Build the recipe's parameter dataclass from ``params`` merged with the profile's
-   block and the command-line overrides; any unknown key or out-of-range value raises
+1. **Validate.** Build the recipe's parameter dataclass from the ``params`` Hydra composed (the
+   recipe's defaults, the experiment's values, the profile's, the command line's: what
+   ``--cfg job`` prints); any unknown key or out-of-range value raises
    :class:`~privrepro.config.ConfigError` naming key, value and range. The root keys, the output
    folders and the memory the largest unit is predicted to need are checked too
    (:mod:`privrepro.runner.preflight`). Nothing has been computed or written.
@@ -99,32 +100,15 @@ def load_recipe(path: str) -> Figure[Any]:
     return cls()
 
 
-def _parse_param_overrides(overrides: Sequence[str]) -> dict[str, Any]:
-    """The ``params.*`` command-line overrides as a nested mapping (Hydra's grammar)."""
-    from hydra.core.override_parser.overrides_parser import OverridesParser
+def effective_params(cfg: DictConfig) -> dict[str, Any]:
+    """The ``params`` Hydra composed, resolved: exactly what ``--cfg job`` prints.
 
-    parsed = OverridesParser.create().parse_overrides(list(overrides))
-    out = OmegaConf.create({})
-    for ov in parsed:
-        key = ov.key_or_group
-        if key.startswith("params.") and not ov.is_delete() and not ov.is_sweep_override():
-            OmegaConf.update(out, key[len("params.") :], ov.value(), merge=False)
-    return OmegaConf.to_container(out)  # type: ignore[return-value]
-
-
-def effective_params(cfg: DictConfig, overrides: Sequence[str] = ()) -> dict[str, Any]:
-    """``params`` merged with ``profiles[<profile>]``, then the command line's ``params.*`` again.
-
-    The profile block shrinks a grid for ``smoke``/``tiny``; an explicit command-line override
-    always wins over it.
+    Hydra merges, in order, the recipe's defaults (``recipe/<module>:<Class>``), the experiment's
+    values, the profile's (``conf/params/<paper>/<figure>/<profile>.yaml``, after any shared
+    per-profile file the experiment lists) and the command line's ``params.*``; nothing is merged
+    after it.
     """
-    profile = str(cfg.profile.name)
-    base = OmegaConf.create(OmegaConf.to_container(cfg.get("params") or {}, resolve=True))
-    blocks = cfg.get("profiles") or {}
-    block = blocks.get(profile) if profile in blocks else None
-    merged = OmegaConf.merge(base, block or {})
-    merged = OmegaConf.merge(merged, _parse_param_overrides(overrides))
-    return OmegaConf.to_container(merged, resolve=True)  # type: ignore[return-value]
+    return OmegaConf.to_container(cfg.params, resolve=True)  # type: ignore[return-value]
 
 
 def _unit_identity(
@@ -191,30 +175,8 @@ def _data_dir_source(overrides: Sequence[str]) -> str:
     return "the default of paths.data_dir"
 
 
-def _merged_params(cfg: DictConfig, overrides: Sequence[str]) -> dict[str, Any]:
-    """:func:`effective_params`, with a value that cannot merge (a mapping given for a list, say)
-    reported as a :class:`ConfigError` naming its key."""
-    from omegaconf.errors import OmegaConfBaseException
-
-    try:
-        return effective_params(cfg, overrides)
-    except OmegaConfBaseException as exc:
-        why = str(exc).splitlines()[0]
-        for override in overrides:
-            key, _, value = override.partition("=")
-            if not key.startswith("params."):
-                continue
-            try:
-                effective_params(cfg, [override])
-            except OmegaConfBaseException:
-                raise ConfigError(key, value, f"does not fit the kind of {key} ({why})") from exc
-        raise ConfigError("params", list(overrides), f"cannot be merged ({why})") from exc
-
-
-def run_config(
-    cfg: DictConfig, overrides: Sequence[str] = (), multirun: bool = False, repo: Path | None = None
-) -> FigureRun:
-    """Run the figure ``cfg`` describes (a composed root config).
+def run_config(cfg: DictConfig, multirun: bool = False, repo: Path | None = None) -> FigureRun:
+    """Run the figure ``cfg`` describes (a composed root config: what ``--cfg job`` prints).
 
     ``multirun`` is accepted for the Hydra app; a sweep's jobs and single runs derive the
     figure's table the same way (from the store, under the figure's lock).
@@ -224,7 +186,7 @@ def run_config(
     validate_root(cfg)
     paper, figure = str(cfg.figure.paper), str(cfg.figure.name)
     recipe = load_recipe(str(cfg.figure.recipe))
-    params: Any = build_params(recipe.params_type, _merged_params(cfg, overrides), "params")
+    params: Any = build_params(recipe.params_type, effective_params(cfg), "params")
     profile, seed, force = str(cfg.profile.name), int(cfg.seed), bool(cfg.get("force", False))
     requested = (
         str(cfg.device)
@@ -398,5 +360,4 @@ def run_experiment(
     experiment: str, overrides: Sequence[str] = (), conf: Path | None = None
 ) -> FigureRun:
     """Compose and run one experiment in this process (what tests and ``make figures`` use)."""
-    cfg = compose(experiment, overrides, conf)
-    return run_config(cfg, overrides)
+    return run_config(compose(experiment, overrides, conf))
