@@ -164,11 +164,15 @@ def _check_unique_units(units: Sequence[Mapping[str, Any]], ids: Sequence[str]) 
         seen[uid] = i
 
 
-def _data_dir_source(overrides: Sequence[str]) -> str:
-    """Where ``paths.data_dir`` came from: command line, ``PRIVREPRO_DATA`` or the default."""
+def _data_dir_source(cfg: DictConfig) -> str:
+    """Where ``paths.data_dir`` came from: command line, ``PRIVREPRO_DATA`` or the default.
+
+    ``conf/config.yaml`` sets it to ``${oc.env:PRIVREPRO_DATA,data}``; any other unresolved
+    value was put there by an override."""
     import os
 
-    if any(o.split("=", 1)[0].lstrip("+~") == "paths.data_dir" for o in overrides):
+    raw = OmegaConf.to_container(cfg.paths, resolve=False)
+    if isinstance(raw, dict) and "oc.env:PRIVREPRO_DATA" not in str(raw.get("data_dir", "")):
         return "paths.data_dir on the command line"
     if os.environ.get("PRIVREPRO_DATA"):
         return "PRIVREPRO_DATA"
@@ -240,7 +244,7 @@ def run_config(cfg: DictConfig, multirun: bool = False, repo: Path | None = None
                 try:
                     rows = recipe.compute(dict(unit), ctx)
                 except MissingDataError as exc:
-                    exc.root_from = f"{_data_dir_source(overrides)} ({paths.data_dir})"
+                    exc.root_from = f"{_data_dir_source(cfg)} ({paths.data_dir})"
                     raise
                 log.info("unit %s: %d rows in %.2f s", uid, len(rows), time.perf_counter() - t0)
             if not isinstance(rows, pd.DataFrame):
@@ -284,7 +288,7 @@ def run_config(cfg: DictConfig, multirun: bool = False, repo: Path | None = None
             "selection": ids,
             "params": _jsonable(params),
             "assumptions": assumptions_of(params),
-            "data_dir": {"path": str(paths.data_dir), "from": _data_dir_source(overrides)},
+            "data_dir": {"path": str(paths.data_dir), "from": _data_dir_source(cfg)},
             "source": OmegaConf.to_container(cfg.figure.source, resolve=True)
             if cfg.figure.get("source") is not None
             else {},
