@@ -182,6 +182,20 @@ def _merge_into_table(
     return table
 
 
+def _check_weights(params: Any, paths: Any) -> None:
+    """Every weights file the parameters need exists or can be downloaded (see
+    :func:`privrepro.models.weights.check_weights`); else a one-line ``ConfigError``."""
+    from privrepro.models.weights import check_weights, weights_needed
+
+    if weights_needed(params):
+        from functools import partial
+
+        from privrepro.continual.features import has_cached_features
+
+        cached = partial(has_cached_features, Path(paths.cache_dir))
+        check_weights(params, Path(paths.data_dir), cached)
+
+
 def run_config(
     cfg: DictConfig, overrides: Sequence[str] = (), multirun: bool = False, repo: Path | None = None
 ) -> FigureRun:
@@ -204,6 +218,7 @@ def run_config(
     env = run_environment(device, profile, repo)
 
     units = recipe.units(params)
+    _check_weights(params, paths)  # missing pretrained weights: one line, before any compute
     identities = [_unit_identity(paper, figure, recipe, profile, seed, u) for u in units]
     ids = [unit_hash(i) for i in identities]
     if len(set(ids)) != len(ids):
