@@ -215,6 +215,7 @@ def test_adult_rows_in_the_uci_format(tmp_path: Path) -> None:
     assert (frame["education"].map(EDUCATION_NUM) == frame["education-num"]).all()
     assert set(frame["workclass"]) <= set(CATEGORIES["workclass"])
     assert adult_age_histogram(frame).sum() == 45_222
+    assert frame.attrs["data_source"].label == "rehearsal stand-in (stand-in for UCI Adult)"
     assert data_source_of(tmp_path, "adult").label == "rehearsal stand-in (stand-in for UCI Adult)"
 
 
@@ -249,3 +250,11 @@ def test_full_size_mnist(tmp_path: Path) -> None:
     test = load_dataset("mnist", tmp_path, split="test")
     assert train.x.shape == (60_000, 28, 28) and test.x.shape == (10_000, 28, 28)
     assert _balanced(train.y, 10) and train.meta["data_source"].is_stand_in
+
+
+def test_rewriting_an_image_folder_drops_the_old_images(tmp_path: Path) -> None:
+    write_standin("notmnist", tmp_path, {"images": 40})
+    write_standin("notmnist", tmp_path, {"images": 20, "unreadable": 0})
+    assert len(list((tmp_path / "notMNIST_small").rglob("*.png"))) == 20
+    manifest = read_marker(tmp_path / "notMNIST_small")
+    assert manifest is not None and len(manifest["files"]) == 20

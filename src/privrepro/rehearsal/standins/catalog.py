@@ -146,7 +146,8 @@ STANDINS: dict[str, StandIn] = {
 
 @dataclass(frozen=True)
 class Written:
-    """What :func:`write_standin` wrote: where, how many, how many bytes, in how long."""
+    """What :func:`write_standin` wrote: where, how many files, their bytes, the disk space they
+    take (allocated blocks: many small files take more than their bytes), in how long."""
 
     key: str
     stand_in_for: str
@@ -154,8 +155,21 @@ class Written:
     counts: Mapping[str, int]
     files: int
     nbytes: int
+    disk_bytes: int
     seconds: float
     summary: Mapping[str, Any]
+
+
+def _disk_bytes(folder: Path, rels: Iterable[str]) -> int:
+    """Space allocated to the files ``rels`` under ``folder`` (``st_blocks`` × 512)."""
+    total = 0
+    for rel in rels:
+        try:
+            st = (folder / rel).stat()
+        except OSError:
+            continue
+        total += getattr(st, "st_blocks", 0) * 512 or st.st_size
+    return total
 
 
 def check_root(root: str | Path) -> Path:
@@ -207,19 +221,29 @@ def write_standin(
     start = time.perf_counter()
     summary = spec.writer(out, counts, seed, jobs, progress)
     seconds = time.perf_counter() - start
+    disk = _disk_bytes(out.path, (r.rel for r in out.records))
     record = {
         "folder": spec.folder,
         "kind": spec.kind,
         "counts": dict(counts),
         "files": len(out.records),
         "bytes": out.nbytes,
+        "disk_bytes": disk,
         "seconds": round(seconds, 3),
         "seed": seed,
         **summary,
     }
     out.finish(record)
     return Written(
-        key, spec.stand_in_for, out.path, counts, len(out.records), out.nbytes, seconds, summary
+        key,
+        spec.stand_in_for,
+        out.path,
+        counts,
+        len(out.records),
+        out.nbytes,
+        disk,
+        seconds,
+        summary,
     )
 
 

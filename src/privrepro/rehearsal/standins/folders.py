@@ -210,6 +210,7 @@ def write_imagenet_r(
             name = f"{RENDITIONS[k]}_{seen.get(int(k), 0)}.jpg"
             seen[int(k)] = seen.get(int(k), 0) + 1
             items.append((f"{wnid}/{name}", label, len(items), h, w))
+    out.clear(keep=[it[0] for it in items])  # images of an earlier run with other counts
     tasks = [
         _Task(
             str(out.path),
@@ -261,6 +262,7 @@ def write_notmnist(
     for label, (letter, n) in enumerate(zip(NOTMNIST_CLASSES, per_class, strict=True)):
         for _ in range(n):
             items.append((f"{letter}/{_font_name(rng)}", label, len(items), 28, 28))
+    out.clear(keep=[it[0] for it in items])  # images of an earlier run with other counts
     broken = int(counts.get("unreadable", 0))
     bad = set(rng.choice(len(items), size=min(broken, len(items)), replace=False).tolist())
     tasks = [

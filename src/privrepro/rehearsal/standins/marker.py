@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,16 +41,22 @@ class FileRecord:
     nbytes: int
 
 
+def _read(folder: Path) -> dict[str, Any]:
+    path = Path(folder) / REHEARSAL_MARKER
+    if not path.is_file():
+        return {}
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except ValueError:
+        return {}
+    return manifest if isinstance(manifest, dict) else {}
+
+
 def update_marker(folder: Path, files: dict[str, str] | None = None, **fields: Any) -> Path:
     """Create or update the marker in ``folder``: merge ``files`` into its ``files`` manifest and
     set the other ``fields`` (dict values are merged one level deep)."""
     path = Path(folder) / REHEARSAL_MARKER
-    manifest: dict[str, Any] = {}
-    if path.is_file():
-        try:
-            manifest = json.loads(path.read_text(encoding="utf-8") or "{}")
-        except ValueError:
-            manifest = {}
+    manifest = _read(folder)
     manifest.setdefault("statement", STATEMENT)
     for key, value in fields.items():
         if isinstance(value, dict) and isinstance(manifest.get(key), dict):
@@ -78,6 +85,24 @@ class MarkedFolder:
     @property
     def path(self) -> Path:
         return self.root / self.rel_folder if self.rel_folder else self.root
+
+    def clear(self, keep: Iterable[str] = ()) -> int:
+        """Delete the files an earlier run listed in this folder's marker, except ``keep`` (the
+        files about to be rewritten): an image folder rewritten with other counts must not keep
+        old images. Only listed files are touched, only below the root; returns how many."""
+        if self.path == self.root:
+            return 0
+        manifest = _read(self.path)
+        listed = manifest.get("files") or {}
+        stale = set(listed) - set(keep)
+        for rel in stale:
+            (self.path / rel).unlink(missing_ok=True)
+        if listed:
+            manifest["files"] = {}
+            atomic_write_text(
+                self.path / REHEARSAL_MARKER, json.dumps(manifest, indent=1, sort_keys=True) + "\n"
+            )
+        return len(stale)
 
     def write_bytes(self, rel: str, data: bytes) -> Path:
         """Write ``data`` to ``<folder>/<rel>`` atomically and record its MD5."""
