@@ -120,20 +120,6 @@ def test_create_backbone_says_it_in_one_line(
         require_backbone_weights("my_vit", None)
 
 
-def test_paper_profile_stops_before_any_unit(
-    offline: None, store_overrides: list[str], tmp_path: Path
-) -> None:
-    """cl Fig. 3 (cosine) under the paper profile with no weights: the run stops at
-    validation, naming the key, and no unit folder is created (nor any data file read: the data
-    root is empty, so a started unit would fail on the missing CIFAR-100 instead)."""
-    from privrepro.runner.run import run_experiment
-
-    with pytest.raises(MissingWeightsError, match=r"^params\.features\.weights = None"):
-        run_experiment("cl/fig3_cosine", ["profile=paper", *store_overrides])
-    store = tmp_path / "experiments" / "cl" / "fig3_cosine"
-    assert not store.exists() or not [p for p in store.iterdir() if not p.name.startswith(".")]
-
-
 def test_missing_checkpoint_stops_an_ip_run(store_overrides: list[str], tmp_path: Path) -> None:
     from privrepro.runner.run import run_experiment
 
@@ -143,3 +129,53 @@ def test_missing_checkpoint_stops_an_ip_run(store_overrides: list[str], tmp_path
             "ip/fig5",
             ["profile=tiny", f"+params.sll.checkpoints.digits={missing}", *store_overrides],
         )
+
+
+def _paper_needs() -> dict[str, list[WeightsNeed]]:
+    from privrepro.config.validation import build_params
+    from privrepro.runner.catalog import list_experiments
+    from privrepro.runner.run import compose, effective_params, load_recipe
+
+    needs = {}
+    for entry in list_experiments():
+        cfg = compose(entry.name, ["profile=paper"])
+        recipe = load_recipe(cfg.figure.recipe)
+        params = build_params(recipe.params_type, effective_params(cfg), "params")
+        needs[entry.name] = weights_needed(params)
+    return needs
+
+
+CL_BACKBONE_FIGURES = [
+    "cl/fig3_cosine",
+    "cl/fig3_peft",
+    "cl/fig4_cosine",
+    "cl/fig4_peft",
+    "cl/fig5_cosine",
+    "cl/fig5_peft",
+    "cl/figA1",
+    "cl/tA7_cosine",
+    "cl/tA7_peft",
+]
+
+
+def test_paper_profile_needs_the_vit_exactly_where_it_builds_it() -> None:
+    """Under the paper profile every cl figure but the analytic ones reads real images through
+    the ViT-B/16 (``features.source: backbone``); no other figure needs weights (the ip paper
+    profile trains its base models unless checkpoints are set)."""
+    needs = _paper_needs()
+    assert sorted(k for k, v in needs.items() if v) == CL_BACKBONE_FIGURES
+    for name in CL_BACKBONE_FIGURES:
+        assert [(n.key, n.backbone) for n in needs[name]] == [("params.features.weights", VIT)]
+
+
+@pytest.mark.parametrize("experiment", CL_BACKBONE_FIGURES)
+def test_every_backbone_figure_stops_before_compute(
+    experiment: str, offline: None, store_overrides: list[str], tmp_path: Path
+) -> None:
+    from privrepro.runner.run import run_experiment
+
+    with pytest.raises(MissingWeightsError, match=r"^params\.features\.weights = "):
+        run_experiment(experiment, ["profile=paper", *store_overrides])
+    assert not (tmp_path / "experiments" / experiment).exists() or not [
+        p for p in (tmp_path / "experiments" / experiment).iterdir() if not p.name.startswith(".")
+    ]
