@@ -258,3 +258,18 @@ def test_rewriting_an_image_folder_drops_the_old_images(tmp_path: Path) -> None:
     assert len(list((tmp_path / "notMNIST_small").rglob("*.png"))) == 20
     manifest = read_marker(tmp_path / "notMNIST_small")
     assert manifest is not None and len(manifest["files"]) == 20
+
+
+def test_labels_of_any_folder(tmp_path: Path) -> None:
+    from privrepro.data.standin import folder_source
+
+    (tmp_path / "mine").mkdir()
+    assert folder_source(tmp_path / "mine", "my-images").label == "my-images"
+    assert folder_source(tmp_path / "mine", "imagenet-r").label == "ImageNet-R"
+    (tmp_path / REHEARSAL_MARKER).write_text("")  # an empty marker still marks
+    assert read_marker(tmp_path) == {}
+    assert folder_source(tmp_path / "mine", "my-images").label == (
+        "rehearsal stand-in (stand-in for my-images)"
+    )
+    with pytest.raises(ValueError, match="must be one of"):
+        data_source_of(tmp_path, "imagenet-21k")

@@ -29,7 +29,7 @@ import numpy as np
 from privrepro.continual.scenarios import train_test_split_indices
 from privrepro.data.arrays import ArrayDataset
 from privrepro.data.registry import MissingDataError
-from privrepro.data.standin import checksum_status, data_source_of
+from privrepro.data.standin import checksum_status, data_source_of, folder_source
 
 __all__ = [
     "IMAGE_SUFFIXES",
@@ -77,7 +77,7 @@ def image_folder(folder: Path, name: str, how: str) -> ArrayDataset:
         np.array(labels, dtype=np.int64),
         classes,
         name,
-        {"root": str(folder), "data_source": data_source_of(folder.parent, name)},
+        {"root": str(folder), "data_source": folder_source(folder, name)},
     )
 
 

@@ -36,6 +36,7 @@ __all__ = [
     "data_source_of",
     "dataset_folder",
     "file_md5",
+    "folder_source",
     "read_marker",
     "standin_md5",
 ]
@@ -93,6 +94,16 @@ def data_source_of(root: str | Path, dataset: str) -> DataSource:
     marked = any(is_rehearsal_root(Path(root) / sub) for sub in _FOLDERS[dataset])
     paper = PAPER_NAMES[dataset]
     return DataSource(REHEARSAL_NAME, stand_in_for=paper) if marked else DataSource(paper)
+
+
+def folder_source(folder: str | Path, name: str) -> DataSource:
+    """The :class:`DataSource` of files read from ``folder`` (any folder): ``name`` (its paper
+    name when :data:`PAPER_NAMES` knows it), or the rehearsal stand-in for it when ``folder`` or
+    a parent holds the marker."""
+    paper = PAPER_NAMES.get(name, name)
+    if is_rehearsal_root(folder):
+        return DataSource(REHEARSAL_NAME, stand_in_for=paper)
+    return DataSource(paper)
 
 
 def file_md5(path: str | Path, chunk: int = 1 << 20) -> str:
