@@ -190,8 +190,11 @@ def load_svhn(
     from torchvision.datasets import SVHN
 
     path = Path(root) / f"{split}_32x32.mat"
-    if download:
-        SVHN(str(root), split=split, download=True)
+    if download:  # torchvision's download (MD5-checked), without loading the file twice
+        from torchvision.datasets.utils import download_url
+
+        url, filename, md5 = SVHN.split_list[split]
+        download_url(url, str(root), filename, md5)
     if not path.is_file():
         raise MissingDataError("svhn", path, _SVHN_HOW)
     checksums = "not verified"
