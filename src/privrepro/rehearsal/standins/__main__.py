@@ -3,8 +3,8 @@
     python -m privrepro.rehearsal.standins --root data/rehearsal            # everything, full size
     python -m privrepro.rehearsal.standins --root /tmp/r --only cifar10,mnist --jobs 2
 
-Prints one line per stand-in (files, bytes, space on disk, wall time) and, at the end, how to
-point a run at the root. A bad argument is one line on standard error and exit status 2.
+Prints one line per stand-in (files, bytes, space on disk, wall and CPU time) and, at the end,
+how to point a run at the root. A bad argument is one line on standard error and exit status 2.
 """
 
 from __future__ import annotations
@@ -70,7 +70,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     def report(w: Written) -> None:
         print(
             f"{w.key:<13} {w.files:>6} files {_size(w.nbytes):>10} "
-            f"({_size(w.disk_bytes)} on disk) {w.seconds:>7.1f} s  {w.folder}  "
+            f"({_size(w.disk_bytes)} on disk) {w.seconds:>7.1f} s ({w.cpu_seconds:.1f} s CPU)  "
+            f"{w.folder}  "
             f"(stand-in for {w.stand_in_for})",
             flush=True,
         )
@@ -93,10 +94,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"privrepro: configuration error: {exc}", file=sys.stderr)
         return 2
     total, disk = sum(w.nbytes for w in done), sum(w.disk_bytes for w in done)
+    cpu = sum(w.cpu_seconds for w in done)
     print(
         f"{'total':<13} {sum(w.files for w in done):>6} files {_size(total):>10} "
-        f"({_size(disk)} on disk) {time.perf_counter() - start:>7.1f} s  -> {args.root} "
-        "(marked rehearsal stand-in)"
+        f"({_size(disk)} on disk) {time.perf_counter() - start:>7.1f} s ({cpu:.1f} s CPU)  "
+        f"-> {args.root} (marked rehearsal stand-in)"
     )
     print(
         f"Run a figure on them: PRIVREPRO_DATA={args.root} make fig-<paper>-<id> PROFILE=paper "

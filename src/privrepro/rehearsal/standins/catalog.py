@@ -147,7 +147,8 @@ STANDINS: dict[str, StandIn] = {
 @dataclass(frozen=True)
 class Written:
     """What :func:`write_standin` wrote: where, how many files, their bytes, the disk space they
-    take (allocated blocks: many small files take more than their bytes), in how long."""
+    take (allocated blocks: many small files take more than their bytes), in how long (wall
+    time, and CPU time of the writer and its worker processes)."""
 
     key: str
     stand_in_for: str
@@ -157,7 +158,17 @@ class Written:
     nbytes: int
     disk_bytes: int
     seconds: float
+    cpu_seconds: float
     summary: Mapping[str, Any]
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and of its finished children (the encoding workers): what the
+    writing costs whatever else the machine runs."""
+    import resource
+
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
 
 
 def _disk_bytes(folder: Path, rels: Iterable[str]) -> int:
@@ -218,9 +229,9 @@ def write_standin(
     update_marker(root, seed=seed, written_by="privrepro.rehearsal.standins")
     out = MarkedFolder(root, spec.folder, key, spec.stand_in_for)
     out.path.mkdir(parents=True, exist_ok=True)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), _cpu_seconds()
     summary = spec.writer(out, counts, seed, jobs, progress)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, _cpu_seconds() - cpu
     disk = _disk_bytes(out.path, (r.rel for r in out.records))
     record = {
         "folder": spec.folder,
@@ -230,6 +241,7 @@ def write_standin(
         "bytes": out.nbytes,
         "disk_bytes": disk,
         "seconds": round(seconds, 3),
+        "cpu_seconds": round(cpu, 3),
         "seed": seed,
         **summary,
     }
@@ -243,6 +255,7 @@ def write_standin(
         out.nbytes,
         disk,
         seconds,
+        cpu,
         summary,
     )
 
