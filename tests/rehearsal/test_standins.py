@@ -170,16 +170,22 @@ def test_a_changed_stand_in_file_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "cifar-10-batches-py" / "test_batch"
     assert standin_md5(path) == hashlib.md5(path.read_bytes()).hexdigest()
     path.write_bytes(path.read_bytes()[:-1] + b"\x00")
-    assert checksum_status(path, "0" * 32, "cifar10") is None
+    assert checksum_status(path, "0" * 32) is None
     with pytest.raises(MissingDataError, match="MD5"):
         load_dataset("cifar10", tmp_path, split="test")
 
 
-def test_stand_in_mode_is_logged(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_stand_in_mode_is_logged_by_every_load(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Each load says so (a sweep's every unit log shows it), the first one also that the
+    MD5s came from the manifest (later loads read the decompressed files unchecked)."""
     write_standin("mnist", tmp_path, SMALL["mnist"])
     with caplog.at_level(logging.WARNING, logger="privrepro.data"):
         load_dataset("mnist", tmp_path, split="test")
-    assert any("rehearsal stand-in mode" in r.getMessage() for r in caplog.records)
+        load_dataset("mnist", tmp_path, split="test")
+    said = [r.getMessage() for r in caplog.records if "rehearsal stand-in mode" in r.getMessage()]
+    assert len(said) == 2 and "MD5s its manifest lists" in said[0]
 
 
 def test_marker_manifests(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ import numpy as np
 from privrepro.continual.scenarios import train_test_split_indices
 from privrepro.data.arrays import ArrayDataset
 from privrepro.data.registry import MissingDataError
-from privrepro.data.standin import checksum_status, data_source_of, folder_source
+from privrepro.data.standin import checksum_status, data_source_of, folder_source, log_stand_in
 
 __all__ = [
     "IMAGE_SUFFIXES",
@@ -72,12 +72,15 @@ def image_folder(folder: Path, name: str, how: str) -> ArrayDataset:
         )
         paths.extend(str(p) for p in files)
         labels.extend([c] * len(files))
+    source = folder_source(folder, name)
+    if source.is_stand_in:
+        log_stand_in(name, folder)
     return ArrayDataset(
         np.array(paths, dtype=object),
         np.array(labels, dtype=np.int64),
         classes,
         name,
-        {"root": str(folder), "data_source": folder_source(folder, name)},
+        {"root": str(folder), "data_source": source},
     )
 
 
@@ -168,6 +171,9 @@ def load_fashionmnist(
             )
 
     ds = _SplitFashionMNIST(str(root), train=train, download=False)
+    source = data_source_of(root, "fashionmnist")
+    if source.is_stand_in:
+        log_stand_in("fashionmnist", root / "FashionMNIST", checksums=checksums == "stand-in")
     return ArrayDataset(
         ds.data.numpy(),
         ds.targets.numpy().astype(np.int64),
@@ -176,7 +182,7 @@ def load_fashionmnist(
         {
             "root": str(root),
             "checksums": checksums,
-            "data_source": data_source_of(root, "fashionmnist"),
+            "data_source": source,
         },
     )
 
@@ -199,7 +205,7 @@ def load_svhn(
         raise MissingDataError("svhn", path, _SVHN_HOW)
     checksums = "not verified"
     if verify_checksums:
-        checksums = checksum_status(path, SVHN.split_list[split][2], "svhn") or ""
+        checksums = checksum_status(path, SVHN.split_list[split][2]) or ""
         if not checksums:
             raise MissingDataError(
                 "svhn",
@@ -213,12 +219,15 @@ def load_svhn(
             return True
 
     ds = _Checked(str(root), split=split, download=False)
+    source = data_source_of(root, "svhn")
+    if source.is_stand_in:
+        log_stand_in("svhn", path, checksums=checksums == "stand-in")
     return ArrayDataset(
         np.ascontiguousarray(ds.data.transpose(0, 2, 3, 1)),
         np.asarray(ds.labels, dtype=np.int64),
         [str(i) for i in range(10)],
         f"svhn/{split}",
-        {"root": str(root), "checksums": checksums, "data_source": data_source_of(root, "svhn")},
+        {"root": str(root), "checksums": checksums, "data_source": source},
     )
 
 

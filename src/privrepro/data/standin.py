@@ -37,6 +37,7 @@ __all__ = [
     "dataset_folder",
     "file_md5",
     "folder_source",
+    "log_stand_in",
     "read_marker",
     "standin_md5",
 ]
@@ -71,8 +72,6 @@ _FOLDERS: dict[str, tuple[str, ...]] = {
     "adult": ("adult",),
     "5-datasets": ("MNIST", "", "notMNIST_small", "FashionMNIST", "cifar-10-batches-py"),
 }
-
-_ANNOUNCED: set[str] = set()
 
 
 def dataset_folder(root: str | Path, dataset: str) -> Path:
@@ -148,14 +147,14 @@ def standin_md5(path: str | Path) -> str | None:
     return None if found is None else found[1]
 
 
-def checksum_status(path: str | Path, md5: str | None, dataset: str) -> str | None:
+def checksum_status(path: str | Path, md5: str | None) -> str | None:
     """Check ``path`` against the real release's ``md5``, then against a rehearsal manifest.
 
     Returns:
         ``"release"`` when the file has the release's MD5 (or no MD5 is known and it exists),
         ``"stand-in"`` when it is a rehearsal stand-in whose MD5 matches the manifest of a marker
-        above it (logged once per marked folder), ``None`` otherwise (missing or corrupt file,
-        or a file that is neither the release nor a listed stand-in).
+        above it (the loader then says so with :func:`log_stand_in`), ``None`` otherwise
+        (missing or corrupt file, or a file that is neither the release nor a listed stand-in).
     """
     path = Path(path)
     if not path.is_file():
@@ -168,15 +167,19 @@ def checksum_status(path: str | Path, md5: str | None, dataset: str) -> str | No
     found = _marker_listing(path)
     if found is None or found[1] != actual:
         return None
-    folder = found[0]
-    if str(folder) not in _ANNOUNCED:
-        _ANNOUNCED.add(str(folder))
-        log.warning(
-            "%s: rehearsal stand-in mode: %s is synthetic (marker %s); its MD5 differs from the "
-            "real release's and is accepted because the marker lists it. Nothing computed on "
-            "these files is a reproduction.",
-            dataset,
-            path,
-            folder / REHEARSAL_MARKER,
-        )
     return "stand-in"
+
+
+def log_stand_in(dataset: str, folder: str | Path, checksums: bool = False) -> None:
+    """Say in the log (once per load, so that each unit's log shows it) that ``dataset`` is read
+    from the rehearsal stand-in files in ``folder``; ``checksums``: their MD5s were accepted
+    from the marker's manifest instead of the release's."""
+    how = " and accepted by the MD5s its manifest lists, not the release's" if checksums else ""
+    log.warning(
+        "%s: rehearsal stand-in mode: the files in %s are synthetic (marked by %s%s). Nothing "
+        "computed on them is a reproduction.",
+        dataset,
+        folder,
+        REHEARSAL_MARKER,
+        how,
+    )

@@ -9,7 +9,8 @@ to obtain it. Checksums are verified with torchvision's MD5 list unless ``verify
 
 Rehearsal stand-ins (:mod:`privrepro.rehearsal.standins`) fail those checksums by design: a file
 whose MD5 is not the release's is accepted only when a rehearsal marker above it lists the file
-with its current MD5 (:func:`privrepro.data.standin.checksum_status`, logged). Every dataset
+with its current MD5 (:func:`privrepro.data.standin.checksum_status`), and the load says so in
+the log. Every dataset
 returned carries ``meta["data_source"]``, the real dataset or the rehearsal stand-in for it.
 
 Two departures from torchvision, both offline conveniences: MNIST needs only the files of the
@@ -31,7 +32,7 @@ import numpy as np
 from privrepro.config.validation import ConfigError
 from privrepro.data.arrays import ArrayDataset
 from privrepro.data.registry import MissingDataError, register_dataset
-from privrepro.data.standin import checksum_status, data_source_of
+from privrepro.data.standin import checksum_status, data_source_of, log_stand_in
 
 __all__ = ["load_cifar10", "load_cifar100", "load_mnist"]
 
@@ -56,7 +57,7 @@ def _checked(path: Path, md5: str | None, dataset: str, verify: bool) -> str:
     ``""`` when it failed (a wrong MD5 outside a rehearsal stand-in's manifest)."""
     if not verify:
         return "not verified"
-    return checksum_status(path, md5, dataset) or ""
+    return checksum_status(path, md5) or ""
 
 
 def _torchvision_mnist() -> Any:
@@ -140,6 +141,9 @@ def load_mnist(
             )
 
     ds = _SplitMNIST(str(root), train=train, download=False)
+    source = data_source_of(root, "mnist")
+    if source.is_stand_in:
+        log_stand_in("mnist", root / "MNIST", checksums=checksums == "stand-in")
     return ArrayDataset(
         ds.data.numpy(),
         ds.targets.numpy().astype(np.int64),
@@ -149,7 +153,7 @@ def load_mnist(
             "root": str(root),
             "checksums_verified": verify_checksums,
             "checksums": checksums,
-            "data_source": data_source_of(root, "mnist"),
+            "data_source": source,
         },
     )
 
@@ -181,6 +185,10 @@ def _load_cifar(
                 "corrupt or not the CIFAR release. " + _CIFAR_HOW,
             )
 
+    source = data_source_of(root, name)
+    if source.is_stand_in:
+        log_stand_in(name, folder, checksums="stand-in" in statuses)
+
     class _Checked(cls):  # type: ignore[misc, valid-type]
         # Integrity was checked above (MD5 unless verify_checksums=False).
         def _check_integrity(self) -> bool:
@@ -201,7 +209,7 @@ def _load_cifar(
             "root": str(root),
             "checksums_verified": verify,
             "checksums": "stand-in" if "stand-in" in statuses else statuses.pop(),
-            "data_source": data_source_of(root, name),
+            "data_source": source,
         },
     )
 
