@@ -1,7 +1,7 @@
 """``python -m privrepro.rehearsal.standins``: write the stand-ins into a data root.
 
     python -m privrepro.rehearsal.standins --root data/rehearsal            # everything, full size
-    python -m privrepro.rehearsal.standins --root /tmp/r --only cifar10,mnist --jobs 2
+    python -m privrepro.rehearsal.standins --root scratch/r --only cifar10,mnist --jobs 2
 
 Prints one line per stand-in (files, bytes, space on disk, wall and CPU time) and, at the end,
 how to point a run at the root. A bad argument is one line on standard error and exit status 2.
