@@ -179,6 +179,20 @@ def _data_dir_source(cfg: DictConfig) -> str:
     return "the default of paths.data_dir"
 
 
+def _check_weights(params: Any, paths: Any) -> None:
+    """Every weights file the parameters need exists or can be downloaded (see
+    :func:`privrepro.models.weights.check_weights`); else a one-line ``ConfigError``."""
+    from privrepro.models.weights import check_weights, weights_needed
+
+    if weights_needed(params):
+        from functools import partial
+
+        from privrepro.continual.features import has_cached_features
+
+        cached = partial(has_cached_features, Path(paths.cache_dir))
+        check_weights(params, Path(paths.data_dir), cached)
+
+
 def run_config(cfg: DictConfig, multirun: bool = False, repo: Path | None = None) -> FigureRun:
     """Run the figure ``cfg`` describes (a composed root config: what ``--cfg job`` prints).
 
@@ -203,6 +217,7 @@ def run_config(cfg: DictConfig, multirun: bool = False, repo: Path | None = None
     recipe_id = (f"{type(recipe).__module__}:{type(recipe).__qualname__}", recipe_version(recipe))
 
     units = recipe.units(params)
+    _check_weights(params, paths)  # missing pretrained weights: one line, before any compute
     identities = [_unit_identity(paper, figure, recipe, profile, seed, u) for u in units]
     ids = [unit_hash(i) for i in identities]
     _check_unique_units(units, ids)
