@@ -46,8 +46,8 @@ def test_cl_paper_profile_on_stand_in_images_and_weights(
             "params.epsilons=[8.0]",
             "params.repeats=1",
             "params.non_dp=false",
-            "+params.features.backbone=vit_tiny_patch16_224",
-            f"+params.features.weights={out.path / 'model.safetensors'}",
+            "++params.features.backbone=vit_tiny_patch16_224",
+            f"++params.features.weights={out.path / 'model.safetensors'}",
             *store_overrides,
         ],
     )
