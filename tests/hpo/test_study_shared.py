@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from privrepro.hpo.study import complete_trials, open_study, run_study
+from privrepro.training.tuning import complete_trials, open_study, run_study
 
 N = 8
 

@@ -18,16 +18,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from privrepro.continual.benchmarks import BENCHMARK_NAMES
 from privrepro.data.provenance import DataSource, read_from
 
-__all__ = ["BENCHMARK_NAMES", "benchmark_source"]
+__all__ = ["benchmark_source"]
 
-#: The paper's benchmarks by their names in the harness.
-BENCHMARK_NAMES = {
-    "cifar100": "Split-CIFAR-100",
-    "imagenet-r": "Split-ImageNet-R",
-    "5-datasets": "5-Datasets",
-}
 #: The non-private accuracy the synthetic features were shaped to give (the paper's, Tables A5–A7).
 _SHAPED_ACCURACY = {"cifar100": "79 %", "imagenet-r": "56 %", "5-datasets": "60 %"}
 

@@ -16,7 +16,6 @@ from pathlib import Path
 
 __all__ = [
     "ANALYTIC",
-    "DATASET_NAMES",
     "REHEARSAL_MARKER",
     "STAND_IN_DATASETS",
     "UNDECLARED",
@@ -74,16 +73,6 @@ ANALYTIC = DataSource("none (analytic)")
 #: The ``data`` of a recipe that declares none: the report never compares its numbers.
 UNDECLARED = DataSource("not declared by the recipe")
 
-#: The papers' datasets by their registry names, as a table's ``data`` column names them.
-DATASET_NAMES = {
-    "cifar10": "CIFAR-10",
-    "cifar100": "CIFAR-100",
-    "mnist": "MNIST",
-    "adult": "UCI Adult",
-    "imagenet-r": "ImageNet-R",
-    "5-datasets": "5-Datasets",
-}
-
 
 def is_stand_in_label(label: object) -> bool:
     """Whether a ``data`` column value names a stand-in (see :attr:`DataSource.label`)."""
@@ -93,14 +82,17 @@ def is_stand_in_label(label: object) -> bool:
 def read_from(dataset: str, data_dir: str | Path | None) -> DataSource:
     """What a loader reading the paper's ``dataset`` from the data root ``data_dir`` gets.
 
-    The real dataset (:data:`DATASET_NAMES`), unless the root holds :data:`REHEARSAL_MARKER`:
-    then the files are the rehearsal's format-real stand-ins and the label says so. This is the
-    one place the marker turns a real dataset's label into a stand-in's.
+    The real dataset (its paper name, :data:`privrepro.data.standin.PAPER_NAMES`), unless the
+    dataset's folder under the root (or the root, or a parent) holds :data:`REHEARSAL_MARKER`:
+    then the files are the rehearsal's format-real stand-ins and the label says so. The loaders
+    label what they read with the same function (:func:`privrepro.data.standin.data_source_of`),
+    so a table's ``data`` column and the loaders' ``data_source`` never disagree.
     """
-    name = DATASET_NAMES.get(dataset, dataset)
-    if data_dir is not None and is_rehearsal_root(data_dir):
-        return DataSource("rehearsal stand-in files", stand_in_for=name)
-    return DataSource(name)
+    from privrepro.data.standin import PAPER_NAMES, data_source_of  # standin imports this module
+
+    if data_dir is None or dataset not in PAPER_NAMES:
+        return DataSource(PAPER_NAMES.get(dataset, dataset))
+    return data_source_of(data_dir, dataset)
 
 
 #: Registry datasets that only ever stand in for a paper's dataset (embedded or generated).
@@ -118,8 +110,10 @@ def registry_source(dataset: str, data_dir: str | Path | None, paper_dataset: st
     """
     if dataset in STAND_IN_DATASETS:
         return DataSource(STAND_IN_DATASETS[dataset], stand_in_for=paper_dataset)
+    from privrepro.data.standin import PAPER_NAMES
+
     source = read_from(dataset, data_dir)
-    name = DATASET_NAMES.get(dataset, dataset)
+    name = PAPER_NAMES.get(dataset, dataset)
     if not source.is_stand_in and name != paper_dataset:
         return DataSource(name, stand_in_for=paper_dataset)
     return source
