@@ -22,6 +22,8 @@ def test_pb_fig7_on_the_adult_stand_in(store_overrides: list[str], tmp_path: Pat
     run = run_experiment("pb/fig7", ["profile=tiny", "params.data=uci", *store_overrides])
     assert len(run.table) > 0
     assert "adult: rehearsal stand-in mode" in _logs(tmp_path, "pb", "fig7")
+    # the table's data column says the same as the loader (one labelling: data.standin)
+    assert set(run.table["data"]) == {"rehearsal stand-in (stand-in for UCI Adult)"}
 
 
 @pytest.mark.slow
@@ -55,3 +57,4 @@ def test_cl_paper_profile_on_stand_in_images_and_weights(
     logs = _logs(tmp_path, "cl", "fig5_cosine")
     assert "cifar100: rehearsal stand-in mode" in logs
     assert "is a rehearsal stand-in (random weights, not pretrained)" in logs
+    assert set(run.table["data"]) == {"rehearsal stand-in (stand-in for Split-CIFAR-100)"}

@@ -255,6 +255,20 @@ def test_data_column_meta_and_stand_in_title(tmp_path: Path, conf_root: Path) ->
     labels = {d["label"]: d for d in meta["data_sources"]}
     assert labels[stand_in]["stand_in_for"] == "the test's dataset"
     assert labels["seeded normal draws"]["stand_in_for"] is None
+    # the label lives with each unit in the store: a table derived again from the store alone
+    # (make tables) has the same data column, and a unit without one is never taken for real data
+    from privrepro.data.provenance import UNDECLARED
+    from privrepro.runner.tables import StoredUnit, derive_table
+    from privrepro.store.units import UnitStore
+
+    store = UnitStore(tmp_path / "mixed" / "exp", "test", "noise")
+    rebuilt = derive_table(store).table.set_index("unit_id")["data"]
+    assert rebuilt.groupby(level=0).first().to_dict() == dict(
+        zip(mixed.table["unit_id"], mixed.table["data"], strict=True)
+    )
+    uid = mixed.table["unit_id"].iloc[0]
+    assert store.load_env(uid)["data"] == "seeded normal draws"
+    assert StoredUnit("older", {"unit": {}}, {}).data == UNDECLARED.label
 
     fig, _ = plt.subplots()
     mark_stand_in(fig, real.table)

@@ -109,8 +109,8 @@ def test_parameters_that_differ_between_units_become_columns(
     table = _table(tmp_path)
     assert "draws" in table.columns  # the rows alone cannot tell the two configurations apart
     assert table.groupby("draws")["unit_id"].nunique().to_dict() == {50: 4, 1000: 4}
-    assert table.columns[5] == "draws"  # right after paper, figure, profile, seed, unit_id
-    assert "tag" not in table.columns[:6]  # the same everywhere: no column added
+    assert table.columns[6] == "draws"  # right after paper, figure, profile, seed, unit_id, data
+    assert "tag" not in table.columns[:7]  # the same everywhere: no column added
     meta = json.loads((tmp_path / "res" / "test" / "noise.meta.json").read_text())
     assert {u["params"]["draws"] for u in meta["units"]} == {50, 1000}
     assert meta["params"]["draws"] == 50 and len(meta["selection"]) == 4
