@@ -269,6 +269,14 @@ def test_data_column_meta_and_stand_in_title(tmp_path: Path, conf_root: Path) ->
     uid = mixed.table["unit_id"].iloc[0]
     assert store.load_env(uid)["data"] == "seeded normal draws"
     assert StoredUnit("older", {"unit": {}}, {}).data == UNDECLARED.label
+    # a unit stored before units recorded their data takes the label its own job knows for it;
+    # a recorded label is never overwritten
+    from privrepro.data.provenance import DataSource
+    from privrepro.runner.tables import _labelled
+
+    now = DataSource("what this job reads")
+    assert _labelled(StoredUnit("older", {}, {}), {"older": now}).data == now.label
+    assert _labelled(StoredUnit("u", {}, {"data": "recorded"}), {"u": now}).data == "recorded"
 
     fig, _ = plt.subplots()
     mark_stand_in(fig, real.table)

@@ -280,7 +280,7 @@ def run_config(cfg: DictConfig, multirun: bool = False, repo: Path | None = None
 
     files = tables.table_files(Path(paths.results_dir), paper, figure)
     with tables.table_lock(store):
-        derived = tables.derive_table(store, recipe_id)
+        derived = tables.derive_table(store, recipe_id, dict(zip(ids, unit_sources, strict=True)))
         facts = tables.write_table(derived, Path(paths.results_dir))
         selection = tables.select_units(derived.table, ids)
         lost = sorted(set(ids) - {u.unit_id for u in derived.units})

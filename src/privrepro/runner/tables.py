@@ -33,13 +33,13 @@ import logging
 import math
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from privrepro.data.provenance import UNDECLARED
+from privrepro.data.provenance import UNDECLARED, DataSource
 from privrepro.store.atomic import (
     atomic_write_bytes,
     atomic_write_text,
@@ -113,6 +113,14 @@ class StoredUnit:
                 k: self.env.get(k) for k in ("finished", "wall_time_s", "git_sha", "device", "host")
             },
         }
+
+
+def _labelled(unit: StoredUnit, sources: Mapping[str, DataSource]) -> StoredUnit:
+    """``unit`` with the running job's data label where it recorded none."""
+    if unit.env.get("data") or unit.unit_id not in sources:
+        return unit
+    source = sources[unit.unit_id]
+    return replace(unit, env={**unit.env, "data": source.label, "data_source": asdict(source)})
 
 
 @dataclass
@@ -228,9 +236,17 @@ def param_columns(
     return out
 
 
-def derive_table(store: UnitStore, recipe: tuple[str, int] | None = None) -> DerivedTable:
-    """The figure's table from every verified unit of ``recipe`` (default: the current one)."""
-    units = stored_units(store)
+def derive_table(
+    store: UnitStore,
+    recipe: tuple[str, int] | None = None,
+    sources: Mapping[str, DataSource] | None = None,
+) -> DerivedTable:
+    """The figure's table from every verified unit of ``recipe`` (default: the current one).
+
+    ``sources`` (unit id → :class:`DataSource`, what the running job knows of its own units)
+    labels units stored before units recorded their data; a label a unit recorded always wins.
+    """
+    units = [_labelled(u, sources or {}) for u in stored_units(store)]
     current = recipe or _current_recipe(units)
     superseded = [u.unit_id for u in units if u.recipe != current]
     units = [u for u in units if u.recipe == current]
