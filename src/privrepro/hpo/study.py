@@ -23,10 +23,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from privrepro.config import ConfigError
-from privrepro.training.dpsgd import DPSGDHyper
+
+if TYPE_CHECKING:  # torch is imported only by the functions that build DP-SGD settings
+    from privrepro.training.dpsgd import DPSGDHyper
 
 __all__ = [
     "SearchSpace",
@@ -80,6 +82,8 @@ def suggest_hyper(
 ) -> DPSGDHyper:
     """One trial's hyperparameters: batch size in [batch_low, n_tune], lr and clip in Table A2's
     ranges; epochs fixed; σ follows from the target ε when the run is calibrated."""
+    from privrepro.training.dpsgd import DPSGDHyper
+
     space.check()
     hi = max(int(n_tune), space.batch_low)
     batch = trial.suggest_int("batch_size", min(space.batch_low, hi), hi, log=space.log)
@@ -129,14 +133,35 @@ def _storage(location: str | Path, heartbeat_interval: int | None) -> Any:
 
     text = str(location)
     if "://" in text:
+        kwargs: dict[str, Any] = {}
         if heartbeat_interval:
-            return optuna.storages.RDBStorage(
-                text, heartbeat_interval=heartbeat_interval, grace_period=4 * heartbeat_interval
-            )
-        return optuna.storages.RDBStorage(text)
+            kwargs = {
+                "heartbeat_interval": heartbeat_interval,
+                "grace_period": 4 * heartbeat_interval,
+            }
+        return _rdb_storage(text, kwargs)
     path = Path(text)
     path.parent.mkdir(parents=True, exist_ok=True)
     return optuna.storages.JournalStorage(JournalFileBackend(str(path)))
+
+
+def _rdb_storage(url: str, kwargs: dict[str, Any], attempts: int = 6) -> Any:
+    """Optuna's RDBStorage for ``url``. Workers started together on a new database all create
+    its tables; the losers of that race get a duplicate-table error (optuna issue 4621). Once the
+    winner has committed, the schema is there: so retry, with a random back-off."""
+    import random
+
+    import optuna
+    from sqlalchemy.exc import SQLAlchemyError
+
+    for attempt in range(attempts):
+        try:
+            return optuna.storages.RDBStorage(url, **kwargs)
+        except SQLAlchemyError:
+            if attempt == attempts - 1:
+                raise
+            time.sleep((0.2 + random.random()) * (attempt + 1))
+    raise AssertionError("unreachable")
 
 
 def open_study(
@@ -180,8 +205,10 @@ def reap_stale_trials(study: Any) -> int:
 
     A trial records its worker as ``host:pid``; on this host a trial whose process is gone is
     stale. RDB storages with a heartbeat also fail trials whose heartbeat stopped (other hosts).
+    Several workers may reap at once: the trial is failed once, by the first.
     """
     import optuna
+    from optuna.exceptions import UpdateFinishedTrialError
     from optuna.trial import TrialState
 
     storage = study._storage
@@ -201,14 +228,18 @@ def reap_stale_trials(study: Any) -> int:
             and not _pid_alive(int(w_pid))
             and worker != _me()
         )
-        if dead:
+        if not dead:
+            continue
+        try:
             storage.set_trial_system_attr(
                 t._trial_id,
                 "fail_reason",
                 f"worker {worker or '?'} stopped while RUNNING; marked FAIL on resume",
             )
             storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
-            reaped += 1
+        except UpdateFinishedTrialError:  # another live worker reaped it first
+            continue
+        reaped += 1
     return reaped
 
 
