@@ -15,11 +15,13 @@ journal trials whose worker process is gone (same host), RDB trials whose heartb
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import os
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -37,6 +39,7 @@ __all__ = [
     "open_study",
     "reap_stale_trials",
     "run_study",
+    "study_name",
     "suggest_hyper",
     "transfer_hyper",
 ]
@@ -112,6 +115,18 @@ def transfer_hyper(hp: DPSGDHyper, n_tune: int, n_train: int) -> DPSGDHyper:
         return hp
     factor = n_train / n_tune
     return replace(hp, batch_size=hp.batch_size * factor, lr=hp.lr * math.sqrt(factor))
+
+
+def study_name(base: str, settings: Mapping[str, Any]) -> str:
+    """``base`` plus a digest of every setting the objective depends on (``<base>-<10 hex>``).
+
+    A study is shared by whoever asks for the same name, in one journal file or one database.
+    Keying it by the objective keeps apart the tuning of two figures that differ in anything the
+    trials see (epochs, search space, data, model), and lets figures whose tuning is identical
+    reuse the same trials.
+    """
+    text = json.dumps(settings, sort_keys=True, default=str)
+    return f"{base}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
 
 
 def make_sampler(kind: str, seed: int, n_startup_trials: int = 10) -> Any:

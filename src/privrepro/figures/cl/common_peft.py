@@ -418,6 +418,7 @@ def _tuned_hyper(
     film: FilmParams,
     ctx: UnitContext,
     seed: int,
+    features: Any = None,
 ) -> tuple[DPSGDHyper, int, dict[str, Any]]:
     """Hyperparameters at the tuning size and that size (transfer per run afterwards)."""
     from privrepro.continual.peft import member_logits, train_member
@@ -426,6 +427,7 @@ def _tuned_hyper(
         complete_trials,
         open_study,
         run_study,
+        study_name,
         suggest_hyper,
     )
 
@@ -464,9 +466,26 @@ def _tuned_hyper(
         f"-x{spec.dummy_factor}-{eps_label(spec.epsilon)}-r{spec.repeat}-s{seed}-{ctx.profile}"
     )
     name = name.replace("ε=", "eps")
-    study = open_study(
+    # the study is keyed by all the objective sees, so two figures' tunings stay apart
+    search = {
+        k: v
+        for k, v in asdict(tp).items()
+        if k not in ("storage", "n_trials", "enabled", "lr", "batch_size", "clip")
+    }
+    shape = {k: getattr(spec, k) for k in ("nb_tasks", "disjoint_pct", "blurry_pct", "order")}
+    key = study_name(
         name,
-        _study_location(tp, ctx, name),
+        {
+            "train": asdict(trp),
+            "tuning": search,
+            "film": asdict(film),
+            "features": features,
+            "spec": {**shape, "dummy_reference": spec.dummy_reference},
+        },
+    )
+    study = open_study(
+        key,
+        _study_location(tp, ctx, key),
         sampler=tp.sampler,
         seed=int(numpy_stream(seed, name).integers(2**31)),
         n_startup_trials=tp.n_startup_trials,
@@ -507,7 +526,7 @@ def _tuned_hyper(
         n_tune,
         {
             "tuned": True,
-            "study": name,
+            "study": key,
             "best_val_acc": best.value,
             "n_complete": len(complete_trials(study)),
         },
@@ -569,7 +588,7 @@ def run_peft(
     sc = _scenario(spec, data, seed)
     nb = sc.nb_tasks
     ids = _label_ids(spec, sc, data.num_classes)
-    hp0, n_tune, tune_meta = _tuned_hyper(spec, data, sc, ids, tp, trp, film, ctx, seed)
+    hp0, n_tune, tune_meta = _tuned_hyper(spec, data, sc, ids, tp, trp, film, ctx, seed, asdict(fp))
     dev = data.train_x.device
     y_test = torch.as_tensor(data.test_y, device=dev)
     test_task = torch.as_tensor(sc.test_task_of(len(data.test_y)), device=dev)
