@@ -16,7 +16,7 @@ RUN := $(UV) run --frozen
 ENV_STAMP := .venv/.privrepro-synced
 
 .DEFAULT_GOAL := help
-.PHONY: help env figures plots report test test-fast bench lint typecheck check list clean-results
+.PHONY: help env figures plots report report-check test test-fast test-system bench lint typecheck check list clean-results
 
 help: ## List the targets
 	@echo "privrepro — reproduce four DP papers (PROFILE=$(PROFILE); set PROFILE=paper for the papers' grids)"
@@ -36,7 +36,8 @@ $(ENV_STAMP): pyproject.toml uv.lock | $(UV)
 	$(UV) sync --frozen
 	@touch $@
 
-env: $(ENV_STAMP) ## Install the environment (uv sync from uv.lock)
+env: $(ENV_STAMP) ## Install the environment (uv sync from uv.lock); then `source .venv/bin/activate`
+	@echo "environment ready in .venv/: 'source .venv/bin/activate' puts privrepro, python and pytest on PATH"
 
 figures: $(ENV_STAMP) ## Run every figure (PROFILE=smoke|paper): results/<paper>/<fig>.csv, plots/<paper>/<fig>.png
 	$(RUN) python -m privrepro.runner.all --profile $(PROFILE) $(ARGS)
@@ -53,11 +54,17 @@ plots: $(ENV_STAMP) ## Redraw every plot from results/ without recomputing
 report: $(ENV_STAMP) ## Write REPORT.md and REPORT.html: reproduced numbers against the papers'
 	$(RUN) python -m privrepro.report
 
-test: $(ENV_STAMP) ## Run the test suite
+report-check: $(ENV_STAMP) ## Open REPORT.html in headless Chromium: images, links, console; results/REPORT.summary.png
+	$(RUN) python -m privrepro.report.browser REPORT.html --screenshot results/REPORT.summary.png
+
+test: $(ENV_STAMP) test-system ## Run the test suite (with a real PostgreSQL, submitit and Chromium)
 	$(RUN) pytest -q $(ARGS)
 
 test-fast: $(ENV_STAMP) ## Run the tests not marked slow
 	$(RUN) pytest -q -m "not slow" $(ARGS)
+
+test-system: ## Install the system packages the tests start (as root; else say which are missing)
+	@bash .ci/system-packages
 
 bench: $(ENV_STAMP) ## Run the benchmarks (ratios against baselines measured in the same run)
 	$(RUN) python -m privrepro.bench $(ARGS)

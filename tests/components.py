@@ -1,4 +1,5 @@
-"""Real components the tests start: a throw-away PostgreSQL server and Debian's Chromium.
+"""Real components the tests start: a throw-away PostgreSQL server (Debian's Chromium is found
+by ``privrepro.report.browser.find_chromium``).
 
 A test that needs a component which is not installed says so in one line: locally it is
 skipped with the command that installs it; under ``CI=true`` it fails (CI must run it).
@@ -14,7 +15,6 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -51,7 +51,7 @@ def postgres_bindir() -> Path | None:
     """The PostgreSQL server binaries: ``PRIVREPRO_PG_BIN``, Debian's newest
     ``/usr/lib/postgresql/<ver>/bin``, or ``initdb`` on PATH."""
     env = os.environ.get("PRIVREPRO_PG_BIN")
-    candidates = [Path(env)] if env else []
+    candidates: list[Path] = []
     versions = glob.glob("/usr/lib/postgresql/*/bin")
     candidates += sorted(
         (Path(p) for p in versions),
@@ -61,6 +61,8 @@ def postgres_bindir() -> Path | None:
     found = shutil.which("initdb")
     if found:
         candidates.append(Path(found).resolve().parent)
+    if env:  # an explicit choice is the only candidate
+        candidates = [Path(env)]
     for c in candidates:
         if (c / "initdb").is_file() and (c / "pg_ctl").is_file() and (c / "postgres").is_file():
             return c
@@ -209,38 +211,3 @@ def postgres_server() -> Iterator[PostgresServer]:
 def postgres_url(postgres_server: PostgresServer) -> str:
     """The URL of a new, empty database on the throw-away server (one per test)."""
     return postgres_server.create_database()
-
-
-# ----------------------------------------------------------------------------- Chromium
-
-
-def chromium_path() -> Path | None:
-    """Debian's Chromium (``PRIVREPRO_CHROMIUM`` overrides)."""
-    env = os.environ.get("PRIVREPRO_CHROMIUM")
-    for cand in [env] if env else ["chromium", "chromium-browser", "google-chrome"]:
-        found = shutil.which(cand) if cand else None
-        if found:
-            return Path(found)
-    return None
-
-
-#: flags for a headless Chromium on a machine with no network and no display, as root
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float, poll: float = 0.05) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(poll)
-    return predicate()

@@ -3,6 +3,7 @@
     privrepro experiment=cl/fig2                       # one figure, smoke profile
     privrepro experiment=cl/fig2 profile=paper seed=3  # overrides
     privrepro -m experiment=cl/fig2 params.epsilons=[1.0],[8.0] hydra/launcher=local
+    privrepro --help                                   # the experiments and the main options
 
 A configuration error (unknown key, value out of range) is reported in one line naming the key,
 the value and the allowed range, with exit status 2, before anything is computed.
@@ -56,7 +57,19 @@ def _app(cfg: DictConfig) -> None:
 
 
 def main() -> None:
-    """Entry point of the ``privrepro`` script."""
+    """Entry point of the ``privrepro`` script: help and misspelt names are answered here, in
+    one line, before Hydra composes anything (``privrepro.runner.cli_help``)."""
+    from privrepro.runner.cli_help import check_arguments, usage, with_profile_from_env
+
+    args = sys.argv[1:]
+    if not args or "--help" in args or "-h" in args:
+        print(usage())
+        sys.exit(0)
+    problem = check_arguments(args)
+    if problem:
+        print(f"privrepro: {problem}", file=sys.stderr)
+        sys.exit(2)
+    sys.argv[1:] = with_profile_from_env(args)
     _app()
 
 
