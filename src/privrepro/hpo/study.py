@@ -272,6 +272,7 @@ def run_study(
     max_failures: int = 20,
     poll_s: float = 1.0,
     on_trial: Callable[[int], None] | None = None,
+    progress: bool | None = None,
 ) -> Any:
     """Run trials until the study holds exactly ``n_complete`` COMPLETE trials (one worker).
 
@@ -281,6 +282,9 @@ def run_study(
     may start a trial at once when one is missing; the trial with the higher number then sees
     ``n_complete`` COMPLETE or RUNNING trials numbered below it and is PRUNED before its
     objective runs, so the study never exceeds ``n_complete`` COMPLETE trials.
+
+    A progress bar counts the COMPLETE trials (all workers') with an ETA, on a terminal only and
+    never under CI (``privrepro.progress``); ``progress=False`` hides it.
     """
     import optuna
     from optuna.trial import TrialState
@@ -297,10 +301,31 @@ def run_study(
             raise optuna.TrialPruned("another worker's trial fills the study")
         return objective(trial)
 
-    failures = 0
+    from privrepro.progress import progress_bar
+
     reap_stale_trials(study)
+    with progress_bar(
+        desc=f"trials {study.study_name}"[:60], total=n_complete, enabled=progress, unit="trial"
+    ) as bar:
+        return _run_until(study, tagged, started, n_complete, max_failures, poll_s, on_trial, bar)
+
+
+def _run_until(
+    study: Any,
+    tagged: Callable[[Any], float],
+    started: list[int],
+    n_complete: int,
+    max_failures: int,
+    poll_s: float,
+    on_trial: Callable[[int], None] | None,
+    bar: Any,
+) -> Any:
+    from optuna.trial import TrialState
+
+    failures = 0
     while True:
         done = len(complete_trials(study))
+        bar.update(min(done, n_complete) - bar.n)
         if done >= n_complete:
             return study
         running = len(study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)))

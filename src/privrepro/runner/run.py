@@ -213,14 +213,13 @@ def run_config(
     frames: list[pd.DataFrame] = []
     computed = reused = 0
     show = bool(cfg.get("progress", True))
-    from tqdm.auto import tqdm
+    from privrepro.progress import progress_bar
 
-    bar = tqdm(
+    bar = progress_bar(
         list(zip(units, identities, ids, strict=True)),
         desc=f"{paper}/{figure}",
-        disable=None if show and len(units) > 1 else True,
-        leave=False,
-        dynamic_ncols=True,
+        enabled=show and len(units) > 1,
+        unit="unit",
     )
     for unit, identity, uid in bar:
         if force and store.is_complete(uid):
