@@ -509,7 +509,7 @@ def _tuned_hyper(
         pred = torch.as_tensor(m.label_ids, device=z.device)[z.argmax(1)]
         return float((pred == y_val).float().mean())
 
-    run_study(study, objective, tp.n_trials)
+    run_study(study, objective, tp.n_trials, progress=ctx.show_progress)
     best = max(complete_trials(study), key=lambda t: (t.value, -t.number))
     hp = DPSGDHyper(
         trp.epochs,
