@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import time
 
 import pytest
 
@@ -45,5 +46,10 @@ def test_study_trials_bar_counts_complete_trials(monkeypatch: pytest.MonkeyPatch
     err = _Terminal()
     monkeypatch.setattr(sys, "stderr", err)
     study = open_study("bar", "sqlite://", sampler="random")
-    run_study(study, lambda t: t.suggest_float("x", 0, 1), n_complete=4)
+
+    def objective(trial: object) -> float:
+        time.sleep(0.15)  # longer than tqdm's refresh interval (0.1 s), so each trial is drawn
+        return trial.suggest_float("x", 0, 1)  # type: ignore[attr-defined]
+
+    run_study(study, objective, n_complete=4)
     assert "trials bar" in err.getvalue() and "4/4" in err.getvalue()
