@@ -16,7 +16,8 @@ RUN := $(UV) run --frozen
 ENV_STAMP := .venv/.privrepro-synced
 
 .DEFAULT_GOAL := help
-.PHONY: help env figures plots report report-check test test-fast test-system bench lint typecheck check list clean-results
+.PHONY: help env figures plots tables report report-check test test-fast test-system bench lint typecheck check list clean-results
+.PHONY: rehearsal-data
 
 help: ## List the targets
 	@echo "privrepro — reproduce four DP papers (PROFILE=$(PROFILE); set PROFILE=paper for the papers' grids)"
@@ -51,6 +52,9 @@ list: $(ENV_STAMP) ## List the experiments and their make targets
 plots: $(ENV_STAMP) ## Redraw every plot from results/ without recomputing
 	$(RUN) python -m privrepro.runner.replot
 
+tables: $(ENV_STAMP) ## Derive every results/ table (+ meta, summary) from the run store; computes nothing
+	$(RUN) python -m privrepro.runner.tables $(ARGS)
+
 report: $(ENV_STAMP) ## Write REPORT.md and REPORT.html: reproduced numbers against the papers'
 	$(RUN) python -m privrepro.report
 
@@ -65,6 +69,9 @@ test-fast: $(ENV_STAMP) ## Run the tests not marked slow
 
 test-system: ## Install the system packages the tests start (as root; else say which are missing)
 	@bash .ci/system-packages
+
+rehearsal-data: $(ENV_STAMP) ## Write full-size stand-in datasets and random weights, marked as such (DATA=<root>; default data/rehearsal)
+	$(RUN) python -m privrepro.rehearsal.standins --root "$(or $(DATA),$(PRIVREPRO_DATA),data/rehearsal)" $(ARGS)
 
 bench: $(ENV_STAMP) ## Run the benchmarks (ratios against baselines measured in the same run)
 	$(RUN) python -m privrepro.bench $(ARGS)

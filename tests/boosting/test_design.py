@@ -15,6 +15,7 @@ from privrepro.boosting.design import (
     optimise_eps0,
     ternary_search,
 )
+from privrepro.config import ConfigError
 
 
 @pytest.mark.parametrize(
@@ -103,10 +104,13 @@ def test_inverse_uses_round_trip() -> None:
         ("sensitivity", {"sensitivity": 0.0}),
         ("alpha", {"alpha": 1.0}),
         ("delta", {"delta": 0.0}),
+        ("case", {"case": "square"}),
+        ("notion", {"notion": "zcdp"}),
+        ("exact_pairs", {"exact_pairs": 0}),
     ],
 )
-def test_bad_settings_name_the_key(key: str, kw: dict[str, float]) -> None:
-    with pytest.raises(ValueError, match=key):
+def test_bad_settings_name_the_key(key: str, kw: dict[str, object]) -> None:
+    with pytest.raises(ConfigError, match=f"^{key} = "):
         PBSetting(**kw)  # type: ignore[arg-type]
 
 

@@ -7,10 +7,10 @@ import itertools
 import numpy as np
 
 from privrepro.continual.cosine import run_cosine
+from privrepro.continual.cosine_benchmark import all_orders_accuracy
 from privrepro.continual.label_spaces import label_spaces_for
 from privrepro.continual.scenarios import five_datasets
 from privrepro.continual.synthetic import synthetic_benchmark
-from privrepro.figures.cl.tA7_cosine import all_orders_accuracy
 
 
 def test_all_orders_match_sequential_runs_without_noise() -> None:

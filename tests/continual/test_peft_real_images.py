@@ -14,33 +14,30 @@ from tests.continual.test_features import TINY, _write_folder
 from tests.data.test_vision import _write_cifar, _write_idx
 
 from privrepro.config import ConfigError
+from privrepro.continual import Workspace
 from privrepro.continual.benchmarks import FeatureSpec, benchmark_images, load_benchmark
 from privrepro.continual.features import create_backbone
+from privrepro.continual.peft import (
+    FeatureSettings,
+    FilmSettings,
+    PeftData,
+    PeftRun,
+    TrainSettings,
+    TuningSettings,
+    check_film_source,
+    load_film_images,
+    run_peft,
+)
+from privrepro.continual.peft import data as peft_data
 from privrepro.continual.pixels import HostImages
 from privrepro.continual.scenarios import FIVE_DATASETS
-from privrepro.figures.api import UnitContext
-from privrepro.figures.cl import common_peft
-from privrepro.figures.cl.common_peft import (
-    FeatureParams,
-    RunSpec,
-    _load_real_images,
-    check_film_source,
-)
 from privrepro.training.rows import gather_rows
 
 NAME = "vit_tiny_patch16_224"
 
 
-def _ctx(tmp: Path) -> UnitContext:
-    return UnitContext(
-        seed=0,
-        unit_id="u",
-        profile="tiny",
-        device="cpu",
-        data_dir=tmp / "data",
-        cache_dir=tmp / "_cache",
-        show_progress=False,
-    )
+def _where(tmp: Path) -> Workspace:
+    return Workspace(tmp / "data", tmp / "_cache", progress=lambda it, **_: it)
 
 
 @pytest.fixture
@@ -64,8 +61,8 @@ def _spec(weights: Path) -> FeatureSpec:
     )
 
 
-def _params(weights: Path) -> FeatureParams:
-    return FeatureParams(source="backbone", backbone=NAME, weights=str(weights))
+def _params(weights: Path) -> FeatureSettings:
+    return FeatureSettings(source="backbone", backbone=NAME, weights=str(weights))
 
 
 def _write_five_datasets(root: Path) -> dict[str, tuple[int, int]]:
@@ -106,7 +103,7 @@ def _write_five_datasets(root: Path) -> dict[str, tuple[int, int]]:
     }
 
 
-def _same_as_feature_path(data: common_peft._Data, fs: FeatureSpec, benchmark: str, tmp: Path):
+def _same_as_feature_path(data: PeftData, fs: FeatureSpec, benchmark: str, tmp: Path):
     """Labels, split and pixels of the FiLM images equal the feature path's (the features of
     the FiLM tensors through the same backbone are the cached features, up to float32 rounding
     of differently batched matmuls: atol 1e-5)."""
@@ -124,8 +121,7 @@ def _same_as_feature_path(data: common_peft._Data, fs: FeatureSpec, benchmark: s
 def test_imagenet_r_film_images(tmp_path: Path, weights: Path) -> None:
     _write_folder(tmp_path / "data" / "imagenet-r", ["n01", "n02", "n03"], 5, 24, "RGB")
     fs = _spec(weights)
-    spec = RunSpec("imagenet-r", "peft_film", 1.0, 0)
-    data = _load_real_images(spec, _params(weights), _ctx(tmp_path), fs)
+    data = load_film_images("imagenet-r", _params(weights), _where(tmp_path), spec=fs)
     # 5 per class, 80/20 per class: 4 train + 1 test each; resized to the ViT's 32 px input
     assert data.train_x.shape == (12, 3, 32, 32) and data.test_x.shape == (3, 3, 32, 32)
     assert data.train_x.dtype == torch.float32 and data.num_classes == 200
@@ -135,15 +131,14 @@ def test_imagenet_r_film_images(tmp_path: Path, weights: Path) -> None:
     assert isinstance(data.train_x, HostImages) and isinstance(data.test_x, HostImages)
     caches = sorted(p.name for p in (tmp_path / "_cache" / "cl" / "images").iterdir())
     assert len(caches) == 2 and caches[0].endswith("-imagenet-r-split0-test.npy")
-    again = _load_real_images(spec, _params(weights), _ctx(tmp_path), fs)
+    again = load_film_images("imagenet-r", _params(weights), _where(tmp_path), spec=fs)
     assert torch.equal(gather_rows(again.train_x), gather_rows(data.train_x))
 
 
 def test_five_datasets_film_images(tmp_path: Path, weights: Path) -> None:
     sizes = _write_five_datasets(tmp_path / "data")
     fs = _spec(weights)
-    spec = RunSpec("5-datasets", "peft_film", 1.0, 0)
-    data = _load_real_images(spec, _params(weights), _ctx(tmp_path), fs)
+    data = load_film_images("5-datasets", _params(weights), _where(tmp_path), spec=fs)
     n_tr = sum(a for a, _ in sizes.values())
     n_te = sum(b for _, b in sizes.values())
     # grey MNIST / FashionMNIST / notMNIST become 3 channels like SVHN and CIFAR-10
@@ -177,12 +172,12 @@ def test_subsampling_matches_head_runs(tmp_path: Path, weights: Path) -> None:
     """``max_*_per_class`` keeps the same images for FiLM as for head-only runs."""
     _write_folder(tmp_path / "data" / "imagenet-r", ["n01", "n02", "n03"], 5, 24, "RGB")
     fs = _spec(weights)
-    fp = FeatureParams(
+    fp = FeatureSettings(
         source="backbone", backbone=NAME, max_train_per_class=2, max_test_per_class=1
     )
-    data = _load_real_images(RunSpec("imagenet-r", "peft_film", 1.0, 0), fp, _ctx(tmp_path), fs)
+    data = load_film_images("imagenet-r", fp, _where(tmp_path), spec=fs)
     feats, _ = load_benchmark("imagenet-r", fs, tmp_path / "data", tmp_path / "_cache")
-    k_tr, k_te = common_peft._subsample_pair(feats.train_y, feats.test_y, fp)
+    k_tr, k_te = peft_data.subsample_pair(feats.train_y, feats.test_y, fp)
     assert len(k_tr) == 6 and len(k_te) == 3
     assert data.backbone is not None
     with torch.no_grad():
@@ -193,13 +188,13 @@ def test_subsampling_matches_head_runs(tmp_path: Path, weights: Path) -> None:
 
 @pytest.mark.parametrize("benchmark", ["cifar100", "imagenet-r", "5-datasets"])
 def test_check_film_source_accepts_every_benchmark(benchmark: str) -> None:
-    fp = FeatureParams(source="backbone")
+    fp = FeatureSettings(source="backbone")
     check_film_source(fp, [benchmark], ["peft_film", "naive_film", "noncl_head"])
 
 
 def test_check_film_source_still_refuses_unknown() -> None:
     with pytest.raises(ConfigError, match="tinyimagenet"):
-        check_film_source(FeatureParams(source="backbone"), ["tinyimagenet"], ["peft_film"])
+        check_film_source(FeatureSettings(source="backbone"), ["tinyimagenet"], ["peft_film"])
 
 
 def test_film_run_on_imagenet_r_images(
@@ -208,15 +203,14 @@ def test_film_run_on_imagenet_r_images(
     """A whole PEFT FiLM run on the ImageNet-R images (DP-SGD through opacus on the LayerNorm
     affine + head): ten tasks of 20 classes, only those holding the 3 written classes non-empty."""
     _write_folder(tmp_path / "data" / "imagenet-r", ["n01", "n02", "n03"], 5, 24, "RGB")
-    monkeypatch.setattr(common_peft, "feature_spec", lambda fp: _spec(weights))
-    unit = {"benchmark": "imagenet-r", "method": "peft_film", "epsilon": 1.0, "repeat": 0}
-    rows, _ = common_peft.run_peft(
-        unit,
+    monkeypatch.setattr(peft_data, "feature_spec", lambda fp: _spec(weights))
+    rows, _ = run_peft(
+        PeftRun("imagenet-r", "peft_film", epsilon=1.0, repeat=0),
         _params(weights),
-        common_peft.FilmParams(physical_batch=8),
-        common_peft.TrainParams(epochs=1.0),
-        common_peft.TuneParams(enabled=False, batch_size=4.0),
-        _ctx(tmp_path),
+        FilmSettings(physical_batch=8),
+        TrainSettings(epochs=1.0),
+        TuningSettings(enabled=False, batch_size=4.0),
+        workspace=_where(tmp_path),
     )
     priv = rows[rows["row"] == "privacy"]
     assert len(priv) == 10  # Split-ImageNet-R: 10 tasks, one member each

@@ -3,40 +3,33 @@ tuning study resumed (not rerun) by a second unit of the same repeat."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from privrepro.figures.api import UnitContext
-from privrepro.figures.cl.common_peft import (
-    FeatureParams,
-    FilmParams,
-    TrainParams,
-    TuneParams,
+from privrepro.continual import Workspace
+from privrepro.continual.peft import (
+    FeatureSettings,
+    PeftRun,
+    TrainSettings,
+    TuningSettings,
     run_peft,
 )
 
 
-def _ctx(tmp: Path, uid: str) -> UnitContext:
-    return UnitContext(
-        seed=0,
-        unit_id=uid,
-        profile="tiny",
-        device="cpu",
-        data_dir=tmp,
-        cache_dir=tmp / "_cache",
-        show_progress=False,
-    )
-
-
 @pytest.mark.slow
 def test_run_records_prv_within_target_and_reuses_study(tmp_path: Path):
-    fp = FeatureParams(synthetic_dim=16, max_train_per_class=3, max_test_per_class=2)
-    trp = TrainParams(epochs=4.0)
-    tp = TuneParams(sampler="random", n_trials=1, n_startup_trials=1)
-    unit = {"benchmark": "5-datasets", "method": "peft_head", "epsilon": 1.0, "repeat": 0}
-    rows, _ = run_peft(unit, fp, FilmParams(), trp, tp, _ctx(tmp_path, "a"))
+    kw = {
+        "features": FeatureSettings(synthetic_dim=16, max_train_per_class=3, max_test_per_class=2),
+        "train": TrainSettings(epochs=4.0),
+        "tuning": TuningSettings(sampler="random", n_trials=1, n_startup_trials=1),
+        "workspace": Workspace(cache_dir=tmp_path / "_cache", progress=lambda it, **_: it),
+        "study_tag": "tiny",
+    }
+    run = PeftRun("5-datasets", "peft_head", epsilon=1.0, repeat=0)
+    rows, _ = run_peft(run, **kw)
     priv = rows[rows["row"] == "privacy"]
     assert len(priv) == 5  # one DP-SGD run per task
     assert (priv["dp_epsilon_spent"] <= 1.0).all()  # opacus PRV upper bound within the target
@@ -52,9 +45,8 @@ def test_run_records_prv_within_target_and_reuses_study(tmp_path: Path):
     studies = list((tmp_path / "_studies").glob("*.log"))
     assert len(studies) == 1
     # Non-CL of the same repeat and ε reuses the study (no new trial is appended)
-    unit2 = {**unit, "method": "noncl_head"}
-    rows2, _ = run_peft(unit2, fp, FilmParams(), trp, tp, _ctx(tmp_path, "b"))
-    from privrepro.hpo.study import open_study
+    rows2, _ = run_peft(replace(run, method="noncl_head"), **kw)
+    from privrepro.training.tuning import open_study
 
     study = open_study(studies[0].stem, studies[0], sampler="random")
     assert len(study.trials) == 1

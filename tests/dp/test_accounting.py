@@ -58,15 +58,26 @@ def test_calibration() -> None:
     assert s == pytest.approx(2 * analytic_sigma(1.0, 1e-5), rel=1e-12)
     assert calibrate_noise_multiplier.cache_info().currsize >= 1
     # cl note check 6: RDP(int) noise multiplier for ε=8, q=0.1, 400 steps, δ=1e-5 is 1.5147;
-    # opacus' fractional orders can only lower it; the returned σ meets the target.
-    s_rdp = calibrate_noise_multiplier(
-        8.0, 1e-5, 400, sampling_rate=0.1, method="rdp", rel_tol=1e-5
-    )
+    # opacus' fractional orders can only lower it; the returned σ's ε lies within the tolerance
+    # below the target, never above.
+    kw = dict(sampling_rate=0.1, epsilon_tolerance=1e-3)
+    s_rdp = calibrate_noise_multiplier(8.0, 1e-5, 400, method="rdp", **kw)
     assert s_rdp == pytest.approx(1.5147, rel=1e-2)
-    assert gaussian_epsilon(s_rdp, 400, 1e-5, sampling_rate=0.1, method="rdp").epsilon <= 8.0
+    e_rdp = gaussian_epsilon(s_rdp, 400, 1e-5, sampling_rate=0.1, method="rdp").epsilon
+    assert 8.0 - 1e-3 <= e_rdp <= 8.0
+    # PLD (the tightest bound here): its σ lies below the RDP σ, its ε within the tolerance;
+    # the note's PLD σ for this case is 1.423.
+    s_pld = calibrate_noise_multiplier(8.0, 1e-5, 400, method="pld", **kw)
+    e_pld = gaussian_epsilon(s_pld, 400, 1e-5, sampling_rate=0.1, method="pld").epsilon
+    assert 8.0 - 1e-3 <= e_pld <= 8.0
+    assert s_pld == pytest.approx(1.423, rel=5e-3) and s_pld < s_rdp
 
 
 def test_bad_arguments() -> None:
+    with pytest.raises(ConfigError, match="epsilon_tolerance"):
+        calibrate_noise_multiplier(1.0, 1e-5, 10, method="pld", epsilon_tolerance=0.0)
+    with pytest.raises(ConfigError, match="target_epsilon"):
+        calibrate_noise_multiplier(-1.0, 1e-5, 10)
     with pytest.raises(ConfigError, match="sampling_rate"):
         gaussian_epsilon(1.0, 10, 1e-5, sampling_rate=0.0)
     with pytest.raises(ConfigError, match="method"):

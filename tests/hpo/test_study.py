@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from privrepro.config import ConfigError
-from privrepro.hpo.study import (
+from privrepro.training.dpsgd import DPSGDHyper, plan_steps
+from privrepro.training.tuning import (
     SearchSpace,
     complete_trials,
     open_study,
@@ -21,7 +22,6 @@ from privrepro.hpo.study import (
     suggest_hyper,
     transfer_hyper,
 )
-from privrepro.training.dpsgd import DPSGDHyper, plan_steps
 
 
 def _objective(trial) -> float:
@@ -62,12 +62,12 @@ def test_gp_sampler_study_runs_to_exact_count(tmp_path: Path):
 
 _WORKER = textwrap.dedent("""
     import os, signal, sys
-    from privrepro.hpo.study import open_study, run_study
+    from privrepro.training.tuning import open_study, run_study
     path, k = sys.argv[1], int(sys.argv[2])
     study = open_study("kill", path, sampler="random", seed=1)
     def objective(trial):
         x = trial.suggest_float("x", 0, 1)
-        from privrepro.hpo.study import complete_trials
+        from privrepro.training.tuning import complete_trials
         if len(complete_trials(study)) >= k:
             os.kill(os.getpid(), signal.SIGKILL)   # die inside a RUNNING trial
         return x

@@ -1,11 +1,16 @@
-"""IP composition and chaining (ip paper, Props. 2–4) against the note's §7 values."""
+"""IP composition and chaining (ip paper, Props. 2–4) against the ip note's §7 values."""
 
 from __future__ import annotations
 
 import math
+from decimal import Decimal
+from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from privrepro.config import ConfigError
 from privrepro.inference.accountant import (
     IPGuarantee,
     basic_composition,
@@ -41,15 +46,31 @@ def test_chaining_note_values(
 )
 def test_chaining_float_pitfall(alpha: float, beta: float, h: int) -> None:
     # note §7: math.ceil(0.07/0.01) is 8 in floats; the exact ⌈β/α⌉ is 7
+    assert math.ceil(0.07 / 0.01) == 8
     assert chaining_steps(beta, alpha) == h
+
+
+def test_ceiling_of_exact_inputs() -> None:
+    # str / Decimal / Fraction are taken exactly; a hair above 7/100 needs an 8th step
+    assert chaining_steps("0.07", Decimal("0.01")) == 7
+    assert chaining_steps(Fraction(7, 100) + Fraction(1, 10**9), 0.01) == 8
+    assert chaining_steps(0, 0.1) == 0
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 500), st.integers(1, 100))
+def test_ceiling_matches_integer_arithmetic(num: int, den: int) -> None:
+    # β = num/100 and α = den/100 as decimals: ⌈β/α⌉ = ⌈num/den⌉ in integers.
+    assert chaining_steps(num / 100, den / 100) == -(-num // den)
 
 
 def test_chaining_edge_cases() -> None:
     assert chaining(IPGuarantee(1.0, 1e-5, 0.1), 0.0) == IPGuarantee(0.0, 0.0, 0.0)
-    # ε → 0: the δ factor (e^{hε}−1)/(e^ε−1) tends to h
+    # ε → 0: the δ factor (e^{hε}−1)/(e^ε−1) tends to h (ip note §3)
     assert chaining(IPGuarantee(0.0, 1e-5, 0.1), 0.3).delta == pytest.approx(3e-5, rel=1e-12)
     tiny = chaining(IPGuarantee(1e-9, 1e-5, 0.1), 0.3).delta
     assert tiny == pytest.approx(3e-5, rel=1e-6)
+    assert chaining(IPGuarantee(1e-12, 1e-5, 0.1), 0.5).delta == pytest.approx(5e-5, rel=1e-9)
     # the factor equals the group-privacy sum Σ_{j<h} e^{jε}
     g = chaining(IPGuarantee(0.7, 1e-6, 0.1), 0.45)
     assert g.delta == pytest.approx(1e-6 * sum(math.exp(j * 0.7) for j in range(5)), rel=1e-12)
@@ -60,13 +81,17 @@ def test_composition_note_value() -> None:
     gs = [IPGuarantee(0.5, 1e-5, 0.1), IPGuarantee(0.3, 2e-5, 0.05), IPGuarantee(0.2, 0.0, 0.2)]
     for rule in (basic_composition, parallel_composition):
         out = rule(gs)
-        assert out.epsilon == pytest.approx(1.0, rel=1e-15)
-        assert out.delta == pytest.approx(3e-5, rel=1e-12)
+        assert out.epsilon == 1.0
+        assert out.delta == pytest.approx(3e-5, rel=1e-15)
         assert out.alpha == 0.05
 
 
-def test_invalid_guarantee() -> None:
-    with pytest.raises(ValueError, match="delta"):
+def test_bad_parameters_name_the_key() -> None:
+    with pytest.raises(ConfigError, match="delta"):
         IPGuarantee(1.0, -1.0, 0.1)
-    with pytest.raises(ValueError):
+    with pytest.raises(ConfigError, match="guarantees"):
         basic_composition([])
+    with pytest.raises(ConfigError, match="alpha"):
+        chaining_steps(1.0, 0.0)
+    with pytest.raises(ConfigError, match="beta"):
+        chaining_steps(-1.0, 0.1)

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import torch
 
-from privrepro.figures.ip.common import sigma_for
 from privrepro.inference.basemodels import BaseModelSpec, get_base_model, save_state
 from privrepro.inference.data import ImageData
 from privrepro.inference.networks import ArchSpec
@@ -51,12 +50,3 @@ def test_user_checkpoint_of_the_body(tmp_path: Path) -> None:
     spec = BaseModelSpec(SPEC.arch, "toy", SPEC.train, loss="margin_xent", checkpoint=str(ckpt))
     loaded = get_base_model(spec, data, tmp_path / "b", seed=2)
     assert torch.allclose(loaded.test_logits, trained.test_logits)
-
-
-def test_corrected_mode_uses_exact_sigma_where_classical_fails() -> None:
-    # note M1: classical σ misses δ = 1e-5 at ε = 10; the corrected mode switches to the analytic σ
-    s_repo, how_repo = sigma_for("repo_compat", 10.0, 1e-5, 0.1)
-    s_corr, how_corr = sigma_for("corrected", 10.0, 1e-5, 0.1)
-    assert how_repo == "classical" and how_corr == "analytic" and s_corr > s_repo
-    assert sigma_for("corrected", 1.0, 1e-5, 0.1)[1] == "classical"
-    assert sigma_for("corrected", 1.0, 1e-5, 0.0) == (0.0, "none")

@@ -8,11 +8,13 @@ import pytest
 from privrepro.config.validation import ConfigError
 from privrepro.inference.calibration import (
     analytic_sigma,
+    calibrate,
     classical_sigma,
     gauss_input_sigma,
     gauss_output_sigma,
     gaussian_true_delta,
     lap_output_scale,
+    lipschitz_for_mode,
 )
 
 # c(δ) = sqrt(2 ln(1.25/δ)); note §7 (computed with numpy/scipy), closed form, tol 1e-12 relative.
@@ -120,3 +122,25 @@ def test_bad_inputs_are_named() -> None:
         gauss_input_sigma(1.0, 1.0, 0.1)
     with pytest.raises(ConfigError, match="alpha"):
         gauss_output_sigma(1.0, 1e-5, -0.1)
+
+
+def test_corrected_mode_uses_exact_sigma_where_classical_fails() -> None:
+    # note M1: classical σ misses δ = 1e-5 at ε = 10 (exact δ 2.265e-5); corrected switches
+    repo, corr = calibrate(10.0, 1e-5, 0.1, "repo_compat"), calibrate(10.0, 1e-5, 0.1, "corrected")
+    assert (repo.rule, corr.rule) == ("classical", "analytic") and corr.sigma > repo.sigma
+    assert repo.sigma == pytest.approx(0.0484480526, rel=1e-9)  # note §7, ε = 10, α = 0.1
+    assert repo.true_delta == pytest.approx(2.265374e-5, rel=1e-6)  # docs/ip.md, note M1
+    assert corr.true_delta == pytest.approx(1e-5, rel=1e-6)  # the analytic σ meets δ exactly
+    # where the classical σ holds, both modes keep it (ε = 1: exact δ 4.1e-8)
+    assert calibrate(1.0, 1e-5, 0.1, "corrected") == calibrate(1.0, 1e-5, 0.1, "repo_compat")
+    none = calibrate(1.0, 1e-5, 0.0)
+    assert (none.sigma, none.rule, none.true_delta) == (0.0, "none", 0.0)
+
+
+def test_calibrate_refuses_bad_mode_and_sensitivity() -> None:
+    with pytest.raises(ConfigError, match="mode"):
+        calibrate(1.0, 1e-5, 0.1, "paper")
+    with pytest.raises(ConfigError, match="sensitivity"):
+        calibrate(1.0, 1e-5, -0.1)
+    assert lipschitz_for_mode("repo_compat", 2.5) == 1.0  # the notebooks' μ_C = 1
+    assert lipschitz_for_mode("corrected", 2.5) == 2.5

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from privrepro.config import ConfigError
 from privrepro.pac.algorithms import (
     algorithm1,
     algorithm1_from_samples,
@@ -184,9 +185,22 @@ def test_algorithm3_verifies_algorithm1_noise() -> None:
 
 
 def test_bad_inputs() -> None:
-    with pytest.raises(ValueError, match="v ="):
+    # one error type for bad parameters: ConfigError naming the key, the value and the range
+    with pytest.raises(ConfigError, match=r"v = 0.0: must lie in \(0, inf\)"):
         algorithm1_from_samples(np.zeros((4, 2)), 0.0, 0.1, 1e-3)
-    with pytest.raises(ValueError, match="shapes"):
+    with pytest.raises(ConfigError, match="shape"):
         min_permutation_distance(np.zeros((2, 3)), np.zeros((3, 3)))
-    with pytest.raises(ValueError, match="basis"):
+    with pytest.raises(ConfigError, match="basis"):
         GaussianNoise(3, np.zeros((1, 2)), np.ones(1), 1.0)
+    with pytest.raises(ConfigError, match="tau2 = 0"):
+        algorithm3(
+            lambda x, t: x,
+            [np.zeros(1)],
+            lambda x, t: 1.0,
+            1,
+            1.0,
+            1,
+            0,
+            1,
+            np.random.default_rng(0),
+        )

@@ -123,3 +123,28 @@ def test_bad_inputs() -> None:
         anisotropic_variances([1.0], 0.0)
     with pytest.raises(ValueError, match="eigenvalues"):
         anisotropic_variances([-1.0], 1.0)
+
+
+def test_noise_norms_are_the_root_traces() -> None:
+    # pac note T4: λ = (4, 1), v = 1 → E||B||^2 = 4.5 (Theorem 3) and 2 · 5/2 = 5 (isotropic)
+    from privrepro.pac.gaussian import anisotropic_noise_norm, isotropic_noise_norm
+
+    assert anisotropic_noise_norm([4.0, 1.0], 1.0) == pytest.approx(np.sqrt(4.5), rel=1e-15)
+    assert isotropic_noise_norm([4.0, 1.0], 1.0) == pytest.approx(np.sqrt(5.0), rel=1e-15)
+    # equal eigenvalues: the two rules coincide (Cauchy–Schwarz with equality)
+    assert anisotropic_noise_norm([2.0] * 5, 0.5) == pytest.approx(
+        isotropic_noise_norm([2.0] * 5, 0.5), rel=1e-14
+    )
+
+
+def test_example5_table_matches_its_parts() -> None:
+    # pac note T8: d = 1, Σ = 1, n = 100, v = 0.1 → whole set 0.045167, no individual noise
+    from privrepro.pac.gaussian import example5_noise
+
+    (row,) = example5_noise([1.0], 100, [0.1])
+    assert row["whole_set_exact_noise_sq"] == pytest.approx(0.045167, abs=1e-6)
+    assert row["individual_opt_noise_sq"] == 0.0
+    assert row["theorem3_noise_sq"] == pytest.approx(0.05, rel=1e-12)  # (sqrt(1/100))^2 / 0.2
+    assert row["eq12_first_case"] == pytest.approx(1 / (2 * 100 * 0.1), rel=1e-12)  # v ≥ d/(n-1)
+    (low,) = example5_noise([1.0], 100, [0.001])
+    assert np.isnan(low["eq12_first_case"])  # v < d/(n-1): the first case does not apply

@@ -9,9 +9,9 @@ import torch
 from torch import nn
 
 from privrepro.config import ConfigError
+from privrepro.dp.accounting import OPACUS_RDP_ORDERS, calibrate_noise_multiplier
 from privrepro.training.dpsgd import (
     DPSGDHyper,
-    calibrate_noise_multiplier,
     linear_head_per_sample_norms,
     plan_steps,
     pld_epsilon,
@@ -121,12 +121,52 @@ def test_closed_form_head_path_equals_opacus_path_with_clipping_and_noise():
     assert torch.allclose(a.bias, b.bias, atol=1e-9)
 
 
+def _calibrate(eps: float, q: float, steps: int, accountant: str, tol: float) -> float:
+    """DP-SGD's calibration (privacy_record's call): opacus' accountant and default orders."""
+    return calibrate_noise_multiplier(
+        eps,
+        1e-5,
+        steps,
+        sampling_rate=q,
+        method=accountant,  # type: ignore[arg-type]
+        epsilon_tolerance=tol,
+        rdp_orders=OPACUS_RDP_ORDERS,
+    )
+
+
 @pytest.mark.parametrize("eps,q,steps", [(1.0, 0.1, 400), (8.0, 0.1, 400)])
 def test_prv_epsilon_of_run_within_target(eps, q, steps):
-    sigma = calibrate_noise_multiplier(eps, 1e-5, q, steps, "prv", 0.05)
+    sigma = _calibrate(eps, q, steps, "prv", 0.05)
     spent = spent_epsilon(sigma, q, steps, 1e-5, "prv")
     # the search stops within epsilon_tolerance = 0.05 below the target (upper end kept).
     assert eps - 0.0501 <= spent <= eps
+
+
+@pytest.mark.parametrize(("eps", "q", "steps"), [(1.0, 0.1, 400), (8.0, 0.02, 2000)])
+def test_rdp_calibration_is_opacus_get_noise_multiplier(eps, q, steps):
+    """Reference: opacus' ``get_noise_multiplier`` (RDP, its default orders), bit for bit: the
+    one calibration reproduces opacus' search step for step, and privacy_record uses it."""
+    from opacus.accountants.utils import get_noise_multiplier
+
+    want = get_noise_multiplier(
+        target_epsilon=eps,
+        target_delta=1e-5,
+        sample_rate=q,
+        steps=steps,
+        accountant="rdp",
+        epsilon_tolerance=0.01,
+    )
+    assert _calibrate(eps, q, steps, "rdp", 0.01) == want
+    hp = DPSGDHyper(epochs=steps * q, batch_size=q * 1000, epsilon=eps, accountant="rdp")
+    rec = privacy_record(1000, hp)
+    assert (rec.sample_rate, rec.steps) == (q, steps)
+    assert rec.noise_multiplier == want
+
+
+def test_dpsgd_uses_opacus_default_orders():
+    from opacus.accountants import RDPAccountant
+
+    assert tuple(RDPAccountant.DEFAULT_ALPHAS) == OPACUS_RDP_ORDERS
 
 
 @pytest.mark.parametrize("accountant", ["prv", "rdp"])
@@ -161,7 +201,7 @@ def test_pld_reference_beside_prv():
 def test_noise_multiplier_between_pld_and_rdp():
     # The note's §7 check 6: 40 epochs at q = 0.1, δ = 1e-5, ε = 8: PLD 1.423, RDP(int) 1.5147;
     # PRV must lie in [0.97·PLD, 1.0·RDP].
-    sigma = calibrate_noise_multiplier(8.0, 1e-5, 0.1, 400, "prv", 0.05)
+    sigma = _calibrate(8.0, 0.1, 400, "prv", 0.05)
     assert 0.97 * 1.423 <= sigma <= 1.5147
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 from scipy import optimize, special
 
+from privrepro.boosting._roots import illinois_decreasing
 from privrepro.boosting.regions import PaperTerms
 
 __all__ = [
@@ -174,8 +175,6 @@ def composition_epsilon_curve(
     (``δ_Z ≤ 1``), so the result can only overstate ε, by a relative δ-error below
     ``drop_fraction``. The root is found by a vectorised Illinois iteration on ``log δ``.
     """
-    from privrepro.boosting.batch import _illinois_decreasing
-
     T_values = np.asarray(T_values, int)
     T_max = int(T_values.max())
     want = sorted(set(T_values.tolist()))
@@ -212,6 +211,6 @@ def composition_epsilon_curve(
         lo = np.where(too_big, hi, lo)
         hi = np.where(too_big, hi * 4, hi)
     zero_ok = delta_all(np.zeros(n)) <= delta
-    out = _illinois_decreasing(delta_all, np.full(n, delta), np.where(zero_ok, -1.0, lo), hi, xtol)
+    out = illinois_decreasing(delta_all, np.full(n, delta), np.where(zero_ok, -1.0, lo), hi, xtol)
     out = np.where(zero_ok, 0.0, out)
     return out[np.searchsorted(np.asarray(want), T_values)]

@@ -12,6 +12,7 @@ import numpy as np
 from scipy import special
 
 from privrepro.boosting._dp import gaussian_delta_mu
+from privrepro.boosting._roots import illinois_decreasing, smallest_epsilon
 
 __all__ = [
     "analytic_sigma_batch",
@@ -20,67 +21,6 @@ __all__ = [
     "paper_epsilon_batch",
     "paper_terms_batch",
 ]
-
-
-def _bisect_decreasing(
-    fn,
-    target: np.ndarray,
-    lo: np.ndarray,
-    hi: np.ndarray,  # type: ignore[no-untyped-def]
-    iterations: int,
-) -> np.ndarray:
-    """For ``fn`` non-increasing in x: the smallest x in [lo, hi] with ``fn(x) ≤ target``."""
-    for _ in range(iterations):
-        mid = 0.5 * (lo + hi)
-        over = fn(mid) > target
-        lo = np.where(over, mid, lo)
-        hi = np.where(over, hi, mid)
-    return hi
-
-
-def _illinois_decreasing(
-    fn,
-    target: np.ndarray,
-    lo: np.ndarray,
-    hi: np.ndarray,  # type: ignore[no-untyped-def]
-    xtol: float,
-    maxiter: int = 100,
-) -> np.ndarray:
-    """Vectorised Illinois (modified regula falsi) root of ``log fn(x) = log target`` for ``fn``
-    non-increasing with ``fn(lo) > target ≥ fn(hi)``; falls back to bisection steps when the
-    secant stalls, and stops when every bracket is narrower than ``xtol`` (relative to max(1, x)).
-
-    Returns the upper end of the final bracket: a point that meets the target.
-    """
-    log_t = np.log(target)
-
-    def g(x: np.ndarray) -> np.ndarray:
-        return np.log(np.maximum(fn(x), 1e-300)) - log_t
-
-    glo, ghi = g(lo), g(hi)
-    side = np.zeros(lo.shape, int)
-    for it in range(maxiter):
-        width = hi - lo
-        if np.all(width <= xtol * np.maximum(1.0, np.abs(hi))):
-            break
-        denom = glo - ghi
-        secant = np.where(
-            denom > 0, lo + width * glo / np.where(denom > 0, denom, 1.0), 0.5 * (lo + hi)
-        )
-        # a bisection step every 12th iteration guards against a stalled secant
-        x = np.where(
-            (it % 12 == 11) | ~np.isfinite(secant) | (secant <= lo) | (secant >= hi),
-            0.5 * (lo + hi),
-            secant,
-        )
-        gx = g(x)
-        over = gx > 0
-        lo = np.where(over, x, lo)
-        glo = np.where(over, gx, np.where(side == -1, glo / 2, glo))
-        hi = np.where(over, hi, x)
-        ghi = np.where(over, np.where(side == 1, ghi / 2, ghi), gx)
-        side = np.where(over, 1, -1)
-    return hi
 
 
 def analytic_sigma_batch(
@@ -92,7 +32,7 @@ def analytic_sigma_batch(
     )
     lo = np.log(sensitivity) - 25.0
     hi = np.log(sensitivity) + 25.0
-    ls = _illinois_decreasing(
+    ls = illinois_decreasing(
         lambda x: gaussian_delta_mu(eps0, sensitivity / np.exp(x)), delta, lo, hi, 1e-12
     )
     return np.exp(ls)
@@ -179,16 +119,7 @@ def paper_epsilon_batch(
             + W2 * gaussian_delta_mu(x + L2, mu)
         )
 
-    hi = np.ones_like(eps0)
-    for _ in range(60):
-        big = prop1(hi) > level
-        if not big.any():
-            break
-        hi = np.where(big, hi * 2, hi)
-    zero = np.zeros_like(hi)
-    ok0 = prop1(zero) <= level
-    out = _illinois_decreasing(prop1, level, np.where(ok0, -1.0, zero), hi, 1e-11)
-    return np.where(ok0, 0.0, out)
+    return smallest_epsilon(prop1, level, 1e-11)
 
 
 def gaussian_baseline_batch(
@@ -214,18 +145,7 @@ def gaussian_baseline_batch(
 def gaussian_epsilon_batch(mu: np.ndarray, delta: np.ndarray) -> np.ndarray:
     """ε at ``delta`` of the Gaussian with μ = Δ/σ (μ√T after T compositions), vectorised."""
     mu, level = np.broadcast_arrays(np.asarray(mu, float), np.asarray(delta, float))
-    hi = np.ones_like(mu)
-    for _ in range(60):
-        big = gaussian_delta_mu(hi, mu) > level
-        if not big.any():
-            break
-        hi = np.where(big, hi * 2, hi)
-    zero = np.zeros_like(hi)
-    ok0 = gaussian_delta_mu(zero, mu) <= level
-    out = _illinois_decreasing(
-        lambda e: gaussian_delta_mu(e, mu), level, np.where(ok0, -1.0, zero), hi, 1e-13
-    )
-    return np.where(ok0, 0.0, out)
+    return smallest_epsilon(lambda e: gaussian_delta_mu(e, mu), level, 1e-13)
 
 
 def optimise_eps0_batch(

@@ -13,10 +13,12 @@ from typing import Literal
 from scipy import special
 
 from privrepro.boosting import _dp, exact
+from privrepro.boosting._checks import check_choice
 from privrepro.boosting.accounting import epsilon_for_delta, profile_delta, rdp_epsilon
 from privrepro.boosting.kernels import GaussianKernel, Kernel, LaplaceKernel
 from privrepro.boosting.mechanism import BoostedMechanism
 from privrepro.boosting.regions import Region, make_region
+from privrepro.config import ConfigError
 
 __all__ = [
     "PBSetting",
@@ -78,7 +80,14 @@ class PBSetting:
         ]
         for key, value, ok, allowed in checks:
             if not ok:
-                raise ValueError(f"{key} = {value!r}: must lie in {allowed}")
+                raise ConfigError(key, value, f"must lie in {allowed}")
+        check_choice("case", self.case, ("absolute", "relative", "fixed"))
+        check_choice("notion", self.notion, ("dp", "rdp"))
+        check_choice("calibration", self.calibration, ("analytic", "classical"))
+        check_choice("kernel", self.kernel, ("gaussian", "laplace"))
+        check_choice("pair_rule", self.pair_rule, ("paper", "worst"))
+        if int(self.exact_pairs) != self.exact_pairs or self.exact_pairs < 1:
+            raise ConfigError("exact_pairs", self.exact_pairs, "must be an integer >= 1")
 
     def region(self) -> Region:
         return make_region(self.case, tau=self.size / 2, theta=self.theta, pair_rule=self.pair_rule)
@@ -86,7 +95,7 @@ class PBSetting:
     def kernel_for(self, eps0: float) -> Kernel:
         """The kernel whose own privacy level is ``ε₀`` under this setting's notion."""
         if not eps0 > 0:
-            raise ValueError(f"eps0 = {eps0!r}: must lie in (0, inf)")
+            raise ConfigError("eps0", eps0, "must lie in (0, inf)")
         if self.kernel == "laplace":
             return LaplaceKernel(self.sensitivity / eps0)
         if self.notion == "rdp":
@@ -136,7 +145,7 @@ class PBSetting:
             return self.exact_epsilon_of(mech)
         if accountant == "sound":
             return self.sound_epsilon_of(mech)
-        raise ValueError(f"accountant = {accountant!r}: must be one of ['paper', 'exact', 'sound']")
+        raise ConfigError("accountant", accountant, "must be one of ['paper', 'exact', 'sound']")
 
 
 def gaussian_baseline_sigma(size: float, rho: float) -> float:

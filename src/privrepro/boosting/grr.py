@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from privrepro.config import ConfigError
+
 __all__ = [
     "GRRProbabilities",
     "analytic_mse",
@@ -50,9 +52,9 @@ def grr_probabilities(
 ) -> GRRProbabilities:
     """Prop. 7 of the pb paper (valid for ``0 ≤ ε₀ ≤ ε``)."""
     if not 0 <= eps0 <= epsilon:
-        raise ValueError(f"eps0 = {eps0!r}: must lie in [0, epsilon={epsilon}]")
+        raise ConfigError("eps0", eps0, f"must lie in [0, epsilon={epsilon!r}]")
     if not 1 <= set_size <= domain_size:
-        raise ValueError(f"set_size = {set_size!r}: must lie in [1, domain_size={domain_size}]")
+        raise ConfigError("set_size", set_size, f"must lie in [1, domain_size={domain_size!r}]")
     # divide through by e^ε for stability
     D = 1.0 + (set_size - 1) * math.exp(-eps0) + (domain_size - set_size) * math.exp(-epsilon)
     return GRRProbabilities(
@@ -74,7 +76,7 @@ def block_partition(domain_size: int, set_size: int, rule: str = "pad") -> tuple
     elif rule == "last_short":
         size = domain_size
     else:
-        raise ValueError(f"partition = {rule!r}: must be one of ['pad', 'last_short']")
+        raise ConfigError("partition", rule, "must be one of ['pad', 'last_short']")
     return np.arange(size) // set_size, size
 
 

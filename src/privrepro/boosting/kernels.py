@@ -20,6 +20,7 @@ import numpy as np
 from scipy import special
 
 from privrepro.boosting import _dp
+from privrepro.config import ConfigError
 
 __all__ = ["GaussianKernel", "Kernel", "LaplaceKernel", "log_interval_mass_std_normal"]
 
@@ -62,7 +63,7 @@ class Kernel:
 
     def __post_init__(self) -> None:
         if not (self.scale > 0 and math.isfinite(self.scale)):
-            raise ValueError(f"kernel scale = {self.scale!r}: must lie in (0, inf)")
+            raise ConfigError("scale", self.scale, "must lie in (0, inf)")
 
     # --- noise distribution (centred at 0) -------------------------------------------------
     def cdf(self, x: ArrayLike) -> np.ndarray:
@@ -155,7 +156,7 @@ class GaussianKernel(Kernel):
     def crossing(self, c: float, c2: float, level: ArrayLike) -> np.ndarray:
         d = c2 - c
         if d <= 0:
-            raise ValueError("crossing needs c < c2")
+            raise ConfigError("c2", c2, f"must exceed c = {c!r}")
         # log f(y-c) - log f(y-c2) = -(d/σ²)(y - (c+c2)/2)
         return (c + c2) / 2 - (self.scale**2 / d) * np.asarray(level, float)
 
@@ -210,7 +211,7 @@ class LaplaceKernel(Kernel):
     def crossing(self, c: float, c2: float, level: ArrayLike) -> np.ndarray:
         d = c2 - c
         if d <= 0:
-            raise ValueError("crossing needs c < c2")
+            raise ConfigError("c2", c2, f"must exceed c = {c!r}")
         lev = np.asarray(level, float)
         # log-ratio = (|y-c2| - |y-c|)/b: d/b for y ≤ c, (c+c2-2y)/b between, -d/b for y ≥ c2
         y = (c + c2 - self.scale * lev) / 2

@@ -24,6 +24,7 @@ import numpy as np
 
 from privrepro.boosting.kernels import Kernel
 from privrepro.boosting.regions import PaperTerms, Region
+from privrepro.config import ConfigError
 
 __all__ = ["BoostedMechanism", "SampleResult"]
 
@@ -51,7 +52,7 @@ class BoostedMechanism:
 
     def __post_init__(self) -> None:
         if not 0 < self.rho <= 1:
-            raise ValueError(f"rho = {self.rho!r}: must lie in (0, 1]")
+            raise ConfigError("rho", self.rho, "must lie in (0, 1]")
 
     @cached_property
     def q(self) -> float:
@@ -91,7 +92,7 @@ class BoostedMechanism:
             return self._sample_rejection(rng, center, size)
         if method == "mixture":
             return self._sample_mixture(rng, center, size)
-        raise ValueError(f"method = {method!r}: must be one of ['rejection', 'mixture']")
+        raise ConfigError("method", method, "must be one of ['rejection', 'mixture']")
 
     def _sample_rejection(self, rng: np.random.Generator, center: float, size: int) -> SampleResult:
         q = self.q

@@ -19,6 +19,7 @@ from typing import Literal
 import numpy as np
 
 from privrepro.boosting.kernels import Kernel
+from privrepro.config import ConfigError
 
 __all__ = [
     "AbsoluteRegion",
@@ -37,7 +38,7 @@ def boosting_rate(p_min: float, rho: float) -> float:
     ``q = 1/ρ + 1/p̄ − 1/(ρ p̄) = (ρ − p)/(ρ(1 − p))``; 0 when the kernel already meets ρ.
     """
     if not 0 < rho <= 1:
-        raise ValueError(f"rho = {rho!r}: must lie in (0, 1]")
+        raise ConfigError("rho", rho, "must lie in (0, 1]")
     if p_min >= rho:
         return 0.0
     if p_min >= 1.0:
@@ -109,8 +110,19 @@ class Region:
         raise NotImplementedError
 
 
+class _AroundQuery(Region):
+    """A region around the true value that widens (or not) with ``|Q|``: the coverage is
+    smallest at ``Q = 0``, and the paper's pair is ``(0, Δ)`` (Props. 4, 6)."""
+
+    def worst_center(self) -> float:
+        return 0.0
+
+    def paper_pair(self, sensitivity: float) -> tuple[float, float]:
+        return 0.0, float(sensitivity)
+
+
 @dataclass(frozen=True)
-class AbsoluteRegion(Region):
+class AbsoluteRegion(_AroundQuery):
     """``S(Q) = [Q − τ, Q + τ]`` (pb paper, Sec. 4.3)."""
 
     tau: float
@@ -119,12 +131,6 @@ class AbsoluteRegion(Region):
     def bounds(self, center: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         c = np.asarray(center, float)
         return c - self.tau, c + self.tau
-
-    def worst_center(self) -> float:
-        return 0.0
-
-    def paper_pair(self, sensitivity: float) -> tuple[float, float]:
-        return 0.0, float(sensitivity)
 
     def paper_terms(self, kernel: Kernel, rho: float, sensitivity: float) -> PaperTerms:
         """Prop. 6: ``L1 = 0``, ``L2 = −log(1 − q)``, ``W1 = W2 = Φ(−τ + Δ) − Φ(−τ)`` (eq. 9)."""
@@ -138,7 +144,7 @@ class AbsoluteRegion(Region):
 
 
 @dataclass(frozen=True)
-class RelativeRegion(Region):
+class RelativeRegion(_AroundQuery):
     """``S(Q) = [Q − (θ|Q| + τ), Q + (θ|Q| + τ)]`` (pb paper, Sec. 4.1)."""
 
     theta: float
@@ -149,12 +155,6 @@ class RelativeRegion(Region):
         c = np.asarray(center, float)
         r = self.theta * np.abs(c) + self.tau
         return c - r, c + r
-
-    def worst_center(self) -> float:
-        return 0.0
-
-    def paper_pair(self, sensitivity: float) -> tuple[float, float]:
-        return 0.0, float(sensitivity)
 
     def paper_terms(self, kernel: Kernel, rho: float, sensitivity: float) -> PaperTerms:
         """Prop. 4 as printed (the W's use ``θΔ`` where the regions differ by ``(1 ± θ)Δ``)."""
@@ -192,7 +192,9 @@ class FixedRegion(Region):
 
     def __post_init__(self) -> None:
         if not self.upper > self.lower:
-            raise ValueError(f"fixed region [{self.lower}, {self.upper}]: upper must exceed lower")
+            raise ConfigError(
+                "upper", self.upper, f"must exceed the fixed region's lower end {self.lower!r}"
+            )
 
     def bounds(self, center: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         c = np.asarray(center, float)
@@ -252,4 +254,4 @@ def make_region(
         lo = -tau if lower is None else lower
         hi = tau if upper is None else upper
         return FixedRegion(lo, hi, pair_rule)  # type: ignore[arg-type]
-    raise ValueError(f"region kind = {kind!r}: must be one of ['absolute', 'relative', 'fixed']")
+    raise ConfigError("kind", kind, "must be one of ['absolute', 'relative', 'fixed']")

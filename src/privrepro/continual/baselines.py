@@ -19,7 +19,8 @@ import torch
 from numpy.typing import ArrayLike
 from torch import nn
 
-from privrepro.continual.peft import Member, train_member
+from privrepro.config import ConfigError
+from privrepro.continual.peft.members import Member, train_member
 from privrepro.training.dpsgd import DPSGDHyper
 from privrepro.training.rows import Rows
 
@@ -40,7 +41,7 @@ def iter_naive(
     """Naive fine-tuning (Alg. A1): yields the checkpoint after each task (one model, one label
     space ``label_ids`` for the whole stream, e.g. S_prior^const)."""
     if len(tasks) != len(hps):
-        raise ValueError("tasks and hps must have one entry per task")
+        raise ConfigError("len(hps)", len(hps), f"must equal len(tasks) = {len(tasks)}")
     ids = np.unique(np.asarray(label_ids, dtype=np.int64))
     model: nn.Module | None = None
     for (x, y), hp in zip(tasks, hps, strict=True):

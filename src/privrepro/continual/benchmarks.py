@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from privrepro.config import ConfigError, param
 from privrepro.continual.features import (
     DEFAULT_BACKBONE,
     cached_features,
@@ -41,8 +42,10 @@ from privrepro.continual.synthetic import synthetic_benchmark
 
 __all__ = [
     "BENCHMARKS",
+    "BENCHMARK_NAMES",
     "FEATURE_SOURCES",
     "TINY_VIT",
+    "FeatureSource",
     "FeatureSpec",
     "ImagePart",
     "benchmark_images",
@@ -52,6 +55,12 @@ __all__ = [
 ]
 
 BENCHMARKS = ("cifar100", "imagenet-r", "5-datasets")
+#: the benchmarks' names in the cl paper
+BENCHMARK_NAMES = {
+    "cifar100": "Split-CIFAR-100",
+    "imagenet-r": "Split-ImageNet-R",
+    "5-datasets": "5-Datasets",
+}
 FEATURE_SOURCES = ("backbone", "synthetic", "tiny-vit")
 _SYNTHETIC_KIND = {"cifar100": "cifar", "imagenet-r": "imagenet-r", "5-datasets": "5-datasets"}
 _NUM_CLASSES = {"cifar100": 100, "imagenet-r": 200, "5-datasets": 50}
@@ -66,19 +75,43 @@ TINY_VIT: dict[str, Any] = {
 
 
 @dataclass(frozen=True)
-class FeatureSpec:
-    """Where a benchmark's features come from (the figures' ``features`` parameters)."""
+class FeatureSource:
+    """Where a benchmark's features come from (the cosine figures' ``features`` parameters):
+    real images through the frozen backbone (``profile=paper``), or a stand-in."""
 
-    source: str = "synthetic"
-    backbone: str = DEFAULT_BACKBONE
-    weights: str | None = None
-    download: bool = False
-    verify_checksums: bool = True
-    batch_size: int = 64
-    imagenet_r_split_seed: int = 0
-    synthetic_dim: int = 768
-    synthetic_seed: int = 0
-    tiny_per_class: int = 4
+    source: str = param(
+        "synthetic",
+        choices=FEATURE_SOURCES,
+        doc="backbone (real images, cached ViT features), synthetic (clustered "
+        "stand-in features) or tiny-vit (random small ViT on generated images)",
+    )
+    backbone: str = param(
+        DEFAULT_BACKBONE,
+        doc="timm id of the frozen backbone",
+        assumed="the paper names the google-research ViT-B/16 in21k weights, "
+        "not a timm id; augreg_in21k (orig_in21k is the alternative)",
+    )
+    weights: str | None = param(None, doc="local weights file of the backbone (None: timm hub)")
+    download: bool = param(False, doc="let torchvision download missing datasets")
+    verify_checksums: bool = param(True, doc="check torchvision's MD5 of dataset files")
+    batch_size: int = param(64, ge=1, doc="feature-extraction batch size")
+    imagenet_r_split_seed: int = param(
+        0,
+        ge=0,
+        doc="seed of ImageNet-R's 80/20 split",
+        assumed="one global random 80/20 split; the paper does "
+        "not say whether it is redrawn per seed",
+    )
+    synthetic_seed: int = param(0, ge=0, doc="seed of the synthetic feature space")
+    synthetic_dim: int = param(768, ge=2, doc="dimension of synthetic features (ViT-B: 768)")
+    tiny_per_class: int = param(4, ge=1, doc="images per class for the tiny-vit source")
+
+
+@dataclass(frozen=True)
+class FeatureSpec(FeatureSource):
+    """A :class:`FeatureSource` with keyword arguments for the backbone's constructor
+    (``timm.create_model``; e.g. a small test ViT's image and patch size)."""
+
     model_kwargs: dict[str, Any] = field(default_factory=dict)
 
 
@@ -159,7 +192,7 @@ def image_parts(benchmark: str, spec: FeatureSpec, data_dir: Path) -> dict[str, 
             ]
             for s in ("train", "test")
         }
-    raise ValueError(f"benchmark = {benchmark!r}: must be one of {list(BENCHMARKS)}")
+    raise ConfigError("benchmark", benchmark, f"must be one of {list(BENCHMARKS)}")
 
 
 def benchmark_images(
@@ -314,7 +347,7 @@ def load_benchmark(
     the process, since every unit of a figure reads the same arrays.
     """
     if benchmark not in BENCHMARKS:
-        raise ValueError(f"benchmark = {benchmark!r}: must be one of {list(BENCHMARKS)}")
+        raise ConfigError("benchmark", benchmark, f"must be one of {list(BENCHMARKS)}")
     if spec.source == "synthetic":
         data = _synthetic(benchmark, spec.synthetic_seed, spec.synthetic_dim)
         return data, {
@@ -329,7 +362,7 @@ def load_benchmark(
         return _backbone_features(
             benchmark, spec, Path(data_dir), Path(cache_dir), device, progress
         )
-    raise ValueError(f"features.source = {spec.source!r}: must be one of {list(FEATURE_SOURCES)}")
+    raise ConfigError("source", spec.source, f"must be one of {list(FEATURE_SOURCES)}")
 
 
 def make_scenario(
@@ -346,4 +379,4 @@ def make_scenario(
         return split_imagenet_r(data, rng)
     if benchmark == "5-datasets":
         return five_datasets(data, order)
-    raise ValueError(f"benchmark = {benchmark!r}: must be one of {list(BENCHMARKS)}")
+    raise ConfigError("benchmark", benchmark, f"must be one of {list(BENCHMARKS)}")

@@ -20,25 +20,32 @@ release is on disjoint data and parallel composition applies (cl paper, Thm. D.1
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from privrepro.config import ConfigError
 from privrepro.continual.scenarios import Scenario, class_incremental, from_task_ids
 
 __all__ = [
     "BLURRY_KINDS",
+    "BLURRY_NAMES",
     "BlurrySplit",
     "blurry_scenario",
+    "blurry_split",
     "i_blurry",
     "make_blurry_scenario",
     "not_blurry",
     "si_blurry",
+    "task_composition",
 ]
 
 IntArray = NDArray[np.int64]
 
 BLURRY_KINDS = ("not-blurry", "i-blurry", "si-blurry")
+#: the settings' names in the cl paper (Fig. 4, Table A4)
+BLURRY_NAMES = {"not-blurry": "Not Blurry", "i-blurry": "i-Blurry", "si-blurry": "Si-Blurry"}
 
 
 @dataclass(frozen=True)
@@ -71,13 +78,13 @@ class BlurrySplit:
 
 def _check(num_classes: int, nb_tasks: int, disjoint_pct: float, blurry_pct: float) -> None:
     if nb_tasks < 1:
-        raise ValueError(f"nb_tasks = {nb_tasks}: must be >= 1")
+        raise ConfigError("nb_tasks", nb_tasks, "must be >= 1")
     if not 0 <= disjoint_pct <= 100:
-        raise ValueError(f"disjoint_pct (N) = {disjoint_pct}: must lie in [0, 100]")
+        raise ConfigError("disjoint_pct (N)", disjoint_pct, "must lie in [0, 100]")
     if not 0 <= blurry_pct <= 100:
-        raise ValueError(f"blurry_pct (M) = {blurry_pct}: must lie in [0, 100]")
+        raise ConfigError("blurry_pct (M)", blurry_pct, "must lie in [0, 100]")
     if num_classes < nb_tasks:
-        raise ValueError(f"num_classes = {num_classes}: must be >= nb_tasks = {nb_tasks}")
+        raise ConfigError("num_classes", num_classes, f"must be >= nb_tasks = {nb_tasks}")
 
 
 def _random_sizes(total: int, parts: int, rng: np.random.Generator, min_size: int) -> IntArray:
@@ -185,6 +192,59 @@ def not_blurry(
     return _split("not-blurry", train_y, num_classes, nb_tasks, 100, 0, rng)
 
 
+def blurry_split(
+    kind: str,
+    train_y: ArrayLike,
+    num_classes: int,
+    nb_tasks: int,
+    rng: np.random.Generator,
+    disjoint_pct: float = 50,
+    blurry_pct: float = 10,
+) -> BlurrySplit:
+    """The split of Fig. 4's settings by name: ``not-blurry`` (:func:`not_blurry`, N and M
+    unused), ``i-blurry`` or ``si-blurry`` (N = ``disjoint_pct``, M = ``blurry_pct``)."""
+    if kind == "not-blurry":
+        return not_blurry(train_y, num_classes, nb_tasks, rng)
+    if kind == "i-blurry":
+        return i_blurry(train_y, num_classes, nb_tasks, rng, disjoint_pct, blurry_pct)
+    if kind == "si-blurry":
+        return si_blurry(train_y, num_classes, nb_tasks, rng, disjoint_pct, blurry_pct)
+    raise ConfigError("kind", kind, f"must be one of {list(BLURRY_KINDS)}")
+
+
+def task_composition(split: BlurrySplit, train_y: ArrayLike) -> list[dict[str, Any]]:
+    """What each task of a split holds (cl Fig. 4, left), one row per task (1-based ``task``).
+
+    Samples: ``samples`` in all, ``disjoint_samples`` of disjoint classes,
+    ``blurry_home_samples`` of blurry classes whose home is the task, ``blurred_in_samples``
+    dealt in from other tasks' blurry classes; classes: ``classes`` present,
+    ``disjoint_classes`` held, ``blurry_home_classes`` at home.
+    """
+    y = np.asarray(train_y, dtype=np.int64)
+    classes = np.concatenate([*split.disjoint_classes, *split.blurry_classes, y])
+    home = np.full(int(classes.max(initial=-1)) + 1, -1)
+    for t in range(split.nb_tasks):
+        home[split.home_classes(t)] = t
+    disjoint = np.isin(y, np.concatenate(split.disjoint_classes))
+    rows = []
+    for t in range(split.nb_tasks):
+        in_t = split.task_of == t
+        at_home = in_t & (home[y] == t)
+        rows.append(
+            {
+                "task": t + 1,
+                "samples": int(in_t.sum()),
+                "disjoint_samples": int((in_t & disjoint).sum()),
+                "blurry_home_samples": int((at_home & ~disjoint).sum()),
+                "blurred_in_samples": int((in_t & (home[y] != t)).sum()),
+                "classes": len(np.unique(y[in_t])),
+                "disjoint_classes": len(split.disjoint_classes[t]),
+                "blurry_home_classes": len(split.blurry_classes[t]),
+            }
+        )
+    return rows
+
+
 def blurry_scenario(
     split: BlurrySplit, train_y: ArrayLike, test_y: ArrayLike, num_classes: int
 ) -> Scenario:
@@ -215,10 +275,5 @@ def make_blurry_scenario(
         order = rng.permutation(num_classes).astype(np.int64)
         inc = [len(a) for a in np.array_split(np.arange(num_classes), nb_tasks)]
         return class_incremental("not-blurry", train_y, test_y, num_classes, inc, order)
-    if kind == "i-blurry":
-        split = i_blurry(train_y, num_classes, nb_tasks, rng, disjoint_pct, blurry_pct)
-    elif kind == "si-blurry":
-        split = si_blurry(train_y, num_classes, nb_tasks, rng, disjoint_pct, blurry_pct)
-    else:
-        raise ValueError(f"blurry kind = {kind!r}: must be one of {list(BLURRY_KINDS)}")
+    split = blurry_split(kind, train_y, num_classes, nb_tasks, rng, disjoint_pct, blurry_pct)
     return blurry_scenario(split, train_y, test_y, num_classes)

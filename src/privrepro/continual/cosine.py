@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from privrepro.config import ConfigError
 from privrepro.continual.label_spaces import LabelSpace
 from privrepro.continual.scenarios import Scenario
 from privrepro.dp.gaussian import analytic_sigma
@@ -57,9 +58,9 @@ def noise_std(epsilon: float | None, delta: float, sensitivity: float = 1.0) -> 
     if epsilon is None or (isinstance(epsilon, float) and np.isinf(epsilon)):
         return 0.0
     if not epsilon > 0:
-        raise ValueError(f"epsilon = {epsilon}: must be > 0 (or None for non-DP)")
+        raise ConfigError("epsilon", epsilon, "must be > 0 (or None for non-DP)")
     if not 0 < delta < 1:
-        raise ValueError(f"delta = {delta}: must lie in (0, 1)")
+        raise ConfigError("delta", delta, "must lie in (0, 1)")
     return float(analytic_sigma(float(epsilon), float(delta), sensitivity=sensitivity))
 
 
@@ -193,14 +194,16 @@ class CosineClassifier:
         dummy score per test sample from its law (:meth:`best_dummy_score_marginal`).
         """
         if dummy_sampling not in DUMMY_SAMPLING:
-            raise ValueError(
-                f"dummy_sampling = {dummy_sampling!r}: must be one of {list(DUMMY_SAMPLING)}"
+            raise ConfigError(
+                "dummy_sampling", dummy_sampling, f"must be one of {list(DUMMY_SAMPLING)}"
             )
         sc = self.scores(x, normalized)
         pred = np.argmax(sc, axis=1).astype(np.int64)
         if len(self.dummy_draws) and sigma > 0:
             if rng is None:
-                raise ValueError("dummy labels need an rng to draw their noise")
+                raise ConfigError(
+                    "rng", rng, "dummy labels need a numpy Generator to draw their noise"
+                )
             if dummy_sampling == "exact":
                 best = self.best_dummy_score(x, sigma, rng)
             else:
@@ -244,9 +247,9 @@ def run_cosine(
     (cheaper with many dummy labels); ``dummy_sampling`` see :meth:`CosineClassifier.predict`.
     """
     if evaluate not in ("every_task", "final"):
-        raise ValueError(f"evaluate = {evaluate!r}: must be 'every_task' or 'final'")
+        raise ConfigError("evaluate", evaluate, "must be one of ['every_task', 'final']")
     if len(spaces) != scenario.nb_tasks:
-        raise ValueError(f"{len(spaces)} label spaces for {scenario.nb_tasks} tasks")
+        raise ConfigError("len(spaces)", len(spaces), f"must equal nb_tasks = {scenario.nb_tasks}")
     xtr = np.asarray(train_x)
     ytr = np.asarray(train_y, dtype=np.int64)
     xte = normalize_rows(test_x)

@@ -23,6 +23,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from privrepro.config import ConfigError
+
 __all__ = ["RULES", "accuracy_matrix", "aggregate_scores", "combine_best", "member_best", "predict"]
 
 RULES = ("argmax", "median", "entropy")
@@ -30,16 +32,15 @@ RULES = ("argmax", "median", "entropy")
 
 def _check(logits: Tensor, labels: Tensor) -> None:
     if logits.ndim != 3:
-        raise ValueError(
-            f"logits.shape = {tuple(logits.shape)}: must be (members, samples, labels)"
-        )
+        raise ConfigError("logits.shape", tuple(logits.shape), "must be (members, samples, labels)")
     if labels.shape != (logits.shape[0], logits.shape[2]) or labels.dtype != torch.bool:
-        raise ValueError(
-            f"labels.shape = {tuple(labels.shape)}: must be a bool "
-            f"(members, labels) = {(logits.shape[0], logits.shape[2])} mask"
+        raise ConfigError(
+            "labels.shape",
+            tuple(labels.shape),
+            f"must be a bool (members, labels) = {(logits.shape[0], logits.shape[2])} mask",
         )
     if not bool(labels.any(dim=1).all()):
-        raise ValueError("labels: every member must have at least one output label")
+        raise ConfigError("labels", "a member without labels", "every member needs an output label")
 
 
 def _member_entropy(logits: Tensor, labels: Tensor) -> Tensor:
@@ -74,7 +75,7 @@ def aggregate_scores(
         )
         scores = (w[:, :, None] * contrib).sum(dim=0)
         return torch.where(labels.any(dim=0)[None, :], scores, neg)
-    raise ValueError(f"rule = {rule!r}: must be one of {list(RULES)}")
+    raise ConfigError("rule", rule, f"must be one of {list(RULES)}")
 
 
 def predict(logits: Tensor, labels: Tensor, rule: str = "argmax", gamma: float = 1.0) -> Tensor:
@@ -88,7 +89,7 @@ def member_best(logits: Tensor, label_ids: Tensor, rule: str = "argmax") -> tupl
     member score (:func:`combine_best`). Avoids the (members, samples, labels) stack when label
     spaces are huge (×1000 dummy labels, cl paper Sec. 7.1)."""
     if rule not in ("argmax", "median"):
-        raise ValueError(f"rule = {rule!r}: member_best supports 'argmax' and 'median'")
+        raise ConfigError("rule", rule, "member_best supports ['argmax', 'median']")
     z = logits
     if rule == "median":
         z = z - torch.quantile(z, 0.5, dim=1, keepdim=True)

@@ -8,6 +8,8 @@
 * Remapping to a prior set, R_t^task (Eq. 3): unmatched labels are relabelled or dropped.
 * ``S_learned`` — a DP release of the labels: per label, a Laplace noisy count compared with a
   threshold τ (Def. C.3, B_Lap of App. C.4), tight δ from Thm. C.4.
+* Small classes — any (ε, δ)-DP label release drops a class of k examples with probability at
+  least 1 − δ_k (group privacy, Sec. 4.4, Fig. 2): :func:`class_drop_curve`.
 
 A :class:`LabelSpace` is a set of real class ids plus a number of dummy labels. Dummy label j is
 the id ``num_classes + j``; two label spaces with ``n_dummy = m`` hold the same dummies.
@@ -19,8 +21,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from privrepro.config import ConfigError
 from privrepro.continual.scenarios import Scenario
 
 __all__ = [
@@ -28,7 +32,11 @@ __all__ = [
     "LABEL_POLICIES",
     "LabelSpace",
     "add_dummy_labels",
+    "class_drop_curve",
+    "class_drop_summary",
     "data_label_space",
+    "label_config",
+    "label_config_name",
     "label_spaces_for",
     "laplace_keep_probability",
     "laplace_threshold",
@@ -57,7 +65,7 @@ class LabelSpace:
         c = np.unique(np.asarray(self.classes, dtype=np.int64))
         object.__setattr__(self, "classes", c)
         if self.n_dummy < 0:
-            raise ValueError(f"n_dummy = {self.n_dummy}: must be >= 0")
+            raise ConfigError("n_dummy", self.n_dummy, "must be >= 0")
 
     @property
     def size(self) -> int:
@@ -115,18 +123,16 @@ def add_dummy_labels(
     A space already at least that large is left unchanged; factor 1 adds nothing.
     """
     if factor < 1:
-        raise ValueError(f"dummy factor = {factor}: must be >= 1")
+        raise ConfigError("dummy factor", factor, "must be >= 1")
     if reference not in DUMMY_REFERENCES:
-        raise ValueError(
-            f"dummy reference = {reference!r}: must be one of {list(DUMMY_REFERENCES)}"
-        )
+        raise ConfigError("dummy reference", reference, f"must be one of {list(DUMMY_REFERENCES)}")
     out = []
     for t, s in enumerate(spaces):
         if reference == "base":
             target = factor * num_classes
         else:
             if task_sizes is None:
-                raise ValueError("dummy reference 'task' needs task_sizes")
+                raise ConfigError("task_sizes", None, "needed by dummy reference 'task'")
             target = factor * int(task_sizes[t])
         out.append(LabelSpace(s.classes, max(s.n_dummy, target - len(s.classes))))
     return out
@@ -151,11 +157,11 @@ def label_spaces_for(
         spaces = prior_const_label_spaces(scenario.num_classes, scenario.nb_tasks)
     elif policy == "data":
         if train_y is None:
-            raise ValueError("label policy 'data' needs train_y")
+            raise ConfigError("train_y", None, "needed by label policy 'data'")
         y = np.asarray(train_y)
         spaces = [data_label_space(y[idx]) for idx in scenario.train_tasks]
     else:
-        raise ValueError(f"label policy = {policy!r}: must be one of {list(LABEL_POLICIES)}")
+        raise ConfigError("label policy", policy, f"must be one of {list(LABEL_POLICIES)}")
     if dummy_factor > 1:
         sizes = [len(c) for c in scenario.task_classes]
         spaces = add_dummy_labels(
@@ -196,9 +202,9 @@ def laplace_threshold(epsilon: float, delta: float) -> float:
     Note check values: τ(1, 1e-5) = 11.8198, τ(1, 1e-7) = 16.4249.
     """
     if not epsilon > 0:
-        raise ValueError(f"epsilon = {epsilon}: must be > 0")
+        raise ConfigError("epsilon", epsilon, "must be > 0")
     if not 0 < delta < 0.5:
-        raise ValueError(f"delta = {delta}: must lie in (0, 0.5)")
+        raise ConfigError("delta", delta, "must lie in (0, 0.5)")
     return 1.0 + float(np.log(1.0 / (2.0 * delta))) / epsilon
 
 
@@ -234,3 +240,57 @@ def learned_label_space(
     labels, counts = np.unique(np.asarray(task_y, dtype=np.int64), return_counts=True)
     noisy = counts + rng.laplace(0.0, 1.0 / epsilon, size=len(counts))
     return LabelSpace(labels[noisy > tau])
+
+
+def label_config(name: str) -> tuple[str, int]:
+    """A label configuration of Table A3 by its column name: ``(label policy, dummy factor)``.
+
+    ``"prior"`` (exact S_prior), ``"prior_const"`` or ``"const"`` (S_prior^const), ``"x<f>"``
+    (S_prior^const with ×f dummy labels, e.g. ``"x1000"``).
+    """
+    if name == "prior":
+        return "prior", 1
+    if name in ("prior_const", "const"):
+        return "prior_const", 1
+    if name.startswith("x") and name[1:].isdigit() and int(name[1:]) >= 1:
+        return "prior_const", int(name[1:])
+    raise ConfigError("label config", name, "must be 'prior', 'prior_const', 'const' or 'x<f>'")
+
+
+def label_config_name(name: str) -> str:
+    """A Table A3 column as the paper writes it: ``S_prior``, ``S_prior^const``, ``+1000×``."""
+    policy, factor = label_config(name)
+    if factor > 1:
+        return f"+{factor}×"
+    return "S_prior" if policy == "prior" else "S_prior^const"
+
+
+def class_drop_curve(epsilon: float, delta: float, k_max: int) -> pd.DataFrame:
+    """The lower bound 1 − δ_k on the probability that any (ε, δ)-DP label release drops a class
+    of k examples, for k = 1..``k_max`` (cl paper, Sec. 4.4, Fig. 2; δ_k of group privacy,
+    :func:`privrepro.dp.group.drop_probability_lower_bound`). Columns ``epsilon``, ``delta``,
+    ``k``, ``drop_probability_lb``."""
+    from privrepro.dp.group import drop_probability_lower_bound
+
+    if k_max < 1:
+        raise ConfigError("k_max", k_max, "must be >= 1")
+    k = np.arange(1, int(k_max) + 1)
+    bound = drop_probability_lower_bound(epsilon, delta, k)
+    return pd.DataFrame({"epsilon": epsilon, "delta": delta, "k": k, "drop_probability_lb": bound})
+
+
+def class_drop_summary(curves: pd.DataFrame, threshold: float = 0.99) -> list[dict[str, object]]:
+    """Per (ε, δ) of :func:`class_drop_curve` tables: the largest k dropped with probability at
+    least ``threshold`` (``largest_k_dropped_<threshold %>``; 0 if none, the caption: 12 at
+    ε = 1, δ = 1e-7 and 0.99) and the smallest k whose bound is 0 (``smallest_k_bound_zero``;
+    NaN when beyond the curve's k)."""
+    rows: list[dict[str, object]] = []
+    for (eps, delta), group in curves.groupby(["epsilon", "delta"]):
+        kept = group.loc[group["drop_probability_lb"] >= threshold, "k"]
+        zero = group.loc[group["drop_probability_lb"] <= 0.0, "k"]
+        for metric, value in (
+            (f"largest_k_dropped_{round(threshold * 100)}", int(kept.max()) if len(kept) else 0),
+            ("smallest_k_bound_zero", int(zero.min()) if len(zero) else np.nan),
+        ):
+            rows.append({"metric": metric, "epsilon": eps, "delta": delta, "value": value})
+    return rows

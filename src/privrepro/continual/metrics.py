@@ -11,10 +11,20 @@ counts from 1). All values are fractions; the paper's tables report them ×100.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["FORGETTING_SINCE", "average_accuracy", "average_forgetting", "forgetting"]
+from privrepro.config import ConfigError
+
+__all__ = [
+    "FORGETTING_SINCE",
+    "accuracy_matrix_rows",
+    "average_accuracy",
+    "average_forgetting",
+    "forgetting",
+]
 
 FORGETTING_SINCE = ("paper", "learned")
 
@@ -22,7 +32,7 @@ FORGETTING_SINCE = ("paper", "learned")
 def _matrix(acc: ArrayLike) -> NDArray[np.float64]:
     a = np.asarray(acc, dtype=float)
     if a.ndim != 2 or a.shape[0] != a.shape[1]:
-        raise ValueError(f"accuracy matrix of shape {a.shape}: must be square (T × T)")
+        raise ConfigError("accuracy matrix shape", a.shape, "must be square (T × T)")
     return a
 
 
@@ -36,7 +46,7 @@ def average_accuracy(acc: ArrayLike) -> NDArray[np.float64]:
 def forgetting(acc: ArrayLike, since: str = "paper") -> NDArray[np.float64]:
     """F[t, i] for i < t (NaN elsewhere), with the max over k from 1 (``"paper"``) or from i."""
     if since not in FORGETTING_SINCE:
-        raise ValueError(f"since = {since!r}: must be one of {list(FORGETTING_SINCE)}")
+        raise ConfigError("since", since, f"must be one of {list(FORGETTING_SINCE)}")
     a = _matrix(acc)
     n = a.shape[0]
     out = np.full((n, n), np.nan)
@@ -55,3 +65,26 @@ def average_forgetting(acc: ArrayLike, since: str = "paper") -> NDArray[np.float
     for t in range(1, n):
         out[t] = float(np.mean(f[t, :t]))
     return out
+
+
+def accuracy_matrix_rows(
+    acc: ArrayLike, since: str = "paper", scale: float = 1.0
+) -> list[dict[str, Any]]:
+    """The accuracy matrix as tidy rows: one per (task t, evaluated task i), 1-based, with
+    ``acc`` = acc[t, i] and row t's ``aa`` = AA_t and ``af`` = AF_t, all × ``scale`` (100 for
+    the paper's percentages)."""
+    a = _matrix(acc)
+    aa = average_accuracy(a)
+    af = average_forgetting(a, since)
+    T = a.shape[0]
+    return [
+        {
+            "task": t + 1,
+            "eval_task": i + 1,
+            "acc": scale * a[t, i],
+            "aa": scale * aa[t],
+            "af": scale * af[t],
+        }
+        for t in range(T)
+        for i in range(T)
+    ]

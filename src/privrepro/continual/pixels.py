@@ -34,6 +34,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from privrepro.config import ConfigError
 from privrepro.store.atomic import fsync_dir
 
 __all__ = [
@@ -67,7 +68,7 @@ def split_transform(transform: Any) -> PixelTransform:
     """Split a ``Compose([*geometric, ToTensor, Normalize])`` (timm's evaluation transform).
 
     Raises:
-        ValueError: the transform is not of that form (the error lists its steps).
+        ConfigError: the transform is not of that form (the error lists its steps).
     """
     from torchvision import transforms as tv
 
@@ -79,8 +80,8 @@ def split_transform(transform: Any) -> PixelTransform:
         or to_tensor[0] != len(steps) - 2
         or not isinstance(steps[-1], tv.Normalize)
     ):
-        raise ValueError(
-            f"transform steps = {names}: expected [..., ToTensor or MaybeToTensor, Normalize]"
+        raise ConfigError(
+            "transform steps", names, "must be [..., ToTensor or MaybeToTensor, Normalize]"
         )
     geometric = tv.Compose(steps[: to_tensor[0]])
     norm = steps[-1]

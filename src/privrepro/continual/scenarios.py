@@ -18,12 +18,15 @@ is undone. The test set of task i holds the test samples of the classes task i i
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+
+from privrepro.config import ConfigError
 
 __all__ = [
     "FIVE_DATASETS",
@@ -34,6 +37,7 @@ __all__ = [
     "five_datasets_order",
     "from_task_ids",
     "permuted_class_order",
+    "sample_task_orders",
     "split_cifar100",
     "split_imagenet_r",
     "train_test_split_indices",
@@ -112,7 +116,7 @@ class Scenario:
         """The same tasks in another order (``order[j]`` is the old index of new task j)."""
         order = [int(o) for o in order]
         if sorted(order) != list(range(self.nb_tasks)):
-            raise ValueError(f"order = {order}: must be a permutation of range({self.nb_tasks})")
+            raise ConfigError("order", order, f"must be a permutation of range({self.nb_tasks})")
         classes = [self.task_classes[o] for o in order]
         return Scenario(
             self.name,
@@ -180,7 +184,7 @@ def class_incremental(
     """Class-incremental split: task t holds the next ``increments[t]`` classes of ``class_order``.
 
     Raises:
-        ValueError: if the increments do not add up to the number of classes, or the class order
+        ConfigError: if the increments do not add up to the number of classes, or the class order
             is not a permutation of ``range(num_classes)``.
     """
     ytr = np.asarray(train_y, dtype=np.int64)
@@ -191,11 +195,13 @@ def class_incremental(
         else np.asarray(class_order, dtype=np.int64)
     )
     if sorted(order.tolist()) != list(range(num_classes)):
-        raise ValueError(f"class_order: must be a permutation of range({num_classes})")
+        raise ConfigError(
+            "class_order", order.tolist(), f"must be a permutation of range({num_classes})"
+        )
     incs = [int(i) for i in increments]
     if any(i < 1 for i in incs) or sum(incs) != num_classes:
-        raise ValueError(
-            f"increments = {incs}: must be >= 1 and sum to num_classes = {num_classes}"
+        raise ConfigError(
+            "increments", incs, f"must be >= 1 and sum to num_classes = {num_classes}"
         )
     bounds = np.cumsum([0, *incs])
     task_classes = tuple(np.sort(order[bounds[t] : bounds[t + 1]]) for t in range(len(incs)))
@@ -251,22 +257,22 @@ def from_task_ids(
     )
 
 
+def _even_split(
+    name: str, data: ContinualData, rng: np.random.Generator | None, nb_tasks: int
+) -> Scenario:
+    if data.num_classes % nb_tasks:
+        raise ConfigError("nb_tasks", nb_tasks, f"must divide num_classes = {data.num_classes}")
+    inc = [data.num_classes // nb_tasks] * nb_tasks
+    order = permuted_class_order(data.num_classes, rng)
+    return class_incremental(name, data.train_y, data.test_y, data.num_classes, inc, order)
+
+
 def split_cifar100(
     data: ContinualData, rng: np.random.Generator | None, nb_tasks: int = 10
 ) -> Scenario:
     """Split-CIFAR-100: ``nb_tasks`` tasks of 100/nb_tasks classes, class order permuted by ``rng``
     (cl paper, Sec. 7: 10 tasks × 10 classes, "randomly permuted" per seed)."""
-    if data.num_classes % nb_tasks:
-        raise ValueError(f"nb_tasks = {nb_tasks}: must divide num_classes = {data.num_classes}")
-    inc = [data.num_classes // nb_tasks] * nb_tasks
-    return class_incremental(
-        "split-cifar100",
-        data.train_y,
-        data.test_y,
-        data.num_classes,
-        inc,
-        permuted_class_order(data.num_classes, rng),
-    )
+    return _even_split("split-cifar100", data, rng, nb_tasks)
 
 
 def split_imagenet_r(
@@ -274,27 +280,29 @@ def split_imagenet_r(
 ) -> Scenario:
     """Split-ImageNet-R: 10 tasks × 20 of its 200 classes, class order permuted by ``rng``
     (cl paper, Sec. 7; the 80/20 train/test split is :func:`train_test_split_indices`)."""
-    if data.num_classes % nb_tasks:
-        raise ValueError(f"nb_tasks = {nb_tasks}: must divide num_classes = {data.num_classes}")
-    inc = [data.num_classes // nb_tasks] * nb_tasks
-    return class_incremental(
-        "split-imagenet-r",
-        data.train_y,
-        data.test_y,
-        data.num_classes,
-        inc,
-        permuted_class_order(data.num_classes, rng),
-    )
+    return _even_split("split-imagenet-r", data, rng, nb_tasks)
 
 
 def five_datasets_order(order: Sequence[int] | None, classes_per_dataset: int = 10) -> IntArray:
     """The class order that puts 5-Datasets member ``order[j]`` in task j."""
     members = list(range(len(FIVE_DATASETS))) if order is None else [int(o) for o in order]
     if sorted(members) != list(range(len(FIVE_DATASETS))):
-        raise ValueError(f"order = {members}: must be a permutation of range(5)")
+        raise ConfigError("order", members, "must be a permutation of range(5)")
     return np.concatenate(
         [np.arange(m * classes_per_dataset, (m + 1) * classes_per_dataset) for m in members]
     ).astype(np.int64)
+
+
+def sample_task_orders(k: int, rng: np.random.Generator, nb_tasks: int = 5) -> list[list[int]]:
+    """``k`` distinct orders of ``nb_tasks`` tasks drawn uniformly without replacement, listed in
+    lexicographic order; all ``nb_tasks!`` orders when ``k`` is at least that many (e.g. the
+    5-Datasets orders an order-dependent method is trained on, cl App. F.5)."""
+    perms = [list(p) for p in itertools.permutations(range(nb_tasks))]
+    if k >= len(perms):
+        return perms
+    if k < 1:
+        raise ConfigError("k", k, f"must lie in [1, {len(perms)}]")
+    return [perms[i] for i in sorted(rng.choice(len(perms), size=k, replace=False))]
 
 
 def five_datasets(data: ContinualData, order: Sequence[int] | None = None) -> Scenario:
@@ -302,7 +310,7 @@ def five_datasets(data: ContinualData, order: Sequence[int] | None = None) -> Sc
     (cl paper, App. F.5: "all permutations of the tasks")."""
     k = data.num_classes // len(FIVE_DATASETS)
     if k * len(FIVE_DATASETS) != data.num_classes:
-        raise ValueError(f"num_classes = {data.num_classes}: must be 5 × classes per member")
+        raise ConfigError("num_classes", data.num_classes, "must be 5 × classes per member")
     return class_incremental(
         "5-datasets",
         data.train_y,
@@ -319,7 +327,7 @@ def train_test_split_indices(
     """A random split of ``range(len(y))`` into train and test (ImageNet-R's "random 80/20"),
     stratified per class so every class keeps ≈``test_fraction`` of its samples for testing."""
     if not 0.0 < test_fraction < 1.0:
-        raise ValueError(f"test_fraction = {test_fraction}: must lie in (0, 1)")
+        raise ConfigError("test_fraction", test_fraction, "must lie in (0, 1)")
     yy = np.asarray(y, dtype=np.int64)
     train, test = [], []
     for c in np.unique(yy):

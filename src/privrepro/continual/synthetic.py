@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from privrepro.config import ConfigError
 from privrepro.continual.scenarios import ContinualData
 
 __all__ = ["SYNTHETIC_KINDS", "clustered_features", "synthetic_benchmark"]
@@ -102,15 +103,14 @@ def synthetic_benchmark(
     ``train_per_class`` is the mean size; sizes are drawn in [0.5, 2] × it, test = 20 %).
     """
     if kind not in SYNTHETIC_KINDS:
-        raise ValueError(f"synthetic kind = {kind!r}: must be one of {list(SYNTHETIC_KINDS)}")
+        raise ConfigError("synthetic kind", kind, f"must be one of {list(SYNTHETIC_KINDS)}")
     c, groups, s, h, hard_g = _SHAPES[kind]
     s = s if spread is None else spread
-    if (
-        dim < 2
-        or (train_per_class is not None and train_per_class < 1)
-        or (test_per_class is not None and test_per_class < 1)
-    ):
-        raise ValueError("dim >= 2, train_per_class >= 1 and test_per_class >= 1 required")
+    if dim < 2:
+        raise ConfigError("dim", dim, "must be >= 2")
+    for key, size in (("train_per_class", train_per_class), ("test_per_class", test_per_class)):
+        if size is not None and size < 1:
+            raise ConfigError(key, size, "must be >= 1")
     group = (np.arange(c) // (c // groups)) if kind == "5-datasets" else np.arange(c) % groups
     hard = np.broadcast_to(np.asarray(hard_g), (groups,))[group]
     nu = _unit(rng.standard_normal((groups, dim)))

@@ -8,7 +8,10 @@ Modules (each imported on its own; none pulls in torch or dp_accounting at impor
 * ``numeric`` — hockey-stick and Rényi divergences of two 1-D output distributions by adaptive
   quadrature, with a stated error bound.
 * ``accounting`` — composition and calibration of (subsampled) Gaussians through dp_accounting
-  (PLD) and opacus (RDP, PRV), each result marked exact, bound or estimate.
-* ``group`` — group privacy δ_k = Σ_{i<k} e^{iε} δ (cl Fig. 2).
-* ``ip_rules`` — the ip paper's composition and chaining rules (Props. 2–4), exact ceiling.
+  (PLD) and opacus (RDP, PRV), each result marked exact, bound or estimate: the one calibration
+  and accounting interface of the project, DP-SGD's included.
+* ``group`` — group privacy δ_k = Σ_{i<k} e^{iε} δ (cl Fig. 2; the ip paper's chaining).
+
+Paper-specific rules live in their paper's package (the ip paper's composition and chaining:
+:mod:`privrepro.inference.accountant`); nothing here imports a paper package.
 """

@@ -13,13 +13,23 @@ One interface over four methods, each result saying what kind of number it is:
 
 The mechanism is DP-SGD's: ``steps`` releases of a Gaussian with noise multiplier σ (noise std
 over ℓ2-sensitivity) on a Poisson subsample with rate q, under add/remove-one neighbours (the
-relation all three libraries use by default). Calibration (σ for a target ε) is cached in memory.
+relation all three libraries use by default).
+
+Calibration — the σ whose ε at δ meets a target — is :func:`calibrate_noise_multiplier`, the one
+calibration of the project (DP-SGD's included): closed form for ``"exact"``; opacus' own rule for
+``"rdp"`` (``get_noise_multiplier``: double σ from 20, then bisect, keeping the side that meets
+the target); for ``"prv"`` and ``"pld"``, the RDP σ (a cheap upper bracket, since RDP's ε bounds
+the tighter accountants' from above) and an Illinois search inside ``[0.85 σ_RDP, σ_RDP]``. Every
+path stops once the ε of the returned σ lies within ``epsilon_tolerance`` below the target, and
+never above it. Accountant evaluations and calibrations are cached in memory (same arguments, same
+answer), so the trials of a tuning study that share (q, steps) calibrate once.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -27,6 +37,8 @@ from privrepro.config import ConfigError
 from privrepro.dp.gaussian import analytic_sigma, epsilon_for_delta
 
 __all__ = [
+    "DEFAULT_RDP_ORDERS",
+    "OPACUS_RDP_ORDERS",
     "AccountingResult",
     "Method",
     "calibrate_noise_multiplier",
@@ -38,10 +50,14 @@ Method = Literal["exact", "pld", "rdp", "prv"]
 METHODS: tuple[str, ...] = ("exact", "pld", "rdp", "prv")
 Kind = Literal["exact", "bound", "estimate"]
 
-DEFAULT_RDP_ORDERS: tuple[float, ...] = tuple(
-    [1 + x / 10.0 for x in range(1, 100)] + list(range(12, 64)) + [80, 128, 256, 512]
+OPACUS_RDP_ORDERS: tuple[float, ...] = tuple(
+    [1 + x / 10.0 for x in range(1, 100)] + list(range(12, 64))
 )
-"""opacus' default orders (1.1 … 10.9, 12 … 63) plus a few large ones for small δ."""
+"""opacus' ``RDPAccountant.DEFAULT_ALPHAS`` (1.1 … 10.9, 12 … 63): what opacus' DP-SGD uses."""
+DEFAULT_RDP_ORDERS: tuple[float, ...] = (*OPACUS_RDP_ORDERS, 80, 128, 256, 512)
+"""opacus' default orders plus a few large ones for small δ."""
+MAX_NOISE_MULTIPLIER = 1e6
+"""opacus' ``MAX_SIGMA``: a target that needs more noise is refused."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +95,7 @@ def _check(
         )
 
 
+@functools.lru_cache(maxsize=65536)
 def _pld_epsilon(sigma: float, q: float, steps: int, delta: float, discretization: float) -> float:
     import dp_accounting
     from dp_accounting.pld import PLDAccountant
@@ -95,16 +112,22 @@ def _opacus_history(accountant: object, sigma: float, q: float, steps: int) -> N
     accountant.history = [(sigma, q, int(steps))]  # type: ignore[attr-defined]
 
 
+@functools.lru_cache(maxsize=65536)
 def _rdp_epsilon(
     sigma: float, q: float, steps: int, delta: float, orders: tuple[float, ...]
 ) -> float:
+    import warnings
+
     from opacus.accountants import RDPAccountant
 
     acc = RDPAccountant()
     _opacus_history(acc, sigma, q, steps)
-    return float(acc.get_epsilon(delta, alphas=list(orders)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "optimal order is the largest alpha"
+        return float(acc.get_epsilon(delta, alphas=list(orders)))
 
 
+@functools.lru_cache(maxsize=65536)
 def _prv(
     sigma: float, q: float, steps: int, delta: float, eps_error: float
 ) -> tuple[float, float, float]:
@@ -187,40 +210,105 @@ def calibrate_noise_multiplier(
     *,
     sampling_rate: float = 1.0,
     method: Method = "pld",
-    rel_tol: float = 1e-4,
+    epsilon_tolerance: float = 0.01,
+    rdp_orders: tuple[float, ...] = DEFAULT_RDP_ORDERS,
+    pld_discretization: float = 1e-4,
+    prv_eps_error: float = 0.01,
 ) -> float:
-    """The smallest noise multiplier σ (to ``rel_tol``) whose ε at δ is ≤ ``target_epsilon``.
+    """The noise multiplier σ whose ε at δ after ``steps`` lies in ``[target − tol, target]``.
 
-    "exact" (no subsampling) is closed form: σ = √T · analytic σ(ε, δ). The others bisect on
-    ``gaussian_epsilon`` in log σ and return the upper end of the final bracket, so the returned
-    σ always meets the target under that accountant. Results are cached (same arguments, same
-    answer).
+    ``method`` is the accountant that measures ε (as in :func:`gaussian_epsilon`, with the same
+    ``rdp_orders``, ``pld_discretization`` and ``prv_eps_error``); ``epsilon_tolerance`` is
+    opacus' ``epsilon_tolerance``. The search for each method is in the module docstring; the σ
+    returned never gives more than ``target_epsilon`` under that accountant. Cached.
     """
     if not target_epsilon > 0:
         raise ConfigError("target_epsilon", target_epsilon, "must lie in (0, inf)")
+    if not epsilon_tolerance > 0:
+        raise ConfigError("epsilon_tolerance", epsilon_tolerance, "must lie in (0, inf)")
     _check(1.0, sampling_rate, steps, delta, method)
     if method == "exact":
         return float(math.sqrt(steps) * analytic_sigma(target_epsilon, delta))
+    kw = {"sampling_rate": sampling_rate, "rdp_orders": tuple(rdp_orders)}
 
-    def eps_at(s: float) -> float:
-        return gaussian_epsilon(s, steps, delta, sampling_rate=sampling_rate, method=method).epsilon
+    def eps_at(sigma: float, how: Method) -> float:
+        return gaussian_epsilon(
+            sigma,
+            steps,
+            delta,
+            method=how,
+            pld_discretization=pld_discretization,
+            prv_eps_error=prv_eps_error,
+            **kw,  # type: ignore[arg-type]
+        ).epsilon
 
-    # The no-subsampling analytic σ is a good first guess; bracket by doubling/halving.
-    guess = max(
-        float(math.sqrt(steps) * analytic_sigma(target_epsilon, delta)) * math.sqrt(sampling_rate),
-        1e-3,
+    if method == "rdp":
+        return _opacus_bisection(lambda s: eps_at(s, "rdp"), target_epsilon, epsilon_tolerance)
+    sigma_rdp = calibrate_noise_multiplier(
+        target_epsilon,
+        delta,
+        steps,
+        method="rdp",
+        epsilon_tolerance=epsilon_tolerance / 4,
+        **kw,  # type: ignore[arg-type]
     )
-    lo, hi = guess, guess
-    while eps_at(hi) > target_epsilon:
-        hi *= 2.0
-        if hi > 1e8:
-            raise ConfigError("target_epsilon", target_epsilon, "unreachable with sigma <= 1e8")
-    while lo > 1e-3 and eps_at(lo) <= target_epsilon:
-        lo /= 2.0
-    while hi / lo - 1.0 > rel_tol:
-        mid = math.sqrt(lo * hi)
-        if eps_at(mid) <= target_epsilon:
-            hi = mid
+    return _illinois_below(
+        lambda s: eps_at(s, method) - target_epsilon, sigma_rdp, epsilon_tolerance
+    )
+
+
+def _opacus_bisection(eps_at: Callable[[float], float], target: float, tol: float) -> float:
+    """opacus' ``get_noise_multiplier`` search, step for step (so its σ, bit for bit): double σ
+    from 20 until ε ≤ target, then bisect from ``[0, σ]`` until ``target − ε(σ) ≤ tol``."""
+    sigma_low, sigma_high = 0.0, 10.0
+    eps_high = math.inf
+    while eps_high > target:
+        sigma_high = 2 * sigma_high
+        eps_high = eps_at(sigma_high)
+        if sigma_high > MAX_NOISE_MULTIPLIER:
+            raise ConfigError(
+                "target_epsilon",
+                target,
+                f"unreachable with noise multiplier <= {MAX_NOISE_MULTIPLIER:g}",
+            )
+    while target - eps_high > tol:
+        sigma = (sigma_low + sigma_high) / 2
+        eps = eps_at(sigma)
+        if eps < target:
+            sigma_high, eps_high = sigma, eps
         else:
-            lo = mid
+            sigma_low = sigma
+    return sigma_high
+
+
+def _illinois_below(excess: Callable[[float], float], hi: float, tol: float) -> float:
+    """The σ with ``−tol ≤ excess(σ) ≤ 0`` for ``excess = ε(σ) − target`` decreasing in σ,
+    searched from the guess ``hi`` (widened by 1.1 until it meets the target) and ``0.85 hi``
+    (lowered by 0.85 until it does not): Illinois steps (regula falsi halving the stale end; ε(σ)
+    is smooth and monotone), keeping the upper end, which always meets the target."""
+    f_hi = excess(hi)
+    while f_hi > 0:  # the tighter accountant's margin (PRV's eps_error) can exceed RDP's slack
+        hi *= 1.1
+        f_hi = excess(hi)
+    lo = 0.85 * hi  # PRV's σ is within a few % of RDP's at these budgets (cl note §7.6)
+    f_lo = excess(lo)
+    while f_lo <= 0:
+        hi, f_hi, lo = lo, f_lo, lo * 0.85
+        f_lo = excess(lo)
+    side = 0
+    while -f_hi > tol and hi - lo > 1e-9 * hi:
+        mid = hi - f_hi * (hi - lo) / (f_hi - f_lo)
+        if not lo < mid < hi:
+            mid = (lo + hi) / 2
+        f_mid = excess(mid)
+        if f_mid <= 0:
+            hi, f_hi = mid, f_mid
+            if side == -1:
+                f_lo /= 2
+            side = -1
+        else:
+            lo, f_lo = mid, f_mid
+            if side == 1:
+                f_hi /= 2
+            side = 1
     return hi

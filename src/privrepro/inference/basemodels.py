@@ -102,13 +102,15 @@ def load_state(model: torch.nn.Module, path: str | Path) -> None:
 
 @dataclass
 class BaseModel:
-    """A ready classifier with its clean test logits and accuracy."""
+    """A ready classifier with its clean test logits and accuracy, the spec it was built from,
+    and its cache key and folder."""
 
     model: NormalizedNet
     test_logits: Tensor
     clean_accuracy: float
     key: str
     path: Path
+    spec: BaseModelSpec
 
 
 def _build(spec: BaseModelSpec, data: ImageData, generator: torch.Generator) -> NormalizedNet:
@@ -146,7 +148,7 @@ def get_base_model(
             logits = torch.load(folder / "logits.pt", map_location="cpu", weights_only=True)
             meta = json.loads((folder / "meta.json").read_text())
             model.to(device).eval()
-            return BaseModel(model, logits, float(meta["clean_accuracy"]), key, folder)
+            return BaseModel(model, logits, float(meta["clean_accuracy"]), key, folder, spec)
         if spec.checkpoint:
             load_state(model, spec.checkpoint)
             history: dict[str, Any] = {"checkpoint": spec.checkpoint}
@@ -190,4 +192,4 @@ def get_base_model(
                 default=str,
             ),
         )
-    return BaseModel(model, logits, acc, key, folder)
+    return BaseModel(model, logits, acc, key, folder, spec)

@@ -15,6 +15,7 @@ says, and neighbouring grid points are compared on equal noise.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -22,20 +23,58 @@ import torch
 from numpy.typing import ArrayLike, NDArray
 from torch import Tensor, nn
 
-__all__ = ["draw_seeds", "gauss_input_accuracy", "gauss_output_accuracy"]
+from privrepro.config.validation import ConfigError
+from privrepro.inference.calibration import MODES
+
+__all__ = ["Evaluation", "draw_seeds", "gauss_input_accuracy", "gauss_output_accuracy"]
+
+Progress = Callable[[Iterable[Any], str], Iterable[Any]]
+"""Wraps a long loop in a progress bar: ``progress(iterable, description)``."""
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """How an ip experiment measures accuracy under noise, shared by every series it evaluates.
+
+    Attributes:
+        delta: the δ of {(ε, δ), α} IP (the paper: 1e-5).
+        mode: ``"repo_compat"`` (as the notebooks) or ``"corrected"``
+            (:data:`privrepro.inference.calibration.MODES`).
+        n_draws: noise draws per point (the paper's captions: 15 tests).
+        batch_size: images per forward pass (Gauss-Input, fine-tuning selection).
+        device: where the models run (``"cpu"``, ``"cuda"``).
+        progress: optional progress bar for the long loops.
+    """
+
+    delta: float = 1e-5
+    mode: str = "corrected"
+    n_draws: int = 15
+    batch_size: int = 500
+    device: str = "cpu"
+    progress: Progress | None = None
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ConfigError("mode", self.mode, f"must be one of {list(MODES)}")
+        if not 0 < self.delta < 1:
+            raise ConfigError("delta", self.delta, "must lie in (0, 1)")
+        for key in ("n_draws", "batch_size"):
+            if getattr(self, key) < 1:
+                raise ConfigError(key, getattr(self, key), "must lie in [1, inf)")
 
 
 def draw_seeds(generator: torch.Generator, n_draws: int) -> list[int]:
     """One 62-bit seed per noise draw, taken from ``generator``."""
     if n_draws < 1:
-        raise ValueError(f"n_draws = {n_draws!r}: must be >= 1")
+        raise ConfigError("n_draws", n_draws, "must lie in [1, inf)")
     return [int(s) for s in torch.randint(0, 2**62, (n_draws,), generator=generator)]
 
 
 def _unique_sigmas(sigmas: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
     s = np.asarray(sigmas, dtype=np.float64).reshape(-1)
     if np.any(~np.isfinite(s)) or np.any(s < 0):
-        raise ValueError(f"sigmas must be finite and >= 0; got {s[~np.isfinite(s) | (s < 0)][:3]}")
+        bad = float(s[~np.isfinite(s) | (s < 0)][0])
+        raise ConfigError("sigmas", bad, "every σ must be finite and lie in [0, inf)")
     return np.unique(s, return_inverse=True)
 
 
@@ -79,7 +118,7 @@ def gauss_output_accuracy(
     ties of probability zero. σ = 0 is the clean accuracy (argmax's tie rule) in both.
     """
     if method not in ("interval", "direct"):
-        raise ValueError(f"method = {method!r}: must be 'interval' or 'direct'")
+        raise ConfigError("method", method, "must be one of ['interval', 'direct']")
     uniq, inverse = _unique_sigmas(sigmas)
     n, k = logits.shape
     device = logits.device
@@ -138,7 +177,7 @@ def gauss_input_accuracy(
     from privrepro.inference.networks import NormalizedNet
 
     if noise_space not in ("pixel", "normalized"):
-        raise ValueError(f"noise_space = {noise_space!r}: must be 'pixel' or 'normalized'")
+        raise ConfigError("noise_space", noise_space, "must be one of ['pixel', 'normalized']")
     uniq, inverse = _unique_sigmas(sigmas)
     model.eval().to(device)
     if isinstance(model, NormalizedNet):
@@ -151,7 +190,7 @@ def gauss_input_accuracy(
         prep: Callable[[Tensor], Tensor] = model.normalize
     else:
         if noise_space != "pixel":
-            raise ValueError("noise_space='normalized' needs a NormalizedNet")
+            raise ConfigError("noise_space", noise_space, "'normalized' needs a NormalizedNet")
         body, scale, prep = model, torch.ones(1, device=device), (lambda t: t)
     correct = np.zeros((len(uniq), n_draws))
     draws: Iterable[Any] = list(enumerate(draw_seeds(generator, n_draws)))

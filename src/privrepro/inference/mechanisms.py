@@ -14,12 +14,14 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
+from privrepro.config.validation import ConfigError
+
 __all__ = ["gauss_input", "gauss_output", "lap_output", "laplace_noise"]
 
 
 def _draw_shape(x: Tensor, n_draws: int | None) -> tuple[int, ...]:
     if n_draws is not None and n_draws < 1:
-        raise ValueError(f"n_draws = {n_draws!r}: must be >= 1")
+        raise ConfigError("n_draws", n_draws, "must lie in [1, inf)")
     return tuple(x.shape) if n_draws is None else (n_draws, *x.shape)
 
 
@@ -41,7 +43,7 @@ def lap_output(
 ) -> Tensor:
     """Lap-Output's release C(x) + Z, Z ~ Lap(scale)^k (ip paper, eq. 9)."""
     if scale < 0:
-        raise ValueError(f"scale = {scale!r}: must be >= 0")
+        raise ConfigError("scale", scale, "must lie in [0, inf)")
     noise = laplace_noise(
         _draw_shape(logits, n_draws), scale, generator, logits.dtype, logits.device
     )
@@ -53,7 +55,7 @@ def gauss_output(
 ) -> Tensor:
     """Gauss-Output's release C(x) + Z, Z ~ N(0, σ²)^k (ip paper, eq. 10)."""
     if sigma < 0:
-        raise ValueError(f"sigma = {sigma!r}: must be >= 0")
+        raise ConfigError("sigma", sigma, "must lie in [0, inf)")
     z = torch.randn(
         _draw_shape(logits, n_draws), generator=generator, dtype=logits.dtype, device=logits.device
     )
@@ -72,7 +74,7 @@ def gauss_input(
     With ``n_draws`` the draws are stacked into one batch of ``n_draws * len(x)`` inputs.
     """
     if sigma < 0:
-        raise ValueError(f"sigma = {sigma!r}: must be >= 0")
+        raise ConfigError("sigma", sigma, "must lie in [0, inf)")
     z = torch.randn(_draw_shape(x, n_draws), generator=generator, dtype=x.dtype, device=x.device)
     noisy = x + sigma * z
     if n_draws is None:

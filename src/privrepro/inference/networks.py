@@ -16,7 +16,7 @@ from torch import Tensor, nn
 from privrepro.models.resnet import cifar_resnet18, small_resnet
 from privrepro.models.sll import sll_network
 
-__all__ = ["ArchSpec", "NormalizedNet", "build_network"]
+__all__ = ["ArchSpec", "NormalizedNet", "build_network", "lipschitz_bound"]
 
 
 class NormalizedNet(nn.Module):
@@ -98,3 +98,30 @@ def build_network(
     from privrepro.config.validation import ConfigError
 
     raise ConfigError("arch.name", spec.name, "must be one of ['sll', 'resnet18', 'resnet_small']")
+
+
+def lipschitz_bound(
+    net: NormalizedNet,
+    image_shape: tuple[int, int, int],
+    generator: torch.Generator,
+    iterations: int = 100,
+) -> float:
+    """An ℓ2 Lipschitz bound μ_C of ``net``'s logits in pixel space (ip paper, eq. 8).
+
+    The product of per-layer bounds of the body (:func:`privrepro.models.lipschitz.
+    network_lipschitz_bound`, power iteration seeded by ``generator``, the last layer included),
+    times the normaliser's largest 1/std (1 for SLL, whose std is forced to 1). The body must be
+    an ``nn.Sequential`` of layers with a known bound (SLL; a BatchNorm raises ``TypeError``); it
+    is bounded on the CPU and put back on its device.
+    """
+    from privrepro.models.lipschitz import network_lipschitz_bound
+
+    body = net.body
+    if not isinstance(body, nn.Sequential):
+        from privrepro.config.validation import ConfigError
+
+        raise ConfigError("net.body", type(body).__name__, "must be an nn.Sequential (SLL)")
+    device = next(body.parameters()).device
+    bound, _ = network_lipschitz_bound(body.cpu(), (1, *image_shape), generator, iterations)
+    body.to(device)
+    return float(bound) * float((1.0 / net.std).max())

@@ -22,20 +22,32 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from privrepro.inference.evaluate import gauss_input_accuracy
+from privrepro.inference.basemodels import BaseModel, load_state, save_state, spec_key
+from privrepro.inference.calibration import MODES, gauss_input_sigma
+from privrepro.inference.data import ImageData
+from privrepro.inference.evaluate import Evaluation, gauss_input_accuracy
 from privrepro.inference.networks import NormalizedNet
+from privrepro.seeding import torch_stream
 from privrepro.training.classifier import TrainConfig, train_classifier
 
-__all__ = ["MODES", "fine_tune_noisy", "noise_space_of", "select_tuned"]
-
-MODES = ("repo_compat", "corrected")
+__all__ = [
+    "MODES",
+    "TuneGrid",
+    "TunedModel",
+    "fine_tune_noisy",
+    "noise_space_of",
+    "select_tuned",
+    "tuned_family",
+]
 
 
 def noise_space_of(mode: str) -> str:
@@ -172,3 +184,90 @@ def select_tuned(
     chosen = vals.mean(2).argmax(0)
     picked = {int(i): test_acc(models[int(i)]) for i in np.unique(chosen)}  # test only the chosen
     return chosen, np.stack([picked[int(i)][j] for j, i in enumerate(chosen)])
+
+
+@dataclass(frozen=True)
+class TuneGrid:
+    """The noisy fine-tuning grid of "ResNet Tune" and its recipe (the notebooks' defaults).
+
+    Models are tuned for every target ε_t in ``eps_targets`` and training budget
+    ε_train = m · ε_t for m in ``multipliers``, at the radius ``alpha_target``; each trains
+    ``epochs`` epochs of Adam (``lr``) on batches of ``batch_size``.
+    """
+
+    eps_targets: Sequence[float] = (0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0)
+    multipliers: Sequence[float] = (0.25, 0.5, 0.85, 1.0, 1.15, 2.0)
+    alpha_target: float = 0.1
+    epochs: int = 11
+    batch_size: int = 500
+    lr: float = 1e-3
+
+
+class TunedModel(NamedTuple):
+    """One model of the tuned family: its target budget, its training budget, the model."""
+
+    eps_target: float
+    eps_train: float
+    model: NormalizedNet
+
+
+def tuned_family(
+    base: BaseModel,
+    data: ImageData,
+    grid: TuneGrid,
+    ev: Evaluation,
+    cache_dir: str | Path,
+    seed: int,
+) -> list[TunedModel]:
+    """The fine-tuned copies of ``base`` over ``grid`` (:func:`fine_tune_noisy`), each cached.
+
+    σ_train and σ_target are the classical Gauss-Input σ at (ε_train, δ) and (ε_t, δ) for
+    ``grid.alpha_target``, δ and the mode from ``ev``. A model is cached under
+    ``<cache_dir>/ip/tune-<key>/``, ``key`` hashing the base model's spec, ``seed``, the grid, the
+    mode, δ and the point; it is trained from the stream ``(seed, "ip-tune", key)``, so every
+    figure (and every notebook) asking for it gets the same one.
+    """
+    from filelock import FileLock
+
+    delta, mode, device = ev.delta, ev.mode, ev.device
+    cfg = TrainConfig(epochs=grid.epochs, batch_size=grid.batch_size, lr=grid.lr)
+    points = [(et, et * m) for et in grid.eps_targets for m in grid.multipliers]
+    out = []
+    for eps_t, eps_tr in ev.progress(points, f"tuned models ({mode})") if ev.progress else points:
+        key = spec_key(
+            base.spec,
+            seed,
+            {
+                "tune": asdict(grid),
+                "mode": mode,
+                "eps_target": eps_t,
+                "eps_train": eps_tr,
+                "delta": delta,
+            },
+        )
+        folder = Path(cache_dir) / "ip" / f"tune-{key}"
+        folder.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(folder / ".lock")):
+            if (folder / "model.pt").is_file():
+                model = copy.deepcopy(base.model)
+                load_state(model, folder / "model.pt")
+            else:
+                sigma_train = float(gauss_input_sigma(eps_tr, delta, grid.alpha_target))
+                sigma_target = float(gauss_input_sigma(eps_t, delta, grid.alpha_target))
+                gen = torch_stream(seed, "ip-tune", key, device="cpu")
+                model, _ = fine_tune_noisy(
+                    base.model,
+                    data.x_train,
+                    data.y_train,
+                    data.x_val,
+                    data.y_val,
+                    sigma_train,
+                    sigma_target,
+                    mode,
+                    cfg,
+                    gen,
+                    device,
+                )
+                save_state(model, folder / "model.pt")
+        out.append(TunedModel(eps_t, eps_tr, model.to(device).eval()))
+    return out

@@ -28,6 +28,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import linear_sum_assignment
 from scipy.special import logsumexp
 
+from privrepro.config.validation import ConfigError
 from privrepro.pac.noise import GaussianNoise
 
 __all__ = [
@@ -51,7 +52,7 @@ Sampler = Callable[[np.random.Generator], Any]
 
 def _check_positive(name: str, value: float) -> float:
     if not (isinstance(value, (int, float, np.floating)) and value > 0 and np.isfinite(value)):
-        raise ValueError(f"{name} = {value!r}: must lie in (0, inf)")
+        raise ConfigError(name, value, "must lie in (0, inf)")
     return float(value)
 
 
@@ -60,7 +61,7 @@ def sample_outputs(
 ) -> NDArray[np.float64]:
     """Algorithm 1, lines 2–4: ``y^(k) = M(X^(k))`` for ``m`` independent ``X^(k) ~ D``."""
     if m < 2:
-        raise ValueError(f"m = {m!r}: Algorithm 1 needs at least 2 samples")
+        raise ConfigError("m", m, "must lie in [2, inf) (Algorithm 1 needs at least 2 samples)")
     rows = [np.asarray(mechanism(sampler(rng)), dtype=np.float64).ravel() for _ in range(m)]
     return np.stack(rows)
 
@@ -73,7 +74,7 @@ def spectrum(samples: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float6
     """
     y = np.asarray(samples, dtype=np.float64)
     if y.ndim != 2 or y.shape[0] < 2:
-        raise ValueError(f"samples: must be an (m, d) array with m >= 2, got shape {y.shape}")
+        raise ConfigError("samples", f"shape {y.shape}", "must be an (m, d) array with m >= 2")
     centred = y - y.mean(axis=0)
     _, s, vt = np.linalg.svd(centred / np.sqrt(y.shape[0]), full_matrices=False)
     return np.asarray(s**2, dtype=np.float64), np.asarray(vt, dtype=np.float64)
@@ -223,7 +224,7 @@ def min_permutation_distance(a: ArrayLike, b: ArrayLike) -> float:
     x = np.atleast_2d(np.asarray(a, dtype=np.float64))
     y = np.atleast_2d(np.asarray(b, dtype=np.float64))
     if x.shape != y.shape:
-        raise ValueError(f"blocks of shapes {x.shape} and {y.shape}: must match")
+        raise ConfigError("b", f"shape {y.shape}", f"must match a's blocks, shape {x.shape}")
     cost = ((x[:, None, :] - y[None, :, :]) ** 2).sum(axis=2)
     rows, cols = linear_sum_assignment(cost)
     return float(cost[rows, cols].sum() / x.shape[0])
@@ -263,9 +264,10 @@ def algorithm2(
     """
     v, c = _check_positive("v", v), float(c)
     if c < 0:
-        raise ValueError(f"c = {c!r}: must lie in [0, inf)")
-    if m < 2 or tau < 1:
-        raise ValueError(f"m = {m!r}, tau = {tau!r}: need m >= 2 and tau >= 1")
+        raise ConfigError("c", c, "must lie in [0, inf)")
+    for key, value, low in (("m", m, 2), ("tau", tau, 1)):
+        if value < low:
+            raise ConfigError(key, value, f"must lie in [{low}, inf)")
     psi = np.empty(m)
     dim = -1
     for k in range(m):
@@ -364,8 +366,9 @@ def algorithm3(
     ``MI(X; M + B + B_c) <= psi_bar + beta`` w.p. ``1 - gamma`` (``beta`` needs ``r``).
     """
     c = _check_positive("c", c)
-    if min(m, tau1, tau2, tau3) < 1:
-        raise ValueError("m, tau1, tau2, tau3: must all be >= 1")
+    for key, value in (("m", m), ("tau1", tau1), ("tau2", tau2), ("tau3", tau3)):
+        if value < 1:
+            raise ConfigError(key, value, "must lie in [1, inf)")
     n_inputs = len(inputs)
 
     def component(

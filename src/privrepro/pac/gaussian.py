@@ -8,10 +8,11 @@ covariance itself) and a budget ``v`` in nats.
   minimise ``E||B||^2`` subject to ``sum_j lambda_j / lambda_B,j <= 2v``.
 - :func:`isotropic_variance`: the trace rule ``sigma^2 = sum_j lambda_j / (2v)`` (Algorithm 1's
   fallback without the safety floor).
+- :func:`anisotropic_noise_norm`, :func:`isotropic_noise_norm`: ``sqrt(E||B||^2)`` of both.
 - :func:`logdet_mi_bound`, :func:`trace_mi_bound`: eq. (4) and its linearisation.
 - :func:`composition_budget`: Sec. 7.1, MI adds up over independent repetitions.
 - Example 5 (eqs. (10)–(11)): exact individual and whole-set MI of a noisy Gaussian mean and
-  the least Gaussian noise meeting each.
+  the least Gaussian noise meeting each; :func:`example5_noise` tabulates them against ``v``.
 - DP baselines of Examples 2 and 3 (footnote 5: zCDP ``rho`` gives ``MI <= n rho``).
 """
 
@@ -22,14 +23,19 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from privrepro.config.validation import ConfigError
+
 __all__ = [
+    "anisotropic_noise_norm",
     "anisotropic_variances",
     "composition_budget",
     "dp_local_noise_norm",
     "dp_mean_noise_norm",
     "example5_individual_mi",
+    "example5_noise",
     "example5_whole_set_mi",
     "expected_norm_upper",
+    "isotropic_noise_norm",
     "isotropic_variance",
     "logdet_mi_bound",
     "optimal_individual_variances",
@@ -42,17 +48,18 @@ __all__ = [
 def _eigs(lam: ArrayLike) -> NDArray[np.float64]:
     arr = np.asarray(lam, dtype=np.float64)
     if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(
-            f"lam: must be a non-empty 1-d array of eigenvalues, got shape {arr.shape}"
+        raise ConfigError(
+            "lam", f"shape {arr.shape}", "must be a non-empty 1-d array of eigenvalues"
         )
     if np.any(arr < 0) or np.any(~np.isfinite(arr)):
-        raise ValueError(f"lam = {arr!r}: eigenvalues must be finite and >= 0")
+        bad = float(arr[(arr < 0) | ~np.isfinite(arr)][0])
+        raise ConfigError("lam", bad, "eigenvalues must be finite and lie in [0, inf)")
     return arr
 
 
 def _budget(v: float) -> float:
     if not (isinstance(v, (int, float, np.floating)) and v > 0 and math.isfinite(v)):
-        raise ValueError(f"v = {v!r}: the MI budget must lie in (0, inf) nats")
+        raise ConfigError("v", v, "the MI budget must lie in (0, inf) nats")
     return float(v)
 
 
@@ -70,6 +77,19 @@ def anisotropic_variances(lam: ArrayLike, v: float) -> NDArray[np.float64]:
 def isotropic_variance(lam: ArrayLike, v: float) -> float:
     """The isotropic trace rule: ``sigma^2 = sum_j lambda_j / (2v)`` (trace bound exactly ``v``)."""
     return float(_eigs(lam).sum() / (2.0 * _budget(v)))
+
+
+def anisotropic_noise_norm(lam: ArrayLike, v: float) -> float:
+    """Theorem 3's noise magnitude ``sqrt(E||B||^2) = sum_j sqrt(lambda_j) / sqrt(2v)`` (an upper
+    bound on ``E||B||_2``; the paper's 1.6 × 10^2 for CIFAR-10 in Example 2)."""
+    return float(np.sqrt(_eigs(lam)).sum() / np.sqrt(2 * _budget(v)))
+
+
+def isotropic_noise_norm(lam: ArrayLike, v: float) -> float:
+    """The isotropic trace rule's ``sqrt(E||B||^2) = sqrt(d sum_j lambda_j / (2v))`` (``d`` the
+    number of eigenvalues); never below :func:`anisotropic_noise_norm` (Cauchy–Schwarz)."""
+    arr = _eigs(lam)
+    return float(np.sqrt(arr.size * arr.sum() / (2 * _budget(v))))
 
 
 def expected_norm_upper(noise_variances: ArrayLike) -> float:
@@ -111,7 +131,7 @@ def composition_budget(total_v: float, repetitions: int) -> float:
     """Sec. 7.1: MI of ``T`` independent mechanisms on independent inputs adds up, so each gets
     ``v / T`` and its noise standard deviation grows by ``sqrt(T)`` (Theorem 3 is ``1/(2v)``)."""
     if repetitions < 1:
-        raise ValueError(f"repetitions = {repetitions!r}: must be an integer >= 1")
+        raise ConfigError("repetitions", repetitions, "must be an integer in [1, inf)")
     return _budget(total_v) / repetitions
 
 
@@ -199,13 +219,46 @@ def optimal_individual_variances(lam: ArrayLike, n: int, v: float) -> NDArray[np
     return var(_bisect_multiplier(lambda mu: example5_individual_mi(lam_arr, n, var(mu)), v))
 
 
+def example5_noise(lam: ArrayLike, n: int, vs: ArrayLike) -> list[dict[str, float]]:
+    """Example 5 against the budget: one row per ``v`` of the least ``E||B||^2`` of Gaussian noise
+    (diagonal in Sigma's basis) meeting eq. (10) (``individual_opt_noise_sq``), eq. (11)
+    (``whole_set_exact_noise_sq``), and Theorem 3's ``(sum_j sqrt(lambda_j / n))^2 / (2v)``
+    (``theorem3_noise_sq``), their gap, the first case of eq. (12) (``v >= d/(n-1)``: no
+    individual noise, gap ``(sum sqrt(lambda))^2/(2nv)``; NaN otherwise) and the noiseless
+    individual MI of eq. (10). The second case of eq. (12) is illegible in the source.
+    """
+    lam_arr = _eigs(lam)
+    d, sqrt_sum = lam_arr.size, np.sqrt(lam_arr).sum()
+    rows = []
+    for v in np.asarray(vs, dtype=np.float64):
+        ind = optimal_individual_variances(lam_arr, n, v)
+        whole = optimal_whole_set_variances(lam_arr, n, v)
+        thm3 = anisotropic_variances(lam_arr / n, v)
+        first_case = float(sqrt_sum**2 / (2 * n * v)) if v >= d / (n - 1) else np.nan
+        rows.append(
+            {
+                "v": float(v),
+                "n": n,
+                "d": d,
+                "individual_opt_noise_sq": float(ind.sum()),
+                "whole_set_exact_noise_sq": float(whole.sum()),
+                "theorem3_noise_sq": float(thm3.sum()),
+                "gap_theorem3_minus_individual": float(thm3.sum() - ind.sum()),
+                "eq12_first_case": first_case,
+                "noiseless_individual_mi": example5_individual_mi(lam_arr, n, 0.0),
+            }
+        )
+    return rows
+
+
 # --- DP baselines (footnote 5: rho-zCDP with independent entries gives MI <= n * rho) ---------
 
 
 def zcdp_sigma(l2_sensitivity: float, rho: float) -> float:
     """Gaussian mechanism std for ``rho``-zCDP: ``rho = Delta_2^2 / (2 sigma^2)`` (Bun–Steinke)."""
     if l2_sensitivity <= 0 or rho <= 0:
-        raise ValueError(f"l2_sensitivity = {l2_sensitivity!r}, rho = {rho!r}: both must be > 0")
+        key, value = ("l2_sensitivity", l2_sensitivity) if l2_sensitivity <= 0 else ("rho", rho)
+        raise ConfigError(key, value, "must lie in (0, inf)")
     return float(l2_sensitivity / math.sqrt(2.0 * rho))
 
 

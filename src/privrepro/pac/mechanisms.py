@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from privrepro.config.validation import ConfigError
+
 __all__ = [
     "local_publishing_samples",
     "local_publishing_spectrum",
@@ -91,11 +93,9 @@ def smooth_image_pool(
     ``sum_j sqrt(lambda_j)`` grows like ``sqrt(d)`` (plus ``d * pixel_noise`` from the noise),
     against the ``Theta(d)`` of local DP — the contrast drawn by ``curves_dimension``.
     """
-    if n < 2 or side < 1 or frequencies < 1:
-        raise ValueError(
-            f"n = {n}, side = {side}, frequencies = {frequencies}: need n >= 2, "
-            "side >= 1, frequencies >= 1"
-        )
+    for key, value, low in (("n", n, 2), ("side", side, 1), ("frequencies", frequencies, 1)):
+        if value < low:
+            raise ConfigError(key, value, f"must lie in [{low}, inf)")
     t = (np.arange(side) + 0.5) / side
     k = np.arange(frequencies)
     basis = np.cos(np.pi * k[:, None] * t[None, :])  # [F, side]

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from privrepro.config.validation import ConfigError
+
 __all__ = ["GaussianNoise"]
 
 
@@ -37,12 +39,13 @@ class GaussianNoise:
 
     def __post_init__(self) -> None:
         if self.basis.shape != (self.variances.shape[0], self.dim):
-            raise ValueError(
-                f"basis has shape {self.basis.shape}, expected "
-                f"({self.variances.shape[0]}, {self.dim})"
-            )
-        if np.any(self.variances < 0) or self.floor < 0:
-            raise ValueError("noise variances must be >= 0")
+            expected = (self.variances.shape[0], self.dim)
+            raise ConfigError("basis", f"shape {self.basis.shape}", f"must have shape {expected}")
+        if self.floor < 0:
+            raise ConfigError("floor", self.floor, "must lie in [0, inf)")
+        if np.any(self.variances < 0):
+            smallest = float(self.variances.min())
+            raise ConfigError("variances", smallest, "every variance must lie in [0, inf)")
 
     @classmethod
     def isotropic(cls, dim: int, variance: float) -> GaussianNoise:

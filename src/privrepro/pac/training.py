@@ -26,6 +26,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from privrepro.config.validation import ConfigError
+
 __all__ = [
     "MLPSpec",
     "init_mlp",
@@ -46,7 +48,7 @@ class MLPSpec:
 
     def __post_init__(self) -> None:
         if len(self.sizes) < 2 or any(s < 1 for s in self.sizes):
-            raise ValueError(f"sizes = {self.sizes!r}: need >= 2 layer widths, each >= 1")
+            raise ConfigError("sizes", self.sizes, "need >= 2 layer widths, each in [1, inf)")
 
     @property
     def shapes(self) -> list[tuple[int, ...]]:
@@ -189,11 +191,14 @@ def train_batched(
         ``[m, P]`` final parameters ``M(X^(k))``.
     """
     if mode not in ("gather", "mask"):
-        raise ValueError(f"mode = {mode!r}: must be one of ['gather', 'mask']")
-    if steps < 0 or lr <= 0 or chunk < 1:
-        raise ValueError(
-            f"steps = {steps}, lr = {lr}, chunk = {chunk}: need steps >= 0, lr > 0, chunk >= 1"
-        )
+        raise ConfigError("mode", mode, "must be one of ['gather', 'mask']")
+    for key, value, ok, allowed in (
+        ("steps", steps, steps >= 0, "[0, inf)"),
+        ("lr", lr, lr > 0, "(0, inf)"),
+        ("chunk", chunk, chunk >= 1, "[1, inf)"),
+    ):
+        if not ok:
+            raise ConfigError(key, value, f"must lie in {allowed}")
     m, n = subsets.shape
     out_dim = spec.sizes[-1]
     starts = list(range(0, m, chunk))

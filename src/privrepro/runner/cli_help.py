@@ -21,7 +21,7 @@ __all__ = ["PROFILE_ENV", "check_arguments", "closest", "usage", "with_profile_f
 PROFILE_ENV = "PRIVREPRO_PROFILE"
 
 #: config groups chosen with ``group=option`` (not keys of the composed config)
-_GROUPS = ("experiment", "profile", "hpo")
+_GROUPS = ("experiment", "profile")
 
 _OPTIONS = """\
 main options (key=value, Hydra syntax):

@@ -17,7 +17,9 @@ Two code paths share one step rule (:func:`noisy_mean_gradient`):
   100k dummy labels, cl paper Sec. 7.1).
 
 Privacy: one run is one Poisson-subsampled Gaussian mechanism composed ``steps`` times, with
-add/remove adjacency on the run's dataset; :func:`privacy_record` gives its PRV ε. Tasks of a
+add/remove adjacency on the run's dataset; :func:`privacy_record` plans the steps and takes σ and
+the PRV ε from the project's one calibration and accounting interface,
+:mod:`privrepro.dp.accounting` (opacus' PRV accountant, as the paper). Tasks of a
 continual-learning stream use disjoint data, so by parallel composition (cl paper, Thm D.1) the
 per-task (ε, δ) is also the guarantee of the whole stream; the record states this.
 """
@@ -27,20 +29,24 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
-from functools import lru_cache
 from typing import Any
 
 import torch
 from torch import Tensor, nn
 
 from privrepro.config import ConfigError
+from privrepro.dp.accounting import (
+    OPACUS_RDP_ORDERS,
+    Method,
+    calibrate_noise_multiplier,
+    gaussian_epsilon,
+)
 from privrepro.training.rows import Rows, gather_rows, num_rows
 
 __all__ = [
     "DPSGDHyper",
     "PrivacyRecord",
     "TrainLog",
-    "calibrate_noise_multiplier",
     "clip_factors",
     "linear_head_per_sample_norms",
     "noisy_mean_gradient",
@@ -114,119 +120,26 @@ def plan_steps(n: int, hp: DPSGDHyper) -> tuple[float, int]:
     return q, max(1, int(hp.epochs / q + 1e-9))
 
 
-@lru_cache(maxsize=4096)
-def calibrate_noise_multiplier(
-    target_epsilon: float,
-    delta: float,
-    sample_rate: float,
-    steps: int,
-    accountant: str = "prv",
-    epsilon_tolerance: float = 0.01,
-) -> float:
-    """Smallest σ (to ``epsilon_tolerance`` in ε) whose ``accountant`` ε after ``steps`` ≤ target.
-
-    The rule of opacus ``get_noise_multiplier`` (bisection keeping the upper end, so the returned
-    σ's ε never exceeds the target), with a tighter start for PRV: the RDP σ (cheap to compute)
-    is an upper bracket, since RDP's ε bounds PRV's from above; PRV evaluations then bisect
-    inside ``[σ_RDP / 2, σ_RDP]``. Cached: Optuna trials that share (q, steps) calibrate once.
-    """
-    from opacus.accountants.utils import get_noise_multiplier
-
-    if not target_epsilon > 0:
-        raise ConfigError("target_epsilon", target_epsilon, "must lie in (0, inf)")
-    if not 0 < sample_rate <= 1:
-        raise ConfigError("sample_rate", sample_rate, "must lie in (0, 1]")
-    if steps < 1:
-        raise ConfigError("steps", steps, "must be >= 1")
-    if accountant != "prv":
-        return float(
-            get_noise_multiplier(
-                target_epsilon=target_epsilon,
-                target_delta=delta,
-                sample_rate=sample_rate,
-                steps=steps,
-                accountant=accountant,
-                epsilon_tolerance=epsilon_tolerance,
-            )
-        )
-    hi = float(
-        get_noise_multiplier(
-            target_epsilon=target_epsilon,
-            target_delta=delta,
-            sample_rate=sample_rate,
-            steps=steps,
-            accountant="rdp",
-            epsilon_tolerance=epsilon_tolerance / 4,
-        )
-    )
-
-    def f(sig: float) -> float:
-        return spent_epsilon(sig, sample_rate, steps, delta, "prv") - target_epsilon
-
-    f_hi = f(hi)
-    while f_hi > 0:  # PRV's eps_error margin can exceed RDP's slack
-        hi *= 1.1
-        f_hi = f(hi)
-    lo = 0.85 * hi  # PRV σ is within a few % of RDP's at these budgets (note §7.6)
-    f_lo = f(lo)
-    while f_lo <= 0:
-        hi, f_hi, lo = lo, f_lo, lo * 0.85
-        f_lo = f(lo)
-    side = 0
-    while -f_hi > epsilon_tolerance and hi - lo > 1e-9 * hi:
-        # Illinois (regula falsi with halving of the stale end): ε(σ) is smooth and monotone.
-        mid = hi - f_hi * (hi - lo) / (f_hi - f_lo)
-        if not lo < mid < hi:
-            mid = (lo + hi) / 2
-        f_mid = f(mid)
-        if f_mid <= 0:
-            hi, f_hi = mid, f_mid
-            if side == -1:
-                f_lo /= 2
-            side = -1
-        else:
-            lo, f_lo = mid, f_mid
-            if side == 1:
-                f_hi /= 2
-            side = 1
-    return hi
-
-
 def spent_epsilon(
     noise_multiplier: float, sample_rate: float, steps: int, delta: float, accountant: str = "prv"
 ) -> float:
-    """ε of ``steps`` Poisson-subsampled Gaussian steps at δ (opacus accountant; PRV: upper bound)."""
+    """ε of ``steps`` Poisson-subsampled Gaussian steps at δ under the run's opacus accountant.
 
+    :func:`privrepro.dp.accounting.gaussian_epsilon`: PRV's upper bound (opacus' ``get_epsilon``
+    defaults, ``eps_error`` 0.01) or RDP over opacus' default orders, so the number is opacus' own
+    (tested); ``inf`` without noise, 0 without steps.
+    """
     if noise_multiplier <= 0 or steps == 0:
         return math.inf if steps > 0 else 0.0
-    return _spent_epsilon(
-        float(noise_multiplier), float(sample_rate), int(steps), float(delta), accountant
-    )
-
-
-@lru_cache(maxsize=65536)
-def _spent_epsilon(
-    noise_multiplier: float, sample_rate: float, steps: int, delta: float, accountant: str
-) -> float:
-    """opacus' number through :func:`privrepro.dp.accounting.gaussian_epsilon`: PRV's upper
-    bound (``eps_error`` 0.01, ``delta_error`` δ/1000, opacus' ``get_epsilon`` defaults) or
-    RDP over opacus' default orders — equal to ``create_accountant(...).get_epsilon`` (tested)."""
-    import warnings
-
-    from opacus.accountants import RDPAccountant
-
-    from privrepro.dp.accounting import gaussian_epsilon
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # RDP's "optimal order is the largest alpha"
-        return gaussian_epsilon(
-            noise_multiplier,
-            steps,
-            delta,
-            sampling_rate=sample_rate,
-            method="prv" if accountant == "prv" else "rdp",
-            rdp_orders=tuple(RDPAccountant.DEFAULT_ALPHAS),
-        ).epsilon
+    method: Method = "prv" if accountant == "prv" else "rdp"
+    return gaussian_epsilon(
+        float(noise_multiplier),
+        int(steps),
+        float(delta),
+        sampling_rate=float(sample_rate),
+        method=method,
+        rdp_orders=OPACUS_RDP_ORDERS,
+    ).epsilon
 
 
 def pld_epsilon(record: PrivacyRecord, discretization: float = 1e-4) -> float:
@@ -238,23 +151,11 @@ def pld_epsilon(record: PrivacyRecord, discretization: float = 1e-4) -> float:
         return 0.0
     if record.noise_multiplier <= 0:
         return math.inf
-    return _pld_epsilon(
-        record.noise_multiplier, record.sample_rate, record.steps, record.delta, discretization
-    )
-
-
-@lru_cache(maxsize=4096)
-def _pld_epsilon(
-    noise_multiplier: float, sample_rate: float, steps: int, delta: float, discretization: float
-) -> float:
-    """Cached: the tasks of one run share σ, q and steps (the transfer rule keeps q)."""
-    from privrepro.dp.accounting import gaussian_epsilon
-
     return gaussian_epsilon(
-        noise_multiplier,
-        steps,
-        delta,
-        sampling_rate=sample_rate,
+        record.noise_multiplier,
+        record.steps,
+        record.delta,
+        sampling_rate=record.sample_rate,
         method="pld",
         pld_discretization=discretization,
     ).epsilon
@@ -298,7 +199,15 @@ def privacy_record(n: int, hp: DPSGDHyper, composition: str = "parallel") -> Pri
             composition,
         )
     eps = float(hp.epsilon)  # type: ignore[arg-type]
-    sigma = calibrate_noise_multiplier(eps, hp.delta, q, steps, hp.accountant, hp.epsilon_tolerance)
+    sigma = calibrate_noise_multiplier(
+        eps,
+        hp.delta,
+        steps,
+        sampling_rate=q,
+        method="prv" if hp.accountant == "prv" else "rdp",
+        epsilon_tolerance=hp.epsilon_tolerance,
+        rdp_orders=OPACUS_RDP_ORDERS,
+    )
     spent = spent_epsilon(sigma, q, steps, hp.delta, hp.accountant)
     return PrivacyRecord(eps, hp.delta, sigma, q, steps, spent, hp.accountant, composition)
 

@@ -12,11 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import matplotlib.ticker
-import numpy as np
 import pandas as pd
 
-from privrepro.dp.group import drop_probability_lower_bound
-from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.continual.label_spaces import class_drop_curve, class_drop_summary
+from privrepro.figures.api import Figure, UnitContext, grid_units, param
 from privrepro.plotting.style import new_figure
 
 __all__ = ["DropParams", "DropProbability"]
@@ -31,6 +30,7 @@ class DropParams:
         gt=0,
         doc="ε of the label release, one curve each",
         assumed="only ε=1 is stated; the grid spans the paper's ε range",
+        unique=True,
     )
     deltas: list[float] = param(
         [1e-5, 1e-7],
@@ -38,6 +38,7 @@ class DropParams:
         lt=1,
         doc="δ of the label release",
         assumed="only δ=1e-7 is stated; 1e-5 is the paper's training δ",
+        unique=True,
     )
     k_max: int = param(
         100,
@@ -56,46 +57,13 @@ class DropProbability(Figure[DropParams]):
     title = "Probability that a class of k examples is dropped by an (ε, δ)-DP label release"
 
     def units(self, params: DropParams) -> list[dict[str, Any]]:
-        return [
-            {"epsilon": e, "delta": d, "k_max": params.k_max}
-            for d in params.deltas
-            for e in params.epsilons
-        ]
+        return grid_units({"k_max": params.k_max}, delta=params.deltas, epsilon=params.epsilons)
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        k = np.arange(1, int(unit["k_max"]) + 1)
-        bound = drop_probability_lower_bound(unit["epsilon"], unit["delta"], k)
-        return pd.DataFrame(
-            {
-                "epsilon": unit["epsilon"],
-                "delta": unit["delta"],
-                "k": k,
-                "drop_probability_lb": bound,
-            }
-        )
+        return class_drop_curve(unit["epsilon"], unit["delta"], unit["k_max"])
 
     def summarize(self, table: pd.DataFrame, params: DropParams) -> pd.DataFrame:
-        rows = []
-        for (eps, delta), group in table.groupby(["epsilon", "delta"]):
-            kept = group.loc[group["drop_probability_lb"] >= params.threshold, "k"]
-            rows.append(
-                {
-                    "metric": f"largest_k_dropped_{round(params.threshold * 100)}",
-                    "epsilon": eps,
-                    "delta": delta,
-                    "value": int(kept.max()) if len(kept) else 0,
-                }
-            )
-            zero = group.loc[group["drop_probability_lb"] <= 0.0, "k"]
-            rows.append(
-                {
-                    "metric": "smallest_k_bound_zero",
-                    "epsilon": eps,
-                    "delta": delta,
-                    "value": int(zero.min()) if len(zero) else np.nan,
-                }
-            )
-        return pd.DataFrame(rows)
+        return pd.DataFrame(class_drop_summary(table, params.threshold))
 
     def plot(self, table: pd.DataFrame, params: DropParams) -> Any:
         fig, ax = new_figure(width=6.0, height=3.8)

@@ -11,46 +11,42 @@ configurations of a unit, the noise is drawn afresh for each.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import itertools
+from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from privrepro.continual.benchmarks import make_scenario
-from privrepro.continual.cosine import DUMMY_SAMPLING, noise_std, run_cosine
-from privrepro.continual.label_spaces import DUMMY_REFERENCES, label_spaces_for
-from privrepro.continual.metrics import average_accuracy
-from privrepro.figures.api import Figure, UnitContext, param
-from privrepro.figures.cl._cosine_common import (
-    FeatureParams,
-    error_bars,
+from privrepro.continual.benchmarks import BENCHMARK_NAMES, FeatureSource
+from privrepro.continual.cosine import DUMMY_SAMPLING
+from privrepro.continual.cosine_benchmark import (
+    benchmark_scenario,
     load_features,
-    median_min_max,
+    run_cosine_benchmark,
 )
+from privrepro.continual.label_spaces import DUMMY_REFERENCES, label_config, label_config_name
+from privrepro.continual.plots import category_markers
+from privrepro.continual.tables import median_min_max
+from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.figures.cl import _common as cl
 from privrepro.plotting.style import new_figure
 
 __all__ = ["LabelGranularityCosine", "LabelParams"]
 
 DATASETS = ("cifar100", "imagenet-r")
 LABEL_CONFIGS = ("prior", "prior_const", "x10", "x100", "x1000")
-_DISPLAY = {
-    "prior": "S_prior",
-    "prior_const": "S_prior^const",
-    "x10": "+10×",
-    "x100": "+100×",
-    "x1000": "+1000×",
-}
 
 
 @dataclass
 class LabelParams:
     """Table A3's grid."""
 
-    datasets: list[str] = param(["cifar100", "imagenet-r"], choices=DATASETS)
-    epsilons: list[float] = param([1.0, 8.0], gt=0, doc="per-task ε (parallel composition)")
+    datasets: list[str] = param(["cifar100", "imagenet-r"], choices=DATASETS, unique=True)
+    epsilons: list[float] = param(
+        [1.0, 8.0], gt=0, doc="per-task ε (parallel composition)", unique=True
+    )
     delta: float = param(1e-5, gt=0, lt=1, doc="δ of every task's release")
-    label_configs: list[str] = param(list(LABEL_CONFIGS), choices=LABEL_CONFIGS)
+    label_configs: list[str] = param(list(LABEL_CONFIGS), choices=LABEL_CONFIGS, unique=True)
     repeats: int = param(5, ge=1, le=100, doc="seeds (class order and noise)")
     dummy_reference: str = param(
         "base",
@@ -65,11 +61,7 @@ class LabelParams:
         doc="exact: every dummy's noise drawn; marginal: the best dummy "
         "score drawn from its law (smoke)",
     )
-    features: FeatureParams = field(default_factory=FeatureParams)
-
-
-def _factor(config: str) -> int:
-    return int(config[1:]) if config.startswith("x") else 1
+    features: FeatureSource = field(default_factory=FeatureSource)
 
 
 class LabelGranularityCosine(Figure[LabelParams]):
@@ -79,109 +71,69 @@ class LabelGranularityCosine(Figure[LabelParams]):
     title = "cl Fig. 3/A2, Table A3 — cosine classifier: label match and dummy labels"
 
     def units(self, params: LabelParams) -> list[dict[str, Any]]:
-        return [
-            {
-                "dataset": d,
-                "epsilon": e,
-                "repeat": r,
-                "delta": params.delta,
-                "label_configs": list(params.label_configs),
-                "dummy_reference": params.dummy_reference,
-                "dummy_sampling": params.dummy_sampling,
-                "features": asdict(params.features),
-            }
-            for d in params.datasets
-            for e in params.epsilons
-            for r in range(params.repeats)
-        ]
+        fixed = ("delta", "label_configs", "dummy_reference", "dummy_sampling")
+        return cl.cosine_units(
+            params,
+            fixed,
+            dataset=params.datasets,
+            epsilon=params.epsilons,
+            repeat=range(params.repeats),
+        )
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        data, meta = load_features(unit["dataset"], unit["features"], ctx)
-        scenario = make_scenario(unit["dataset"], data, ctx.rng("class_order"))
-        sigma = noise_std(unit["epsilon"], unit["delta"])
+        data, meta = load_features(unit["dataset"], **cl.cosine_inputs(unit, ctx))
+        scenario = benchmark_scenario(unit["dataset"], data, ctx.rng("class_order"))
         rows = []
         for config in unit["label_configs"]:
-            policy = "prior" if config == "prior" else "prior_const"
-            spaces = label_spaces_for(policy, scenario, _factor(config), unit["dummy_reference"])
-            res = run_cosine(
-                data.train_x,
-                data.train_y,
-                data.test_x,
-                data.test_y,
-                scenario,
-                spaces,
-                sigma,
-                ctx.rng(f"noise-{config}"),
+            res = run_cosine_benchmark(
+                unit["dataset"],
+                unit["epsilon"],
+                unit["delta"],
+                features=data,
+                scenario=scenario,
+                label_policy=label_config(config)[0],
+                dummy_factor=label_config(config)[1],
+                dummy_reference=unit["dummy_reference"],
                 evaluate="final",
                 dummy_sampling=unit["dummy_sampling"],
+                noise_rng=ctx.rng(f"noise-{config}"),
             )
             rows.append(
                 {
-                    "dataset": unit["dataset"],
-                    "epsilon": unit["epsilon"],
-                    "delta": unit["delta"],
-                    "repeat": unit["repeat"],
+                    **{k: unit[k] for k in ("dataset", "epsilon", "delta", "repeat")},
                     "label_config": config,
-                    "labels_per_task": spaces[-1].size,
-                    "sigma": sigma,
-                    "final_aa": 100 * average_accuracy(res.acc)[-1],
+                    "labels_per_task": res.labels_released,
+                    "sigma": res.sigma,
+                    "final_aa": 100 * res.final_aa,
                     "final_accuracy": 100 * res.final_accuracy,
-                    "feature_source": meta["feature_source"],
-                    "backbone": meta["backbone"],
+                    **cl.feature_columns(meta),
                 }
             )
         return pd.DataFrame(rows)
 
     def summarize(self, table: pd.DataFrame, params: LabelParams) -> pd.DataFrame:
-        stats = median_min_max(table, ["dataset", "epsilon", "label_config"], "final_aa")
-        rows = []
-        for _, r in stats.iterrows():
-            base = {
-                "dataset": r["dataset"],
-                "epsilon": r["epsilon"],
-                "label_config": r["label_config"],
-            }
-            rows.append({"metric": "final_aa_mean", **base, "value": r["mean"]})
-            rows.append({"metric": "final_aa_std", **base, "value": r["std"]})
-        return pd.DataFrame(rows)
+        return pd.DataFrame(
+            cl.mean_std_rows(table, ["dataset", "epsilon", "label_config"], "final_aa")
+        )
 
     def plot(self, table: pd.DataFrame, params: LabelParams) -> Any:
-        panels = [
-            (d, e)
-            for e in sorted(table["epsilon"].unique())
-            for d in DATASETS
-            if d in set(table["dataset"])
-        ]
-        ncols = max(1, len({d for d, _ in panels}))
-        nrows = max(1, (len(panels) + ncols - 1) // ncols)
-        fig, axes = new_figure(nrows, ncols, width=4.6, height=3.2, squeeze=False)
+        datasets = [d for d in DATASETS if d in set(table["dataset"])]
+        epsilons = sorted(table["epsilon"].unique())
+        fig, axes = new_figure(len(epsilons), len(datasets), width=4.6, height=3.2, squeeze=False)
         stats = median_min_max(table, ["dataset", "epsilon", "label_config"], "final_aa")
-        for ax, (d, e) in zip(axes.ravel(), panels, strict=False):
+        for (i, e), (j, d) in itertools.product(enumerate(epsilons), enumerate(datasets)):
+            ax = axes[i][j]
             s = stats[(stats["dataset"] == d) & (stats["epsilon"] == e)]
-            s = (
-                s.set_index("label_config")
-                .reindex([c for c in LABEL_CONFIGS if c in set(s["label_config"])])
-                .reset_index()
+            configs = [c for c in LABEL_CONFIGS if c in set(s["label_config"])]
+            category_markers(
+                ax, s, "label_config", configs, names=label_config_name, label="Cosine Classifier"
             )
-            x = np.arange(len(s))
-            ax.errorbar(
-                x,
-                s["median"],
-                yerr=error_bars(s),
-                fmt="o",
-                capsize=3,
-                color="C0",
-                label="Cosine Classifier",
-            )
+            ax.tick_params(axis="x", labelrotation=20)
             ax.axvline(1.5, color="0.6", lw=0.8, ls=":")
-            ax.set_xticks(x, [_DISPLAY[c] for c in s["label_config"]], rotation=20)
-            ax.set_title(f"{'Split-CIFAR-100' if d == 'cifar100' else 'Split-ImageNet-R'}, ε={e:g}")
-            ax.set_ylabel("final average accuracy (%)")
+            ax.set(title=f"{BENCHMARK_NAMES[d]}, ε={e:g}", ylabel="final average accuracy (%)")
             lo, hi = float(s["min"].min()), float(s["max"].max())
             pad = max(0.0, 5.0 - (hi - lo)) / 2  # at least 5 points visible: no zoom on noise
             ax.set_ylim(lo - pad - 0.5, hi + pad + 0.5)
-        for ax in axes.ravel()[len(panels) :]:
-            ax.set_visible(False)
         fig.suptitle(
             "Cosine Classifier: label match (left of dotted line) and additional dummy labels; "
             "median, min/max over repeats",

@@ -12,38 +12,31 @@ One unit per (setting, privacy level, repeat).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from privrepro.continual.blurry import BLURRY_KINDS, make_blurry_scenario
-from privrepro.continual.cosine import noise_std, run_cosine
-from privrepro.continual.label_spaces import label_spaces_for
-from privrepro.continual.metrics import average_accuracy
+from privrepro.continual import run_cosine_benchmark
+from privrepro.continual.benchmarks import FeatureSource
+from privrepro.continual.blurry import BLURRY_KINDS, BLURRY_NAMES
+from privrepro.continual.plots import category_markers
+from privrepro.continual.tables import median_min_max
 from privrepro.figures.api import Figure, UnitContext, param
-from privrepro.figures.cl._cosine_common import (
-    FeatureParams,
-    error_bars,
-    load_features,
-    median_min_max,
-    privacy_label,
-    privacy_levels,
-)
+from privrepro.figures.cl import _common as cl
 from privrepro.plotting.style import new_figure
 
 __all__ = ["BlurryCosine", "BlurryParams"]
-
-_DISPLAY = {"not-blurry": "Not Blurry", "i-blurry": "i-Blurry", "si-blurry": "Si-Blurry"}
 
 
 @dataclass
 class BlurryParams:
     """Table A4's grid."""
 
-    settings: list[str] = param(list(BLURRY_KINDS), choices=BLURRY_KINDS)
-    epsilons: list[float] = param([1.0, 8.0], gt=0, doc="per-task ε (parallel composition)")
+    settings: list[str] = param(list(BLURRY_KINDS), choices=BLURRY_KINDS, unique=True)
+    epsilons: list[float] = param(
+        [1.0, 8.0], gt=0, doc="per-task ε (parallel composition)", unique=True
+    )
     non_dp: bool = param(True, doc="also run without noise")
     delta: float = param(1e-5, gt=0, lt=1)
     nb_tasks: int = param(
@@ -60,7 +53,7 @@ class BlurryParams:
         10.0, ge=0, le=100, assumed="M not stated; the blurry papers' default M = 10"
     )
     repeats: int = param(5, ge=1, le=100, doc="seeds (split, class order and noise)")
-    features: FeatureParams = field(default_factory=FeatureParams)
+    features: FeatureSource = field(default_factory=FeatureSource)
 
 
 class BlurryCosine(Figure[BlurryParams]):
@@ -70,81 +63,47 @@ class BlurryCosine(Figure[BlurryParams]):
     title = "cl Fig. 4 (right), Table A4 — cosine classifier on blurry Split-CIFAR-100"
 
     def units(self, params: BlurryParams) -> list[dict[str, Any]]:
-        return [
-            {
-                "setting": s,
-                "epsilon": e,
-                "repeat": r,
-                "delta": params.delta,
-                "nb_tasks": params.nb_tasks,
-                "disjoint_pct": params.disjoint_pct,
-                "blurry_pct": params.blurry_pct,
-                "features": asdict(params.features),
-            }
-            for s in params.settings
-            for e in privacy_levels(params.epsilons, params.non_dp)
-            for r in range(params.repeats)
-        ]
+        fixed = ("delta", "nb_tasks", "disjoint_pct", "blurry_pct")
+        levels = cl.privacy_levels(params.epsilons, params.non_dp)
+        return cl.cosine_units(
+            params, fixed, setting=params.settings, epsilon=levels, repeat=range(params.repeats)
+        )
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        data, meta = load_features("cifar100", unit["features"], ctx)
-        scenario = make_blurry_scenario(
-            unit["setting"],
-            data.train_y,
-            data.test_y,
-            data.num_classes,
-            unit["nb_tasks"],
-            ctx.rng("split"),
-            unit["disjoint_pct"],
-            unit["blurry_pct"],
-        )
-        sigma = noise_std(unit["epsilon"], unit["delta"])
-        spaces = label_spaces_for("prior_const", scenario)
         # only the final row of the accuracy matrix is reported (AA_T needs no other row)
-        res = run_cosine(
-            data.train_x,
-            data.train_y,
-            data.test_x,
-            data.test_y,
-            scenario,
-            spaces,
-            sigma,
-            ctx.rng("noise"),
+        res = run_cosine_benchmark(
+            "cifar100",
+            unit["epsilon"],
+            unit["delta"],
+            **{k: unit[k] for k in ("setting", "nb_tasks", "disjoint_pct", "blurry_pct")},
             evaluate="final",
+            scenario_rng=ctx.rng("split"),
+            noise_rng=ctx.rng("noise"),
+            **cl.cosine_inputs(unit, ctx),
         )
-        return pd.DataFrame(
-            [
-                {
-                    "setting": unit["setting"],
-                    "privacy": privacy_label(unit["epsilon"]),
-                    "epsilon": np.nan if unit["epsilon"] is None else unit["epsilon"],
-                    "delta": unit["delta"],
-                    "repeat": unit["repeat"],
-                    "nb_tasks": unit["nb_tasks"],
-                    "sigma": sigma,
-                    "final_accuracy": 100 * res.final_accuracy,
-                    "final_aa": 100 * average_accuracy(res.acc)[-1],
-                    "task_sizes": ",".join(str(len(t)) for t in scenario.train_tasks),
-                    "feature_source": meta["feature_source"],
-                    "backbone": meta["backbone"],
-                }
-            ]
-        )
+        row = {
+            "setting": unit["setting"],
+            **cl.privacy_columns(unit["epsilon"]),
+            **{k: unit[k] for k in ("delta", "repeat", "nb_tasks")},
+            "sigma": res.sigma,
+            "final_accuracy": 100 * res.final_accuracy,
+            "final_aa": 100 * res.final_aa,
+            "task_sizes": ",".join(map(str, res.task_sizes)),
+            **cl.feature_columns(res.features),
+        }
+        return pd.DataFrame([row])
 
     def summarize(self, table: pd.DataFrame, params: BlurryParams) -> pd.DataFrame:
+        rows = cl.mean_std_rows(table, ["setting", "privacy"], "final_accuracy")
         stats = median_min_max(table, ["setting", "privacy"], "final_accuracy")
-        rows = []
-        for _, r in stats.iterrows():
-            base = {"setting": r["setting"], "privacy": r["privacy"]}
-            rows.append({"metric": "final_accuracy_mean", **base, "value": r["mean"]})
-            rows.append({"metric": "final_accuracy_std", **base, "value": r["std"]})
-        for priv, g in stats.groupby("privacy"):
+        for priv, g in stats.groupby("privacy"):  # the claim: the means do not depend on blur
+            spread = float(g["mean"].max() - g["mean"].min())
             rows.append(
                 {
                     "metric": "blur_spread_of_means",
                     "setting": "all",
                     "privacy": priv,
-                    "value": float(g["mean"].max() - g["mean"].min()),
+                    "value": spread,
                 }
             )
         return pd.DataFrame(rows)
@@ -152,31 +111,18 @@ class BlurryCosine(Figure[BlurryParams]):
     def plot(self, table: pd.DataFrame, params: BlurryParams) -> Any:
         fig, ax = new_figure(width=5.6, height=3.6)
         stats = median_min_max(table, ["setting", "privacy"], "final_accuracy")
-        order = [privacy_label(e) for e in privacy_levels(params.epsilons, params.non_dp)]
-        settings = [s for s in BLURRY_KINDS if s in set(stats["setting"])]
-        width = 0.8 / max(1, len(settings))
-        for j, s in enumerate(settings):
-            st = (
-                stats[stats["setting"] == s]
-                .set_index("privacy")
-                .reindex(order)
-                .dropna(subset=["median"])
-                .reset_index()
-            )
-            x = (
-                np.array([order.index(p) for p in st["privacy"]])
-                + (j - (len(settings) - 1) / 2) * width
-            )
-            ax.errorbar(
-                x,
-                st["median"],
-                yerr=error_bars(st),
-                fmt="os^"[j % 3],
-                capsize=3,
-                color=f"C{j}",
-                label=f"Cosine Classifier, {_DISPLAY[s]}",
-            )
-        ax.set_xticks(np.arange(len(order)), [p if p == "non-DP" else f"ε={p}" for p in order])
+        order = cl.privacy_order(params.epsilons, params.non_dp)
+        category_markers(
+            ax,
+            stats,
+            "privacy",
+            order,
+            series="setting",
+            label=lambda s: f"Cosine Classifier, {BLURRY_NAMES[s]}",
+            names=cl.privacy_tick,
+            offset=0.8 / max(1, stats["setting"].nunique()),
+            markers="os^",
+        )
         ax.set_ylabel("final test accuracy (%)")
         ax.set_title(
             f"Blurry Split-CIFAR-100 (T={params.nb_tasks}, N={params.disjoint_pct:g}, "

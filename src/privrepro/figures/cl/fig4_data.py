@@ -14,25 +14,42 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privrepro.continual.blurry import BLURRY_KINDS, i_blurry, not_blurry, si_blurry
-from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.continual.blurry import BLURRY_KINDS, BLURRY_NAMES, blurry_split, task_composition
+from privrepro.figures.api import Figure, MemoryEstimate, UnitContext, grid_units, param
 from privrepro.plotting.style import new_figure
 
 __all__ = ["BlurryData", "BlurryDataParams"]
 
-_DISPLAY = {"not-blurry": "Not Blurry", "i-blurry": "i-Blurry", "si-blurry": "Si-Blurry"}
+#: the summary's metrics: (name, column, aggregate, type)
+_SUMMARY = (
+    ("task_size_min", "samples", "min", int),
+    ("task_size_max", "samples", "max", int),
+    ("blurred_outside_home", "blurred_in_samples", "sum", int),
+    ("classes_per_task_mean", "classes", "mean", float),
+)
 
 
 @dataclass
 class BlurryDataParams:
     """The blurry settings drawn and their parameters (as in Fig. 4's right panel)."""
 
-    settings: list[str] = param(list(BLURRY_KINDS), choices=BLURRY_KINDS)
+    settings: list[str] = param(list(BLURRY_KINDS), choices=BLURRY_KINDS, unique=True)
     nb_tasks: int = param(5, ge=2, le=100, assumed="T not stated (note §1.4)")
     disjoint_pct: float = param(50.0, ge=0, le=100, assumed="N not stated; blurry papers' 50")
     blurry_pct: float = param(10.0, ge=0, le=100, assumed="M not stated; blurry papers' 10")
     num_classes: int = param(100, ge=2, doc="classes of the label layout (CIFAR-100: 100)")
     per_class: int = param(500, ge=1, doc="training samples per class (CIFAR-100: 500)")
+
+    def check(self, prefix: str) -> None:
+        """Every task gets at least one class of its own."""
+        from privrepro.config.validation import ConfigError
+
+        if self.num_classes < self.nb_tasks:
+            raise ConfigError(
+                f"{prefix}.num_classes",
+                self.num_classes,
+                f"must be at least {prefix}.nb_tasks = {self.nb_tasks}",
+            )
 
 
 class BlurryData(Figure[BlurryDataParams]):
@@ -42,72 +59,32 @@ class BlurryData(Figure[BlurryDataParams]):
     title = "cl Fig. 4 (left) — data per task of Split-CIFAR-100 in each blurry setting"
 
     def units(self, params: BlurryDataParams) -> list[dict[str, Any]]:
-        return [
-            {
-                "setting": s,
-                "nb_tasks": params.nb_tasks,
-                "disjoint_pct": params.disjoint_pct,
-                "blurry_pct": params.blurry_pct,
-                "num_classes": params.num_classes,
-                "per_class": params.per_class,
-            }
-            for s in params.settings
-        ]
+        keys = ("nb_tasks", "disjoint_pct", "blurry_pct", "num_classes", "per_class")
+        return grid_units({k: getattr(params, k) for k in keys}, setting=params.settings)
+
+    def estimate_memory(self, params: BlurryDataParams) -> MemoryEstimate:
+        """About eight int64 or boolean arrays over the num_classes × per_class samples."""
+        n = params.num_classes * params.per_class
+        return MemoryEstimate(64 * n, "params.per_class", params.per_class, f"{n} samples × 64 B")
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         c, T = unit["num_classes"], unit["nb_tasks"]
         y = ctx.rng("order").permutation(np.repeat(np.arange(c), unit["per_class"]))
-        rng = ctx.rng("split")
-        if unit["setting"] == "not-blurry":
-            sp = not_blurry(y, c, T, rng)
-        elif unit["setting"] == "i-blurry":
-            sp = i_blurry(y, c, T, rng, unit["disjoint_pct"], unit["blurry_pct"])
-        else:
-            sp = si_blurry(y, c, T, rng, unit["disjoint_pct"], unit["blurry_pct"])
-        home = np.full(c, -1)
-        for t in range(T):
-            home[sp.home_classes(t)] = t
-        disjoint = np.isin(y, np.concatenate(sp.disjoint_classes))
-        rows = []
-        for t in range(T):
-            in_t = sp.task_of == t
-            at_home = in_t & (home[y] == t)
-            rows.append(
-                {
-                    "setting": unit["setting"],
-                    "task": t + 1,
-                    "samples": int(in_t.sum()),
-                    "disjoint_samples": int((in_t & disjoint).sum()),
-                    "blurry_home_samples": int((at_home & ~disjoint).sum()),
-                    "blurred_in_samples": int((in_t & (home[y] != t)).sum()),
-                    "classes": len(np.unique(y[in_t])),
-                    "disjoint_classes": len(sp.disjoint_classes[t]),
-                    "blurry_home_classes": len(sp.blurry_classes[t]),
-                    "nb_tasks": T,
-                    "disjoint_pct": unit["disjoint_pct"],
-                    "blurry_pct": unit["blurry_pct"],
-                }
-            )
-        return pd.DataFrame(rows)
+        n, m = unit["disjoint_pct"], unit["blurry_pct"]
+        split = blurry_split(unit["setting"], y, c, T, ctx.rng("split"), n, m)
+        tail = {"nb_tasks": T, "disjoint_pct": n, "blurry_pct": m}
+        return pd.DataFrame(
+            [{"setting": unit["setting"], **row, **tail} for row in task_composition(split, y)]
+        )
 
     def summarize(self, table: pd.DataFrame, params: BlurryDataParams) -> pd.DataFrame:
-        rows = []
-        for s, g in table.groupby("setting"):
-            rows += [
-                {"metric": "task_size_min", "setting": s, "value": int(g["samples"].min())},
-                {"metric": "task_size_max", "setting": s, "value": int(g["samples"].max())},
-                {
-                    "metric": "blurred_outside_home",
-                    "setting": s,
-                    "value": int(g["blurred_in_samples"].sum()),
-                },
-                {
-                    "metric": "classes_per_task_mean",
-                    "setting": s,
-                    "value": float(g["classes"].mean()),
-                },
+        return pd.DataFrame(
+            [
+                {"metric": name, "setting": s, "value": kind(g[col].agg(how))}
+                for s, g in table.groupby("setting")
+                for name, col, how, kind in _SUMMARY
             ]
-        return pd.DataFrame(rows)
+        )
 
     def plot(self, table: pd.DataFrame, params: BlurryDataParams) -> Any:
         settings = [s for s in BLURRY_KINDS if s in set(table["setting"])]
@@ -125,7 +102,7 @@ class BlurryData(Figure[BlurryDataParams]):
                 bottom += g[col].to_numpy()
             for x, n, k in zip(g["task"], g["samples"], g["classes"], strict=True):
                 ax.text(x, n, f"{k} cl.", ha="center", va="bottom", fontsize=7)
-            ax.set_title(_DISPLAY[s])
+            ax.set_title(BLURRY_NAMES[s])
             ax.set_xlabel("task")
             ax.set_xticks(g["task"])
         axes[0][0].set_ylabel("training samples")

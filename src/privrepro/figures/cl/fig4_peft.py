@@ -13,35 +13,24 @@ from typing import Any
 import pandas as pd
 
 from privrepro.figures.api import Figure, UnitContext, param
-from privrepro.figures.cl.common_peft import (
-    FeatureParams,
-    FilmParams,
-    TrainParams,
-    TuneParams,
-    check_film_source,
-    run_peft_unit,
-    settings_of,
-)
-from privrepro.figures.cl.fig5_peft import plot_final, summarize_final
+from privrepro.figures.cl import _common as cl
 
 __all__ = ["BlurryParams", "BlurryPeft"]
 
 
 @dataclass
-class BlurryParams:
+class BlurryParams(cl.PeftParams):
     settings: list[str] = param(
-        ["not-blurry", "i-blurry", "si-blurry"], choices=["not-blurry", "i-blurry", "si-blurry"]
+        ["not-blurry", "i-blurry", "si-blurry"],
+        choices=["not-blurry", "i-blurry", "si-blurry"],
+        unique=True,
     )
-    epsilons: list[float | None] = param([1.0, 8.0, None], gt=0)
+    epsilons: list[float | None] = param([1.0, 8.0, None], gt=0, unique=True)
     method: str = param("peft_film", choices=["peft_film", "peft_head"])
     repeats: int = param(5, ge=1)
     nb_tasks: int = param(5, ge=1, assumed="T not stated; Table A4 vs A5 suggests 5 (note §1.4)")
     disjoint_pct: float = param(50.0, ge=0, le=100, assumed="N of i-Blurry-N-M (Koh et al.)")
     blurry_pct: float = param(10.0, ge=0, le=100, assumed="M of i-Blurry-N-M (Koh et al.)")
-    features: FeatureParams = param(FeatureParams())
-    film: FilmParams = param(FilmParams())
-    train: TrainParams = param(TrainParams())
-    tuning: TuneParams = param(TuneParams())
 
 
 class BlurryPeft(Figure[BlurryParams]):
@@ -49,30 +38,20 @@ class BlurryPeft(Figure[BlurryParams]):
     title = "PEFT Ensemble under Not / i- / Si-Blurry Split-CIFAR-100 (Table A4)"
 
     def units(self, p: BlurryParams) -> list[dict[str, Any]]:
-        check_film_source(p.features, ["cifar100"], [p.method])
-        return [
-            {
-                "benchmark": "cifar100",
-                "method": p.method,
-                "epsilon": e,
-                "repeat": r,
-                "blurry": s,
-                "nb_tasks": p.nb_tasks,
-                "disjoint_pct": p.disjoint_pct,
-                "blurry_pct": p.blurry_pct,
-                **settings_of(p),
-            }
-            for s in p.settings
-            for e in p.epsilons
-            for r in range(p.repeats)
-        ]
+        fixed = {
+            "benchmark": "cifar100",
+            "method": p.method,
+            **{k: getattr(p, k) for k in ("nb_tasks", "disjoint_pct", "blurry_pct")},
+        }
+        return cl.peft_units(
+            p, fixed, blurry=p.settings, epsilon=p.epsilons, repeat=range(p.repeats)
+        )
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        rows, _ = run_peft_unit(unit, ctx)
-        return rows
+        return cl.run_peft_unit(unit, ctx).rows
 
     def plot(self, table: pd.DataFrame, p: BlurryParams) -> Any:
-        return plot_final(table, ["cifar100"], "blurry")
+        return cl.plot_final(table, ["cifar100"], "blurry")
 
     def summarize(self, table: pd.DataFrame, p: BlurryParams) -> pd.DataFrame:
-        return summarize_final(table, ["blurry", "eps_label"])
+        return cl.summarize_final(table, ["blurry", "eps_label"])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from privrepro.figures.ip.curves import AccuracyCurve
+from privrepro.figures.ip.common import AccuracyCurve
 
 
 class AccuracyVsRadius(AccuracyCurve):

@@ -5,7 +5,7 @@ The caption says α = 0.1 and ε from 0.25 to 5.0; the notebook cell uses α = 0
 
 from __future__ import annotations
 
-from privrepro.figures.ip.curves import AccuracyCurve
+from privrepro.figures.ip.common import AccuracyCurve
 
 
 class AccuracyVsBudget(AccuracyCurve):

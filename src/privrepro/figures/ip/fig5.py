@@ -16,14 +16,9 @@ import numpy as np
 import pandas as pd
 
 from privrepro.config.validation import param
-from privrepro.figures.api import Figure, UnitContext
-from privrepro.figures.ip.common import (
-    IPParams,
-    compute_group,
-    params_from_unit,
-    summarize_rows,
-    unit_params,
-)
+from privrepro.figures.api import UnitContext
+from privrepro.figures.ip.common import STYLE, AccuracyFigure, IPParams, accuracy_units, finish_axes
+from privrepro.plotting.lines import split_lines
 from privrepro.plotting.style import PALETTE, new_figure
 
 
@@ -33,7 +28,10 @@ class Fig5Params(IPParams):
 
     dataset: str = param("cifar10", choices=["cifar10", "cifar100", "digits", "synthetic_images"])
     alphas: list[float] = param(
-        [0.0, 0.05, 0.07, 0.1, 0.2], ge=0, assumed="not in the paper; the notebooks' radii"
+        [0.0, 0.05, 0.07, 0.1, 0.2],
+        ge=0,
+        assumed="not in the paper; the notebooks' radii",
+        unique=True,
     )
     eps_start: float = param(0.5, gt=0, assumed="not in the paper; the notebooks' loop start")
     eps_step: float = param(0.05, gt=0, assumed="the notebooks' step")
@@ -44,60 +42,34 @@ class Fig5Params(IPParams):
         return [round(self.eps_start + self.eps_step * i, 12) for i in range(self.eps_count)]
 
 
-class GaussOutputTradeoff(Figure[Fig5Params]):
+class GaussOutputTradeoff(AccuracyFigure[Fig5Params]):
     """Fig. 5: SLL Gauss-Output accuracy vs ε, one curve per α."""
 
     params_type = Fig5Params
     title = "ip Fig. 5 — SLL Gauss-Output accuracy vs ε for radii α (δ = 1e-5)"
+    series = ("sll_output",)
 
     def units(self, params: Fig5Params) -> list[dict[str, Any]]:
         points = [[a, e] for a in params.alphas for e in params.epsilons()]
-        return [
-            {
-                "dataset": params.dataset,
-                "mode": mode,
-                "group": "sll",
-                "points": points,
-                "params": unit_params(params),
-            }
-            for mode in params.modes
-        ]
+        return accuracy_units(params, params.dataset, points, groups=["sll"])
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        p = params_from_unit(unit)
-        points = [(float(a), float(e)) for a, e in unit["points"]]
-        df = compute_group(
-            ctx, unit["dataset"], unit["mode"], "sll", points, p, series=("sll_output",)
-        )
-        n = len(df) // max(len({a for a, _ in points}), 1)
+        df = super().compute(unit, ctx)
+        n = len(df) // max(len({a for a, _ in unit["points"]}), 1)
         df["epsilon_notebook_x"] = np.tile(np.linspace(0.5, 5.0, n), len(df) // n) if n else []
         return df
 
     def plot(self, table: pd.DataFrame, params: Fig5Params) -> Any:
         fig, ax = new_figure(width=5.6, height=3.8)
-        for mode, style in (("repo_compat", "-"), ("corrected", "--")):
-            for i, alpha in enumerate(sorted(table["alpha"].unique())):
-                sub = table[(table["alpha"] == alpha) & (table["mode"] == mode)].sort_values(
-                    "epsilon"
-                )
-                if len(sub):
-                    ax.plot(
-                        sub["epsilon"],
-                        sub["accuracy"],
-                        ls=style,
-                        color=PALETTE[i % len(PALETTE)],
-                        label=f"α = {alpha:g} ({mode})",
-                    )
-        ax.set_xlabel("privacy budget ε (true values)")
-        ax.set_ylabel("accuracy")
-        ax.set_ylim(0, 1.02)
+        alphas = sorted(table["alpha"].unique())
+        for (mode, alpha), sub in split_lines(table, "epsilon", mode=list(STYLE), alpha=alphas):
+            color = PALETTE[alphas.index(alpha) % len(PALETTE)]
+            label = f"α = {alpha:g} ({mode})"
+            ax.plot(sub["epsilon"], sub["accuracy"], ls=STYLE[mode], color=color, label=label)
         ax.set_title(
             f"{params.dataset}: SLL Gauss-Output, δ = {params.delta:g}, "
             f"{params.n_draws} draws; mode: {', '.join(params.modes)}",
             fontsize=9,
         )
-        ax.legend(fontsize=7)
+        finish_axes(ax, "privacy budget ε (true values)")
         return fig
-
-    def summarize(self, table: pd.DataFrame, params: Any) -> pd.DataFrame | None:
-        return summarize_rows(table)

@@ -13,16 +13,8 @@ from typing import Any
 import pandas as pd
 
 from privrepro.config.validation import param
-from privrepro.figures.api import Figure, UnitContext
-from privrepro.figures.ip.common import (
-    SERIES,
-    IPParams,
-    compute_group,
-    groups_of,
-    params_from_unit,
-    summarize_rows,
-    unit_params,
-)
+from privrepro.figures.ip.common import AccuracyFigure, IPParams, accuracy_units
+from privrepro.inference.sweep import SERIES
 from privrepro.plotting.style import new_figure
 
 
@@ -31,8 +23,8 @@ class TableBlock:
     """One dataset's grid of the table."""
 
     dataset: str = param("cifar10", choices=["cifar10", "cifar100", "digits", "synthetic_images"])
-    alphas: list[float] = param([0.1], ge=0)
-    epsilons: list[float] = param([1.0], gt=0)
+    alphas: list[float] = param([0.1], ge=0, unique=True)
+    epsilons: list[float] = param([1.0], gt=0, unique=True)
 
 
 @dataclass
@@ -43,7 +35,7 @@ class Fig6Params(IPParams):
     blocks: list[TableBlock] = field(default_factory=lambda: [TableBlock()])
 
 
-class AccuracyTable(Figure[Fig6Params]):
+class AccuracyTable(AccuracyFigure[Fig6Params]):
     """Fig. 6: the accuracy table for CIFAR-10 and CIFAR-100."""
 
     params_type = Fig6Params
@@ -51,50 +43,25 @@ class AccuracyTable(Figure[Fig6Params]):
     kind = "table"
 
     def units(self, params: Fig6Params) -> list[dict[str, Any]]:
-        out = []
-        for b in params.blocks:
-            points = [[a, e] for a in b.alphas for e in b.epsilons]
-            out += [
-                {
-                    "dataset": b.dataset,
-                    "mode": mode,
-                    "group": group,
-                    "points": points,
-                    "params": unit_params(params),
-                }
-                for mode in params.modes
-                for group in groups_of(params.series)
-            ]
-        return out
-
-    def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        p = params_from_unit(unit)
-        points = [(float(a), float(e)) for a, e in unit["points"]]
-        return compute_group(ctx, unit["dataset"], unit["mode"], unit["group"], points, p)
+        return [
+            unit
+            for b in params.blocks
+            for unit in accuracy_units(
+                params, b.dataset, [[a, e] for a in b.alphas for e in b.epsilons]
+            )
+        ]
 
     def plot(self, table: pd.DataFrame, params: Fig6Params) -> Any:
         blocks = [(d, m) for d in table["dataset"].unique() for m in table["mode"].unique()]
         fig, axes = new_figure(nrows=len(blocks), width=9.0, height=0.5 + 0.45 * 6, squeeze=False)
         for ax, (dataset, mode) in zip(axes[:, 0], blocks, strict=True):
             sub = table[(table["dataset"] == dataset) & (table["mode"] == mode)]
-            eps = sorted(sub["epsilon"].unique())
-            alphas = sorted(sub["alpha"].unique())
-            cells = []
-            for a in alphas:
-                row = []
-                for e in eps:
-                    parts = []
-                    for s in SERIES:
-                        v = sub[(sub["alpha"] == a) & (sub["epsilon"] == e) & (sub["series"] == s)]
-                        if len(v):
-                            parts.append(f"{v['accuracy'].iloc[0]:.3f}")
-                    row.append(" / ".join(parts))
-                cells.append(row)
+            cells = _cells(sub)
             ax.axis("off")
             tab = ax.table(
-                cellText=cells,
-                rowLabels=[f"α={a:g}" for a in alphas],
-                colLabels=[f"ε={e:g}" for e in eps],
+                cellText=cells.to_numpy(),
+                rowLabels=[f"α={a:g}" for a in cells.index],
+                colLabels=[f"ε={e:g}" for e in cells.columns],
                 loc="center",
                 cellLoc="center",
             )
@@ -108,5 +75,12 @@ class AccuracyTable(Figure[Fig6Params]):
             )
         return fig
 
-    def summarize(self, table: pd.DataFrame, params: Any) -> pd.DataFrame | None:
-        return summarize_rows(table)
+
+def _cells(sub: pd.DataFrame) -> pd.DataFrame:
+    """α × ε text cells: each point's accuracies, one per series in the order of ``SERIES``."""
+    order = pd.Categorical(sub["series"], categories=list(SERIES), ordered=True)
+    first = sub.assign(order=order).sort_values("order", kind="stable")
+    first = first.drop_duplicates(["alpha", "epsilon", "series"])
+    text = first.assign(text=first["accuracy"].map("{:.3f}".format))
+    cells = text.pivot_table("text", "alpha", "epsilon", aggfunc=" / ".join, sort=True)
+    return cells.fillna("")

@@ -6,15 +6,15 @@ only; this draws ``p*(q, v)`` for several priors ``q`` with Pinsker's ``q + sqrt
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from privrepro.figures.api import Figure, UnitContext, param
-from privrepro.pac.bounds import pinsker_advantage_bound, posterior_success_bound
-from privrepro.plotting.style import new_figure
+from privrepro.pac import plots
+from privrepro.pac.bounds import posterior_success_bound, success_curves
 
 __all__ = ["SuccessCurves", "SuccessCurvesParams"]
 
@@ -29,16 +29,11 @@ class SuccessCurvesParams:
         lt=1,
         doc="prior success rates 1 - δ^o, one curve each",
         assumed="the note's table T1 priors",
+        unique=True,
     )
     v_min: float = param(1.0 / 128, gt=0, doc="smallest MI budget (nats)")
-    v_max: float = param(4.0, gt=0, doc="largest MI budget (nats)")
+    v_max: float = param(4.0, gt=0, above="v_min", doc="largest MI budget (nats)")
     points: int = param(97, ge=2, le=10_000, doc="log-spaced points on the v-axis")
-
-    def check(self, prefix: str) -> None:
-        from privrepro.config.validation import ConfigError
-
-        if self.v_max <= self.v_min:
-            raise ConfigError(f"{prefix}.v_max", self.v_max, f"must exceed v_min = {self.v_min}")
 
 
 class SuccessCurves(Figure[SuccessCurvesParams]):
@@ -48,72 +43,18 @@ class SuccessCurves(Figure[SuccessCurvesParams]):
     title = "pac Theorem 1 — posterior success bound against the MI budget v"
 
     def units(self, params: SuccessCurvesParams) -> list[dict[str, Any]]:
-        return [
-            {
-                "priors": list(params.priors),
-                "v_min": params.v_min,
-                "v_max": params.v_max,
-                "points": params.points,
-            }
-        ]
+        return [asdict(params)]
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         v = np.geomspace(unit["v_min"], unit["v_max"], unit["points"])
-        frames = []
-        for q in unit["priors"]:
-            frames.append(
-                pd.DataFrame(
-                    {
-                        "prior": q,
-                        "v": v,
-                        "bound": "theorem1_kl",
-                        "success_bound": posterior_success_bound(q, v),
-                    }
-                )
-            )
-            frames.append(
-                pd.DataFrame(
-                    {
-                        "prior": q,
-                        "v": v,
-                        "bound": "pinsker",
-                        "success_bound": np.minimum(1.0, q + pinsker_advantage_bound(v)),
-                    }
-                )
-            )
-        return pd.concat(frames, ignore_index=True)
+        return pd.DataFrame(success_curves(unit["priors"], v))
 
     def summarize(self, table: pd.DataFrame, params: SuccessCurvesParams) -> pd.DataFrame:
-        rows = []
-        for q in params.priors:
-            for v in (0.5, 1.0):
-                rows.append(
-                    {
-                        "metric": "p_star",
-                        "prior": q,
-                        "v": v,
-                        "value": float(posterior_success_bound(q, v)),
-                    }
-                )
-        return pd.DataFrame(rows)
+        return pd.DataFrame(
+            {"metric": "p_star", "prior": q, "v": v, "value": float(posterior_success_bound(q, v))}
+            for q in params.priors
+            for v in (0.5, 1.0)
+        )
 
     def plot(self, table: pd.DataFrame, params: SuccessCurvesParams) -> Any:
-        fig, ax = new_figure(width=5.5, height=3.8)
-        for i, q in enumerate(sorted(table["prior"].unique(), reverse=True)):
-            for bound, ls in (("theorem1_kl", "-"), ("pinsker", ":")):
-                sub = table[(table["prior"] == q) & (table["bound"] == bound)].sort_values("v")
-                ax.plot(
-                    sub["v"],
-                    sub["success_bound"],
-                    ls,
-                    color=f"C{i}",
-                    label=f"prior {q:g}" if bound == "theorem1_kl" else None,
-                )
-        ax.plot([], [], ":", color="0.4", label="Pinsker q + √(v/2)")
-        ax.set_xscale("log")
-        ax.set_xlabel("MI budget v (nats)")
-        ax.set_ylabel("posterior success bound")
-        ax.set_ylim(0, 1.02)
-        ax.set_title("pac Thm 1 — p*(q, v) = max{p : KL(p‖q) ≤ v}")
-        ax.legend(frameon=False, loc="upper left")
-        return fig
+        return plots.success_curves(table)

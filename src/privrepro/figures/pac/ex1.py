@@ -9,19 +9,15 @@ Each of ``n`` points is i.i.d. uniform over ``N = 100`` items (prior success 0.0
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from privrepro.figures.api import Figure, UnitContext, param
-from privrepro.pac.bounds import (
-    individual_success_bound,
-    pinsker_advantage_bound,
-    posterior_success_bound,
-)
-from privrepro.plotting.style import new_figure
+from privrepro.pac import plots
+from privrepro.pac.bounds import identification_bounds
 
 __all__ = ["Example1", "Example1Params"]
 
@@ -43,6 +39,7 @@ class Example1Params:
         le=100_000,
         doc="the set sizes n of the table and the curve",
         assumed="the paper gives n = 10 and 50 only; the curve spans 1..200",
+        unique=True,
     )
 
 
@@ -54,67 +51,23 @@ class Example1(Figure[Example1Params]):
     kind = "table"
 
     def units(self, params: Example1Params) -> list[dict[str, Any]]:
-        return [{"domain_size": params.domain_size, "mi": params.mi, "ns": sorted(set(params.ns))}]
+        return [{**asdict(params), "ns": sorted(set(params.ns))}]
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        q = 1.0 / unit["domain_size"]
-        v = unit["mi"]
-        ns = np.asarray(unit["ns"])
-        rows = []
-        for n, thm2 in zip(ns, individual_success_bound(q, v, ns), strict=True):
-            for bound, value in (
-                ("theorem1", float(posterior_success_bound(q, v))),
-                ("theorem2", float(thm2)),
-                ("pinsker", float(min(1.0, q + pinsker_advantage_bound(v)))),
-            ):
-                paper = PAPER_VALUES.get(bound, {})
-                paper_value = paper.get(None, paper.get(int(n), np.nan))
-                rows.append(
-                    {
-                        "n": int(n),
-                        "prior": q,
-                        "mi": v,
-                        "bound": bound,
-                        "success_bound": value,
-                        "paper_value": paper_value,
-                    }
-                )
-        return pd.DataFrame(rows)
+        out = pd.DataFrame(identification_bounds(1.0 / unit["domain_size"], unit["mi"], unit["ns"]))
+        paper = [PAPER_VALUES.get(b, {}) for b in out["bound"]]
+        out["paper_value"] = [
+            p.get(None, p.get(n, np.nan)) for p, n in zip(paper, out["n"], strict=True)
+        ]
+        return out
 
     def summarize(self, table: pd.DataFrame, params: Example1Params) -> pd.DataFrame:
-        out = []
-        for _, r in table[table["bound"].isin(["theorem1", "theorem2"])].iterrows():
-            out.append(
-                {
-                    "metric": f"{r['bound']}_success_bound",
-                    "n": int(r["n"]),
-                    "value": r["success_bound"],
-                }
-            )
-        return pd.DataFrame(out)
+        rows = table[table["bound"].isin(["theorem1", "theorem2"])]
+        metric = rows["bound"] + "_success_bound"
+        return pd.DataFrame(
+            {"metric": metric, "n": rows["n"].astype(int), "value": rows["success_bound"]}
+        )
 
     def plot(self, table: pd.DataFrame, params: Example1Params) -> Any:
-        fig, ax = new_figure(width=5.5, height=3.6)
-        labels = {
-            "theorem1": "Theorem 1 (any n)",
-            "theorem2": "Theorem 2 (i.i.d., symmetric)",
-            "pinsker": "Corollary 1 (Pinsker)",
-        }
-        for bound, label in labels.items():
-            sub = table[table["bound"] == bound].sort_values("n")
-            ax.plot(sub["n"], sub["success_bound"], marker="o", ms=3, label=label)
-        paper = table[(table["bound"] == "theorem2") & table["paper_value"].notna()]
-        ax.scatter(
-            paper["n"],
-            paper["paper_value"],
-            marker="x",
-            color="k",
-            zorder=5,
-            label="paper (Theorem 2, printed)",
-        )
-        ax.set_xscale("log")
-        ax.set_xlabel("n (set size)")
-        ax.set_ylabel("bound on per-element success 1 − δ")
-        ax.set_title(f"pac Ex. 1 — prior {1 / params.domain_size:g}, MI = {params.mi:g} nat")
-        ax.legend(frameon=False)
-        return fig
+        title = f"pac Ex. 1 — prior {1 / params.domain_size:g}, MI = {params.mi:g} nat"
+        return plots.identification_bounds(table, title)

@@ -12,17 +12,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from privrepro.figures.api import Figure, UnitContext, param
-from privrepro.figures.pac._rows import DATA_LABELS, algorithm1_rows, clean_log_axis, exact_rows
-from privrepro.pac.algorithms import algorithm1_from_samples
+from privrepro.figures.api import UnitContext, param
+from privrepro.figures.pac.common import Draws, NoiseTable
 from privrepro.pac.gaussian import dp_local_noise_norm
 from privrepro.pac.mechanisms import local_publishing_samples, local_publishing_spectrum
-from privrepro.pac.pools import load_pool
-from privrepro.plotting.style import new_figure
+from privrepro.pac.pools import Pool
 
-__all__ = ["Example2", "Example2Params", "NoiseTableMixin"]
+__all__ = ["Example2", "Example2Params"]
 
 PAPER = {"pac_theorem3_exact": 160.0, "dp_local": 2200.0}
 
@@ -51,92 +48,15 @@ class Example2Params:
     linf: float = param(1.0, gt=0, doc="per-coordinate bound of the DP baseline (pixels in [0,1])")
 
 
-class NoiseTableMixin:
-    """Plot and summary shared by the noise tables of Examples 2 and 3."""
-
-    def summarize(self, table: pd.DataFrame, params: Any) -> pd.DataFrame:
-        return pd.DataFrame(
-            [
-                {"metric": f"noise_norm_{r['method']}", "value": r["noise_norm"]}
-                for _, r in table.iterrows()
-            ]
-            + [
-                {
-                    "metric": "dp_over_pac_theorem3_exact",
-                    "value": float(
-                        table.loc[table["method"] == "pac_theorem3_exact", "dp_over_pac"].iloc[0]
-                    ),
-                }
-            ]
-        )
-
-    def plot(self, table: pd.DataFrame, params: Any) -> Any:
-        fig, ax = new_figure(width=6.0, height=3.4)
-        t = table.reset_index(drop=True)
-        # a dot per method (bars would mislead on a log axis), its value printed beside it
-        y = np.arange(len(t))
-        ax.scatter(t["noise_norm"], y, color=[f"C{i}" for i in range(len(t))], s=40, zorder=4)
-        for yi, val in zip(y, t["noise_norm"], strict=True):
-            ax.annotate(
-                f"{val:.3g}",
-                (val, yi),
-                xytext=(6, 0),
-                textcoords="offset points",
-                va="center",
-                fontsize=8,
-            )
-        ax.set_yticks(y, t["method"])
-        has = t["paper_value"].notna() if "paper_value" in t else pd.Series(False, index=t.index)
-        if has.any():
-            ax.scatter(
-                t.loc[has, "paper_value"],
-                y[has.to_numpy()],
-                marker="x",
-                color="k",
-                zorder=5,
-                label="paper",
-            )
-            ax.legend(frameon=False)
-        ax.margins(x=0.25)
-        clean_log_axis(ax, "x")
-        ax.set_xlabel("E‖B‖₂ (upper bound √Tr Σ_B) for MI ≤ v")
-        ax.set_title(f"{getattr(self, 'title', '')}\n{t['data'].iloc[0]}", fontsize=9)
-        return fig
-
-
-class Example2(NoiseTableMixin, Figure[Example2Params]):
+class Example2(NoiseTable[Example2Params]):
     """Local publishing: Algorithm 1 / Theorem 3 noise vs the local-DP Gaussian mechanism."""
 
     params_type = Example2Params
     title = "pac Example 2 — local publishing: PAC noise vs local DP"
-    kind = "table"
+    paper = PAPER
 
-    def units(self, params: Example2Params) -> list[dict[str, Any]]:
-        return [
-            {
-                "dataset": params.dataset,
-                "splits": params.splits,
-                "v": params.v,
-                "m": params.m,
-                "c": params.c,
-                "beta": params.beta,
-                "linf": params.linf,
-            }
-        ]
-
-    def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        pool = load_pool(unit["dataset"], ctx.data_dir, unit["splits"], seed=ctx.seed)
-        d, v = pool.dim, unit["v"]
-        dp = dp_local_noise_norm(d, v, unit["linf"])
+    def mechanism(self, pool: Pool, unit: dict[str, Any], ctx: UnitContext) -> Draws:
         samples = local_publishing_samples(pool.x, unit["m"], ctx.rng("data"))
-        res = algorithm1_from_samples(
-            samples, v, unit["beta"], unit["c"], r=unit["linf"] * np.sqrt(d)
-        )
-        rows = algorithm1_rows(res, dp) + exact_rows(local_publishing_spectrum(pool.x), v, dp)
-        rows.append({"method": "dp_local", "noise_norm": dp, "dp_over_pac": 1.0})
-        out = pd.DataFrame(rows)
-        # the paper's numbers are for CIFAR-10; a stand-in pool gets none
-        out["paper_value"] = out["method"].map(PAPER) if unit["dataset"] == "cifar10" else np.nan
-        out.insert(0, "data", f"{DATA_LABELS[unit['dataset']]}: {pool.size} × {d}")
-        out["v"] = v
-        return out
+        r = unit["linf"] * np.sqrt(pool.dim)  # pixels in [0, linf]
+        dp = dp_local_noise_norm(pool.dim, unit["v"], unit["linf"])
+        return Draws(samples, local_publishing_spectrum(pool.x), r, ("dp_local", dp))

@@ -13,15 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from privrepro.figures.api import Figure, UnitContext, param
-from privrepro.figures.pac._rows import DATA_LABELS, algorithm1_rows, exact_rows
-from privrepro.figures.pac.ex2 import NoiseTableMixin
-from privrepro.pac.algorithms import algorithm1_from_samples
+from privrepro.figures.api import UnitContext, param
+from privrepro.figures.pac.common import Draws, NoiseTable
 from privrepro.pac.gaussian import dp_mean_noise_norm
 from privrepro.pac.mechanisms import poisson_mean_samples, poisson_mean_spectrum
-from privrepro.pac.pools import load_pool
+from privrepro.pac.pools import Pool
 
 __all__ = ["Example3", "Example3Params"]
 
@@ -49,41 +46,16 @@ class Example3Params:
     linf: float = param(1.0, gt=0, doc="per-coordinate bound of the DP baseline")
 
 
-class Example3(NoiseTableMixin, Figure[Example3Params]):
+class Example3(NoiseTable[Example3Params]):
     """Membership by mean: Algorithm 1 / Theorem 3 noise vs the DP Gaussian mechanism."""
 
     params_type = Example3Params
     title = "pac Example 3 — membership from a mean: PAC noise vs DP"
-    kind = "table"
+    paper = PAPER
 
-    def units(self, params: Example3Params) -> list[dict[str, Any]]:
-        return [
-            {
-                "dataset": params.dataset,
-                "splits": params.splits,
-                "inclusion": params.inclusion,
-                "v": params.v,
-                "m": params.m,
-                "c": params.c,
-                "beta": params.beta,
-                "linf": params.linf,
-            }
-        ]
-
-    def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        pool = load_pool(unit["dataset"], ctx.data_dir, unit["splits"], seed=ctx.seed)
-        d, n, v, p = pool.dim, pool.size, unit["v"], unit["inclusion"]
-        dp = dp_mean_noise_norm(d, n, v, unit["linf"], p)
+    def mechanism(self, pool: Pool, unit: dict[str, Any], ctx: UnitContext) -> Draws:
+        p, linf = unit["inclusion"], unit["linf"]
         samples = poisson_mean_samples(pool.x, unit["m"], ctx.rng("sampling"), p)
-        # every output lies in the ball of radius linf sqrt(d) / p (all members present)
-        res = algorithm1_from_samples(
-            samples, v, unit["beta"], unit["c"], r=unit["linf"] * np.sqrt(d) / p
-        )
-        rows = algorithm1_rows(res, dp) + exact_rows(poisson_mean_spectrum(pool.x, p), v, dp)
-        rows.append({"method": "dp_mean", "noise_norm": dp, "dp_over_pac": 1.0})
-        out = pd.DataFrame(rows)
-        # the paper's numbers are for CIFAR-10; a stand-in pool gets none
-        out["paper_value"] = out["method"].map(PAPER) if unit["dataset"] == "cifar10" else np.nan
-        out.insert(0, "data", f"{DATA_LABELS[unit['dataset']]}: {n} × {d}")
-        out["v"] = v
-        return out
+        r = linf * np.sqrt(pool.dim) / p  # every output lies in this ball (all members present)
+        dp = dp_mean_noise_norm(pool.dim, pool.size, unit["v"], linf, p)
+        return Draws(samples, poisson_mean_spectrum(pool.x, p), r, ("dp_mean", dp))

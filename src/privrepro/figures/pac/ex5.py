@@ -10,20 +10,15 @@ is reported beside them. The second case of (12) is illegible in the source.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from privrepro.figures.api import Figure, UnitContext, param
-from privrepro.pac.gaussian import (
-    anisotropic_variances,
-    example5_individual_mi,
-    optimal_individual_variances,
-    optimal_whole_set_variances,
-)
-from privrepro.plotting.style import new_figure
+from privrepro.pac import plots
+from privrepro.pac.gaussian import example5_noise
 
 __all__ = ["Example5", "Example5Params"]
 
@@ -45,9 +40,11 @@ class Example5Params:
         assumed="not stated; the note's n = 100",
     )
     v_min: float = param(1e-4, gt=0, doc="smallest budget (nats)")
-    v_max: float = param(1.0, gt=0, doc="largest budget (nats)")
+    v_max: float = param(1.0, gt=0, above="v_min", doc="largest budget (nats)")
     points: int = param(41, ge=2, le=10_000, doc="log-spaced budgets")
-    extra_v: list[float] = param([0.001, 0.1], gt=0, doc="budgets always tabulated (note T8)")
+    extra_v: list[float] = param(
+        [0.001, 0.1], gt=0, min_len=0, doc="budgets always tabulated (note T8)"
+    )
 
 
 class Example5(Figure[Example5Params]):
@@ -58,82 +55,23 @@ class Example5(Figure[Example5Params]):
     kind = "table"
 
     def units(self, params: Example5Params) -> list[dict[str, Any]]:
-        return [
-            {
-                "eigenvalues": list(params.eigenvalues),
-                "n": params.n,
-                "v_min": params.v_min,
-                "v_max": params.v_max,
-                "points": params.points,
-                "extra_v": sorted(params.extra_v),
-            }
-        ]
+        return [{**asdict(params), "extra_v": sorted(params.extra_v)}]
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        lam = np.asarray(unit["eigenvalues"], dtype=float)
-        n, d = int(unit["n"]), lam.size
         vs = np.union1d(np.geomspace(unit["v_min"], unit["v_max"], unit["points"]), unit["extra_v"])
-        sqrt_sum = np.sqrt(lam).sum()
-        rows = []
-        for v in vs:
-            ind = optimal_individual_variances(lam, n, v)
-            whole = optimal_whole_set_variances(lam, n, v)
-            thm3 = anisotropic_variances(lam / n, v)
-            rows.append(
-                {
-                    "v": float(v),
-                    "n": n,
-                    "d": d,
-                    "individual_opt_noise_sq": float(ind.sum()),
-                    "whole_set_exact_noise_sq": float(whole.sum()),
-                    "theorem3_noise_sq": float(thm3.sum()),
-                    "gap_theorem3_minus_individual": float(thm3.sum() - ind.sum()),
-                    "eq12_first_case": float(sqrt_sum**2 / (2 * n * v))
-                    if v >= d / (n - 1)
-                    else np.nan,
-                    "noiseless_individual_mi": example5_individual_mi(lam, n, 0.0),
-                }
-            )
-        return pd.DataFrame(rows)
+        return pd.DataFrame(example5_noise(unit["eigenvalues"], int(unit["n"]), vs))
 
     def summarize(self, table: pd.DataFrame, params: Example5Params) -> pd.DataFrame:
-        out = []
-        for v in params.extra_v:
-            r = table.loc[np.isclose(table["v"], v)].iloc[0]
-            for col in ("individual_opt_noise_sq", "whole_set_exact_noise_sq", "theorem3_noise_sq"):
-                out.append({"metric": col, "v": float(v), "value": float(r[col])})
-        out.append(
-            {
-                "metric": "noiseless_individual_mi",
-                "v": np.nan,
-                "value": float(table["noiseless_individual_mi"].iloc[0]),
-            }
-        )
+        columns = ("individual_opt_noise_sq", "whole_set_exact_noise_sq", "theorem3_noise_sq")
+        out = [
+            {"metric": col, "v": float(v), "value": float(r[col])}
+            for v in params.extra_v
+            for r in [table.loc[np.isclose(table["v"], v)].iloc[0]]
+            for col in columns
+        ]
+        mi0 = float(table["noiseless_individual_mi"].iloc[0])
+        out.append({"metric": "noiseless_individual_mi", "v": np.nan, "value": mi0})
         return pd.DataFrame(out)
 
     def plot(self, table: pd.DataFrame, params: Example5Params) -> Any:
-        fig, ax = new_figure(width=5.5, height=3.8)
-        t = table.sort_values("v")
-        ax.plot(t["v"], t["theorem3_noise_sq"], label="Algorithm 1 / Theorem 3 (whole set, bound)")
-        ax.plot(t["v"], t["whole_set_exact_noise_sq"], "--", label="whole set, exact eq. (11)")
-        pos = t[t["individual_opt_noise_sq"] > 0]
-        ax.plot(pos["v"], pos["individual_opt_noise_sq"], "-.", label="individual, exact eq. (10)")
-        mi0 = float(t["noiseless_individual_mi"].iloc[0])
-        ax.axvline(mi0, color="0.5", lw=0.8, ls=":")
-        ax.text(
-            mi0,
-            0.03,
-            " no individual noise needed →",
-            fontsize=7.5,
-            color="0.4",
-            va="bottom",
-            transform=ax.get_xaxis_transform(),
-        )
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("MI budget v (nats)")
-        ax.set_ylabel("required E‖B‖²")
-        d, n = int(t["d"].iloc[0]), int(t["n"].iloc[0])
-        ax.set_title(f"pac Ex. 5 — Gaussian mean, d = {d}, n = {n}")
-        ax.legend(frameon=False, fontsize=8)
-        return fig
+        return plots.gaussian_mean_noise(table)

@@ -1,4 +1,5 @@
-"""Base recipe of Figs. 2 and 3: one run unit per (panel, case, privacy level)."""
+"""Base recipe of Figs. 2 and 3: one run unit per (notion, case), every panel and level of that
+notion in one batch; the sweep itself is :func:`privrepro.boosting.sweep`."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ from typing import Any
 
 import pandas as pd
 
-from privrepro.figures.api import Figure, UnitContext, param
-from privrepro.figures.pb._common import sweep_rows
+from privrepro.boosting.epsilon_sweep import sweep
+from privrepro.figures.api import Figure, UnitContext, grid_units, param
 
-__all__ = ["SweepFigure", "SweepParams"]
+__all__ = ["SweepFigure", "SweepParams", "epsilon_metrics"]
 
 PANELS = {"a": ("dp", "low"), "b": ("dp", "high"), "c": ("rdp", "low"), "d": ("rdp", "high")}
 
@@ -19,13 +20,16 @@ PANELS = {"a": ("dp", "low"), "b": ("dp", "high"), "c": ("rdp", "low"), "d": ("r
 class SweepParams:
     """Parameters shared by Figs. 2 and 3 (the paper's Sec. 5.1 settings and the unstated choices)."""
 
-    deltas: list[float] = param([1e-5, 1e-7], gt=0, lt=1, doc="δ of panels (a), (b) (Sec. 5.1)")
+    deltas: list[float] = param(
+        [1e-5, 1e-7], gt=0, lt=1, unique=True, doc="δ of panels (a), (b) (Sec. 5.1)"
+    )
     alphas: list[float] = param(
-        [2.0, 10.0, 100.0], gt=1, doc="Rényi orders of panels (c), (d) (Sec. 5.1)"
+        [2.0, 10.0, 100.0], gt=1, unique=True, doc="Rényi orders of panels (c), (d) (Sec. 5.1)"
     )
     cases: list[str] = param(
         ["relative", "fixed", "absolute"],
         choices=["relative", "fixed", "absolute"],
+        unique=True,
         doc="PB-DP region cases drawn (the captions list all three)",
     )
     theta: float = param(
@@ -54,6 +58,7 @@ class SweepParams:
     accountants: list[str] = param(
         ["paper", "exact"],
         choices=["paper", "exact", "sound"],
+        unique=True,
         doc="paper: Props. 1–2 at the paper's pair; exact: divergence of "
         "the two output densities at the same ε₀; sound: the note's bound",
     )
@@ -75,7 +80,7 @@ class SweepParams:
 
 
 class SweepFigure(Figure[Any]):
-    """Rows: ``panel, notion, level, case, rho, size, sensitivity, accountant, eps0, epsilon``."""
+    """Rows: ``panel, notion, level, rho, sensitivity, size, case, accountant, eps0, epsilon``."""
 
     def panel_grid(self, params: Any, panel: str) -> tuple[list[float], list[float], float]:
         """``(rho list, size list, sensitivity)`` of a panel."""
@@ -83,58 +88,52 @@ class SweepFigure(Figure[Any]):
 
     def units(self, params: Any) -> list[dict[str, Any]]:
         """One unit per (notion, case): every panel and level of that notion in one batch."""
-        units = []
-        for notion in ("dp", "rdp"):
-            pts: dict[str, list[Any]] = {
-                "panel": [],
-                "level": [],
-                "rho": [],
-                "sensitivity": [],
-                "size": [],
-            }
-            for panel, (pn, _) in PANELS.items():
-                if pn != notion:
-                    continue
-                rho, size, sens = self.panel_grid(params, panel)
-                for level in params.deltas if notion == "dp" else params.alphas:
-                    pts["panel"] += [panel] * len(rho)
-                    pts["level"] += [float(level)] * len(rho)
-                    pts["rho"] += rho
-                    pts["sensitivity"] += [sens] * len(rho)
-                    pts["size"] += size
-            for case in ["gaussian", *params.cases]:
-                units.append(
-                    {
-                        "notion": notion,
-                        "case": case,
-                        **pts,
-                        "theta": params.theta,
-                        "calibration": params.calibration,
-                        "tol": params.tol,
-                        "eps_max_factor": params.eps_max_factor,
-                        "accountants": list(params.accountants),
-                        "exact_stride": params.exact_stride,
-                        "exact_pairs": params.exact_pairs,
-                        "fixed_pair_rule": params.fixed_pair_rule,
-                    }
-                )
-        return units
+        fixed = {k: getattr(params, k) for k in (*_PASSED, "fixed_pair_rule")}
+        fixed["accountants"] = list(params.accountants)
+        return [
+            unit
+            for notion in ("dp", "rdp")
+            for unit in grid_units(
+                {"notion": notion, **self._points(params, notion), **fixed},
+                case=["gaussian", *params.cases],
+            )
+        ]
+
+    def _points(self, params: Any, notion: str) -> dict[str, list[Any]]:
+        """The points of a notion's panels, one list entry per (panel, level, x)."""
+        pts: dict[str, list[Any]] = {
+            k: [] for k in ("panel", "level", "rho", "sensitivity", "size")
+        }
+        for panel in (p for p, (pn, _) in PANELS.items() if pn == notion):
+            rho, size, sens = self.panel_grid(params, panel)
+            for level in params.deltas if notion == "dp" else params.alphas:
+                pts["panel"] += [panel] * len(rho)
+                pts["level"] += [float(level)] * len(rho)
+                pts["rho"] += rho
+                pts["sensitivity"] += [sens] * len(rho)
+                pts["size"] += size
+        return pts
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        return sweep_rows(
-            unit["case"],
-            unit["notion"],
-            unit["panel"],
-            unit["level"],
-            unit["rho"],
-            unit["sensitivity"],
-            unit["size"],
-            theta=unit["theta"],
-            calibration=unit["calibration"],
-            tol=unit["tol"],
-            accountants=unit["accountants"],
-            exact_stride=unit["exact_stride"],
-            exact_pairs=unit["exact_pairs"],
-            pair_rule=unit["fixed_pair_rule"],
-            eps_max_factor=unit["eps_max_factor"],
-        )
+        kw = {k: unit[k] for k in (*_PASSED, "accountants", "panel")}
+        points = (unit[k] for k in ("level", "rho", "sensitivity", "size"))
+        return sweep(unit["case"], unit["notion"], *points, pair_rule=unit["fixed_pair_rule"], **kw)
+
+
+_PASSED = ("theta", "calibration", "tol", "eps_max_factor", "exact_stride", "exact_pairs")
+"""Parameters a unit holds and hands to the sweep as they are (with ``fixed_pair_rule``)."""
+
+EPSILON_KEYS = ["panel", "notion", "level", "case", "rho", "size", "sensitivity", "accountant"]
+
+
+def epsilon_metrics(table: pd.DataFrame) -> pd.DataFrame:
+    """Summary rows: the ε of each series at every point (metric ``epsilon``)."""
+    rows = [
+        {
+            **dict(zip(EPSILON_KEYS, key, strict=True)),
+            "metric": "epsilon",
+            "value": float(g["epsilon"].iloc[0]),
+        }
+        for key, g in table.groupby(EPSILON_KEYS)
+    ]
+    return pd.DataFrame(rows)

@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from privrepro.boosting.plots import plot_sweep
 from privrepro.figures.api import param
-from privrepro.figures.pb._common import plot_sweep
-from privrepro.figures.pb._sweepfig import SweepFigure, SweepParams
+from privrepro.figures.pb._sweepfig import EPSILON_KEYS, SweepFigure, SweepParams, epsilon_metrics
 
 __all__ = ["Fig2Params", "PrivacyVsRegionSize"]
 
@@ -28,6 +28,7 @@ class Fig2Params(SweepParams):
     sizes: list[float] = param(
         [10.0, 15.0, 20.0, 25.0, 30.0, 35.0, 40.0, 45.0, 50.0],
         gt=0,
+        unique=True,
         doc="|S(Q(X̃))|: 2τ for absolute/relative, the width of a centred fixed region",
         assumed="the x range is not stated; Fig. 4 uses 10–50",
     )
@@ -66,19 +67,10 @@ class PrivacyVsRegionSize(SweepFigure):
 
     def summarize(self, table: pd.DataFrame, params: Any) -> pd.DataFrame:
         """ε of each series at every point (metric ``epsilon``) and the exact/paper ratio."""
-        rows = []
-        keys = ["panel", "notion", "level", "case", "rho", "size", "sensitivity", "accountant"]
-        for key, g in table.groupby(keys):
-            rows.append(
-                {
-                    **dict(zip(keys, key, strict=True)),
-                    "metric": "epsilon",
-                    "value": float(g["epsilon"].iloc[0]),
-                }
-            )
-        out = pd.DataFrame(rows)
-        paper = out[out["accountant"] == "paper"].set_index(keys[:-1])["value"]
-        exact = out[out["accountant"] == "exact"].set_index(keys[:-1])["value"]
+        out = epsilon_metrics(table)
+        point = EPSILON_KEYS[:-1]
+        paper = out[out["accountant"] == "paper"].set_index(point)["value"]
+        exact = out[out["accountant"] == "exact"].set_index(point)["value"]
         both = pd.concat([paper.rename("paper"), exact.rename("exact")], axis=1).dropna()
         understated = both[both["exact"] > both["paper"] * (1 + 1e-6)]
         extra = [

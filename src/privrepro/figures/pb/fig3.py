@@ -11,9 +11,9 @@ from typing import Any
 
 import pandas as pd
 
+from privrepro.boosting.plots import plot_sweep
 from privrepro.figures.api import param
-from privrepro.figures.pb._common import plot_sweep
-from privrepro.figures.pb._sweepfig import SweepFigure, SweepParams
+from privrepro.figures.pb._sweepfig import SweepFigure, SweepParams, epsilon_metrics
 
 __all__ = ["Fig3Params", "PrivacyVsConfidence"]
 
@@ -26,6 +26,7 @@ class Fig3Params(SweepParams):
         [round(0.6 + 0.01 * i, 2) for i in range(40)] + [0.995, 0.999],
         gt=0,
         lt=1,
+        unique=True,
         doc="ρ grid ('from 0.6 to 1'; ρ = 1 gives ε = ∞)",
         assumed="spacing not stated: 0.01 from 0.6 to 0.99, then 0.995, 0.999",
     )
@@ -68,13 +69,4 @@ class PrivacyVsConfidence(SweepFigure):
         )
 
     def summarize(self, table: pd.DataFrame, params: Any) -> pd.DataFrame:
-        keys = ["panel", "notion", "level", "case", "rho", "size", "sensitivity", "accountant"]
-        rows = [
-            {
-                **dict(zip(keys, key, strict=True)),
-                "metric": "epsilon",
-                "value": float(g["epsilon"].iloc[0]),
-            }
-            for key, g in table.groupby(keys)
-        ]
-        return pd.DataFrame(rows)
+        return epsilon_metrics(table)

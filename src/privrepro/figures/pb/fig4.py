@@ -9,16 +9,15 @@ output, ``ρ/p_S`` (note §1, §5.5), which falls as |S| grows.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from privrepro.boosting.design import PBSetting, gaussian_baseline_sigma, optimise_eps0
-from privrepro.figures.api import Figure, UnitContext, param
-from privrepro.plotting.style import new_figure
+from privrepro.boosting.design import PBSetting
+from privrepro.boosting.plots import plot_runtime
+from privrepro.boosting.runtime import sampler_runtime
+from privrepro.figures.api import Figure, MemoryEstimate, UnitContext, grid_units, param
 
 __all__ = ["Fig4Params", "Runtime"]
 
@@ -30,6 +29,7 @@ class Fig4Params:
     sizes: list[float] = param(
         [10.0, 20.0, 30.0, 40.0, 50.0],
         gt=0,
+        unique=True,
         doc="|S(Q(X̃))| from 10 to 50",
         assumed="the step is not stated",
     )
@@ -53,6 +53,7 @@ class Fig4Params:
     samplers: list[str] = param(
         ["rejection", "mixture"],
         choices=["rejection", "mixture"],
+        unique=True,
         doc="PB-DP samplers timed (both exact)",
     )
 
@@ -64,128 +65,45 @@ class Runtime(Figure[Fig4Params]):
     title = "Sampling runtime of PB-DP vs Gaussian-DP against |S| (ratio measured in one run)"
 
     def units(self, p: Fig4Params) -> list[dict[str, Any]]:
-        return [
-            {
-                "sizes": p.sizes,
-                "rho": p.rho,
-                "sensitivity": p.sensitivity,
-                "case": p.case,
-                "delta": p.delta,
-                "samples": p.samples,
-                "iterations": p.iterations,
-                "samplers": p.samplers,
-            }
-        ]
+        keys = ("sizes", "rho", "sensitivity", "case", "delta", "samples", "iterations", "samplers")
+        return grid_units({k: getattr(p, k) for k in keys})
+
+    def estimate_memory(self, params: Fig4Params) -> MemoryEstimate:
+        """One call's draws (8 B each) and the rejection sampler's proposal batch (17 B per
+        proposal, about 1/(1 − ρ) proposals per draw at most)."""
+        per_draw = 8 + 17 * min(1.0 / (1.0 - params.rho), 1e3)
+        return MemoryEstimate(
+            int(params.samples * per_draw),
+            "params.samples",
+            params.samples,
+            f"samples × {per_draw:.0f} B",
+        )
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
-        rng = ctx.rng("noise")
-        n, iters = int(unit["samples"]), int(unit["iterations"])
-        rows = []
-        for size in ctx.progress(unit["sizes"], desc="pb fig4 sizes"):
-            s = PBSetting(
-                unit["case"], unit["rho"], unit["sensitivity"], float(size), delta=unit["delta"]
-            )
-            res = optimise_eps0(s)
-            mech = s.mechanism(res.eps0)
-            sigma_g = gaussian_baseline_sigma(float(size), unit["rho"])
-            lo, hi = (float(v) for v in mech.region.bounds(0.0))
-            timings: dict[str, list[float]] = {"gaussian": []}
-            props: dict[str, int] = {}
-            inside: dict[str, int] = {}
-            for name in unit["samplers"]:
-                timings[name] = []
-                props[name] = 0
-                inside[name] = 0
-                mech.sample(rng, 0.0, n, method=name)  # warm-up
-            rng.normal(0.0, sigma_g, n)
-            for _ in range(iters):  # interleave samplers so drift in machine load hits all alike
-                t0 = time.perf_counter()
-                rng.normal(0.0, sigma_g, n)
-                timings["gaussian"].append(time.perf_counter() - t0)
-                for name in unit["samplers"]:
-                    t0 = time.perf_counter()
-                    out = mech.sample(rng, 0.0, n, method=name)
-                    timings[name].append(time.perf_counter() - t0)
-                    props[name] += out.proposals
-                    inside[name] += int(np.count_nonzero((out.values >= lo) & (out.values <= hi)))
-            g_mean = float(np.mean(timings["gaussian"]))
-            for name, ts in timings.items():
-                arr = np.asarray(ts) * 1e3
-                rows.append(
-                    {
-                        "size": float(size),
-                        "sampler": "gaussian" if name == "gaussian" else f"pb_{name}",
-                        "eps0": np.nan if name == "gaussian" else res.eps0,
-                        "q": 0.0 if name == "gaussian" else mech.q,
-                        "time_ms_mean": float(arr.mean()),
-                        "time_ms_se": float(arr.std(ddof=1) / np.sqrt(len(arr)))
-                        if len(arr) > 1
-                        else np.nan,
-                        "ratio_to_gaussian": float(np.mean(ts)) / g_mean,
-                        "proposals_per_sample": 1.0
-                        if name == "gaussian"
-                        else props[name] / (n * iters),
-                        "expected_proposals": 1.0
-                        if name in ("gaussian", "mixture")
-                        else mech.expected_proposals(),
-                        "in_region_fraction": np.nan
-                        if name == "gaussian"
-                        else inside[name] / (n * iters),
-                        "samples": n,
-                        "iterations": iters,
-                    }
-                )
-        return pd.DataFrame(rows)
+        setting = PBSetting(unit["case"], unit["rho"], unit["sensitivity"], delta=unit["delta"])
+        return sampler_runtime(
+            setting,
+            unit["sizes"],
+            rng=ctx.rng("noise"),
+            samples=unit["samples"],
+            iterations=unit["iterations"],
+            samplers=unit["samplers"],
+            progress=ctx.progress,
+        )
 
     def plot(self, table: pd.DataFrame, p: Fig4Params) -> Any:
-        fig, axes = new_figure(1, 2, width=4.2, height=3.2, squeeze=False)
-        ax, ax2 = axes[0]
-        for sampler, g in table.groupby("sampler"):
-            g = g.sort_values("size")
-            ax.plot(g["size"], g["ratio_to_gaussian"], marker="o", ms=3, label=str(sampler))
-        ax.set_xlabel("|S(Q(X̃))|")
-        ax.set_ylabel("time per call / Gaussian's (same run)")
-        ax.set_title(f"runtime ratio, {p.samples:,} samples × {p.iterations} calls", fontsize=9)
-        ax.legend(fontsize=7.5, frameon=False)
-        rej = table[table["sampler"] == "pb_rejection"].sort_values("size")
-        if not rej.empty:
-            ax2.plot(rej["size"], rej["proposals_per_sample"], "o-", label="observed")
-            ax2.plot(rej["size"], rej["expected_proposals"], "k--", lw=1, label="ρ / p_S")
-            ax2.legend(fontsize=7.5, frameon=False)
-        ax2.set_xlabel("|S(Q(X̃))|")
-        ax2.set_ylabel("kernel proposals per output")
-        ax2.set_title("rejection sampler: proposals per output", fontsize=9)
-        fig.suptitle(
-            f"pb Fig. 4 — PB-DP vs Gaussian sampling, ρ={p.rho:g}, Δ={p.sensitivity:g}", fontsize=10
-        )
-        return fig
+        title = f"pb Fig. 4 — PB-DP vs Gaussian sampling, ρ={p.rho:g}, Δ={p.sensitivity:g}"
+        return plot_runtime(table, title)
 
     def summarize(self, table: pd.DataFrame, p: Fig4Params) -> pd.DataFrame:
+        """The runtime ratio of every sampler; the rejection sampler's proposals per output."""
         rows = []
         for _, r in table.iterrows():
-            rows.append(
-                {
-                    "metric": "ratio_to_gaussian",
-                    "size": r["size"],
-                    "sampler": r["sampler"],
-                    "value": r["ratio_to_gaussian"],
-                }
-            )
+            metrics = ["ratio_to_gaussian"]
             if r["sampler"] == "pb_rejection":
-                rows.append(
-                    {
-                        "metric": "expected_proposals",
-                        "size": r["size"],
-                        "sampler": r["sampler"],
-                        "value": r["expected_proposals"],
-                    }
-                )
-                rows.append(
-                    {
-                        "metric": "proposals_per_sample",
-                        "size": r["size"],
-                        "sampler": r["sampler"],
-                        "value": r["proposals_per_sample"],
-                    }
-                )
+                metrics += ["expected_proposals", "proposals_per_sample"]
+            rows += [
+                {"metric": m, "size": r["size"], "sampler": r["sampler"], "value": r[m]}
+                for m in metrics
+            ]
         return pd.DataFrame(rows)

@@ -1,0 +1,212 @@
+"""DP-SGD hyperparameters of a PEFT run, tuned as the cl paper does (App. F, Table A2).
+
+"For each combination of privacy budget (ε, δ) and seed once using Optuna with the Gaussian
+process sampler": one study per (benchmark, kind, scenario, label space, ε, repeat, seed), kept
+in a journal file (or an RDB) so every run of that combination reuses it. The study tunes on "a
+dataset that is representative of one task", split 70:30 into tuning and validation data
+(5-Datasets: 10 % / 4.28 % of the CIFAR-10 task); each run then transfers the result to its own
+data size (:func:`privrepro.training.tuning.transfer_hyper`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from privrepro.continual.peft.data import PeftData
+from privrepro.continual.peft.settings import (
+    FeatureSettings,
+    FilmSettings,
+    PeftRun,
+    TrainSettings,
+    TuningSettings,
+    eps_label,
+)
+from privrepro.continual.scenarios import Scenario
+from privrepro.seeding import numpy_stream, torch_stream
+from privrepro.training.dpsgd import DPSGDHyper
+from privrepro.training.rows import select_rows
+
+__all__ = [
+    "Tuned",
+    "objective_settings",
+    "study_name",
+    "tune_hyper",
+    "tuning_split",
+    "unclipped_if_nondp",
+]
+
+
+@dataclass(frozen=True)
+class Tuned:
+    """Hyperparameters at the tuning size ``n_tune`` (transferred per run afterwards), and how
+    they were found (``meta``: ``tuned``, and for a study its name, best validation accuracy
+    and number of COMPLETE trials)."""
+
+    hyper: DPSGDHyper
+    n_tune: int
+    meta: dict[str, Any]
+
+
+def study_name(run: PeftRun, seed: int, tag: str = "") -> str:
+    """The study shared by every run of one (benchmark, kind, scenario, label space, ε,
+    repeat, seed); ``tag`` (the harness: the profile) keeps apart studies of other settings."""
+    name = (
+        f"cl-{run.benchmark}-{run.kind}-{run.blurry or 'split'}-{run.label_policy}"
+        f"-x{run.dummy_factor}-{eps_label(run.epsilon)}-r{run.repeat}-s{seed}"
+    )
+    return (f"{name}-{tag}" if tag else name).replace("ε=", "eps")
+
+
+#: tuning settings the trials do not see: where the study lives, when it stops, the fixed values
+_NOT_SEEN_BY_TRIALS = ("storage", "n_trials", "enabled", "lr", "batch_size", "clip")
+
+
+def objective_settings(
+    run: PeftRun,
+    tuning: TuningSettings,
+    train: TrainSettings,
+    film: FilmSettings,
+    features: FeatureSettings | None,
+) -> dict[str, Any]:
+    """Everything a trial's objective depends on beyond the study's name: training, the search
+    space and tuning split, FiLM, the data (``features``) and the scenario's shape. Two runs
+    whose tunings differ in any of these get different studies
+    (:func:`privrepro.training.tuning.study_name`); runs that agree share the trials."""
+    search = {k: v for k, v in asdict(tuning).items() if k not in _NOT_SEEN_BY_TRIALS}
+    shape = {k: getattr(run, k) for k in ("nb_tasks", "disjoint_pct", "blurry_pct", "order")}
+    return {
+        "train": asdict(train),
+        "tuning": search,
+        "film": asdict(film),
+        "features": None if features is None else asdict(features),
+        "spec": {**shape, "dummy_reference": run.dummy_reference},
+    }
+
+
+def tuning_split(
+    run: PeftRun, scenario: Scenario, tuning: TuningSettings, seed: int
+) -> tuple[int, int, np.ndarray, np.ndarray]:
+    """The tuning task, the tuning size, and the tuning / validation indices (drawn per repeat
+    and seed)."""
+    t0 = min(tuning.tune_task, scenario.nb_tasks - 1)
+    if run.order:  # 5-Datasets in another order: tune on the same member (CIFAR-10)
+        t0 = list(run.order).index(t0)
+    rng = numpy_stream(seed, "cl-peft", run.benchmark, f"repeat{run.repeat}", "tune-split")
+    perm = rng.permutation(scenario.train_tasks[t0])
+    n_tune = max(1, round(tuning.tune_fraction * len(perm)))
+    n_val = max(1, round(tuning.val_fraction * len(perm)))
+    if tuning.tune_fraction + tuning.val_fraction > 1:  # 5-Datasets: fractions of the final size
+        n_tune = max(1, min(len(perm) - 1, n_tune))
+        n_val = max(1, min(len(perm) - n_tune, n_val))
+    return t0, n_tune, perm[:n_tune], perm[n_tune : n_tune + n_val]
+
+
+def unclipped_if_nondp(hp: DPSGDHyper, train: TrainSettings) -> DPSGDHyper:
+    """Non-DP runs train without clipping unless ``train.nondp_clip`` (assumed)."""
+    if hp.private or train.nondp_clip:
+        return hp
+    return replace(hp, clip=math.inf)
+
+
+def _hyper(run: PeftRun, train: TrainSettings, batch: float, lr: float, clip: float) -> DPSGDHyper:
+    return DPSGDHyper(
+        train.epochs,
+        batch,
+        lr,
+        clip,
+        run.epsilon,
+        train.delta,
+        train.accountant,
+        train.epsilon_tolerance,
+    )
+
+
+def tune_hyper(
+    run: PeftRun,
+    data: PeftData,
+    scenario: Scenario,
+    label_ids: list[np.ndarray],
+    tuning: TuningSettings,
+    train: TrainSettings,
+    film: FilmSettings,
+    *,
+    seed: int,
+    studies: str | Path,
+    tag: str = "",
+    features: FeatureSettings | None = None,
+    progress: bool | None = None,
+) -> Tuned:
+    """Tune (or, with ``tuning.enabled`` false, fix) DP-SGD's batch size, lr and clipping bound.
+
+    The study is named ``study_name(run, seed, tag)`` plus a digest of everything its objective
+    sees (:func:`objective_settings`, with ``features`` the run's data settings), so two figures
+    whose tunings differ never share trials under one name. It lives at ``tuning.storage`` (an
+    RDB URL or file) or in ``studies/<name>.log``; it is resumed, never rerun, and each trial
+    trains one member on the tuning data and scores its validation accuracy. ``progress``: the
+    trials bar (:mod:`privrepro.progress`; ``False`` hides it).
+    """
+    from privrepro.continual.peft.members import member_logits, train_member
+    from privrepro.training.tuning import (
+        SearchSpace,
+        complete_trials,
+        open_study,
+        run_study,
+        suggest_hyper,
+    )
+    from privrepro.training.tuning import study_name as keyed_study_name
+
+    t0, n_tune, tune_idx, val_idx = tuning_split(run, scenario, tuning, seed)
+    if not tuning.enabled:
+        return Tuned(
+            _hyper(run, train, tuning.batch_size, tuning.lr, tuning.clip), n_tune, {"tuned": False}
+        )
+    dev = data.train_x.device
+    x_tune = select_rows(data.train_x, tune_idx)
+    x_val = select_rows(data.train_x, val_idx)
+    y_val = torch.as_tensor(data.train_y[val_idx], device=dev)
+    space = SearchSpace(
+        lr_low=tuning.lr_low, lr_high=tuning.lr_high, epochs=train.epochs, log=tuning.log_scale
+    )
+    name = study_name(run, seed, tag)  # seeds the sampler and the trials' streams
+    key = keyed_study_name(name, objective_settings(run, tuning, train, film, features))
+    study = open_study(
+        key,
+        tuning.storage or str(Path(studies) / f"{key}.log"),
+        sampler=tuning.sampler,
+        seed=int(numpy_stream(seed, name).integers(2**31)),
+        n_startup_trials=tuning.n_startup_trials,
+    )
+
+    def objective(trial: Any) -> float:
+        hp = suggest_hyper(trial, space, n_tune, run.epsilon, train.delta, train.accountant)
+        hp = unclipped_if_nondp(replace(hp, epsilon_tolerance=train.epsilon_tolerance), train)
+        gen = torch_stream(seed, name, f"trial{trial.number}", device=str(dev))
+        m = train_member(
+            run.kind,
+            x_tune,
+            data.train_y[tune_idx],
+            label_ids[t0],
+            hp,
+            generator=gen,
+            backbone=data.backbone,
+            physical_batch=film.physical_batch,
+        )
+        z = member_logits(m, x_val)
+        pred = torch.as_tensor(m.label_ids, device=z.device)[z.argmax(1)]
+        return float((pred == y_val).float().mean())
+
+    run_study(study, objective, tuning.n_trials, progress=progress)
+    done = complete_trials(study)
+    best = max(done, key=lambda t: (t.value, -t.number))
+    p = best.params
+    return Tuned(
+        _hyper(run, train, float(p["batch_size"]), float(p["lr"]), float(p["clip"])),
+        n_tune,
+        {"tuned": True, "study": key, "best_val_acc": best.value, "n_complete": len(done)},
+    )

@@ -1,0 +1,58 @@
+"""Where cl runs read data and keep caches, the device they compute on, their progress bars.
+
+A :class:`Workspace` is made once (in a notebook, or by the harness from a unit's context) and
+passed to every run: :func:`~privrepro.continual.run_cosine_benchmark`,
+:func:`~privrepro.continual.run_peft` and the loaders they call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Progress", "Workspace", "progress_bar"]
+
+#: ``progress(iterable, desc=..., total=...)`` wraps a long loop, e.g. ``UnitContext.progress``
+Progress = Callable[..., Iterable[Any]]
+
+
+def progress_bar(iterable: Iterable[Any], desc: str, total: int | None = None) -> Iterator[Any]:
+    """A tqdm bar with ETA on a terminal or in a notebook; silent when the output is not a
+    terminal and under CI (the project's one rule, :mod:`privrepro.progress`)."""
+    from privrepro import progress
+
+    yield from progress.progress_bar(iterable, desc=desc, total=total)
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Where runs read and write, and on what they compute.
+
+    Attributes:
+        data_dir: the data root of the real datasets (torchvision / UCI layouts; see
+            ``docs/cl.md``); synthetic stand-ins need none.
+        cache_dir: backbone features and FiLM pixel caches (``<cache_dir>/cl/...``), reused by
+            every later run.
+        device: ``"cpu"`` or ``"cuda"``: feature extraction, DP-SGD, evaluation.
+        progress: wraps long loops (tasks, feature batches); :func:`progress_bar` by default.
+        studies: the folder of the tuning studies' journal files (default
+            ``<cache_dir>/../_studies``, beside the harness's run store).
+        show_progress: the tuning trials' bar: ``None`` follows :mod:`privrepro.progress`
+            (a terminal, not CI), ``False`` hides it (the harness: the run's ``progress``).
+    """
+
+    data_dir: str | Path = "data"
+    cache_dir: str | Path = "experiments/_cache"
+    device: str = "cpu"
+    progress: Progress = progress_bar
+    studies: str | Path | None = None
+    show_progress: bool | None = None
+
+    @property
+    def study_dir(self) -> Path:
+        """Where tuning studies are kept unless a run names an RDB storage."""
+        return (
+            Path(self.cache_dir).parent / "_studies" if self.studies is None else Path(self.studies)
+        )

@@ -1,0 +1,194 @@
+"""What the cl recipes share: the cosine figures' units, inputs and privacy levels, the
+PEFT figures' unit settings and run, summary rows, and the paper's plotting rule (median over
+repeats with min/max error bars)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from privrepro.continual import peft
+from privrepro.continual.benchmarks import FeatureSpec
+from privrepro.continual.plots import final_accuracy_markers
+from privrepro.continual.tables import final_metrics, median_min_max
+from privrepro.continual.workspace import Workspace
+from privrepro.figures.api import UnitContext, grid_units, param
+from privrepro.plotting.style import new_figure
+
+__all__ = [
+    "NON_DP",
+    "PeftParams",
+    "checked",
+    "cosine_inputs",
+    "cosine_units",
+    "feature_columns",
+    "mean_std_rows",
+    "peft_settings",
+    "peft_units",
+    "plot_final",
+    "privacy_columns",
+    "privacy_label",
+    "privacy_levels",
+    "privacy_order",
+    "privacy_tick",
+    "run_peft_unit",
+    "summarize_final",
+    "workspace_of",
+]
+
+NON_DP = "non-DP"
+
+
+# --------------------------------------------------------------------------- cosine figures
+
+
+def workspace_of(ctx: UnitContext) -> Workspace:
+    """The library's :class:`~privrepro.continual.Workspace` of a unit: data root, cache,
+    device and progress bars of its context."""
+    return Workspace(
+        ctx.data_dir, ctx.cache_dir, ctx.device, ctx.progress, show_progress=ctx.show_progress
+    )
+
+
+def cosine_units(params: Any, fixed: tuple[str, ...], **axes: Any) -> list[dict[str, Any]]:
+    """:func:`~privrepro.figures.api.grid_units` of a cosine figure: the ``fixed`` parameters
+    and the ``features`` group in every unit."""
+    common = {k: getattr(params, k) for k in fixed}
+    return grid_units({**common, "features": asdict(params.features)}, **axes)
+
+
+def cosine_inputs(unit: dict[str, Any], ctx: UnitContext) -> dict[str, Any]:
+    """The keyword arguments of :func:`~privrepro.continual.run_cosine_benchmark` that come from
+    a unit's ``features`` and its context."""
+    return {"features": FeatureSpec(**unit["features"]), "workspace": workspace_of(ctx)}
+
+
+def feature_columns(meta: dict[str, Any]) -> dict[str, Any]:
+    """The provenance columns of a row: feature source and backbone."""
+    return {"feature_source": meta["feature_source"], "backbone": meta["backbone"]}
+
+
+def privacy_levels(epsilons: list[float], non_dp: bool) -> list[float | None]:
+    """The ε grid, with ``None`` for the non-private run when ``non_dp``."""
+    levels: list[float | None] = [float(e) for e in epsilons]
+    return [*levels, None] if non_dp else levels
+
+
+def privacy_order(epsilons: list[float], non_dp: bool) -> list[str]:
+    """The privacy labels of the ε grid, in plotting order."""
+    return [privacy_label(e) for e in privacy_levels(epsilons, non_dp)]
+
+
+def privacy_tick(label: str) -> str:
+    """A privacy label as an axis tick: ``"ε=1"`` or ``"non-DP"``."""
+    return label if label == NON_DP else f"ε={label}"
+
+
+def privacy_label(epsilon: float | None) -> str:
+    """``"non-DP"`` or ``"ε=1"``-style text without the Greek letter (``"1"``, ``"8"``)."""
+    if epsilon is None or (isinstance(epsilon, float) and math.isnan(epsilon)):
+        return NON_DP
+    return f"{epsilon:g}"
+
+
+def privacy_columns(epsilon: float | None) -> dict[str, Any]:
+    """A cosine row's privacy level: its label (``"1"``, ``"non-DP"``) and ε (NaN if non-DP)."""
+    return {"privacy": privacy_label(epsilon), "epsilon": np.nan if epsilon is None else epsilon}
+
+
+def mean_std_rows(
+    table: pd.DataFrame, by: list[str], *values: str, prefix: str = ""
+) -> list[dict[str, Any]]:
+    """Summary rows ``<prefix><value>_mean`` and ``_std`` over repeats, per group of ``by``."""
+    rows = []
+    for value in values:
+        for _, r in median_min_max(table, by, value).iterrows():
+            base = {k: r[k] for k in by}
+            rows.append({"metric": f"{prefix}{value}_mean", **base, "value": r["mean"]})
+            rows.append({"metric": f"{prefix}{value}_std", **base, "value": r["std"]})
+    return rows
+
+
+# --------------------------------------------------------------------------- PEFT figures
+
+
+@dataclass
+class PeftParams:
+    """The four settings groups of every PEFT figure's parameters (cl paper, Sec. 6, App. F)."""
+
+    features: peft.FeatureSettings = param(peft.FeatureSettings())
+    film: peft.FilmSettings = param(peft.FilmSettings())
+    train: peft.TrainSettings = param(peft.TrainSettings())
+    tuning: peft.TuningSettings = param(peft.TuningSettings())
+
+
+def peft_settings(p: PeftParams) -> dict[str, Any]:
+    """The four settings groups every PEFT run unit carries, as plain dicts (hashable config)."""
+    return {
+        "features": vars(p.features),
+        "film": vars(p.film),
+        "train": vars(p.train),
+        "tuning": vars(p.tuning),
+    }
+
+
+def peft_units(p: PeftParams, fixed: dict[str, Any], **axes: Any) -> list[dict[str, Any]]:
+    """:func:`~privrepro.figures.api.grid_units` of a PEFT figure, with the ``fixed`` entries and
+    the settings groups in every unit (FiLM on real images checked first: :func:`checked`)."""
+    return checked(p, grid_units({**fixed, **peft_settings(p)}, **axes))
+
+
+def checked(p: PeftParams, units: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``units``, once every benchmark of a FiLM unit is known to have real images (before any
+    compute: :func:`~privrepro.continual.peft.check_film_source`)."""
+    peft.check_film_source(
+        p.features, [u["benchmark"] for u in units], [u["method"] for u in units]
+    )
+    return units
+
+
+def run_peft_unit(unit: dict[str, Any], ctx: UnitContext) -> peft.PeftOutput:
+    """:func:`~privrepro.continual.peft.run_peft` on a unit built with :func:`peft_settings`,
+    with the unit's seeded DP-SGD stream and workspace; studies are named per profile."""
+    return peft.run_peft(
+        peft.PeftRun.from_unit(unit),
+        peft.FeatureSettings(**unit["features"]),
+        peft.FilmSettings(**unit["film"]),
+        peft.TrainSettings(**unit["train"]),
+        peft.TuningSettings(**unit["tuning"]),
+        seed=ctx.seed,
+        workspace=workspace_of(ctx),
+        study_tag=ctx.profile,
+        generator=ctx.torch_generator("dpsgd"),
+    )
+
+
+def summarize_final(table: pd.DataFrame, keys: list[str], rule: str = "argmax") -> pd.DataFrame:
+    """``final_<AA|AF>_<stat>`` rows over repeats per ``keys`` group (:func:`final_metrics`)."""
+    out = []
+    for metric in ("AA", "AF"):
+        for _, r in final_metrics(table, keys, metric, rule).iterrows():
+            base, n = {k: r[k] for k in keys}, int(r["count"])
+            for stat in ("mean", "std", "median", "min", "max"):
+                out.append(
+                    {"metric": f"final_{metric}_{stat}", **base, "value": r[stat], "repeats": n}
+                )
+    return pd.DataFrame(out)
+
+
+def plot_final(
+    table: pd.DataFrame, panels: list[str], series: str, panel_key: str = "benchmark"
+) -> Any:
+    """Median final AA over repeats with min/max error bars per privacy level, one panel per
+    ``panel_key`` value and one series per ``series`` value (the paper's plotting rule)."""
+    fig, axes = new_figure(1, len(panels), width=4.6, height=3.4, squeeze=False)
+    order = [peft.eps_label(e) for e in (1.0, 8.0, None)]
+    for ax, panel in zip(axes[0], panels, strict=False):
+        final_accuracy_markers(ax, table[table[panel_key] == panel], series, order)
+        ax.set_title(str(panel))
+        ax.legend(fontsize=7)
+    return fig

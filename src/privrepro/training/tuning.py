@@ -1,0 +1,347 @@
+"""Optuna studies for DP-SGD hyperparameters, kept in the run store and resumable.
+
+The tuning half of :mod:`privrepro.training` (DP-SGD itself is :mod:`.dpsgd`): a library that
+any experiment calls from inside its computation, not part of the runner.
+
+cl paper, App. F: tuned "for each combination of privacy budget (ε, δ) and seed once using
+Optuna with the Gaussian process sampler for 20 iterations", over Table A2's ranges (epochs 40;
+learning rate 1e-7…1e-2; batch size 10…tuning-set size; clipping bound 0.2…10; noise multiplier
+from the target ε), selecting the best validation accuracy.
+
+Storage: a path ending in ``.log`` is an Optuna journal file (one machine; file lock), anything
+with ``://`` an RDB URL (``sqlite:///…``, ``postgresql://…``), so several workers share one study.
+A study resumes where it stopped: :func:`run_study` counts only ``COMPLETE`` trials and runs until
+there are exactly ``n_complete`` of them (one worker). Trials left ``RUNNING`` by a killed worker
+are marked ``FAIL`` with the reason recorded (system attr ``fail_reason``) and never counted:
+journal trials whose worker process is gone (same host), RDB trials whose heartbeat has stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import socket
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from privrepro.config import ConfigError
+
+if TYPE_CHECKING:  # torch is imported only by the functions that build DP-SGD settings
+    from privrepro.training.dpsgd import DPSGDHyper
+
+__all__ = [
+    "SearchSpace",
+    "complete_trials",
+    "make_sampler",
+    "open_study",
+    "reap_stale_trials",
+    "run_study",
+    "study_name",
+    "suggest_hyper",
+    "transfer_hyper",
+]
+
+SAMPLERS = ("gp", "tpe", "random")
+_WORKER_ATTR = "privrepro_worker"
+#: a RUNNING trial not yet tagged with its worker is stale only after this long (its worker may
+#: be between creating and tagging it)
+_UNTAGGED_GRACE_S = 60.0
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    """Table A2 of the cl paper. ``log`` (assumed: the paper does not say whether the ranges are
+    searched on a log or a linear scale; log suits ranges over several decades)."""
+
+    lr_low: float = 1e-7
+    lr_high: float = 1e-2
+    batch_low: int = 10
+    clip_low: float = 0.2
+    clip_high: float = 10.0
+    epochs: float = 40.0
+    log: bool = True
+
+    def check(self) -> None:
+        if not 0 < self.lr_low < self.lr_high:
+            raise ConfigError("lr_low", self.lr_low, f"must lie in (0, lr_high={self.lr_high})")
+        if not 0 < self.clip_low < self.clip_high:
+            raise ConfigError(
+                "clip_low", self.clip_low, f"must lie in (0, clip_high={self.clip_high})"
+            )
+        if self.batch_low < 1:
+            raise ConfigError("batch_low", self.batch_low, "must be >= 1")
+
+
+def suggest_hyper(
+    trial: Any,
+    space: SearchSpace,
+    n_tune: int,
+    epsilon: float | None,
+    delta: float,
+    accountant: str = "prv",
+) -> DPSGDHyper:
+    """One trial's hyperparameters: batch size in [batch_low, n_tune], lr and clip in Table A2's
+    ranges; epochs fixed; σ follows from the target ε when the run is calibrated."""
+    from privrepro.training.dpsgd import DPSGDHyper
+
+    space.check()
+    hi = max(int(n_tune), space.batch_low)
+    batch = trial.suggest_int("batch_size", min(space.batch_low, hi), hi, log=space.log)
+    lr = trial.suggest_float("lr", space.lr_low, space.lr_high, log=space.log)
+    clip = trial.suggest_float("clip", space.clip_low, space.clip_high, log=space.log)
+    return DPSGDHyper(
+        epochs=space.epochs,
+        batch_size=float(batch),
+        lr=lr,
+        clip=clip,
+        epsilon=epsilon,
+        delta=delta,
+        accountant=accountant,
+    )
+
+
+def transfer_hyper(hp: DPSGDHyper, n_tune: int, n_train: int) -> DPSGDHyper:
+    """Hyperparameters tuned on ``n_tune`` samples moved to ``n_train`` (cl paper, App. F):
+    expected batch size × factor (the sample rate stays), Adam lr × √factor, clipping bound and
+    epochs unchanged; so q and the step count, hence σ, are unchanged. The expected batch size
+    of Poisson sampling need not be an integer; it is kept exact (not rounded) so q is exactly
+    the tuning run's and σ is calibrated once."""
+    if n_tune <= 0:
+        raise ConfigError("n_tune", n_tune, "must be > 0")
+    if n_train <= 0:
+        return hp
+    factor = n_train / n_tune
+    return replace(hp, batch_size=hp.batch_size * factor, lr=hp.lr * math.sqrt(factor))
+
+
+def study_name(base: str, settings: Mapping[str, Any]) -> str:
+    """``base`` plus a digest of every setting the objective depends on (``<base>-<10 hex>``).
+
+    A study is shared by whoever asks for the same name, in one journal file or one database.
+    Keying it by the objective keeps apart the tuning of two figures that differ in anything the
+    trials see (epochs, search space, data, model), and lets figures whose tuning is identical
+    reuse the same trials.
+    """
+    text = json.dumps(settings, sort_keys=True, default=str)
+    return f"{base}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
+
+
+def make_sampler(kind: str, seed: int, n_startup_trials: int = 10) -> Any:
+    """Optuna's ``GPSampler`` (the paper's), or TPE / random for comparison."""
+    import optuna
+
+    if kind == "gp":
+        return optuna.samplers.GPSampler(seed=seed, n_startup_trials=n_startup_trials)
+    if kind == "tpe":
+        return optuna.samplers.TPESampler(seed=seed, n_startup_trials=n_startup_trials)
+    if kind == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    raise ConfigError("sampler", kind, f"must be one of {list(SAMPLERS)}")
+
+
+def _storage(location: str | Path, heartbeat_interval: int | None) -> Any:
+    import optuna
+    from optuna.storages.journal import JournalFileBackend
+
+    text = str(location)
+    if "://" in text:
+        kwargs: dict[str, Any] = {}
+        if heartbeat_interval:
+            kwargs = {
+                "heartbeat_interval": heartbeat_interval,
+                "grace_period": 4 * heartbeat_interval,
+            }
+        return _rdb_storage(text, kwargs)
+    path = Path(text)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return optuna.storages.JournalStorage(JournalFileBackend(str(path)))
+
+
+def _rdb_storage(url: str, kwargs: dict[str, Any], attempts: int = 6) -> Any:
+    """Optuna's RDBStorage for ``url``. Workers started together on a new database all create
+    its tables; the losers of that race get a duplicate-table error (optuna issue 4621). Once the
+    winner has committed, the schema is there: so retry, with a random back-off."""
+    import random
+
+    import optuna
+    from sqlalchemy.exc import SQLAlchemyError
+
+    for attempt in range(attempts):
+        try:
+            return optuna.storages.RDBStorage(url, **kwargs)
+        except SQLAlchemyError:
+            if attempt == attempts - 1:
+                raise
+            time.sleep((0.2 + random.random()) * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+def open_study(
+    name: str,
+    storage: str | Path,
+    *,
+    sampler: str = "gp",
+    seed: int = 0,
+    n_startup_trials: int = 10,
+    heartbeat_interval: int | None = None,
+) -> Any:
+    """Create or load the study ``name`` (maximising validation accuracy) in ``storage``."""
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    return optuna.create_study(
+        study_name=name,
+        storage=_storage(storage, heartbeat_interval),
+        sampler=make_sampler(sampler, seed, n_startup_trials),
+        direction="maximize",
+        load_if_exists=True,
+    )
+
+
+def _me() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def reap_stale_trials(study: Any) -> int:
+    """Mark ``RUNNING`` trials of dead workers ``FAIL`` (reason recorded); return how many.
+
+    A trial records its worker as ``host:pid``; on this host a trial whose process is gone is
+    stale. RDB storages with a heartbeat also fail trials whose heartbeat stopped (other hosts).
+    Several workers may reap at once: the trial is failed once, by the first.
+    """
+    import optuna
+    from optuna.exceptions import UpdateFinishedTrialError
+    from optuna.trial import TrialState
+
+    storage = study._storage
+    if isinstance(storage, optuna.storages.RDBStorage) and storage.heartbeat_interval:
+        optuna.storages.fail_stale_trials(study)
+    host = socket.gethostname()
+    now = datetime.now()  # optuna records datetime_start as naive local time
+    reaped = 0
+    for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+        worker = str(t.system_attrs.get(_WORKER_ATTR, ""))
+        w_host, _, w_pid = worker.rpartition(":")
+        age = (now - t.datetime_start).total_seconds() if t.datetime_start else math.inf
+        dead = (not worker and age > _UNTAGGED_GRACE_S) or (
+            bool(worker)
+            and w_host == host
+            and w_pid.isdigit()
+            and not _pid_alive(int(w_pid))
+            and worker != _me()
+        )
+        if not dead:
+            continue
+        try:
+            storage.set_trial_system_attr(
+                t._trial_id,
+                "fail_reason",
+                f"worker {worker or '?'} stopped while RUNNING; marked FAIL on resume",
+            )
+            storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
+        except UpdateFinishedTrialError:  # another live worker reaped it first
+            continue
+        reaped += 1
+    return reaped
+
+
+def complete_trials(study: Any) -> list[Any]:
+    from optuna.trial import TrialState
+
+    return list(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
+
+
+def run_study(
+    study: Any,
+    objective: Callable[[Any], float],
+    n_complete: int = 20,
+    *,
+    max_failures: int = 20,
+    poll_s: float = 1.0,
+    on_trial: Callable[[int], None] | None = None,
+    progress: bool | None = None,
+) -> Any:
+    """Run trials until the study holds exactly ``n_complete`` COMPLETE trials (one worker).
+
+    Stale RUNNING trials are reaped first; a trial whose objective raises is recorded FAIL and
+    retried, up to ``max_failures`` failures in this call. With several workers each stops when
+    COMPLETE + live RUNNING trials reach ``n_complete`` (it waits for the live ones). Two workers
+    may start a trial at once when one is missing; the trial with the higher number then sees
+    ``n_complete`` COMPLETE or RUNNING trials numbered below it and is PRUNED before its
+    objective runs, so the study never exceeds ``n_complete`` COMPLETE trials.
+
+    A progress bar counts the COMPLETE trials (all workers') with an ETA, on a terminal only and
+    never under CI (``privrepro.progress``); ``progress=False`` hides it.
+    """
+    import optuna
+    from optuna.trial import TrialState
+
+    if n_complete < 1:
+        raise ConfigError("n_complete", n_complete, "must be >= 1")
+    started: list[int] = []
+
+    def tagged(trial: Any) -> float:
+        started.append(trial.number)
+        trial.storage.set_trial_system_attr(trial._trial_id, _WORKER_ATTR, _me())
+        live = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING))
+        if sum(t.number < trial.number for t in live) >= n_complete:
+            raise optuna.TrialPruned("another worker's trial fills the study")
+        return objective(trial)
+
+    from privrepro.progress import progress_bar
+
+    reap_stale_trials(study)
+    with progress_bar(
+        desc=f"trials {study.study_name}"[:60], total=n_complete, enabled=progress, unit="trial"
+    ) as bar:
+        return _run_until(study, tagged, started, n_complete, max_failures, poll_s, on_trial, bar)
+
+
+def _run_until(
+    study: Any,
+    tagged: Callable[[Any], float],
+    started: list[int],
+    n_complete: int,
+    max_failures: int,
+    poll_s: float,
+    on_trial: Callable[[int], None] | None,
+    bar: Any,
+) -> Any:
+    from optuna.trial import TrialState
+
+    failures = 0
+    while True:
+        done = len(complete_trials(study))
+        bar.update(min(done, n_complete) - bar.n)
+        if done >= n_complete:
+            return study
+        running = len(study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)))
+        if done + running >= n_complete:
+            time.sleep(poll_s)
+            reap_stale_trials(study)
+            continue
+        started.clear()
+        study.optimize(tagged, n_trials=1, catch=(Exception,))
+        last = study.trials[started[0]] if started else None
+        if last is not None and last.state == TrialState.FAIL:
+            failures += 1
+            if failures > max_failures:
+                raise RuntimeError(f"study {study.study_name}: {failures} failed trials")
+        if on_trial is not None:
+            on_trial(len(complete_trials(study)))
