@@ -53,7 +53,8 @@ def _multirun(tmp: Path, n_units: int, sleep_s: float) -> list[str]:
 def _units(store: Path) -> list[Path]:
     if not store.is_dir():
         return []
-    return [p for p in store.iterdir() if not p.name.startswith(".")]
+    # unit folders: not the store's own files (last_run.json) nor hidden build folders and locks
+    return [p for p in store.iterdir() if p.is_dir() and not p.name.startswith(".")]
 
 
 @pytest.mark.slow
