@@ -6,6 +6,8 @@
 SHELL := /bin/bash
 PROFILE ?= smoke
 ARGS ?=
+# pytest-xdist workers of make test (CI has 2 cores; 0 runs the suite in one process)
+TEST_WORKERS ?= 2
 PYTHON ?= python3
 
 UV := $(shell command -v uv 2>/dev/null)
@@ -61,11 +63,11 @@ report: $(ENV_STAMP) ## Write REPORT.md and REPORT.html: reproduced numbers agai
 report-check: $(ENV_STAMP) ## Open REPORT.html in headless Chromium: images, links, console; results/REPORT.summary.png
 	$(RUN) python -m privrepro.report.browser REPORT.html --screenshot results/REPORT.summary.png
 
-test: $(ENV_STAMP) test-system ## Run the test suite (with a real PostgreSQL, submitit and Chromium)
-	$(RUN) pytest -q $(ARGS)
+test: $(ENV_STAMP) test-system ## Run the test suite on TEST_WORKERS processes (with a real PostgreSQL, submitit and Chromium)
+	$(RUN) pytest -q -n $(TEST_WORKERS) $(ARGS)
 
 test-fast: $(ENV_STAMP) ## Run the tests not marked slow
-	$(RUN) pytest -q -m "not slow" $(ARGS)
+	$(RUN) pytest -q -n $(TEST_WORKERS) -m "not slow" $(ARGS)
 
 test-system: ## Install the system packages the tests start (as root; else say which are missing)
 	@bash .ci/system-packages

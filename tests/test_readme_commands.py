@@ -9,9 +9,15 @@ its own ``bash``, in the activated environment once the README has said to activ
 Each command runs as written; the environment sets only what a command leaves to the site or the
 profile: ``PROFILE=tiny`` and ``PRIVREPRO_PROFILE=tiny`` (the tests' grids, seconds a figure;
 a command that names its profile keeps it), ``STORE`` (a scratch folder) and ``STUDIES`` (a
-database on the throw-away PostgreSQL server) for the "Several machines" section. Commands that
-cannot run here are listed with the reason (:func:`why_not_run`); a test fails when a command
-has no reason and does not exit 0.
+database on the throw-away PostgreSQL server) for the "Several machines" section, and
+``ARGS=--only adult`` for ``make rehearsal-data`` (the smallest stand-in; :func:`slice_env`).
+Commands that cannot run here are listed with the reason (:func:`why_not_run`); a test fails
+when a command has no reason and does not exit 0.
+
+To keep the suite short, a command is run once however often the documents repeat it, and after
+``make figures`` and one ``make fig-<paper>-<id>`` (the same runner, with ``--target``) the other
+``make fig-…`` targets are resolved to the experiments they name instead of rerun
+(:func:`fig_target`): a target naming no experiment still fails.
 """
 
 from __future__ import annotations
@@ -98,12 +104,37 @@ def why_not_run(cmd: Command) -> str | None:
     if re.match(r"export (STORE|STUDIES)=", text):
         return "a site's value: the test sets STORE to a scratch folder, STUDIES to its PostgreSQL"
     words = _ENV_PREFIX.sub("", text).split()
+    if words[:2] == ["make", "rehearsal-data"] and any(
+        w.startswith(("DATA=/", "ARGS=")) for w in words
+    ):
+        return (
+            "full-size stand-ins (gigabytes) or a site's folder: the target runs as "
+            "`make rehearsal-data` with ARGS=--only adult"
+        )
     if words[:2] in (["make", "test"], ["make", "test-fast"], ["make", "check"]) or (
         "pytest" in words
     ):
         return "the test suite itself (CI runs it)"
     if words[:2] == ["make", "bench"] or "benchmarks/" in text:
         return "benchmarks: minutes of timed runs (make bench)"
+    return None
+
+
+def slice_env(cmd: Command) -> dict[str, str]:
+    """What the environment adds for one command that leaves its size to the caller:
+    ``make rehearsal-data`` writes only the smallest stand-in (``ARGS=--only adult``; the full set
+    is 3.8 GB), which proves the target, its writer, the marker and the manifest in a second."""
+    words = _ENV_PREFIX.sub("", re.sub(r"\s#\s.*$", "", cmd.text)).split()
+    if words[:2] == ["make", "rehearsal-data"]:
+        return {"ARGS": "--only adult"}
+    return {}
+
+
+def fig_target(cmd: Command) -> str | None:
+    """The target id of a bare ``make fig-<paper>-<id>`` (``cl-2``), else None."""
+    words = _ENV_PREFIX.sub("", re.sub(r"\s#\s.*$", "", cmd.text)).split()
+    if len(words) == 2 and words[0] == "make" and words[1].startswith("fig-"):
+        return words[1].removeprefix("fig-")
     return None
 
 
@@ -168,9 +199,13 @@ def test_every_runnable_command_of_the_readme_and_docs_works_verbatim(
     )
     assert shutil.which("uv", path=env["PATH"]) is None  # as on a fresh machine
 
+    from privrepro.runner.catalog import resolve_target
+
     ran: list[str] = []
     not_run: list[str] = []
+    resolved: list[str] = []
     seen: set[str] = set()
+    fig_rule_ran = False
     activated = False
     for cmd in all_commands:
         reason = why_not_run(cmd)
@@ -181,12 +216,20 @@ def test_every_runnable_command_of_the_readme_and_docs_works_verbatim(
         if bare in seen:  # the same command twice in the documents: run once
             continue
         seen.add(bare)
+        target = fig_target(cmd)
+        if target is not None and fig_rule_ran:
+            # `make figures` computed every experiment and one `make fig-…` ran the pattern rule
+            # (the same runner with --target): the others must name experiments of the copy
+            names = [e.name for e in resolve_target(target, clone / "conf")]
+            assert names, f"{cmd}: make target fig-{target} names no experiment"
+            resolved.append(f"{cmd} -> {', '.join(names)}")
+            continue
         prelude = f"{_ACTIVATE} && " if activated or cmd.document != "README.md" else ""
         t0 = time.perf_counter()
         out = subprocess.run(
             ["bash", "-c", prelude + cmd.text],
             cwd=clone,
-            env=env,
+            env={**env, **slice_env(cmd)},
             capture_output=True,
             text=True,
             timeout=900,
@@ -195,12 +238,19 @@ def test_every_runnable_command_of_the_readme_and_docs_works_verbatim(
             f"{cmd}\nexit {out.returncode}\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}"
         )
         ran.append(f"{time.perf_counter() - t0:6.1f} s  {cmd}")
+        print(ran[-1], flush=True)
         activated = activated or cmd.text.startswith(_ACTIVATE)
+        fig_rule_ran = fig_rule_ran or target is not None
 
     print(f"\nran {len(ran)} commands verbatim:", *ran, sep="\n  ")
+    print(f"make fig-… targets resolved, not rerun ({len(resolved)}):", *resolved, sep="\n  ")
     print(f"not run ({len(not_run)}):", *not_run, sep="\n  ")
     assert (clone / ".tools" / "bin" / "uv").is_file()  # make installed uv where it said
     assert (clone / "results" / "cl" / "fig2.csv").is_file()
+    from privrepro.data.provenance import REHEARSAL_MARKER
+
+    assert (clone / "data" / "rehearsal" / REHEARSAL_MARKER).is_file()  # make rehearsal-data
+    assert (clone / "data" / "rehearsal" / "adult" / "adult.data").is_file()
     # the several-machines rehearsal ran through submitit into the shared store, its tuning
     # studies on PostgreSQL
     import optuna
