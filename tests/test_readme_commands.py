@@ -160,6 +160,9 @@ def _fresh_env(extra: dict[str, str]) -> dict[str, str]:
     """This process's environment as a fresh shell would have it: no virtual environment, no uv
     on PATH, no pytest or Python path variables."""
     drop = ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "CONDA_PREFIX", "PRIVREPRO_CONF")
+    # a suite started by `make test ARGS=…` passes make's variables down (MAKEFLAGS): a fresh
+    # shell has none of them
+    drop += ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "ARGS", "DATA", "TEST_WORKERS")
     env = {
         k: v
         for k, v in os.environ.items()
