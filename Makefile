@@ -6,6 +6,8 @@
 SHELL := /bin/bash
 PROFILE ?= smoke
 ARGS ?=
+# pytest-xdist workers of make test (CI has 2 cores; 0 runs the suite in one process)
+TEST_WORKERS ?= 2
 PYTHON ?= python3
 
 UV := $(shell command -v uv 2>/dev/null)
@@ -16,7 +18,7 @@ RUN := $(UV) run --frozen
 ENV_STAMP := .venv/.privrepro-synced
 
 .DEFAULT_GOAL := help
-.PHONY: help env figures plots tables report test test-fast bench lint typecheck check list clean-results
+.PHONY: help env figures plots tables report report-check test test-fast test-system bench lint typecheck check list clean-results
 .PHONY: rehearsal-data
 
 help: ## List the targets
@@ -37,7 +39,8 @@ $(ENV_STAMP): pyproject.toml uv.lock | $(UV)
 	$(UV) sync --frozen
 	@touch $@
 
-env: $(ENV_STAMP) ## Install the environment (uv sync from uv.lock)
+env: $(ENV_STAMP) ## Install the environment (uv sync from uv.lock); then `source .venv/bin/activate`
+	@echo "environment ready in .venv/: 'source .venv/bin/activate' puts privrepro, python and pytest on PATH"
 
 figures: $(ENV_STAMP) ## Run every figure (PROFILE=smoke|paper): results/<paper>/<fig>.csv, plots/<paper>/<fig>.png
 	$(RUN) python -m privrepro.runner.all --profile $(PROFILE) $(ARGS)
@@ -57,11 +60,17 @@ tables: $(ENV_STAMP) ## Derive every results/ table (+ meta, summary) from the r
 report: $(ENV_STAMP) ## Write REPORT.md and REPORT.html: reproduced numbers against the papers'
 	$(RUN) python -m privrepro.report
 
-test: $(ENV_STAMP) ## Run the test suite
-	$(RUN) pytest -q $(ARGS)
+report-check: $(ENV_STAMP) ## Open REPORT.html in headless Chromium: images, links, console; results/REPORT.summary.png
+	$(RUN) python -m privrepro.report.browser REPORT.html --screenshot results/REPORT.summary.png
+
+test: $(ENV_STAMP) test-system ## Run the test suite on TEST_WORKERS processes (with a real PostgreSQL, submitit and Chromium)
+	$(RUN) pytest -q -n $(TEST_WORKERS) $(ARGS)
 
 test-fast: $(ENV_STAMP) ## Run the tests not marked slow
-	$(RUN) pytest -q -m "not slow" $(ARGS)
+	$(RUN) pytest -q -n $(TEST_WORKERS) -m "not slow" $(ARGS)
+
+test-system: ## Install the system packages the tests start (as root; else say which are missing)
+	@bash .ci/system-packages
 
 rehearsal-data: $(ENV_STAMP) ## Write full-size stand-in datasets and random weights, marked as such (DATA=<root>; default data/rehearsal)
 	$(RUN) python -m privrepro.rehearsal.standins --root "$(or $(DATA),$(PRIVREPRO_DATA),data/rehearsal)" $(ARGS)

@@ -1,14 +1,28 @@
-"""Shared fixtures: every test writes into its own temporary run store, results and plots."""
+"""Shared fixtures: every test writes into its own temporary run store, results and plots.
+
+The real components (a throw-away PostgreSQL server, Debian's Chromium) come from
+``tests/components.py``; the session ends with one line counting the tests that could not run
+because a component is missing, and how to install it.
+"""
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 REPO = Path(__file__).resolve().parents[1]
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))  # components (pytest runs with --import-mode=importlib)
+
+from components import MISSING, postgres_server, postgres_url  # noqa: E402
+
+__all__ = ["postgres_server", "postgres_url"]
 
 
 @pytest.fixture
@@ -21,3 +35,27 @@ def store_overrides(tmp_path: Path) -> list[str]:
         f"paths.data_dir={tmp_path / 'data'}",
         "progress=false",
     ]
+
+
+def _skip_reason(report: Any) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2])
+    return str(longrepr)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """``N tests could not run (missing: ...)``: the count ``make test`` ends with."""
+    if hasattr(terminalreporter.config, "workerinput"):  # an xdist worker: the controller counts
+        return
+    skipped = terminalreporter.stats.get("skipped", [])
+    reasons = [_skip_reason(r) for r in skipped]
+    missing = [r for r in reasons if MISSING in r]
+    hows = sorted({r[r.index(MISSING) + len(MISSING) :].strip() for r in missing})
+    other = len(reasons) - len(missing)
+    line = f"{len(missing)} tests could not run for a missing component"
+    if hows:
+        line += ": " + " | ".join(hows)
+    if other:
+        line += f"; {other} skipped for other reasons"
+    terminalreporter.write_line(line)

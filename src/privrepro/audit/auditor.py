@@ -42,6 +42,7 @@ from tqdm.auto import tqdm
 
 from privrepro.audit.binomial import clopper_pearson_lower, clopper_pearson_upper
 from privrepro.config import ConfigError
+from privrepro.progress import progress_disabled
 
 __all__ = ["AuditReport", "Sampler", "audit", "neighbour_samplers", "sampler_from_distribution"]
 
@@ -241,7 +242,7 @@ def audit(
         desc="audit draws",
         unit="draw",
         unit_scale=True,
-        disable=not progress or total < 4 * batch_size,
+        disable=True if not progress or total < 4 * batch_size else progress_disabled(),
         leave=False,
     ) as bar:
         xp = np.sort(_draw(sp, n_search, rng, statistic, batch_size, bar))

@@ -19,10 +19,11 @@ Progress = Callable[..., Iterable[Any]]
 
 
 def progress_bar(iterable: Iterable[Any], desc: str, total: int | None = None) -> Iterator[Any]:
-    """A tqdm bar on a terminal or in a notebook; silent when the output is not a terminal."""
-    from tqdm.auto import tqdm
+    """A tqdm bar with ETA on a terminal or in a notebook; silent when the output is not a
+    terminal and under CI (the project's one rule, :mod:`privrepro.progress`)."""
+    from privrepro import progress
 
-    yield from tqdm(iterable, desc=desc, total=total, disable=None, leave=False)
+    yield from progress.progress_bar(iterable, desc=desc, total=total)
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,8 @@ class Workspace:
         progress: wraps long loops (tasks, feature batches); :func:`progress_bar` by default.
         studies: the folder of the tuning studies' journal files (default
             ``<cache_dir>/../_studies``, beside the harness's run store).
+        show_progress: the tuning trials' bar: ``None`` follows :mod:`privrepro.progress`
+            (a terminal, not CI), ``False`` hides it (the harness: the run's ``progress``).
     """
 
     data_dir: str | Path = "data"
@@ -45,6 +48,7 @@ class Workspace:
     device: str = "cpu"
     progress: Progress = progress_bar
     studies: str | Path | None = None
+    show_progress: bool | None = None
 
     @property
     def study_dir(self) -> Path:

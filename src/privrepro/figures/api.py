@@ -85,16 +85,9 @@ class UnitContext:
         self, iterable: Iterable[Any], desc: str, total: int | None = None
     ) -> Iterator[Any]:
         """Wrap a long loop in a progress bar (shown on a terminal, silent in CI logs)."""
-        from tqdm.auto import tqdm
+        from privrepro.progress import progress_bar
 
-        yield from tqdm(
-            iterable,
-            desc=desc,
-            total=total,
-            disable=None if self.show_progress else True,
-            leave=False,
-            dynamic_ncols=True,
-        )
+        yield from progress_bar(iterable, desc=desc, total=total, enabled=self.show_progress)
 
 
 @dataclass(frozen=True)

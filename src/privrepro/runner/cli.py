@@ -3,6 +3,7 @@
     privrepro experiment=cl/fig2                       # one figure, smoke profile
     privrepro experiment=cl/fig2 profile=paper seed=3  # overrides
     privrepro -m experiment=cl/fig2 params.epsilons=[1.0],[8.0] hydra/launcher=local
+    privrepro --help                                   # the experiments and the main options
 
 A configuration error (unknown key, value out of range, a unit too big for the machine, an
 unwritable output folder, a multirun of zero jobs) is reported in one line naming the key, the
@@ -90,11 +91,23 @@ def _app(cfg: DictConfig) -> None:
 
 
 def main() -> None:
-    """Entry point of the ``privrepro`` script."""
-    empty = empty_sweep(sys.argv[1:])
+    """Entry point of the ``privrepro`` script: help and misspelt names are answered here, in
+    one line, before Hydra composes anything (``privrepro.runner.cli_help``)."""
+    from privrepro.runner.cli_help import check_arguments, usage, with_profile_from_env
+
+    args = sys.argv[1:]
+    if not args or "--help" in args or "-h" in args:
+        print(usage())
+        sys.exit(0)
+    problem = check_arguments(args)
+    if problem:
+        print(f"privrepro: {problem}", file=sys.stderr)
+        sys.exit(2)
+    empty = empty_sweep(args)
     if empty is not None:
         print(f"privrepro: configuration error: {empty}", file=sys.stderr)
         sys.exit(2)
+    sys.argv[1:] = with_profile_from_env(args)
     _app()
 
 

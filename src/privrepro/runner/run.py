@@ -230,14 +230,13 @@ def run_config(cfg: DictConfig, multirun: bool = False, repo: Path | None = None
 
     computed = reused = 0
     show = bool(cfg.get("progress", True))
-    from tqdm.auto import tqdm
+    from privrepro.progress import progress_bar
 
-    bar = tqdm(
+    bar = progress_bar(
         list(zip(units, identities, ids, unit_sources, strict=True)),
         desc=f"{paper}/{figure}",
-        disable=None if show and len(units) > 1 else True,
-        leave=False,
-        dynamic_ncols=True,
+        enabled=show and len(units) > 1,
+        unit="unit",
     )
     for unit, identity, uid, source in bar:
         if force:

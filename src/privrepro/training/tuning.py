@@ -18,18 +18,22 @@ journal trials whose worker process is gone (same host), RDB trials whose heartb
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import os
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from privrepro.config import ConfigError
-from privrepro.training.dpsgd import DPSGDHyper
+
+if TYPE_CHECKING:  # torch is imported only by the functions that build DP-SGD settings
+    from privrepro.training.dpsgd import DPSGDHyper
 
 __all__ = [
     "SearchSpace",
@@ -38,6 +42,7 @@ __all__ = [
     "open_study",
     "reap_stale_trials",
     "run_study",
+    "study_name",
     "suggest_hyper",
     "transfer_hyper",
 ]
@@ -83,6 +88,8 @@ def suggest_hyper(
 ) -> DPSGDHyper:
     """One trial's hyperparameters: batch size in [batch_low, n_tune], lr and clip in Table A2's
     ranges; epochs fixed; σ follows from the target ε when the run is calibrated."""
+    from privrepro.training.dpsgd import DPSGDHyper
+
     space.check()
     hi = max(int(n_tune), space.batch_low)
     batch = trial.suggest_int("batch_size", min(space.batch_low, hi), hi, log=space.log)
@@ -113,6 +120,18 @@ def transfer_hyper(hp: DPSGDHyper, n_tune: int, n_train: int) -> DPSGDHyper:
     return replace(hp, batch_size=hp.batch_size * factor, lr=hp.lr * math.sqrt(factor))
 
 
+def study_name(base: str, settings: Mapping[str, Any]) -> str:
+    """``base`` plus a digest of every setting the objective depends on (``<base>-<10 hex>``).
+
+    A study is shared by whoever asks for the same name, in one journal file or one database.
+    Keying it by the objective keeps apart the tuning of two figures that differ in anything the
+    trials see (epochs, search space, data, model), and lets figures whose tuning is identical
+    reuse the same trials.
+    """
+    text = json.dumps(settings, sort_keys=True, default=str)
+    return f"{base}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
+
+
 def make_sampler(kind: str, seed: int, n_startup_trials: int = 10) -> Any:
     """Optuna's ``GPSampler`` (the paper's), or TPE / random for comparison."""
     import optuna
@@ -132,14 +151,35 @@ def _storage(location: str | Path, heartbeat_interval: int | None) -> Any:
 
     text = str(location)
     if "://" in text:
+        kwargs: dict[str, Any] = {}
         if heartbeat_interval:
-            return optuna.storages.RDBStorage(
-                text, heartbeat_interval=heartbeat_interval, grace_period=4 * heartbeat_interval
-            )
-        return optuna.storages.RDBStorage(text)
+            kwargs = {
+                "heartbeat_interval": heartbeat_interval,
+                "grace_period": 4 * heartbeat_interval,
+            }
+        return _rdb_storage(text, kwargs)
     path = Path(text)
     path.parent.mkdir(parents=True, exist_ok=True)
     return optuna.storages.JournalStorage(JournalFileBackend(str(path)))
+
+
+def _rdb_storage(url: str, kwargs: dict[str, Any], attempts: int = 6) -> Any:
+    """Optuna's RDBStorage for ``url``. Workers started together on a new database all create
+    its tables; the losers of that race get a duplicate-table error (optuna issue 4621). Once the
+    winner has committed, the schema is there: so retry, with a random back-off."""
+    import random
+
+    import optuna
+    from sqlalchemy.exc import SQLAlchemyError
+
+    for attempt in range(attempts):
+        try:
+            return optuna.storages.RDBStorage(url, **kwargs)
+        except SQLAlchemyError:
+            if attempt == attempts - 1:
+                raise
+            time.sleep((0.2 + random.random()) * (attempt + 1))
+    raise AssertionError("unreachable")
 
 
 def open_study(
@@ -183,8 +223,10 @@ def reap_stale_trials(study: Any) -> int:
 
     A trial records its worker as ``host:pid``; on this host a trial whose process is gone is
     stale. RDB storages with a heartbeat also fail trials whose heartbeat stopped (other hosts).
+    Several workers may reap at once: the trial is failed once, by the first.
     """
     import optuna
+    from optuna.exceptions import UpdateFinishedTrialError
     from optuna.trial import TrialState
 
     storage = study._storage
@@ -204,14 +246,18 @@ def reap_stale_trials(study: Any) -> int:
             and not _pid_alive(int(w_pid))
             and worker != _me()
         )
-        if dead:
+        if not dead:
+            continue
+        try:
             storage.set_trial_system_attr(
                 t._trial_id,
                 "fail_reason",
                 f"worker {worker or '?'} stopped while RUNNING; marked FAIL on resume",
             )
             storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
-            reaped += 1
+        except UpdateFinishedTrialError:  # another live worker reaped it first
+            continue
+        reaped += 1
     return reaped
 
 
@@ -229,6 +275,7 @@ def run_study(
     max_failures: int = 20,
     poll_s: float = 1.0,
     on_trial: Callable[[int], None] | None = None,
+    progress: bool | None = None,
 ) -> Any:
     """Run trials until the study holds exactly ``n_complete`` COMPLETE trials (one worker).
 
@@ -238,6 +285,9 @@ def run_study(
     may start a trial at once when one is missing; the trial with the higher number then sees
     ``n_complete`` COMPLETE or RUNNING trials numbered below it and is PRUNED before its
     objective runs, so the study never exceeds ``n_complete`` COMPLETE trials.
+
+    A progress bar counts the COMPLETE trials (all workers') with an ETA, on a terminal only and
+    never under CI (``privrepro.progress``); ``progress=False`` hides it.
     """
     import optuna
     from optuna.trial import TrialState
@@ -254,10 +304,31 @@ def run_study(
             raise optuna.TrialPruned("another worker's trial fills the study")
         return objective(trial)
 
-    failures = 0
+    from privrepro.progress import progress_bar
+
     reap_stale_trials(study)
+    with progress_bar(
+        desc=f"trials {study.study_name}"[:60], total=n_complete, enabled=progress, unit="trial"
+    ) as bar:
+        return _run_until(study, tagged, started, n_complete, max_failures, poll_s, on_trial, bar)
+
+
+def _run_until(
+    study: Any,
+    tagged: Callable[[Any], float],
+    started: list[int],
+    n_complete: int,
+    max_failures: int,
+    poll_s: float,
+    on_trial: Callable[[int], None] | None,
+    bar: Any,
+) -> Any:
+    from optuna.trial import TrialState
+
+    failures = 0
     while True:
         done = len(complete_trials(study))
+        bar.update(min(done, n_complete) - bar.n)
         if done >= n_complete:
             return study
         running = len(study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)))

@@ -357,7 +357,18 @@ def run_peft(
     sc = peft_scenario(run, data.train_y, data.test_y, data.num_classes, seed)
     ids = _label_ids(run, sc, data.num_classes)
     tuned = tune_hyper(
-        run, data, sc, ids, tuning, train, film, seed=seed, studies=ws.study_dir, tag=study_tag
+        run,
+        data,
+        sc,
+        ids,
+        tuning,
+        train,
+        film,
+        seed=seed,
+        studies=ws.study_dir,
+        tag=study_tag,
+        features=features,
+        progress=ws.show_progress,
     )
     hp0, n_tune = tuned.hyper, tuned.n_tune
     hps = [unclipped_if_nondp(transfer_hyper(hp0, n_tune, len(ix)), train) for ix in sc.train_tasks]

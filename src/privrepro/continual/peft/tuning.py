@@ -11,7 +11,7 @@ data size (:func:`privrepro.training.tuning.transfer_hyper`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ import torch
 
 from privrepro.continual.peft.data import PeftData
 from privrepro.continual.peft.settings import (
+    FeatureSettings,
     FilmSettings,
     PeftRun,
     TrainSettings,
@@ -31,7 +32,14 @@ from privrepro.seeding import numpy_stream, torch_stream
 from privrepro.training.dpsgd import DPSGDHyper
 from privrepro.training.rows import select_rows
 
-__all__ = ["Tuned", "study_name", "tune_hyper", "tuning_split", "unclipped_if_nondp"]
+__all__ = [
+    "Tuned",
+    "objective_settings",
+    "study_name",
+    "tune_hyper",
+    "tuning_split",
+    "unclipped_if_nondp",
+]
 
 
 @dataclass(frozen=True)
@@ -53,6 +61,32 @@ def study_name(run: PeftRun, seed: int, tag: str = "") -> str:
         f"-x{run.dummy_factor}-{eps_label(run.epsilon)}-r{run.repeat}-s{seed}"
     )
     return (f"{name}-{tag}" if tag else name).replace("ε=", "eps")
+
+
+#: tuning settings the trials do not see: where the study lives, when it stops, the fixed values
+_NOT_SEEN_BY_TRIALS = ("storage", "n_trials", "enabled", "lr", "batch_size", "clip")
+
+
+def objective_settings(
+    run: PeftRun,
+    tuning: TuningSettings,
+    train: TrainSettings,
+    film: FilmSettings,
+    features: FeatureSettings | None,
+) -> dict[str, Any]:
+    """Everything a trial's objective depends on beyond the study's name: training, the search
+    space and tuning split, FiLM, the data (``features``) and the scenario's shape. Two runs
+    whose tunings differ in any of these get different studies
+    (:func:`privrepro.training.tuning.study_name`); runs that agree share the trials."""
+    search = {k: v for k, v in asdict(tuning).items() if k not in _NOT_SEEN_BY_TRIALS}
+    shape = {k: getattr(run, k) for k in ("nb_tasks", "disjoint_pct", "blurry_pct", "order")}
+    return {
+        "train": asdict(train),
+        "tuning": search,
+        "film": asdict(film),
+        "features": None if features is None else asdict(features),
+        "spec": {**shape, "dummy_reference": run.dummy_reference},
+    }
 
 
 def tuning_split(
@@ -105,12 +139,17 @@ def tune_hyper(
     seed: int,
     studies: str | Path,
     tag: str = "",
+    features: FeatureSettings | None = None,
+    progress: bool | None = None,
 ) -> Tuned:
     """Tune (or, with ``tuning.enabled`` false, fix) DP-SGD's batch size, lr and clipping bound.
 
-    The study ``study_name(run, seed, tag)`` lives at ``tuning.storage`` (an RDB URL or file) or
-    in ``studies/<name>.log``; it is resumed, never rerun, and each trial trains one member on
-    the tuning data and scores its validation accuracy.
+    The study is named ``study_name(run, seed, tag)`` plus a digest of everything its objective
+    sees (:func:`objective_settings`, with ``features`` the run's data settings), so two figures
+    whose tunings differ never share trials under one name. It lives at ``tuning.storage`` (an
+    RDB URL or file) or in ``studies/<name>.log``; it is resumed, never rerun, and each trial
+    trains one member on the tuning data and scores its validation accuracy. ``progress``: the
+    trials bar (:mod:`privrepro.progress`; ``False`` hides it).
     """
     from privrepro.continual.peft.members import member_logits, train_member
     from privrepro.training.tuning import (
@@ -120,6 +159,7 @@ def tune_hyper(
         run_study,
         suggest_hyper,
     )
+    from privrepro.training.tuning import study_name as keyed_study_name
 
     t0, n_tune, tune_idx, val_idx = tuning_split(run, scenario, tuning, seed)
     if not tuning.enabled:
@@ -133,10 +173,11 @@ def tune_hyper(
     space = SearchSpace(
         lr_low=tuning.lr_low, lr_high=tuning.lr_high, epochs=train.epochs, log=tuning.log_scale
     )
-    name = study_name(run, seed, tag)
+    name = study_name(run, seed, tag)  # seeds the sampler and the trials' streams
+    key = keyed_study_name(name, objective_settings(run, tuning, train, film, features))
     study = open_study(
-        name,
-        tuning.storage or str(Path(studies) / f"{name}.log"),
+        key,
+        tuning.storage or str(Path(studies) / f"{key}.log"),
         sampler=tuning.sampler,
         seed=int(numpy_stream(seed, name).integers(2**31)),
         n_startup_trials=tuning.n_startup_trials,
@@ -160,12 +201,12 @@ def tune_hyper(
         pred = torch.as_tensor(m.label_ids, device=z.device)[z.argmax(1)]
         return float((pred == y_val).float().mean())
 
-    run_study(study, objective, tuning.n_trials)
+    run_study(study, objective, tuning.n_trials, progress=progress)
     done = complete_trials(study)
     best = max(done, key=lambda t: (t.value, -t.number))
     p = best.params
     return Tuned(
         _hyper(run, train, float(p["batch_size"]), float(p["lr"]), float(p["clip"])),
         n_tune,
-        {"tuned": True, "study": name, "best_val_acc": best.value, "n_complete": len(done)},
+        {"tuned": True, "study": key, "best_val_acc": best.value, "n_complete": len(done)},
     )

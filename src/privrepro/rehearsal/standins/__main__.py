@@ -22,10 +22,10 @@ __all__ = ["main"]
 def _progress(enabled: bool) -> Any:
     if not enabled:
         return None
-    from tqdm.auto import tqdm
+    from privrepro.progress import progress_bar
 
     def wrap(iterable: Iterable[Any], desc: str, total: int) -> Iterable[Any]:
-        return tqdm(iterable, desc=desc, total=total, leave=False, dynamic_ncols=True, disable=None)
+        return progress_bar(iterable, desc=desc, total=total)  # silent off a terminal and in CI
 
     return wrap
 

@@ -1,0 +1,73 @@
+"""``privrepro`` on first contact: help with the catalogue, one-line errors with the closest
+valid names (never Hydra's traceback, search path or ``+key`` hint)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from privrepro.runner.catalog import list_experiments
+from privrepro.runner.cli_help import check_arguments, closest, with_profile_from_env
+
+
+def _cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "privrepro.runner.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **env},
+    )
+
+
+@pytest.mark.parametrize("args", [["--help"], [], ["-h"]])
+def test_help_and_no_arguments_print_the_catalogue_and_main_options(args: list[str]) -> None:
+    out = _cli(*args)
+    assert out.returncode == 0 and not out.stderr
+    for entry in list_experiments():  # every experiment, with its make target
+        assert f"{entry.name} " in out.stdout and entry.make_target in out.stdout
+    for option in ("experiment=", "profile=", "seed=", "params.", "hydra/launcher=", "--cfg job"):
+        assert option in out.stdout
+
+
+def test_misspelt_experiment_gets_the_closest_names_in_one_line() -> None:
+    out = _cli("experiment=cl/fgi2")
+    assert out.returncode == 2
+    (line,) = out.stderr.strip().splitlines()
+    assert "unknown experiment 'cl/fgi2'" in line and "closest: cl/fig2" in line
+    assert "search path" not in out.stderr.lower()
+
+
+def test_unknown_key_names_it_and_lists_the_valid_keys_without_plus_hint() -> None:
+    out = _cli("experiment=cl/fig2", "params.k_maxx=5")
+    assert out.returncode == 2
+    (line,) = out.stderr.strip().splitlines()
+    assert "unknown key params.k_maxx (= 5)" in line and "closest: k_max" in line
+    assert "valid keys of params: deltas, epsilons, k_max" in line
+    assert "+params" not in out.stderr
+
+
+def test_sweep_values_and_missing_experiment_are_checked() -> None:
+    assert "pb/fig9" in (check_arguments(["-m", "experiment=cl/fig2,pb/fig9"]) or "")
+    assert "no experiment given" in (check_arguments(["seed=3"]) or "")
+    assert check_arguments(["experiment=cl/fig2", "seed=3", "hydra/launcher=local"]) is None
+    assert check_arguments(["experiment=cl/fig2", "+extra=1", "hydra.launcher.n_jobs=2"]) is None
+    assert closest("fgi2", ["fig2", "fig3", "ex1"])[0] == "fig2"
+
+
+def test_profile_from_the_environment_unless_one_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PRIVREPRO_PROFILE", "tiny")
+    assert with_profile_from_env(["-m", "experiment=cl/fig2"]) == [
+        "-m",
+        "profile=tiny",
+        "experiment=cl/fig2",
+    ]
+    assert with_profile_from_env(["experiment=cl/fig2", "profile=paper"]) == [
+        "experiment=cl/fig2",
+        "profile=paper",
+    ]
+    out = _cli("experiment=cl/fig2", "--cfg", "job", PRIVREPRO_PROFILE="tiny")
+    assert out.returncode == 0 and "name: tiny" in out.stdout
