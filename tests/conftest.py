@@ -59,3 +59,14 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     if other:
         line += f"; {other} skipped for other reasons"
     terminalreporter.write_line(line)
+
+
+def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
+    """``slow``-marked tests first: on ``-n 2`` the longest ones (the README's commands, minutes
+    on their own) start at once and overlap the rest of the suite instead of ending it alone."""
+    items.sort(
+        key=lambda item: (
+            "test_readme_commands" not in item.nodeid,  # the longest of all: first
+            item.get_closest_marker("slow") is None,
+        )
+    )
