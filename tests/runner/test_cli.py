@@ -71,3 +71,32 @@ def test_profile_from_the_environment_unless_one_is_given(monkeypatch: pytest.Mo
     ]
     out = _cli("experiment=cl/fig2", "--cfg", "job", PRIVREPRO_PROFILE="tiny")
     assert out.returncode == 0 and "name: tiny" in out.stdout
+
+
+@pytest.mark.parametrize(
+    ("override", "names"),
+    [
+        # a mapping where the config holds a list: Hydra's merge refuses it (the key, the value
+        # given and the default's shape in one line, not Hydra's five lines and exit status 1)
+        # (the default shown is cl Fig. 2's epsilons on the default smoke profile, figures/cl/fig2.py)
+        ("params.epsilons={a:1}", ["params.epsilons = {a:1}", "[0.1, 0.5, 1.0, 2.0, 4.0, 8.0]"]),
+        # an unknown option of a config group: the options are listed
+        ("profile=bogus", ["profile/bogus", "paper, smoke, tiny"]),
+        # the first job of a sweep is composed like a single run
+        ("params.k_max=1,{a:1}", []),
+    ],
+)
+def test_values_hydra_cannot_merge_are_one_line_with_status_2(
+    override: str, names: list[str]
+) -> None:
+    problem = check_arguments(["experiment=cl/fig2", override])
+    if not names:
+        assert problem is None
+        return
+    assert problem is not None and "\n" not in problem
+    for name in names:
+        assert name in problem
+    out = _cli("experiment=cl/fig2", override)
+    assert out.returncode == 2
+    (line,) = out.stderr.strip().splitlines()
+    assert line == f"privrepro: {problem}"

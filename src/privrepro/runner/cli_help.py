@@ -116,10 +116,13 @@ def check_arguments(args: Sequence[str]) -> str | None:
     names = [e.name for e in list_experiments()]
     experiments: list[str] = []
     keys: list[tuple[str, str]] = []
+    first_job: list[str] = []  # each override with its first value: the first job of a sweep
     for ov in overrides:
         key = ov.key_or_group
         if ov.is_delete() or ov.is_add() or key.startswith("hydra") or "/" in key:
             continue
+        if key != "experiment" and ov.input_line:
+            first_job.append(_first_value(ov))
         if key == "experiment":
             for value in _values(ov):
                 if value not in names:
@@ -132,7 +135,7 @@ def check_arguments(args: Sequence[str]) -> str | None:
             keys.append((key, ov.input_line.split("=", 1)[1] if ov.input_line else ""))
     if not experiments:
         return "no experiment given: add experiment=<paper>/<figure> (privrepro --help lists them)"
-    if not keys:
+    if not first_job:
         return None
     from privrepro.runner.run import compose
 
@@ -142,6 +145,64 @@ def check_arguments(args: Sequence[str]) -> str | None:
             problem = _unknown_key(key, value, cfg)
             if problem:
                 return f"{problem} (experiment {experiment})"
+        problem = _composition_error(experiment, first_job, cfg)
+        if problem:
+            return f"{problem} (experiment {experiment})"
+    return None
+
+
+def _first_value(override: Any) -> str:
+    """``key=value`` of the override's first job (itself when it is not a sweep)."""
+    if override.is_sweep_override():
+        try:
+            first = next(iter(override.sweep_string_iterator()), None)
+        except Exception:  # a range or glob sweep: Hydra expands it
+            first = None
+        if first is not None:
+            return f"{override.get_key_element()}={first}"
+    return str(override.input_line)
+
+
+def _composition_error(experiment: str, first_job: list[str], cfg: Any) -> str | None:
+    """Hydra's refusal to merge a value into the config (a mapping given for a list, an unknown
+    profile, ...), as one line naming the key, the value given and the shape of the default."""
+    from hydra.errors import HydraException
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    from privrepro.runner.run import compose
+
+    try:
+        compose(experiment, first_job)
+    except (HydraException, OmegaConfBaseException) as exc:
+        cause = exc.__cause__ if isinstance(exc.__cause__, OmegaConfBaseException) else exc
+        key = str(getattr(cause, "full_key", "") or "")
+        given = next((o for o in first_job if key and o.split("=", 1)[0] == key), None)
+        reason = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
+        if given is None:
+            return f"configuration error: {reason}{_available_options(str(cause))}"
+        default = OmegaConf.select(cfg, key, default=None)
+        if OmegaConf.is_config(default):
+            default = OmegaConf.to_container(default)
+        return (
+            f"configuration error: {key} = {given.split('=', 1)[1]}: {reason} "
+            f"(its default: {default!r})"
+        )
+    return None
+
+
+def _available_options(message: str) -> str:
+    """``; options: a, b, c`` from Hydra's 'Available options in ...' listing (else empty)."""
+    lines = message.splitlines()
+    at = next((i for i, line in enumerate(lines) if line.startswith("Available options")), None)
+    if at is None:
+        return ""
+    options = []
+    for line in lines[at + 1 :]:
+        if not line.startswith(("\t", " ")) or not line.strip():
+            break
+        options.append(line.strip())
+    return f"; options: {', '.join(options)}" if options else ""
     return None
 
 
