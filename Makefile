@@ -17,7 +17,7 @@ ENV_STAMP := .venv/.privrepro-synced
 
 .DEFAULT_GOAL := help
 .PHONY: help env figures plots tables report test test-fast bench lint typecheck check list clean-results
-.PHONY: rehearsal-data
+.PHONY: rehearsal-data rehearsal
 
 help: ## List the targets
 	@echo "privrepro — reproduce four DP papers (PROFILE=$(PROFILE); set PROFILE=paper for the papers' grids)"
@@ -65,6 +65,9 @@ test-fast: $(ENV_STAMP) ## Run the tests not marked slow
 
 rehearsal-data: $(ENV_STAMP) ## Write full-size stand-in datasets and random weights, marked as such (DATA=<root>; default data/rehearsal)
 	$(RUN) python -m privrepro.rehearsal.standins --root "$(or $(DATA),$(PRIVREPRO_DATA),data/rehearsal)" $(ARGS)
+
+rehearsal: $(ENV_STAMP) ## Rehearse every paper-profile figure on the stand-ins (DATA=<root>), capped: results/rehearsal.csv, plots/rehearsal.png
+	$(RUN) python -m privrepro.rehearsal.run --root "$(or $(DATA),$(PRIVREPRO_DATA),data/rehearsal)" $(ARGS)
 
 bench: $(ENV_STAMP) ## Run the benchmarks (ratios against baselines measured in the same run)
 	$(RUN) python -m privrepro.bench $(ARGS)
