@@ -13,6 +13,8 @@ from privrepro.rehearsal.cap import LoopRecord, RehearsalCap
 from privrepro.rehearsal.measure import RehearsalSettings
 from privrepro.rehearsal.run import COLUMNS, main, rehearse_all
 from privrepro.rehearsal.standins import write_standin
+from privrepro.report.document import Heading, Image, Table
+from privrepro.report.rehearsal_section import rehearsal_section
 
 
 def _ctx(tmp_path: Path, cap: RehearsalCap | None) -> UnitContext:
@@ -92,6 +94,13 @@ def test_the_command_writes_the_csv_and_the_plot(tmp_path: Path, tiny_root: Path
     assert table["experiment"].tolist() == ["pb/fig1"]
     assert table["status"].tolist() == ["ok"]
     assert (plots / "rehearsal.png").is_file()
+    # the report's section shows the row and the plot
+    blocks = rehearsal_section(results, plots)
+    assert isinstance(blocks[0], Heading) and "Cost of the paper profile" in blocks[0].text
+    table_block = next(b for b in blocks if isinstance(b, Table))
+    assert [r[0] for r in table_block.rows] == ["pb/fig1"]
+    assert any(isinstance(b, Image) for b in blocks)
+    assert rehearsal_section(tmp_path / "none", plots) == []
 
 
 def test_a_root_without_the_marker_is_refused(tmp_path: Path) -> None:
