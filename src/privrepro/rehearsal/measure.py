@@ -74,8 +74,9 @@ class RehearsalSettings:
     device: str = "auto"
 
 
-class RehearsalTimeout(Exception):
-    """A capped unit ran past :attr:`RehearsalSettings.unit_timeout_s`."""
+class RehearsalTimeout(BaseException):
+    """A capped unit ran past :attr:`RehearsalSettings.unit_timeout_s` (a ``BaseException``,
+    so that no library ``except Exception`` swallows it)."""
 
 
 class _StandInLog(logging.Handler):
@@ -151,8 +152,18 @@ def _describe(records: Sequence[LoopRecord]) -> str:
     return "; ".join(parts)
 
 
+def _where(frame: FrameType | None) -> str:
+    """The innermost ``privrepro`` function on the stack: the stage a timeout stopped."""
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "")
+        if name.startswith("privrepro.") and not name.startswith("privrepro.rehearsal"):
+            return f"{name}:{frame.f_code.co_name}"
+        frame = frame.f_back
+    return "?"
+
+
 def _alarm(signum: int, frame: FrameType | None) -> None:
-    raise RehearsalTimeout("unit timeout")
+    raise RehearsalTimeout(_where(frame))
 
 
 def _is_oom(exc: BaseException) -> bool:
@@ -247,9 +258,12 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
                 signal.setitimer(signal.ITIMER_REAL, settings.unit_timeout_s)
             try:
                 recipe.compute(dict(unit), ctx)
-            except RehearsalTimeout:
+            except RehearsalTimeout as stop:
                 status = "timeout"
-                notes.append(f"unit {i} stopped after {settings.unit_timeout_s:.0f} s")
+                notes.append(
+                    f"unit {i} stopped after {settings.unit_timeout_s:.0f} s in {stop} "
+                    "(a stage with no capped loop, or one item longer than the timeout)"
+                )
             except Exception as exc:
                 if _is_oom(exc):
                     status = "does not fit (memory)"
