@@ -106,3 +106,16 @@ def test_the_command_writes_the_csv_and_the_plot(tmp_path: Path, tiny_root: Path
 def test_a_root_without_the_marker_is_refused(tmp_path: Path) -> None:
     (tmp_path / "real").mkdir()
     assert main(["--root", str(tmp_path / "real")]) == 2
+
+
+def test_a_loop_left_in_the_middle_of_an_item_predicts_a_lower_bound(tmp_path: Path) -> None:
+    """An error (or the rehearsal's timeout) inside the first item: that item counts as one, so
+    the prediction is at least total × the time spent in it."""
+    cap = RehearsalCap(items=2)
+    with pytest.raises(RuntimeError):
+        for _ in _ctx(tmp_path, cap).progress(range(10), desc="trainings"):
+            time.sleep(0.01)
+            raise RuntimeError("stopped")
+    rec = cap.records[0]
+    assert rec.interrupted and rec.done == 0
+    assert rec.predicted_s >= 10 * 0.01
