@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Progress", "Workspace", "progress_bar"]
+__all__ = ["Progress", "Workspace", "progress_bar", "steps_bar"]
 
 #: ``progress(iterable, desc=..., total=...)`` wraps a long loop, e.g. ``UnitContext.progress``
 Progress = Callable[..., Iterable[Any]]
@@ -23,6 +23,16 @@ def progress_bar(iterable: Iterable[Any], desc: str, total: int | None = None) -
     from tqdm.auto import tqdm
 
     yield from tqdm(iterable, desc=desc, total=total, disable=None, leave=False)
+
+
+def steps_bar(
+    progress: Progress | None, desc: str = "dp-sgd steps"
+) -> Callable[[Iterable[Any]], Iterable[Any]] | None:
+    """``progress`` as the one-argument wrapper a training loop takes (``train_member``'s
+    ``progress``): a bar with an ETA over its optimiser steps (``None`` stays ``None``)."""
+    if progress is None:
+        return None
+    return lambda it: progress(it, desc=desc)
 
 
 @dataclass(frozen=True)

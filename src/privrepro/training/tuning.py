@@ -18,11 +18,12 @@ journal trials whose worker process is gone (same host), RDB trials whose heartb
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -229,8 +230,13 @@ def run_study(
     max_failures: int = 20,
     poll_s: float = 1.0,
     on_trial: Callable[[int], None] | None = None,
+    progress: Callable[..., Iterable[Any]] | None = None,
 ) -> Any:
     """Run trials until the study holds exactly ``n_complete`` COMPLETE trials (one worker).
+
+    ``progress(iterable, desc=..., total=...)`` (e.g. ``UnitContext.progress``) shows a bar over
+    the trials this call starts, with an ETA; when it ends its iteration early (the rehearsal's
+    compute cap), the study returns with the trials it has.
 
     Stale RUNNING trials are reaped first; a trial whose objective raises is recorded FAIL and
     retried, up to ``max_failures`` failures in this call. With several workers each stops when
@@ -256,6 +262,11 @@ def run_study(
 
     failures = 0
     reap_stale_trials(study)
+    slots = (
+        iter(progress(itertools.count(), desc="trials", total=n_complete))
+        if progress is not None
+        else itertools.count()
+    )
     while True:
         done = len(complete_trials(study))
         if done >= n_complete:
@@ -265,6 +276,8 @@ def run_study(
             time.sleep(poll_s)
             reap_stale_trials(study)
             continue
+        if next(slots, None) is None:  # the progress loop ended early: a capped study
+            return study
         started.clear()
         study.optimize(tagged, n_trials=1, catch=(Exception,))
         last = study.trials[started[0]] if started else None

@@ -27,6 +27,7 @@ from privrepro.continual.peft.settings import (
     eps_label,
 )
 from privrepro.continual.scenarios import Scenario
+from privrepro.continual.workspace import Progress, steps_bar
 from privrepro.seeding import numpy_stream, torch_stream
 from privrepro.training.dpsgd import DPSGDHyper
 from privrepro.training.rows import select_rows
@@ -105,12 +106,14 @@ def tune_hyper(
     seed: int,
     studies: str | Path,
     tag: str = "",
+    progress: Progress | None = None,
 ) -> Tuned:
     """Tune (or, with ``tuning.enabled`` false, fix) DP-SGD's batch size, lr and clipping bound.
 
     The study ``study_name(run, seed, tag)`` lives at ``tuning.storage`` (an RDB URL or file) or
     in ``studies/<name>.log``; it is resumed, never rerun, and each trial trains one member on
-    the tuning data and scores its validation accuracy.
+    the tuning data and scores its validation accuracy. ``progress`` (the workspace's) shows
+    bars over the trials and each trial's DP-SGD steps.
     """
     from privrepro.continual.peft.members import member_logits, train_member
     from privrepro.training.tuning import (
@@ -155,12 +158,13 @@ def tune_hyper(
             generator=gen,
             backbone=data.backbone,
             physical_batch=film.physical_batch,
+            progress=steps_bar(progress),
         )
         z = member_logits(m, x_val)
         pred = torch.as_tensor(m.label_ids, device=z.device)[z.argmax(1)]
         return float((pred == y_val).float().mean())
 
-    run_study(study, objective, tuning.n_trials)
+    run_study(study, objective, tuning.n_trials, progress=progress)
     done = complete_trials(study)
     best = max(done, key=lambda t: (t.value, -t.number))
     p = best.params
