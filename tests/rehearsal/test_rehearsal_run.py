@@ -101,6 +101,11 @@ def test_the_command_writes_the_csv_and_the_plot(tmp_path: Path, tiny_root: Path
     assert [r[0] for r in table_block.rows] == ["pb/fig1"]
     assert any(isinstance(b, Image) for b in blocks)
     assert rehearsal_section(tmp_path / "none", plots) == []
+    # rehearsing another figure keeps the first one's row
+    assert (
+        main([*args[:4], "--target", "cl-2", "--results", str(results), "--plots", str(plots)]) == 0
+    )
+    assert sorted(pd.read_csv(results / "rehearsal.csv")["experiment"]) == ["cl/fig2", "pb/fig1"]
 
 
 def test_a_root_without_the_marker_is_refused(tmp_path: Path) -> None:

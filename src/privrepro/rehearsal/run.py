@@ -3,7 +3,8 @@
     python -m privrepro.rehearsal.run --root data/rehearsal            # every figure
     python -m privrepro.rehearsal.run --root data/rehearsal --target pac-ex4 --items 3
 
-Each figure is rehearsed in its own process (:func:`privrepro.rehearsal.measure.rehearse_figure`),
+With ``--target``, the rows of those figures in an existing ``rehearsal.csv`` are replaced and
+the others kept. Each figure is rehearsed in its own process (:func:`privrepro.rehearsal.measure.rehearse_figure`),
 so its peak host memory is its own and a figure that crashes or runs out of memory is a row, not
 the end of the rehearsal. Writes ``results/rehearsal.csv`` (one row per figure: the measured
 memory, load time, rates, the full run's counts and the predicted wall time, and how it was
@@ -217,6 +218,11 @@ def main(argv: list[str] | None = None) -> int:
 
     out = Path(args.results) / "rehearsal.csv"
     out.parent.mkdir(parents=True, exist_ok=True)
+    if args.target and out.is_file():  # rehearsing some figures again replaces only their rows
+        old = pd.read_csv(out)
+        kept = old[~old["experiment"].isin(names)].astype(object)
+        table = pd.concat([kept, table.astype(object)], ignore_index=True)
+        table = table.sort_values(["paper", "figure"], kind="stable").reset_index(drop=True)
     atomic_write_text(out, table.to_csv(index=False))
     use_style()
     plots = save_figure(plot_rehearsal(table), Path(args.plots) / "rehearsal")
