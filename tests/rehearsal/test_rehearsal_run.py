@@ -124,3 +124,17 @@ def test_a_loop_left_in_the_middle_of_an_item_predicts_a_lower_bound(tmp_path: P
     rec = cap.records[0]
     assert rec.interrupted and rec.done == 0
     assert rec.predicted_s >= 10 * 0.01
+
+
+def test_cache_building_loops_are_told_apart() -> None:
+    """Feature extraction and pixel caches are built once for every unit and figure: the cap
+    reports their predicted time apart, so the figure counts it once, not once per unit."""
+    from privrepro.rehearsal.cap import is_cache_loop
+
+    feats = LoopRecord("features", 0, 100, done=2, measured_s=2.0)
+    pixels = LoopRecord("vit-cifar100-train pixels", 0, 10, done=1, measured_s=0.5)
+    steps = LoopRecord("dp-sgd steps", 0, 50, done=2, measured_s=0.2)
+    cap = RehearsalCap(records=[feats, pixels, steps])
+    assert [is_cache_loop(r.desc) for r in cap.records] == [True, True, False]
+    assert cap.cached_s() == pytest.approx(100 * 1.0 + 10 * 0.5)
+    assert cap.predict(unit_wall_s=2.7) == pytest.approx(100 + 5 + 5)

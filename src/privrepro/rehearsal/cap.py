@@ -29,7 +29,17 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["LoopRecord", "RehearsalCap"]
+__all__ = ["CACHE_LOOPS", "LoopRecord", "RehearsalCap", "is_cache_loop"]
+
+
+#: labels of loops that build a cache shared by later units and figures: cl's backbone features
+#: (``<cache_dir>/cl/features``) and FiLM pixel arrays (``<cache_dir>/cl/images``)
+CACHE_LOOPS = ("features", " pixels")
+
+
+def is_cache_loop(desc: str) -> bool:
+    """Whether the loop labelled ``desc`` builds a shared cache (see :data:`CACHE_LOOPS`)."""
+    return desc == "features" or desc.endswith(" pixels")
 
 
 @dataclass
@@ -154,6 +164,11 @@ class RehearsalCap:
         """The unit's predicted full wall time, from its capped wall time (see the module)."""
         top = self.top_level()
         return unit_wall_s - sum(r.measured_s for r in top) + sum(r.predicted_s for r in top)
+
+    def cached_s(self) -> float:
+        """Predicted time of the top-level loops that build a cache every later unit and figure
+        reads (labels in :data:`CACHE_LOOPS`): the full run pays it once, not once per unit."""
+        return sum(r.predicted_s for r in self.top_level() if is_cache_loop(r.desc))
 
     def counts(self) -> dict[str, tuple[int, int | None, float]]:
         """Per loop label: (items run, items of the full run, predicted seconds per item).

@@ -52,6 +52,7 @@ COLUMNS = [
     "s_per_trial",
     "n_trials",
     "s_per_unit",
+    "cache_s",
     "predicted_s",
     "predicted_h",
     "peak_host_bytes",
