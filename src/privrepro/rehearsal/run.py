@@ -148,7 +148,7 @@ def plot_rehearsal(table: pd.DataFrame) -> Any:
     ax.set_xscale("log")
     ax.set_xlabel("predicted wall time of the full paper profile (h)")
     devices = ", ".join(sorted({str(d) for d in table["device"].dropna()})) or "?"
-    ax.set_title(f"Cost of the paper profile, rehearsed on {devices} (red: not ok)")
+    ax.set_title(f"Cost of the paper profile, rehearsed on {devices} (red: lower bound or not ok)")
     ax.tick_params(axis="y", labelsize=6)
     fig.set_size_inches(7, max(3, 0.2 * len(names) + 1))
     return fig
