@@ -67,7 +67,7 @@ rehearsal-data: $(ENV_STAMP) ## Write full-size stand-in datasets and random wei
 	$(RUN) python -m privrepro.rehearsal.standins --root "$(or $(DATA),$(PRIVREPRO_DATA),data/rehearsal)" $(ARGS)
 
 rehearsal: $(ENV_STAMP) ## Rehearse every paper-profile figure on the stand-ins (DATA=<root>), capped: results/rehearsal.csv, plots/rehearsal.png
-	$(RUN) python -m privrepro.rehearsal.run --root "$(or $(DATA),$(PRIVREPRO_DATA),data/rehearsal)" $(ARGS)
+	$(RUN) python -m privrepro.runner.rehearsal --root "$(or $(DATA),$(PRIVREPRO_DATA),data/rehearsal)" $(ARGS)
 
 bench: $(ENV_STAMP) ## Run the benchmarks (ratios against baselines measured in the same run)
 	$(RUN) python -m privrepro.bench $(ARGS)

@@ -1,8 +1,8 @@
 """The report's "cost of the paper profile" section, from ``results/rehearsal.csv``.
 
 ``make rehearsal`` runs every paper-profile figure on full-size stand-ins with a compute cap and
-predicts the full run's wall time and memory (:mod:`privrepro.rehearsal.run`). This section shows
-that table: nothing in it is a reproduction (the data are stand-ins), so it stands apart from the
+predicts the full run's wall time and memory (:mod:`privrepro.runner.rehearsal`). This section
+shows that table: nothing in it is a reproduction (the data are stand-ins), so it stands apart from the
 papers' sections and no value in it is compared with a paper's.
 """
 
