@@ -19,7 +19,7 @@ ENV_STAMP := .venv/.privrepro-synced
 
 .DEFAULT_GOAL := help
 .PHONY: help env figures plots tables report report-check test test-fast test-system bench lint typecheck check list clean-results
-.PHONY: rehearsal-data
+.PHONY: rehearsal-data rehearsal
 
 help: ## List the targets
 	@echo "privrepro — reproduce four DP papers (PROFILE=$(PROFILE); set PROFILE=paper for the papers' grids)"
@@ -74,6 +74,9 @@ test-system: ## Install the system packages the tests start (as root; else say w
 
 rehearsal-data: $(ENV_STAMP) ## Write full-size stand-in datasets and random weights, marked as such (DATA=<root>; default data/rehearsal)
 	$(RUN) python -m privrepro.rehearsal.standins --root "$(or $(DATA),$(PRIVREPRO_DATA),data/rehearsal)" $(ARGS)
+
+rehearsal: $(ENV_STAMP) ## Rehearse every paper-profile figure on the stand-ins (DATA=<root>), capped: results/rehearsal.csv, plots/rehearsal.png
+	$(RUN) python -m privrepro.runner.rehearsal --root "$(or $(DATA),$(PRIVREPRO_DATA),data/rehearsal)" $(ARGS)
 
 bench: $(ENV_STAMP) ## Run the benchmarks (ratios against baselines measured in the same run)
 	$(RUN) python -m privrepro.bench $(ARGS)

@@ -37,8 +37,14 @@ def test_make_film_freezes_all_but_layernorm_and_zero_head():
     # small ViT: (2·depth + 1) LayerNorms × 2 × 32 + 32·7 + 7
     assert film_parameter_count(film) == 5 * 2 * 32 + 32 * 7 + 7
     assert torch.count_nonzero(film.head.weight) == 0
-    # the backbone itself is untouched (deep copy)
+    # the backbone itself is untouched, and its frozen weights are shared, not copied
     assert all(p.requires_grad for p in vit.parameters())
+    own = dict(vit.named_parameters())
+    for n, p in film.named_parameters():
+        if n.startswith("head."):
+            continue
+        shares = p.data_ptr() == own[n].data_ptr()
+        assert shares == (not p.requires_grad), n
 
 
 def test_film_member_trains_with_opacus_and_changes_only_film_params():

@@ -111,3 +111,27 @@ def test_failing_objective_is_retried_not_counted(tmp_path: Path):
     study = open_study("flaky", f"sqlite:///{tmp_path / 's.db'}", sampler="random")
     run_study(study, flaky, n_complete=6)
     assert len(complete_trials(study)) == 6 and calls["n"] == 8
+
+
+def test_a_progress_loop_shows_the_trials_and_a_capped_one_ends_the_study(tmp_path: Path):
+    """The bar counts the trials this call starts (total = n_complete); under the rehearsal's
+    cap (2 items per loop) the study returns after 2 of its 5 trials."""
+    from privrepro.figures.api import UnitContext
+    from privrepro.rehearsal.cap import RehearsalCap
+
+    cap = RehearsalCap(items=2)
+    ctx = UnitContext(0, "u", "paper", "cpu", tmp_path, tmp_path, show_progress=False, cap=cap)
+    study = open_study("capped", "sqlite://", sampler="random", seed=0)
+    run_study(study, _objective, n_complete=5, progress=ctx.progress)
+    assert len(complete_trials(study)) == 2
+    assert (cap.records[0].desc, cap.records[0].total, cap.records[0].skipped) == ("trials", 5, 3)
+    # without a cap the same bar runs the study to its count
+    uncapped = open_study("full", "sqlite://", sampler="random", seed=0)
+    seen = []
+    run_study(
+        uncapped,
+        _objective,
+        n_complete=4,
+        progress=lambda it, desc, total: seen.append(total) or it,
+    )
+    assert len(complete_trials(uncapped)) == 4 and seen == [4]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Progress", "Workspace", "progress_bar"]
+__all__ = ["Progress", "Workspace", "progress_bar", "steps_bar"]
 
 #: ``progress(iterable, desc=..., total=...)`` wraps a long loop, e.g. ``UnitContext.progress``
 Progress = Callable[..., Iterable[Any]]
@@ -24,6 +24,16 @@ def progress_bar(iterable: Iterable[Any], desc: str, total: int | None = None) -
     from privrepro import progress
 
     yield from progress.progress_bar(iterable, desc=desc, total=total)
+
+
+def steps_bar(
+    progress: Progress | None, desc: str = "dp-sgd steps"
+) -> Callable[[Iterable[Any]], Iterable[Any]] | None:
+    """``progress`` as the one-argument wrapper a training loop takes (``train_member``'s
+    ``progress``): a bar with an ETA over its optimiser steps (``None`` stays ``None``)."""
+    if progress is None:
+        return None
+    return lambda it: progress(it, desc=desc)
 
 
 @dataclass(frozen=True)
@@ -39,8 +49,6 @@ class Workspace:
         progress: wraps long loops (tasks, feature batches); :func:`progress_bar` by default.
         studies: the folder of the tuning studies' journal files (default
             ``<cache_dir>/../_studies``, beside the harness's run store).
-        show_progress: the tuning trials' bar: ``None`` follows :mod:`privrepro.progress`
-            (a terminal, not CI), ``False`` hides it (the harness: the run's ``progress``).
     """
 
     data_dir: str | Path = "data"
@@ -48,7 +56,6 @@ class Workspace:
     device: str = "cpu"
     progress: Progress = progress_bar
     studies: str | Path | None = None
-    show_progress: bool | None = None
 
     @property
     def study_dir(self) -> Path:

@@ -34,7 +34,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -42,6 +42,9 @@ import pandas as pd
 from privrepro.config.validation import param
 from privrepro.data.provenance import UNDECLARED, DataSource
 from privrepro.seeding import numpy_stream, torch_stream
+
+if TYPE_CHECKING:
+    from privrepro.rehearsal.cap import RehearsalCap
 
 __all__ = ["Figure", "MemoryEstimate", "UnitContext", "grid_units", "param"]
 
@@ -62,6 +65,9 @@ class UnitContext:
         cache_dir: a folder shared by all units of all figures for expensive reusable artefacts
             (feature caches, trained base models), keyed by the caller.
         log: the unit's logger; its records go to the unit's ``log.txt``.
+        cap: the rehearsal's compute cap (:class:`privrepro.rehearsal.cap.RehearsalCap`), or
+            ``None`` in a real run: when set, every loop wrapped in :meth:`progress` runs only
+            its first items and the cap records what it skipped.
     """
 
     seed: int
@@ -72,6 +78,7 @@ class UnitContext:
     cache_dir: Path
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("privrepro.unit"))
     show_progress: bool = True
+    cap: RehearsalCap | None = None
 
     def rng(self, stream: str) -> np.random.Generator:
         """An independent numpy generator for the named stream (``"noise"``, ``"data"``, ...)."""
@@ -84,8 +91,17 @@ class UnitContext:
     def progress(
         self, iterable: Iterable[Any], desc: str, total: int | None = None
     ) -> Iterator[Any]:
-        """Wrap a long loop in a progress bar (shown on a terminal, silent in CI logs)."""
+        """Wrap a long loop in a progress bar with an ETA (shown on a terminal, silent in CI
+        logs); under a rehearsal cap, only the loop's first items run."""
         from privrepro.progress import progress_bar
+
+        if total is None:
+            try:
+                total = len(iterable)  # type: ignore[arg-type]
+            except TypeError:
+                total = None
+        if self.cap is not None:
+            iterable = self.cap.wrap(iterable, desc, total)
 
         yield from progress_bar(iterable, desc=desc, total=total, enabled=self.show_progress)
 

@@ -267,6 +267,7 @@ def tuned_family(
                     cfg,
                     gen,
                     device,
+                    progress=ev.progress,
                 )
                 save_state(model, folder / "model.pt")
         out.append(TunedModel(eps_t, eps_tr, model.to(device).eval()))

@@ -36,6 +36,7 @@ from privrepro.report.document import (
     to_markdown,
 )
 from privrepro.report.references import Erratum, Lookup, ReferenceSet
+from privrepro.report.rehearsal_section import rehearsal_section
 from privrepro.report.results import FigureResults, make_target
 from privrepro.report.scorecard import select, summary_counts
 from privrepro.report.tables import choose_profile, data_labels, profiles_of, where_text
@@ -954,6 +955,7 @@ def build_document(
             errs = [e for e in paper_errata if e.figure == fr.figure]
             blocks += _figure_section(fr, sub, csub, errs, paths, derivations, refs_by_id)
         blocks += _errata_section(paper, paper_errata, figures, derivations)
+    blocks += rehearsal_section(paths.results, paths.plots)
     blocks += _provenance_section([f for p in papers for f in by_paper[p]])
     blocks += _method_section(refs)
     return blocks

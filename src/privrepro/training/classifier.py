@@ -149,7 +149,8 @@ def train_classifier(
         val_loss: a function of the model giving the validation loss after each epoch; with
             ``cfg.keep_best_val`` the state with the lowest one (``≤`` the running minimum) is
             restored at the end.
-        progress: wraps the epoch loop (e.g. ``ctx.progress``).
+        progress: wraps the epoch loop and each epoch's batch loop (e.g. ``ctx.progress``): bars
+            with an ETA.
     """
     loss_fn = loss_fn or F.cross_entropy
     model.to(device)
@@ -169,7 +170,10 @@ def train_classifier(
     for epoch in epochs:
         model.train()
         total, count = 0.0, 0
-        for idx in _batches(len(x), cfg.batch_size, generator):
+        batches: Iterable[Tensor] = _batches(len(x), cfg.batch_size, generator)
+        if progress is not None:  # a bar over the epoch's batches (one permutation, drawn now)
+            batches = progress(list(batches), "batches")
+        for idx in batches:
             xb, yb = x[idx], y[idx]
             pieces = batch_transform(xb, yb, generator) if batch_transform else [(xb, yb)]
             for xp, yp in pieces:

@@ -19,12 +19,13 @@ journal trials whose worker process is gone (same host), RDB trials whose heartb
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 import os
 import socket
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -275,9 +276,13 @@ def run_study(
     max_failures: int = 20,
     poll_s: float = 1.0,
     on_trial: Callable[[int], None] | None = None,
-    progress: bool | None = None,
+    progress: bool | Callable[..., Iterable[Any]] | None = None,
 ) -> Any:
     """Run trials until the study holds exactly ``n_complete`` COMPLETE trials (one worker).
+
+    ``progress(iterable, desc=..., total=...)`` (e.g. ``UnitContext.progress``) shows a bar over
+    the trials this call starts, with an ETA; when it ends its iteration early (the rehearsal's
+    compute cap), the study returns with the trials it has.
 
     Stale RUNNING trials are reaped first; a trial whose objective raises is recorded FAIL and
     retried, up to ``max_failures`` failures in this call. With several workers each stops when
@@ -286,8 +291,8 @@ def run_study(
     ``n_complete`` COMPLETE or RUNNING trials numbered below it and is PRUNED before its
     objective runs, so the study never exceeds ``n_complete`` COMPLETE trials.
 
-    A progress bar counts the COMPLETE trials (all workers') with an ETA, on a terminal only and
-    never under CI (``privrepro.progress``); ``progress=False`` hides it.
+    Without a ``progress`` wrapper, a bar counts the COMPLETE trials (all workers') with an ETA,
+    on a terminal only and never under CI (``privrepro.progress``); ``progress=False`` hides it.
     """
     import optuna
     from optuna.trial import TrialState
@@ -307,10 +312,23 @@ def run_study(
     from privrepro.progress import progress_bar
 
     reap_stale_trials(study)
+    if callable(progress):  # the caller's bar over the trials this call starts (and its cap)
+        slots = iter(progress(itertools.count(), desc="trials", total=n_complete))
+        return _run_until(study, tagged, started, n_complete, max_failures, poll_s, on_trial, slots)
     with progress_bar(
         desc=f"trials {study.study_name}"[:60], total=n_complete, enabled=progress, unit="trial"
     ) as bar:
-        return _run_until(study, tagged, started, n_complete, max_failures, poll_s, on_trial, bar)
+        return _run_until(
+            study,
+            tagged,
+            started,
+            n_complete,
+            max_failures,
+            poll_s,
+            on_trial,
+            itertools.count(),
+            bar,
+        )
 
 
 def _run_until(
@@ -321,14 +339,16 @@ def _run_until(
     max_failures: int,
     poll_s: float,
     on_trial: Callable[[int], None] | None,
-    bar: Any,
+    slots: Iterator[Any],
+    bar: Any = None,
 ) -> Any:
     from optuna.trial import TrialState
 
     failures = 0
     while True:
         done = len(complete_trials(study))
-        bar.update(min(done, n_complete) - bar.n)
+        if bar is not None:
+            bar.update(min(done, n_complete) - bar.n)
         if done >= n_complete:
             return study
         running = len(study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)))
@@ -336,6 +356,8 @@ def _run_until(
             time.sleep(poll_s)
             reap_stale_trials(study)
             continue
+        if next(slots, None) is None:  # the progress loop ended early: a capped study
+            return study
         started.clear()
         study.optimize(tagged, n_trials=1, catch=(Exception,))
         last = study.trials[started[0]] if started else None

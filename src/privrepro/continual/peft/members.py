@@ -77,8 +77,25 @@ def _as_torch_layernorms(model: nn.Module) -> None:
 
 def make_film(backbone: nn.Module, num_outputs: int) -> nn.Module:
     """A FiLM copy of a timm ``VisionTransformer``: only LayerNorm affine parameters and a new,
-    zero-initialised ``head`` of ``num_outputs`` labels are trainable (cl paper, Sec. 6)."""
-    model = copy.deepcopy(backbone)
+    zero-initialised ``head`` of ``num_outputs`` labels are trainable (cl paper, Sec. 6).
+
+    The frozen weights are shared with ``backbone``, not copied: each member holds new frozen
+    ``Parameter`` objects over the backbone's storage (the backbone's own parameters keep their
+    ``requires_grad``), so an ensemble of T ViT-B/16 members holds one backbone (343 MB in
+    float32) plus T × (LayerNorm affine + head), not T backbones. Only the LayerNorm affine
+    parameters (which FiLM trains) are copied."""
+    norms = {
+        id(p)
+        for m in backbone.modules()
+        if isinstance(m, nn.LayerNorm)
+        for p in m.parameters(recurse=False)
+    }
+    shared: dict[int, Any] = {
+        id(p): nn.Parameter(p.detach(), requires_grad=False)
+        for p in backbone.parameters()
+        if id(p) not in norms
+    }
+    model = copy.deepcopy(backbone, memo=shared)
     _as_torch_layernorms(model)
     for p in model.parameters():
         p.requires_grad_(False)

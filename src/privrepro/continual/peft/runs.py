@@ -39,7 +39,7 @@ from privrepro.continual.peft.settings import (
 )
 from privrepro.continual.peft.tuning import tune_hyper, unclipped_if_nondp
 from privrepro.continual.scenarios import Scenario
-from privrepro.continual.workspace import Progress, Workspace
+from privrepro.continual.workspace import Progress, Workspace, steps_bar
 from privrepro.seeding import numpy_stream, torch_stream
 from privrepro.training.dpsgd import DPSGDHyper
 from privrepro.training.rows import select_rows
@@ -368,13 +368,14 @@ def run_peft(
         studies=ws.study_dir,
         tag=study_tag,
         features=features,
-        progress=ws.show_progress,
+        progress=ws.progress,
     )
     hp0, n_tune = tuned.hyper, tuned.n_tune
     hps = [unclipped_if_nondp(transfer_hyper(hp0, n_tune, len(ix)), train) for ix in sc.train_tasks]
     if generator is None:
         generator = torch_stream(seed, "cl-peft", repr(run), "dpsgd", device=ws.device)
     r = _RunState(run, data, sc, ids, hps, film, generator)
+    r.train_kw["progress"] = steps_bar(ws.progress)
     if run.family == "noncl":
         return PeftOutput(_non_cl(r, hp0, n_tune, train), r.logits)
     family = _naive if run.family == "naive" else _ensemble

@@ -28,6 +28,7 @@ from privrepro.continual.peft.settings import (
     eps_label,
 )
 from privrepro.continual.scenarios import Scenario
+from privrepro.continual.workspace import Progress, steps_bar
 from privrepro.seeding import numpy_stream, torch_stream
 from privrepro.training.dpsgd import DPSGDHyper
 from privrepro.training.rows import select_rows
@@ -140,7 +141,7 @@ def tune_hyper(
     studies: str | Path,
     tag: str = "",
     features: FeatureSettings | None = None,
-    progress: bool | None = None,
+    progress: Progress | None = None,
 ) -> Tuned:
     """Tune (or, with ``tuning.enabled`` false, fix) DP-SGD's batch size, lr and clipping bound.
 
@@ -148,8 +149,9 @@ def tune_hyper(
     sees (:func:`objective_settings`, with ``features`` the run's data settings), so two figures
     whose tunings differ never share trials under one name. It lives at ``tuning.storage`` (an
     RDB URL or file) or in ``studies/<name>.log``; it is resumed, never rerun, and each trial
-    trains one member on the tuning data and scores its validation accuracy. ``progress``: the
-    trials bar (:mod:`privrepro.progress`; ``False`` hides it).
+    trains one member on the tuning data and scores its validation accuracy. ``progress`` (the
+    workspace's) shows bars over the trials and each trial's DP-SGD steps; without it the
+    trials' bar follows :mod:`privrepro.progress`.
     """
     from privrepro.continual.peft.members import member_logits, train_member
     from privrepro.training.tuning import (
@@ -196,6 +198,7 @@ def tune_hyper(
             generator=gen,
             backbone=data.backbone,
             physical_batch=film.physical_batch,
+            progress=steps_bar(progress),
         )
         z = member_logits(m, x_val)
         pred = torch.as_tensor(m.label_ids, device=z.device)[z.argmax(1)]

@@ -55,9 +55,7 @@ NON_DP = "non-DP"
 def workspace_of(ctx: UnitContext) -> Workspace:
     """The library's :class:`~privrepro.continual.Workspace` of a unit: data root, cache,
     device and progress bars of its context."""
-    return Workspace(
-        ctx.data_dir, ctx.cache_dir, ctx.device, ctx.progress, show_progress=ctx.show_progress
-    )
+    return Workspace(ctx.data_dir, ctx.cache_dir, ctx.device, ctx.progress)
 
 
 def cosine_units(params: Any, fixed: tuple[str, ...], **axes: Any) -> list[dict[str, Any]]:

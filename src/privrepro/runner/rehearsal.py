@@ -1,0 +1,239 @@
+"""``make rehearsal``: every paper-profile figure on the full-size stand-ins, capped and measured.
+
+    python -m privrepro.runner.rehearsal --root data/rehearsal            # every figure
+    python -m privrepro.runner.rehearsal --root data/rehearsal --target pac-ex4 --items 3
+
+With ``--target``, the rows of those figures in an existing ``rehearsal.csv`` are replaced and
+the others kept. Each figure is rehearsed in its own process
+(:func:`privrepro.runner.rehearsal_measure.rehearse_figure`), so its peak host memory is its own and a figure that crashes or runs out of memory is a row, not
+the end of the rehearsal. Writes ``results/rehearsal.csv`` (one row per figure: the measured
+memory, load time, rates, the full run's counts and the predicted wall time, and how it was
+predicted) and ``plots/rehearsal.png``. The rehearsal's store and caches go to ``--scratch``:
+nothing it computes reaches the run store or a figure's table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from privrepro.runner.rehearsal_measure import GIB, RehearsalSettings, rehearse_figure
+
+__all__ = ["COLUMNS", "main", "plot_rehearsal", "rehearse_all"]
+
+#: the columns of ``results/rehearsal.csv``, in order
+COLUMNS = [
+    "paper",
+    "figure",
+    "experiment",
+    "profile",
+    "data",
+    "device",
+    "status",
+    "n_units",
+    "units_run",
+    "capped_wall_s",
+    "load_s",
+    "s_per_step",
+    "n_steps",
+    "s_per_epoch",
+    "n_epochs",
+    "s_per_task",
+    "n_tasks",
+    "s_per_trial",
+    "n_trials",
+    "s_per_unit",
+    "cache_s",
+    "predicted_s",
+    "predicted_h",
+    "peak_host_bytes",
+    "peak_device_bytes",
+    "estimated_host_bytes",
+    "fits_host",
+    "fits_device",
+    "prediction",
+    "loops",
+    "overrides",
+    "note",
+    "rehearsal_wall_s",
+]
+
+
+def _child(experiment: str, settings: RehearsalSettings, timeout_s: float) -> dict[str, Any]:
+    """Rehearse one figure in a fresh process; a crash or a kill is a row too."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "row.json"
+        cmd = [
+            sys.executable,
+            "-m",
+            "privrepro.runner.rehearsal",
+            "--one",
+            experiment,
+            "--json",
+            str(out),
+            "--settings",
+            json.dumps({k: str(v) for k, v in asdict(settings).items()}),
+        ]
+        t0 = time.perf_counter()
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+            if out.is_file():
+                return dict(json.loads(out.read_text()))
+            why = f"exit status {proc.returncode}: {proc.stderr.strip()[-400:]}"
+            status = "does not fit (killed)" if proc.returncode in (-9, 137) else "error"
+        except subprocess.TimeoutExpired:
+            why, status = f"process stopped after {timeout_s:.0f} s", "timeout"
+        paper, figure = experiment.split("/", 1)
+        return {
+            "paper": paper,
+            "figure": figure,
+            "experiment": experiment,
+            "profile": "paper",
+            "data": "rehearsal stand-in",
+            "status": status,
+            "note": why,
+            "rehearsal_wall_s": time.perf_counter() - t0,
+        }
+
+
+def rehearse_all(
+    experiments: list[str],
+    settings: RehearsalSettings,
+    in_process: bool = False,
+    echo: bool = True,
+) -> pd.DataFrame:
+    """One row per experiment (see :data:`COLUMNS`)."""
+    rows = []
+    for name in experiments:
+        if in_process:
+            row = rehearse_figure(name, settings)
+        else:
+            row = _child(name, settings, settings.unit_timeout_s * settings.units + 120)
+        rows.append(row)
+        if echo:
+            pred = row.get("predicted_s")
+            print(
+                f"{name:<22} {row['status']:<28} "
+                f"{'' if pred is None else f'{pred / 3600:10.2f} h predicted'}  "
+                f"({row.get('rehearsal_wall_s', 0):.0f} s)",
+                flush=True,
+            )
+    table = pd.DataFrame(rows)
+    if "predicted_s" in table:
+        table["predicted_h"] = table["predicted_s"] / 3600
+    for col in COLUMNS:
+        if col not in table:
+            table[col] = pd.NA
+    return table[COLUMNS]
+
+
+def plot_rehearsal(table: pd.DataFrame) -> Any:
+    """Predicted full wall time per figure (log scale), coloured by status."""
+    from privrepro.plotting.style import new_figure
+
+    fig, ax = new_figure()
+    t = table.dropna(subset=["predicted_h"]).sort_values("predicted_h")
+    names = t["experiment"].astype(str).tolist()
+    colours = ["tab:blue" if s == "ok" else "tab:red" for s in t["status"]]
+    ax.barh(names, t["predicted_h"].clip(lower=1e-4), color=colours)
+    ax.set_xscale("log")
+    ax.set_xlabel("predicted wall time of the full paper profile (h)")
+    devices = ", ".join(sorted({str(d) for d in table["device"].dropna()})) or "?"
+    ax.set_title(f"Cost of the paper profile, rehearsed on {devices} (red: lower bound or not ok)")
+    ax.tick_params(axis="y", labelsize=6)
+    fig.set_size_inches(7, max(3, 0.2 * len(names) + 1))
+    return fig
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="privrepro-rehearsal", description=__doc__)
+    parser.add_argument("--root", default="data/rehearsal", help="the stand-in data root")
+    parser.add_argument("--scratch", default="data/rehearsal-scratch", help="store and caches")
+    parser.add_argument("--results", default="results", help="where rehearsal.csv goes")
+    parser.add_argument("--plots", default="plots", help="where rehearsal.png goes")
+    parser.add_argument("--target", action="append", default=[], help="e.g. pac-ex4")
+    parser.add_argument("--items", type=int, default=2, help="items per capped loop")
+    parser.add_argument("--units", type=int, default=1, help="units per figure")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per unit")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    parser.add_argument("--host-gib", type=float, default=128.0, help="target host memory")
+    parser.add_argument("--device-gib", type=float, default=80.0, help="target GPU memory")
+    parser.add_argument("--one", help=argparse.SUPPRESS)
+    parser.add_argument("--json", help=argparse.SUPPRESS)
+    parser.add_argument("--settings", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    if args.one:  # the child process of one figure
+        raw = json.loads(args.settings)
+        settings = RehearsalSettings(
+            root=Path(raw["root"]),
+            scratch=Path(raw["scratch"]),
+            items=int(raw["items"]),
+            units=int(raw["units"]),
+            unit_timeout_s=float(raw["unit_timeout_s"]),
+            host_bytes=int(raw["host_bytes"]),
+            device_bytes=int(raw["device_bytes"]),
+            device=raw["device"],
+        )
+        row = rehearse_figure(args.one, settings)
+        Path(args.json).write_text(json.dumps(row, default=str))
+        return 0
+
+    from privrepro.config.validation import ConfigError
+    from privrepro.data.provenance import is_rehearsal_root
+    from privrepro.runner.catalog import list_experiments, resolve_target
+
+    if not is_rehearsal_root(args.root):
+        err = ConfigError(
+            "root", args.root, "must be a stand-in root written by `make rehearsal-data`"
+        )
+        print(f"privrepro: configuration error: {err}", file=sys.stderr)
+        return 2
+    settings = RehearsalSettings(
+        root=Path(args.root).resolve(),
+        scratch=Path(args.scratch).resolve(),
+        items=args.items,
+        units=args.units,
+        unit_timeout_s=args.timeout,
+        host_bytes=int(args.host_gib * GIB),
+        device_bytes=int(args.device_gib * GIB),
+        device=args.device,
+    )
+    if args.target:
+        names = [e.name for t in args.target for e in resolve_target(t)]
+    else:
+        names = [e.name for e in list_experiments()]
+    t0 = time.perf_counter()
+    table = rehearse_all(names, settings)
+    from privrepro.plotting.style import save_figure, use_style
+    from privrepro.store.atomic import atomic_write_text
+
+    out = Path(args.results) / "rehearsal.csv"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if args.target and out.is_file():  # rehearsing some figures again replaces only their rows
+        old = pd.read_csv(out)
+        kept = old[~old["experiment"].isin(names)].astype(object)
+        table = pd.concat([kept, table.astype(object)], ignore_index=True)
+        table = table.sort_values(["paper", "figure"], kind="stable").reset_index(drop=True)
+    atomic_write_text(out, table.to_csv(index=False))
+    use_style()
+    plots = save_figure(plot_rehearsal(table), Path(args.plots) / "rehearsal")
+    total = table["predicted_s"].astype(float).sum() / 3600
+    print(
+        f"{len(table)} figures rehearsed in {time.perf_counter() - t0:.0f} s: "
+        f"{out}, {', '.join(map(str, plots))}; predicted full paper profile {total:.1f} h"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,325 @@
+"""Rehearse one figure: the paper profile's code path on stand-ins, capped, measured, predicted.
+
+:func:`rehearse_figure` composes the experiment under ``profile=paper`` with the data root at the
+stand-ins and a scratch store, validates it as the runner does (parameters, weights, the
+recipe's memory estimate), and computes the first unit(s) with a :class:`RehearsalCap` in the
+unit context. Nothing is written to the run store or the results tables: the row it returns goes
+to ``results/rehearsal.csv`` only, with ``data`` saying "rehearsal stand-in".
+
+How the prediction is made (the ``prediction`` column says which case applies):
+
+* each capped loop's full time is ``total × seconds per item`` (inner loops predicted first, see
+  :mod:`privrepro.rehearsal.cap`); the unit's is its capped wall time with the top-level loops'
+  measured time replaced by their predictions;
+* the figure's is the mean predicted unit time of the units run × the number of units (units of a
+  sweep are assumed to cost alike; the first units of the list are the ones run);
+* the time before the first loop (reading the full-size files, decoding, building the model) is
+  ``load_s``, counted once per unit.
+
+On a GPU the same command measures the GPU's rates (``torch.cuda.max_memory_allocated`` for the
+peak device memory). A CPU row predicts the CPU's cost; a GPU prediction from it would divide each
+loop's seconds per item by the measured GPU/CPU throughput ratio of that loop's kernel (feature
+extraction, a training step), which only a run on the GPU measures: run ``make rehearsal`` there.
+"""
+
+from __future__ import annotations
+
+import logging
+import resource
+import signal
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from privrepro.rehearsal.cap import LoopRecord, RehearsalCap
+
+__all__ = ["GIB", "RehearsalSettings", "RehearsalTimeout", "rehearse_figure", "weights_overrides"]
+
+GIB = 1024**3
+
+#: loop labels counted as steps, epochs, trials (a label containing the word)
+KINDS = {
+    "trial": ("trial", "study"),
+    "epoch": ("epoch",),
+    "task": ("task",),
+    "step": ("step", "batch", "feature", "draw", "training", "chunk", "pixel", "point"),
+}
+
+
+@dataclass(frozen=True)
+class RehearsalSettings:
+    """What a rehearsal runs and where.
+
+    Attributes:
+        root: the stand-in data root (written by ``make rehearsal-data``).
+        scratch: a folder for the rehearsal's own store and caches (never the real ones).
+        items: items each capped loop runs.
+        units: units of each figure computed.
+        unit_timeout_s: a unit still running after this is stopped (its loops so far are kept).
+        host_bytes: host memory of the target machine (a figure needing more does not fit).
+        device_bytes: device memory of the target GPU.
+        device: ``auto``, ``cpu`` or ``cuda``.
+    """
+
+    root: Path
+    scratch: Path
+    items: int = 2
+    units: int = 1
+    unit_timeout_s: float = 120.0
+    host_bytes: int = 128 * GIB
+    device_bytes: int = 80 * GIB
+    device: str = "auto"
+
+
+class RehearsalTimeout(BaseException):
+    """A capped unit ran past :attr:`RehearsalSettings.unit_timeout_s` (a ``BaseException``,
+    so that no library ``except Exception`` swallows it)."""
+
+
+class _StandInLog(logging.Handler):
+    """Collect the datasets the loaders report reading in rehearsal stand-in mode."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.datasets: set[str] = set()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        msg = record.getMessage()
+        if "rehearsal stand-in mode" in msg:
+            self.datasets.add(msg.split(":", 1)[0].strip())
+
+
+def weights_overrides(params: Any, root: Path) -> list[str]:
+    """``++key=<stand-in file>`` for every backbone whose weights the paper profile needs and
+    does not set (the stand-in writers put them where the missing-weights error says)."""
+    from privrepro.models.weights import suggested_weights_path, weights_needed
+
+    out = []
+    for need in weights_needed(params):
+        if need.backbone and not need.value and "[" not in need.key:
+            out.append(f"++{need.key}={suggested_weights_path(need.backbone, root)}")
+    return out
+
+
+def _peak_host_bytes() -> int:
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+
+
+def _kind_of(desc: str) -> str:
+    d = desc.lower()
+    for kind, words in KINDS.items():
+        if any(w in d for w in words):
+            return kind
+    return "step"
+
+
+def loop_summary(records: Sequence[LoopRecord]) -> dict[str, Any]:
+    """Seconds per step / epoch / trial / task and how many the full run has, per loop kind.
+
+    Per kind, the loop label with the most predicted time is reported; ``n_<kind>`` is its total
+    per entry × the number of times the full run enters it (estimated from the enclosing loops'
+    totals)."""
+    out: dict[str, Any] = {}
+    best: dict[str, tuple[float, LoopRecord]] = {}
+    for r in records:
+        kind = _kind_of(r.desc)
+        if r.predicted_s >= best.get(kind, (-1.0, r))[0]:
+            best[kind] = (r.predicted_s, r)
+    for kind in ("step", "epoch", "task", "trial"):
+        if kind in best:
+            r = best[kind][1]
+            out[f"s_per_{kind}"] = r.seconds_per_item
+            out[f"n_{kind}s"] = r.total
+    return out
+
+
+def _describe(records: Sequence[LoopRecord]) -> str:
+    seen: dict[tuple[str, int], list[LoopRecord]] = {}
+    for r in records:
+        seen.setdefault((r.desc, r.depth), []).append(r)
+    parts = []
+    for (desc, depth), rs in seen.items():
+        done = sum(r.done for r in rs)
+        total = rs[0].total
+        rate = sum(r.seconds_per_item for r in rs) / len(rs)
+        parts.append(
+            f"{'  ' * depth}{desc}: ran {done} of {total if total is not None else '?'}"
+            f" per entry ×{len(rs)}, {rate:.3g} s/item"
+        )
+    return "; ".join(parts)
+
+
+def _where(frame: FrameType | None) -> str:
+    """The innermost ``privrepro`` function on the stack: the stage a timeout stopped."""
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "")
+        if name.startswith("privrepro.") and not name.startswith("privrepro.rehearsal"):
+            return f"{name}:{frame.f_code.co_name}"
+        frame = frame.f_back
+    return "?"
+
+
+def _alarm(signum: int, frame: FrameType | None) -> None:
+    raise RehearsalTimeout(_where(frame))
+
+
+def _is_oom(exc: BaseException) -> bool:
+    if isinstance(exc, MemoryError):
+        return True
+    return type(exc).__name__ == "OutOfMemoryError" or "out of memory" in str(exc).lower()
+
+
+def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, Any]:
+    """Rehearse ``experiment`` (``cl/fig5_cosine``) and return its ``results/rehearsal.csv`` row."""
+    from privrepro.config.validation import build_params
+    from privrepro.figures.api import UnitContext
+    from privrepro.runner.environment import resolve_device
+    from privrepro.runner.run import compose, effective_params, load_recipe
+
+    scratch = Path(settings.scratch)
+    paper, figure = experiment.split("/", 1)
+    row: dict[str, Any] = {
+        "paper": paper,
+        "figure": figure,
+        "experiment": experiment,
+        "profile": "paper",
+        "data": "rehearsal stand-in",
+        "status": "error",
+    }
+    t_start = time.perf_counter()
+    base = [
+        "profile=paper",
+        f"paths.data_dir={settings.root}",
+        f"paths.experiments_dir={scratch / 'experiments'}",
+        f"paths.cache_dir={scratch / 'cache' / paper / figure}",
+        f"paths.results_dir={scratch / 'results'}",
+        f"paths.plots_dir={scratch / 'plots'}",
+    ]
+    try:
+        cfg = compose(experiment, base)
+        recipe = load_recipe(str(cfg.figure.recipe))
+        params: Any = build_params(recipe.params_type, effective_params(cfg), "params")
+        extra = weights_overrides(params, Path(settings.root))
+        if extra:
+            cfg = compose(experiment, [*base, *extra])
+            params = build_params(recipe.params_type, effective_params(cfg), "params")
+        row["overrides"] = " ".join(extra)
+        units = recipe.units(params)
+        row["n_units"] = len(units)
+        est = recipe.estimate_memory(params)
+        if est is not None:
+            row["estimated_host_bytes"] = est.bytes
+            if est.bytes > settings.host_bytes:
+                row["status"] = "does not fit (host, estimated)"
+                row["note"] = f"{est.key} = {est.value}: {est.detail}"
+                return row
+        device = resolve_device(settings.device)
+    except Exception as exc:  # a configuration that cannot even be composed is a row, too
+        row["note"] = f"{type(exc).__name__}: {exc}"[:500]
+        return row
+    row["device"] = device
+    cuda = device == "cuda"
+    if cuda:
+        import torch
+
+        torch.cuda.reset_peak_memory_stats()
+    stand_ins = _StandInLog()
+    logging.getLogger("privrepro").addHandler(stand_ins)
+    if logging.getLogger("privrepro").level in (logging.NOTSET,) or (
+        logging.getLogger("privrepro").level > logging.INFO
+    ):
+        logging.getLogger("privrepro").setLevel(logging.INFO)
+    predicted_units: list[float] = []
+    cached: list[float] = []
+    loads: list[float] = []
+    records: list[LoopRecord] = []
+    statuses: list[str] = []
+    notes: list[str] = []
+    walls: list[float] = []
+    old = signal.signal(signal.SIGALRM, _alarm) if hasattr(signal, "SIGALRM") else None
+    try:
+        for i, unit in enumerate(units[: max(1, settings.units)]):
+            cap = RehearsalCap(items=settings.items)
+            ctx = UnitContext(
+                seed=0,
+                unit_id=f"rehearsal-{experiment}-{i}",
+                profile="paper",
+                device=device,
+                data_dir=Path(settings.root),
+                cache_dir=scratch / "cache" / paper / figure,
+                show_progress=False,
+                cap=cap,
+            )
+            t0 = time.perf_counter()
+            status = "ok"
+            if old is not None:
+                signal.setitimer(signal.ITIMER_REAL, settings.unit_timeout_s)
+            try:
+                recipe.compute(dict(unit), ctx)
+            except RehearsalTimeout as stop:
+                status = "timeout"
+                notes.append(
+                    f"unit {i} stopped after {settings.unit_timeout_s:.0f} s in {stop} "
+                    "(a stage with no capped loop, or one item longer than the timeout)"
+                )
+            except Exception as exc:
+                if _is_oom(exc):
+                    status = "does not fit (memory)"
+                elif cap.capped:
+                    status = "ok"
+                    notes.append(f"ended after a capped loop: {type(exc).__name__}: {exc}"[:300])
+                else:
+                    status = "error"
+                    notes.append(f"{type(exc).__name__}: {exc}"[:500])
+            finally:
+                if old is not None:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+            wall = time.perf_counter() - t0
+            walls.append(wall)
+            first = min((r.started for r in cap.records), default=None)
+            loads.append((first - t0) if first is not None else wall)
+            predicted_units.append(cap.predict(wall))
+            cached.append(cap.cached_s())
+            records += cap.records
+            statuses.append(status)
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGALRM, old)
+        logging.getLogger("privrepro").removeHandler(stand_ins)
+    worst = next((s for s in statuses if s != "ok"), "ok")
+    row["status"] = worst
+    if stand_ins.datasets:
+        row["data"] = "rehearsal stand-in (" + ", ".join(sorted(stand_ins.datasets)) + ")"
+    else:
+        row["data"] = "rehearsal stand-in (no data file read)"
+    row["units_run"] = len(walls)
+    row["capped_wall_s"] = sum(walls)
+    row["load_s"] = sum(loads) / len(loads)
+    row["s_per_unit"] = sum(predicted_units) / len(predicted_units)
+    row.update(loop_summary(records))
+    # a cache-building stage (features, pixels) runs once: for the first unit, not for each
+    row["cache_s"] = max(cached)
+    row["predicted_s"] = (row["s_per_unit"] - sum(cached) / len(cached)) * len(units) + max(cached)
+    row["loops"] = _describe(records)
+    row["prediction"] = (
+        f"mean predicted unit time of {len(walls)} unit(s) run × {len(units)} units, with the "
+        "cache-building loops (features, pixels) counted once; each unit: capped wall time with "
+        "every top-level loop's measured time replaced by total × s/item"
+        + (" (a lower bound: a unit hit the timeout)" if worst == "timeout" else "")
+    )
+    row["peak_host_bytes"] = _peak_host_bytes()
+    row["peak_device_bytes"] = 0
+    if cuda:
+        import torch
+
+        row["peak_device_bytes"] = int(torch.cuda.max_memory_allocated())
+    row["fits_host"] = row["peak_host_bytes"] <= settings.host_bytes
+    row["fits_device"] = row["peak_device_bytes"] <= settings.device_bytes
+    if worst == "ok" and not (row["fits_host"] and row["fits_device"]):
+        row["status"] = "does not fit (measured)"
+    row["note"] = "; ".join(notes)[:1000]
+    row["rehearsal_wall_s"] = time.perf_counter() - t_start
+    return row
