@@ -437,9 +437,10 @@ def _build_folders(tmp: Path) -> list[Path]:
 def test_a_long_unit_survives_the_sweeps_of_a_second_worker(
     host: str | None, swept: Path, module_conf_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # the second worker sweeps with a stale period far below the long unit's compute time
-    monkeypatch.setattr(run_module, "UnitStore", functools.partial(UnitStore, stale_after_s=0.5))
-    long = FORK.Process(target=_long_worker, args=(str(swept), str(module_conf_root), host, 3.0))
+    # the second worker sweeps with a stale period far below the long unit's compute time (and
+    # 20 heartbeats long, so a loaded machine that delays a beat does not make it look stale)
+    monkeypatch.setattr(run_module, "UnitStore", functools.partial(UnitStore, stale_after_s=2.0))
+    long = FORK.Process(target=_long_worker, args=(str(swept), str(module_conf_root), host, 8.0))
     long.start()
     deadline = time.time() + 60
     while not _build_folders(swept) and time.time() < deadline:
@@ -471,11 +472,11 @@ def test_a_killed_long_unit_is_swept(
     time.sleep(0.3)
     os.kill(long.pid or 0, signal.SIGKILL)
     long.join(10)
-    store = UnitStore(swept / "exp", "test", "noise", stale_after_s=1.0)
+    store = UnitStore(swept / "exp", "test", "noise", stale_after_s=3.0)
     if host is None:
         assert store.sweep_abandoned()  # same host: the owner's pid is gone, removed at once
     else:
         assert store.sweep_abandoned() == []  # another host: wait for the heartbeat to go stale
-        time.sleep(1.3)
+        time.sleep(3.3)
         assert store.sweep_abandoned()
     assert _build_folders(swept) == []
