@@ -62,7 +62,11 @@ class Example4Params:
         assumed="the paper does not say how the 93.5% was averaged",
     )
     chunk: int = param(32, ge=1, doc="models trained at once (memory)")
-    data_mode: str = param("gather", choices=["gather", "mask"], doc="batched data layout")
+    data_mode: str = param(
+        "wide",
+        choices=["wide", "gather", "mask"],
+        doc="batched layout: wide = one wide model over the shared pool (train_batched)",
+    )
 
 
 class Example4(Figure[Example4Params]):
