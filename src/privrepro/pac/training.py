@@ -279,7 +279,14 @@ def _stacked(spec: MLPSpec, init: Tensor, mc: int) -> list[Tensor]:
 
 
 def _train_chunk_wide(
-    spec: MLPSpec, init: Tensor, x: Tensor, y: Tensor, idx: Tensor, steps: int, lr: float, _: str
+    spec: MLPSpec,
+    init: Tensor,
+    x: Tensor,
+    y: Tensor,
+    idx: Tensor,
+    steps: int,
+    lr: float,
+    mode: str = "wide",
 ) -> Tensor:
     mc, n = idx.shape
     params = _stacked(spec, init, mc)
