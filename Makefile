@@ -59,7 +59,7 @@ test: $(ENV_STAMP) ## Run the test suite
 test-fast: $(ENV_STAMP) ## Run the tests not marked slow
 	$(RUN) pytest -q -m "not slow" $(ARGS)
 
-bench: $(ENV_STAMP) ## Run the benchmarks (ratios against baselines measured in the same run)
+bench: $(ENV_STAMP) ## Benchmarks: speedup = baseline time / project time (> 1 faster); ARGS='--device cuda' or names
 	$(RUN) python -m privrepro.bench $(ARGS)
 
 lint: $(ENV_STAMP) ## ruff: lint and format check

@@ -371,8 +371,12 @@ def train_single(
     params = spec.unflatten(init)
     n_layers = len(spec.sizes) - 1
     for li in range(n_layers):
-        lin = torch.nn.Linear(
-            spec.sizes[li], spec.sizes[li + 1], dtype=init.dtype, device=init.device
+        lin = torch.nn.utils.skip_init(  # no draw from torch's global generator
+            torch.nn.Linear,
+            spec.sizes[li],
+            spec.sizes[li + 1],
+            dtype=init.dtype,
+            device=init.device,
         )
         with torch.no_grad():
             lin.weight.copy_(params[2 * li].T)
