@@ -11,6 +11,23 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 REPO = Path(__file__).resolve().parents[1]
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``gpu`` skip, with one reason, where no CUDA device is present."""
+    gpu = [item for item in items if item.get_closest_marker("gpu")]
+    if not gpu:
+        return
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(
+        reason="gpu: no CUDA device here, the CUDA paths were NOT exercised "
+        "(run `pytest -m gpu` on a machine with a GPU)"
+    )
+    for item in gpu:
+        item.add_marker(skip)
+
+
 @pytest.fixture
 def store_overrides(tmp_path: Path) -> list[str]:
     """Hydra overrides that point the run store, results and plots into ``tmp_path``."""
