@@ -16,7 +16,7 @@ RUN := $(UV) run --frozen
 ENV_STAMP := .venv/.privrepro-synced
 
 .DEFAULT_GOAL := help
-.PHONY: help env figures plots report test test-fast bench lint typecheck check list clean-results
+.PHONY: help env figures plots tables report test test-fast bench lint typecheck check list clean-results
 
 help: ## List the targets
 	@echo "privrepro — reproduce four DP papers (PROFILE=$(PROFILE); set PROFILE=paper for the papers' grids)"
@@ -49,6 +49,9 @@ list: $(ENV_STAMP) ## List the experiments and their make targets
 
 plots: $(ENV_STAMP) ## Redraw every plot from results/ without recomputing
 	$(RUN) python -m privrepro.runner.replot
+
+tables: $(ENV_STAMP) ## Derive every results/ table (+ meta, summary) from the run store; computes nothing
+	$(RUN) python -m privrepro.runner.tables $(ARGS)
 
 report: $(ENV_STAMP) ## Write REPORT.md and REPORT.html: reproduced numbers against the papers'
 	$(RUN) python -m privrepro.report

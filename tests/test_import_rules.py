@@ -12,7 +12,7 @@ relative forms. The rules:
 3. Hydra and omegaconf are read at the edge only: no module outside ``privrepro.runner``
    imports them (recipes receive plain parameter dataclasses; library functions plain arguments).
 4. No recipe imports another recipe: a recipe is a module that an experiment config names
-   (``recipe: module:Class`` in ``conf/experiment/<paper>/<figure>.yaml``); what several recipes
+   (``- /recipe: module:Class`` in the defaults list of ``conf/experiment/<paper>/<figure>.yaml``); what several recipes
    share lives in a module of ``privrepro.figures.<paper>`` that no config names.
 5. Dependencies point one way: the libraries never import ``figures``, ``report`` or
    ``runner``; ``figures`` never imports ``report`` or ``runner``.
@@ -136,11 +136,11 @@ def test_hydra_is_read_at_the_edge_only() -> None:
 
 
 def _recipe_modules() -> set[str]:
-    """The modules the experiment configs name as recipes (``recipe: module:Class``)."""
+    """The modules the experiment configs name as recipes (``- /recipe: module:Class``)."""
     return {
         m.group(1)
         for f in (ROOT / "conf" / "experiment").rglob("*.yaml")
-        for m in re.finditer(r"^\s*recipe:\s*([\w.]+):", f.read_text(encoding="utf-8"), re.M)
+        for m in re.finditer(r"^\s*-?\s*/?recipe:\s*([\w.]+):", f.read_text(encoding="utf-8"), re.M)
     }
 
 

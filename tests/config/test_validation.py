@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -110,3 +111,46 @@ def test_cli_reports_a_bad_value_before_computing(tmp_path: Path) -> None:
     assert "params.deltas[1] = 2.0: must lie in (0, 1)" in out.stderr
     assert not (tmp_path / "exp").exists()  # nothing computed, nothing written
     assert not (tmp_path / "res").exists()
+
+
+@dataclass
+class Constrained:
+    sigma: float = param(1.0, gt=0)
+    shift: float = param(0.0)
+    radius: float = param(1.0, ge=0, le=math.inf)
+    ns: list[int] = param([1, 2], ge=1, unique=True)
+    extra: list[float] = param([], min_len=0)
+    window: list[float] = param([0.0, 1.0], length=2, increasing=True)
+    lower: float = param(0.0)
+    upper: float = param(1.0, above="lower")
+    flag: bool = param(False)
+    name: str = param("x", min_len=1)
+
+
+@pytest.mark.parametrize(
+    ("values", "key", "allowed"),
+    [
+        # the printed range is the enforced range: (0, inf) refuses inf, an unbounded float too
+        ({"sigma": math.inf}, "params.sigma", "must lie in (0, inf)"),
+        ({"shift": -math.inf}, "params.shift", "must lie in (-inf, inf)"),
+        ({"shift": math.nan}, "params.shift", "must not be NaN"),
+        ({"ns": []}, "params.ns", "must be a non-empty list; each item must lie in [1, inf)"),
+        ({"ns": [2, 2]}, "params.ns", "must not repeat a value (2 appears twice)"),
+        ({"window": [1.0]}, "params.window", "must hold exactly 2 items"),
+        ({"window": [1.0, 0.5]}, "params.window", "must increase strictly (0.5 follows 1.0)"),
+        ({"lower": 9.0, "upper": 1.0}, "params.upper", "must be greater than params.lower = 9.0"),
+        ({"flag": "maybe"}, "params.flag", "must be true or false"),
+        ({"flag": "no"}, "params.flag", "must be true or false"),
+        ({"name": ""}, "params.name", "must be a non-empty string"),
+    ],
+)
+def test_constraint_kinds(values: dict[str, object], key: str, allowed: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        build_params(Constrained, values)
+    assert err.value.key == key
+    assert allowed in str(err.value)
+
+
+def test_declared_infinity_and_empty_lists_are_accepted() -> None:
+    p = build_params(Constrained, {"radius": math.inf, "extra": []})
+    assert p.radius == math.inf and p.extra == []

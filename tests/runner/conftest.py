@@ -13,27 +13,26 @@ REPO = HERE.parents[1]
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))  # recipes_for_tests
 
-NOISE_EXPERIMENT = """# @package _global_
-# test — seeded noise per unit
-figure:
-  paper: test
-  name: noise
-  recipe: recipes_for_tests:NoiseFigure
-params:
-  n_units: 4
-  draws: 1000
-  sleep_s: 0.0
-  tag: a
-profiles:
-  tiny: {draws: 100}
-"""
+from recipes_for_tests import NOISE_EXPERIMENT, NOISE_TINY  # noqa: E402
+
+
+def make_conf_root(root: Path) -> Path:
+    """A copy of conf/ at ``root`` with ``experiment=test/noise`` added (and its tiny profile)."""
+    shutil.copytree(REPO / "conf", root)
+    (root / "experiment" / "test").mkdir()
+    (root / "experiment" / "test" / "noise.yaml").write_text(NOISE_EXPERIMENT)
+    (root / "params" / "test" / "noise").mkdir(parents=True)
+    (root / "params" / "test" / "noise" / "tiny.yaml").write_text(NOISE_TINY)
+    return root
 
 
 @pytest.fixture
 def conf_root(tmp_path: Path) -> Path:
     """A copy of conf/ with ``experiment=test/noise`` added."""
-    root = tmp_path / "conf"
-    shutil.copytree(REPO / "conf", root)
-    (root / "experiment" / "test").mkdir()
-    (root / "experiment" / "test" / "noise.yaml").write_text(NOISE_EXPERIMENT)
-    return root
+    return make_conf_root(tmp_path / "conf")
+
+
+@pytest.fixture(scope="module")
+def module_conf_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same config root, shared by the tests of one module."""
+    return make_conf_root(tmp_path_factory.mktemp("conf") / "conf")

@@ -13,6 +13,17 @@ import pandas as pd
 from privrepro.figures.api import Figure, UnitContext, param
 from privrepro.plotting.style import new_figure
 
+NOISE_EXPERIMENT = """# @package _global_
+# test — seeded noise per unit
+defaults:
+  - /recipe: recipes_for_tests:NoiseFigure
+  - _self_
+figure:
+  paper: test
+  name: noise
+"""
+NOISE_TINY = "draws: 100\n"  # conf/params/test/noise/tiny.yaml
+
 
 @dataclass
 class NoiseParams:

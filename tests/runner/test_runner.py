@@ -14,9 +14,15 @@ import pandas as pd
 import pytest
 
 from privrepro.runner.run import compose, run_config, run_experiment
+from privrepro.store.units import UNIT_ID
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
+
+
+def _units(folder: Path) -> list[Path]:
+    """The unit folders of a figure's store (named by their 16-hex-digit hash)."""
+    return sorted(p for p in folder.glob("*") if UNIT_ID.match(p.name)) if folder.exists() else []
 
 
 def _paths(tmp: Path) -> list[str]:
@@ -40,13 +46,14 @@ def test_figure_produces_table_meta_summary_and_plot(tmp_path: Path, conf_root: 
     meta = (tmp_path / "res" / "test" / "noise.meta.json").read_text()
     for key in ("git_sha", "wall_time_s", "device", "versions", "params", "profile"):
         assert f'"{key}"' in meta
-    units = sorted((tmp_path / "exp" / "test" / "noise").iterdir())
+    units = _units(tmp_path / "exp" / "test" / "noise")
     assert len(units) == 4
     assert {p.name for p in units[0].iterdir()} >= {
         "config.json",
         "rows.csv",
         "log.txt",
         "env.json",
+        "manifest.json",
     }
 
 
@@ -117,16 +124,15 @@ def test_sweep_killed_with_sigkill_resumes_without_redoing_units(
     )
     deadline = time.time() + 90
     while time.time() < deadline and proc.poll() is None:  # until some, not all, units are done
-        done = [p for p in store.glob("*") if not p.name.startswith(".")] if store.exists() else []
-        if len(done) >= 3:
+        if len(_units(store)) >= 3:
             break
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait(30)
-    finished_before = {p.name for p in store.iterdir() if not p.name.startswith(".")}
+    finished_before = {p.name for p in _units(store)}
     assert 3 <= len(finished_before) < 8
-    for unit in finished_before:  # every unit folder present is complete
-        assert (store / unit / "env.json").is_file() and (store / unit / "rows.csv").is_file()
+    for unit in finished_before:  # every unit folder present is complete and sealed
+        assert (store / unit / "manifest.json").is_file() and (store / unit / "rows.csv").is_file()
     computed_before = marker.read_text().split()
 
     rerun = _sweep_cmd(tmp_path, conf_root, 8, 0.4)  # the same sweep, started again
@@ -135,8 +141,8 @@ def test_sweep_killed_with_sigkill_resumes_without_redoing_units(
     computed_after = marker.read_text().split()[len(computed_before) :]
     assert len(computed_after) == 8 - len(finished_before)  # finished units were not redone
     assert not set(computed_after) & {u for u in computed_before[: len(finished_before)]}
-    visible = [p for p in store.iterdir() if not p.name.startswith(".")]
-    assert len(visible) == 8 and all((p / "env.json").is_file() for p in visible)
+    visible = _units(store)
+    assert len(visible) == 8 and all((p / "manifest.json").is_file() for p in visible)
     table = pd.read_csv(tmp_path / "res" / "test" / "noise.csv")
     assert sorted(table["i"].unique()) == list(range(8)) and len(table) == 8 * 1000
 

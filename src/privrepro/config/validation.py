@@ -5,11 +5,21 @@ papers leave unstated, the assumption it encodes). :func:`validate` walks a data
 nested dataclasses included, and raises :class:`ConfigError` naming the key, the value and the
 allowed range. :func:`build_params` turns a plain mapping (a Hydra node) into such a dataclass,
 refusing unknown keys.
+
+The range printed is the range enforced:
+
+* numbers are finite unless a bound says otherwise: ``(0, inf)`` refuses ``inf`` and only
+  ``le=math.inf`` (printed ``(0, inf]``) admits it; NaN is never a number in range;
+* a list must hold at least ``min_len`` items (1 unless declared: the figure iterates it), and
+  may be required to have ``length`` items, ``unique`` items or ``increasing`` items;
+* ``above="lower"`` orders a pair of fields: the value must exceed its sibling ``lower``;
+* booleans are ``true`` or ``false``, never a string such as ``maybe``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import types
 import typing
@@ -18,7 +28,16 @@ from typing import Any, TypeVar, Union
 
 T = TypeVar("T")
 
-__all__ = ["ConfigError", "assumptions_of", "build_params", "param", "validate"]
+__all__ = [
+    "ConfigError",
+    "FieldSpec",
+    "allowed_text",
+    "assumptions_of",
+    "build_params",
+    "field_specs",
+    "param",
+    "validate",
+]
 
 
 class ConfigError(ValueError):
@@ -41,6 +60,11 @@ def param(
     lt: float | None = None,
     le: float | None = None,
     choices: Sequence[Any] | None = None,
+    min_len: int | None = None,
+    length: int | None = None,
+    unique: bool = False,
+    increasing: bool = False,
+    above: str | None = None,
     doc: str = "",
     assumed: str | None = None,
 ) -> Any:
@@ -48,8 +72,15 @@ def param(
 
     Args:
         default: the default value (lists and dicts are copied per instance).
-        gt, ge, lt, le: strict / inclusive lower and upper bounds.
+        gt, ge, lt, le: strict / inclusive lower and upper bounds. An open side excludes the
+            infinity it names: ``gt=0`` alone is ``(0, inf)`` and refuses ``inf``; pass
+            ``le=math.inf`` where infinity is a meaningful value.
         choices: the allowed values.
+        min_len: the fewest items a list (or characters a string) may hold; lists default to 1.
+        length: the exact number of items of a list (a pair ``[lo, hi]``: 2).
+        unique: no item of the list may repeat (each item is a run unit, say).
+        increasing: the items must strictly increase.
+        above: the name of a sibling field this value must exceed (``v_max`` above ``v_min``).
         doc: what the value means (shown in errors and the report).
         assumed: set when the paper leaves this choice unstated: why this default was chosen.
             Every figure records the assumptions it ran under.
@@ -60,6 +91,11 @@ def param(
         "lt": lt,
         "le": le,
         "choices": choices,
+        "min_len": min_len,
+        "length": length,
+        "unique": unique,
+        "increasing": increasing,
+        "above": above,
         "doc": doc,
         "assumed": assumed,
     }
@@ -68,9 +104,11 @@ def param(
     return dataclasses.field(default=default, metadata=metadata)
 
 
-def _allowed_text(meta: Mapping[str, Any]) -> str:
-    if meta.get("choices") is not None:
-        return f"must be one of {list(meta['choices'])}"
+def _has_bounds(meta: Mapping[str, Any]) -> bool:
+    return any(meta.get(b) is not None for b in ("gt", "ge", "lt", "le"))
+
+
+def _interval_text(meta: Mapping[str, Any]) -> str:
     lo = (
         "(" + repr(meta["gt"])
         if meta.get("gt") is not None
@@ -84,27 +122,85 @@ def _allowed_text(meta: Mapping[str, Any]) -> str:
     return f"must lie in {lo}, {hi}"
 
 
-def _check_scalar(key: str, value: Any, meta: Mapping[str, Any]) -> None:
-    choices = meta.get("choices")
-    if choices is not None:
-        if value not in choices:
-            raise ConfigError(key, value, _allowed_text(meta))
-        return
-    bounds = [meta.get(b) for b in ("gt", "ge", "lt", "le")]
-    if all(b is None for b in bounds) or value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(key, value, "must be a number; " + _allowed_text(meta))
-    if isinstance(value, float) and math.isnan(value):
-        raise ConfigError(key, value, "must not be NaN; " + _allowed_text(meta))
-    gt, ge, lt, le = bounds
-    if (
+def allowed_text(meta: Mapping[str, Any]) -> str:
+    """The allowed range of one scalar, as printed in errors: ``must lie in (0, 1)``."""
+    if meta.get("choices") is not None:
+        return f"must be one of {list(meta['choices'])}"
+    return _interval_text(meta)
+
+
+def _in_interval(value: float, meta: Mapping[str, Any]) -> bool:
+    gt, ge, lt, le = (meta.get(b) for b in ("gt", "ge", "lt", "le"))
+    if math.isnan(value):
+        return False
+    if math.isinf(value):  # an open side of the interval excludes its infinity
+        if value > 0 and not (le is not None and le == math.inf):
+            return False
+        if value < 0 and not (ge is not None and ge == -math.inf):
+            return False
+    return not (
         (gt is not None and not value > gt)
         or (ge is not None and not value >= ge)
         or (lt is not None and not value < lt)
         or (le is not None and not value <= le)
-    ):
-        raise ConfigError(key, value, _allowed_text(meta))
+    )
+
+
+def _check_scalar(key: str, value: Any, meta: Mapping[str, Any], item: bool = False) -> None:
+    if value is None:
+        return
+    choices = meta.get("choices")
+    if choices is not None:
+        if value not in choices:
+            raise ConfigError(key, value, allowed_text(meta))
+        return
+    if isinstance(value, bool):
+        if _has_bounds(meta):
+            raise ConfigError(key, value, "must be a number; " + _interval_text(meta))
+        return
+    if isinstance(value, str):
+        min_len = None if item else meta.get("min_len")
+        if min_len and len(value) < min_len:
+            raise ConfigError(key, value, "must be a non-empty string")
+        if _has_bounds(meta):
+            raise ConfigError(key, value, "must be a number; " + _interval_text(meta))
+        return
+    if isinstance(value, (int, float)):
+        if isinstance(value, float) and math.isnan(value):
+            raise ConfigError(key, value, "must not be NaN; " + _interval_text(meta))
+        if not _in_interval(float(value), meta):
+            raise ConfigError(key, value, _interval_text(meta))
+        return
+    if _has_bounds(meta):
+        raise ConfigError(key, value, "must be a number; " + _interval_text(meta))
+
+
+def _item_text(meta: Mapping[str, Any]) -> str:
+    if meta.get("choices") is None and not _has_bounds(meta):
+        return ""
+    return "; each item " + allowed_text(meta)
+
+
+def _check_list(key: str, value: Sequence[Any], meta: Mapping[str, Any]) -> None:
+    items = list(value)
+    length = meta.get("length")
+    if length is not None and len(items) != length:
+        raise ConfigError(key, items, f"must hold exactly {length} items" + _item_text(meta))
+    min_len = meta.get("min_len")
+    min_len = 1 if min_len is None else min_len
+    if len(items) < min_len:
+        what = "a non-empty list" if min_len == 1 else f"a list of at least {min_len} items"
+        raise ConfigError(key, items, f"must be {what}" + _item_text(meta))
+    if meta.get("unique"):
+        seen: list[Any] = []
+        for item in items:
+            if item in seen:
+                raise ConfigError(key, items, f"must not repeat a value ({item!r} appears twice)")
+            seen.append(item)
+    if meta.get("increasing"):
+        for a, b in itertools.pairwise(items):
+            if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not b > a:
+                raise ConfigError(key, items, f"must increase strictly ({b!r} follows {a!r})")
 
 
 def validate(obj: Any, prefix: str = "params") -> None:
@@ -118,7 +214,9 @@ def validate(obj: Any, prefix: str = "params") -> None:
         value = getattr(obj, f.name)
         key = f"{prefix}.{f.name}"
         items: list[tuple[str, Any]]
-        if isinstance(value, (list, tuple)):
+        in_list = isinstance(value, (list, tuple))
+        if in_list:
+            _check_list(key, value, f.metadata)
             items = [(f"{key}[{i}]", v) for i, v in enumerate(value)]
         else:
             items = [(key, value)]
@@ -126,7 +224,12 @@ def validate(obj: Any, prefix: str = "params") -> None:
             if dataclasses.is_dataclass(item) and not isinstance(item, type):
                 validate(item, item_key)
             else:
-                _check_scalar(item_key, item, f.metadata)
+                _check_scalar(item_key, item, f.metadata, item=in_list)
+        below = f.metadata.get("above")
+        if below is not None:
+            lower = getattr(obj, below)
+            if value is not None and lower is not None and not value > lower:
+                raise ConfigError(key, value, f"must be greater than {prefix}.{below} = {lower!r}")
     check = getattr(obj, "check", None)
     if callable(check):
         check(prefix)
@@ -141,6 +244,68 @@ def assumptions_of(obj: Any, prefix: str = "params") -> dict[str, dict[str, Any]
             out[f"{prefix}.{f.name}"] = {"value": value, "why": f.metadata["assumed"]}
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             out.update(assumptions_of(value, f"{prefix}.{f.name}"))
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class FieldSpec:
+    """One leaf parameter of a params dataclass: its dotted key, type and declared range."""
+
+    key: str
+    name: str
+    hint: Any
+    metadata: Mapping[str, Any]
+    default: Any
+
+    @property
+    def is_list(self) -> bool:
+        return typing.get_origin(self.hint) in (list, tuple, Sequence) or self.hint in (list, tuple)
+
+    @property
+    def item_hint(self) -> Any:
+        """The type of the value, or of each item of a list (``Optional`` removed)."""
+        hint = self.hint
+        if self.is_list:
+            args = typing.get_args(hint)
+            hint = args[0] if args else Any
+        return _strip_optional(hint)
+
+    @property
+    def optional(self) -> bool:
+        """``None`` is a valid value (of the field, or of each list item)."""
+        hint = self.hint
+        if self.is_list:
+            args = typing.get_args(hint)
+            hint = args[0] if args else Any
+        origin = typing.get_origin(hint)
+        return origin in (Union, types.UnionType) and type(None) in typing.get_args(hint)
+
+
+def _strip_optional(hint: Any) -> Any:
+    if typing.get_origin(hint) in (Union, types.UnionType):
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        return args[0] if len(args) == 1 else hint
+    return hint
+
+
+def field_specs(params_type: type, prefix: str = "params") -> list[FieldSpec]:
+    """Every leaf field of ``params_type`` (nested dataclasses flattened into dotted keys)."""
+    hints = typing.get_type_hints(params_type)
+    out: list[FieldSpec] = []
+    for f in dataclasses.fields(params_type):
+        hint = hints.get(f.name, Any)
+        key = f"{prefix}.{f.name}"
+        inner = _strip_optional(hint)
+        if isinstance(inner, type) and dataclasses.is_dataclass(inner):
+            out += field_specs(inner, key)
+            continue
+        if f.default is not dataclasses.MISSING:
+            default = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
+        else:
+            default = dataclasses.MISSING
+        out.append(FieldSpec(key, f.name, hint, f.metadata, default))
     return out
 
 
@@ -209,6 +374,8 @@ def build_params(
     Values are coerced to the annotated types (``1`` to ``1.0`` for a float, YAML lists to lists);
     a value of the wrong kind or out of range raises :class:`ConfigError` before any compute.
     """
+    if values is not None and not isinstance(values, Mapping):
+        raise ConfigError(prefix, values, f"must be a mapping of {params_type.__name__} fields")
     values = dict(values or {})
     hints = typing.get_type_hints(params_type)
     names = {f.name for f in dataclasses.fields(params_type)}  # type: ignore[arg-type]

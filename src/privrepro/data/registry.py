@@ -4,7 +4,9 @@ A loader is a function registered with :func:`register_dataset`; it takes the da
 then keyword options (``split``, ``download``, ...). Every module of :mod:`privrepro.data` is
 imported on the first lookup, so a new dataset is one new module with one decorator.
 
-The data root is ``PRIVREPRO_DATA`` when set, else the ``paths.data_dir`` config key (``./data``).
+The data root, first found: the folder a caller passes (the runner passes ``paths.data_dir``,
+which a command-line ``paths.data_dir=...`` sets and which otherwise resolves to
+``PRIVREPRO_DATA`` or ``./data``), then ``PRIVREPRO_DATA``, then ``./data``.
 """
 
 from __future__ import annotations
@@ -29,14 +31,31 @@ __all__ = [
 
 
 class MissingDataError(FileNotFoundError):
-    """A dataset file that is not where it is expected, with how to obtain it."""
+    """A dataset file that is not where it is expected, with how to obtain it.
+
+    The message names the file, how to obtain it, and what points at the data root: the runner
+    sets ``root_from`` (``paths.data_dir`` on the command line, ``PRIVREPRO_DATA``, or the
+    default) before reporting it in one line.
+    """
 
     def __init__(self, dataset: str, path: Path, how_to_obtain: str) -> None:
         self.dataset, self.path, self.how_to_obtain = dataset, Path(path), how_to_obtain
-        super().__init__(
-            f"dataset '{dataset}': expected file {self.path} is missing. {how_to_obtain} "
-            f"(data root: set PRIVREPRO_DATA or paths.data_dir=...)"
+        self.root_from: str | None = None
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        how = self.how_to_obtain.strip()
+        if how and not how.endswith("."):
+            how += "."
+        where = f"the data root was set by {self.root_from}; " if self.root_from else ""
+        return (
+            f"dataset '{self.dataset}': expected file {self.path} is missing. {how} ({where}"
+            "point paths.data_dir=... on the command line, or PRIVREPRO_DATA, at the folder "
+            "that holds it)"
         )
+
+    def __str__(self) -> str:
+        return self._message()
 
 
 @dataclass(frozen=True)
@@ -103,9 +122,11 @@ def get_dataset(name: str) -> DatasetInfo:
 
 
 def data_root(configured: str | Path | None = None) -> Path:
-    """The data root: ``PRIVREPRO_DATA``, else ``configured``, else ``./data``."""
-    env = os.environ.get("PRIVREPRO_DATA")
-    return Path(env or configured or "data").expanduser()
+    """The data root: ``configured`` (a command line's choice wins), else ``PRIVREPRO_DATA``,
+    else ``./data``."""
+    if configured is not None and str(configured) != "":
+        return Path(configured).expanduser()
+    return Path(os.environ.get("PRIVREPRO_DATA") or "data").expanduser()
 
 
 def load_dataset(name: str, root: str | Path | None = None, **options: Any) -> Any:

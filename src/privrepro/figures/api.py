@@ -13,7 +13,9 @@ A figure (or table) of a paper is a :class:`Figure` subclass with three pure ste
     Draw the figure from the gathered table of all units; never recompute.
 
 Optionally ``summarize(table)`` returns named scalars (one row per ``metric`` with the config
-columns it depends on) that the reproduction report compares with the paper's numbers.
+columns it depends on) that the reproduction report compares with the paper's numbers, and
+``estimate_memory(params)`` predicts the peak memory of the largest unit (a
+:class:`MemoryEstimate`), which the runner checks against the machine before any compute.
 
 Parameters are a dataclass whose fields declare their allowed ranges with :func:`param`; the runner
 validates them before any compute (see :mod:`privrepro.config.validation`).
@@ -35,7 +37,7 @@ import pandas as pd
 from privrepro.config.validation import param
 from privrepro.seeding import numpy_stream, torch_stream
 
-__all__ = ["Figure", "UnitContext", "grid_units", "param"]
+__all__ = ["Figure", "MemoryEstimate", "UnitContext", "grid_units", "param"]
 
 P = TypeVar("P")
 
@@ -89,6 +91,23 @@ class UnitContext:
         )
 
 
+@dataclass(frozen=True)
+class MemoryEstimate:
+    """The predicted peak memory of a figure's largest run unit, and what drives it.
+
+    Attributes:
+        bytes: the predicted peak of host memory, in bytes.
+        key: the parameter that makes it grow (``params.pool_size``): the one an error names.
+        value: that parameter's value.
+        detail: how the estimate is made, in a few words (``N × d × 8 B``).
+    """
+
+    bytes: int
+    key: str
+    value: Any
+    detail: str = ""
+
+
 class Figure(ABC, Generic[P]):
     """One figure or table of a paper: units → rows → plot. Subclasses set the class attributes.
 
@@ -116,6 +135,10 @@ class Figure(ABC, Generic[P]):
 
     def summarize(self, table: pd.DataFrame, params: P) -> pd.DataFrame | None:
         """Named scalars for the report: columns ``metric``, ``value`` and any config columns."""
+        return None
+
+    def estimate_memory(self, params: P) -> MemoryEstimate | None:
+        """The predicted peak memory of the largest unit under ``params`` (``None``: small)."""
         return None
 
 

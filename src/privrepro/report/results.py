@@ -102,7 +102,8 @@ def _read_table(path: Path) -> pd.DataFrame:
 
 
 def load_figure(results_dir: Path, plots_dir: Path, paper: str, figure: str) -> FigureResults:
-    """Read one figure's outputs. The CSV is the table of record; parquet is read if it is alone.
+    """Read one figure's outputs. The Parquet is the table of record (a CSV that no longer matches
+    it is reported in one warning line and ignored); a CSV is read only when it is alone.
 
     A file that exists but cannot be read does not stop the report: the figure gets no results
     and ``error`` says which file failed and why.
@@ -112,18 +113,23 @@ def load_figure(results_dir: Path, plots_dir: Path, paper: str, figure: str) -> 
     csv, parquet = base / f"{figure}.csv", base / f"{figure}.parquet"
     summary, meta = base / f"{figure}.summary.csv", base / f"{figure}.meta.json"
     try:
-        if csv.is_file():
-            fr.table = _read_table(csv)
-        elif parquet.is_file():
-            fr.table = _read_table(parquet)
-        if summary.is_file():
-            fr.summary = _read_table(summary)
         if meta.is_file():
             try:
                 loaded = json.loads(meta.read_text(encoding="utf-8"))
             except (json.JSONDecodeError, UnicodeDecodeError) as e:
                 raise ResultsError(f"{meta}: not valid JSON: {e}") from e
             fr.meta = loaded if isinstance(loaded, dict) else {}
+        if parquet.is_file():
+            from privrepro.runner.tables import read_table
+
+            try:
+                fr.table = read_table(results_dir, paper, figure, fr.meta)
+            except Exception as e:  # pandas raises many kinds; name the file
+                raise ResultsError(f"{parquet}: cannot be read as a table: {e}") from e
+        elif csv.is_file():
+            fr.table = _read_table(csv)
+        if summary.is_file():
+            fr.summary = _read_table(summary)
     except ResultsError as e:
         fr.table, fr.summary, fr.error = None, None, str(e)
     png, pdf = plots_dir / paper / f"{figure}.png", plots_dir / paper / f"{figure}.pdf"

@@ -4,8 +4,9 @@
     python -m privrepro.runner.all --target cl-2         # cl/fig2 (and cl/fig2_*)
     python -m privrepro.runner.all --paper pb --profile paper -- seed=1
 
-Every figure runs even when one fails (what was computed stays in the store); the exit status is
-non-zero when any failed, and the failures are listed at the end.
+Every figure runs even when one fails (what was computed stays in the store); the failures are
+listed at the end. A configuration error or a missing dataset file is one line per figure; the
+exit status is 2 when every failure was of that kind, 1 when any other error occurred.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ import time
 import traceback
 
 from privrepro.config.validation import ConfigError
+from privrepro.data.registry import MissingDataError
 from privrepro.runner.catalog import list_experiments, resolve_target
-from privrepro.runner.cli import report_run
+from privrepro.runner.cli import error_line, report_run
 from privrepro.runner.run import run_experiment
 
 __all__ = ["main"]
@@ -65,16 +67,18 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     failures: list[tuple[str, str]] = []
+    other_errors = 0
     t0 = time.perf_counter()
     for entry in entries:
         try:
             run = run_experiment(entry.name, [f"profile={args.profile}", *args.overrides])
             report_run(run)
-        except ConfigError as exc:
-            print(f"{entry.name}: configuration error: {exc}", file=sys.stderr)
+        except (ConfigError, MissingDataError) as exc:
+            print(f"{entry.name}: {error_line(exc)}", file=sys.stderr)
             failures.append((entry.name, str(exc)))
         except Exception as exc:  # keep going: other figures are independent
             traceback.print_exc()
+            other_errors += 1
             failures.append((entry.name, f"{type(exc).__name__}: {exc}"))
     print(
         f"{len(entries) - len(failures)}/{len(entries)} figures done in "
@@ -82,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     for name, why in failures:
         print(f"FAILED {name}: {why}", file=sys.stderr)
-    return 1 if failures else 0
+    return 1 if other_errors else (2 if failures else 0)
 
 
 if __name__ == "__main__":

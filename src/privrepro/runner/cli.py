@@ -4,8 +4,11 @@
     privrepro experiment=cl/fig2 profile=paper seed=3  # overrides
     privrepro -m experiment=cl/fig2 params.epsilons=[1.0],[8.0] hydra/launcher=local
 
-A configuration error (unknown key, value out of range) is reported in one line naming the key,
-the value and the allowed range, with exit status 2, before anything is computed.
+A configuration error (unknown key, value out of range, a unit too big for the machine, an
+unwritable output folder, a multirun of zero jobs) is reported in one line naming the key, the
+value and the allowed range, with exit status 2, before anything is computed. A missing dataset
+file is reported the same way: one line naming the file, how to obtain it and what points at the
+data root, exit status 2.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import hydra
 from omegaconf import DictConfig
 
 from privrepro.config.validation import ConfigError
+from privrepro.data.registry import MissingDataError
 from privrepro.runner.catalog import conf_dir
 
 __all__ = ["main"]
@@ -28,10 +32,45 @@ def report_run(run: object) -> None:
 
     assert isinstance(run, FigureRun)
     plots = ", ".join(str(p) for p in run.plot_paths if p.suffix == ".png") or "no plot"
+    held = (
+        f" (table: {run.table_rows} rows from {run.table_units} units)"
+        if run.table_units > run.computed + run.reused
+        else ""
+    )
     print(
-        f"{run.paper}/{run.figure}: {len(run.table)} rows -> {run.table_path}; {plots} "
+        f"{run.paper}/{run.figure}: {len(run.table)} rows -> {run.table_path}{held}; {plots} "
         f"({run.computed} units computed, {run.reused} reused, {run.wall_time_s:.1f} s)"
     )
+
+
+def error_line(exc: BaseException) -> str | None:
+    """The one line a configuration or missing-data error is reported in (else ``None``)."""
+    if isinstance(exc, ConfigError):
+        return f"configuration error: {exc}"
+    if isinstance(exc, MissingDataError):
+        return f"missing data: {exc}"
+    return None
+
+
+def empty_sweep(argv: list[str]) -> ConfigError | None:
+    """A ``-m`` multirun whose sweep expands to no job at all (``seed=range(0,0)``)."""
+    if not any(a in ("-m", "--multirun") for a in argv):
+        return None
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    overrides = [a for a in argv if "=" in a and not a.startswith("-")]
+    try:
+        parsed = OverridesParser.create().parse_overrides(overrides)
+    except Exception:
+        return None  # Hydra reports its own grammar errors
+    for ov in parsed:
+        if ov.is_sweep_override() and not list(ov.sweep_string_iterator()):
+            return ConfigError(
+                ov.key_or_group,
+                ov.input_line.split("=", 1)[1] if ov.input_line else None,
+                "a multirun sweep must list at least one value (this one makes zero jobs)",
+            )
+    return None
 
 
 @hydra.main(config_path=str(conf_dir()), config_name="config", version_base="1.3")
@@ -45,18 +84,22 @@ def _app(cfg: DictConfig) -> None:
     try:
         run = run_config(
             cfg,
-            overrides=list(hc.overrides.task),
             multirun=hc.mode == RunMode.MULTIRUN,
             repo=Path.cwd(),
+            overrides=list(hc.overrides.task),
         )
-    except ConfigError as exc:
-        print(f"privrepro: configuration error: {exc}", file=sys.stderr)
+    except (ConfigError, MissingDataError) as exc:
+        print(f"privrepro: {error_line(exc)}", file=sys.stderr)
         sys.exit(2)
     report_run(run)
 
 
 def main() -> None:
     """Entry point of the ``privrepro`` script."""
+    empty = empty_sweep(sys.argv[1:])
+    if empty is not None:
+        print(f"privrepro: configuration error: {empty}", file=sys.stderr)
+        sys.exit(2)
     _app()
 
 

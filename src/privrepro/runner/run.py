@@ -2,15 +2,20 @@
 
 The steps, in order, each before the next can start:
 
-1. **Validate.** Build the recipe's parameter dataclass from ``params`` merged with the profile's
-   block and the command-line overrides; any unknown key or out-of-range value raises
-   :class:`~privrepro.config.ConfigError` naming key, value and range. Nothing has been computed.
+1. **Validate.** Build the recipe's parameter dataclass from the ``params`` Hydra composed (the
+   recipe's defaults, the experiment's values, the profile's, the command line's: what
+   ``--cfg job`` prints); any unknown key or out-of-range value raises
+   :class:`~privrepro.config.ConfigError` naming key, value and range. The root keys, the output
+   folders and the memory the largest unit is predicted to need are checked too
+   (:mod:`privrepro.runner.preflight`). Nothing has been computed or written.
 2. **Units.** Each unit dict is hashed with the figure, profile, seed and recipe version; a unit
-   whose folder is complete in the store is loaded, the rest are computed and written atomically.
-3. **Table.** The units' rows are gathered into ``results/<paper>/<figure>.csv`` (and ``.parquet``),
-   with ``<figure>.summary.csv`` and ``<figure>.meta.json`` (provenance). In a multirun sweep,
-   workers merge their rows into the table under a file lock, replacing only their own units.
-4. **Plot.** ``plots/<paper>/<figure>.png`` and ``.pdf`` from the table alone.
+   whose folder verifies in the store is loaded, the rest are computed and sealed (a folder that
+   fails verification is moved aside and computed again).
+3. **Table.** Under the figure's lock, ``results/<paper>/<figure>.parquet`` (and its CSV export) is
+   derived from every verified unit of the figure in the store, whatever this run computed
+   (:mod:`privrepro.runner.tables`); ``<figure>.summary.csv`` is summarised from this run's units
+   (the *selection*) and ``<figure>.meta.json`` records the run, the selection and every unit.
+4. **Plot.** ``plots/<paper>/<figure>.png`` and ``.pdf`` from the selection alone.
 """
 
 from __future__ import annotations
@@ -29,15 +34,26 @@ import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
 from privrepro.config.validation import ConfigError, assumptions_of, build_params
+from privrepro.data.registry import MissingDataError
 from privrepro.figures.api import Figure, UnitContext
+from privrepro.runner import tables
 from privrepro.runner.environment import resolve_device, run_environment
-from privrepro.store.atomic import atomic_write_table, atomic_write_text
+from privrepro.runner.preflight import (
+    PROFILES,
+    check_memory,
+    check_output_paths,
+    validate_root,
+)
+from privrepro.store.atomic import atomic_write_table
 from privrepro.store.units import UnitStore, unit_hash
 
 __all__ = [
+    "PROFILES",
     "FigureRun",
     "compose",
+    "draw",
     "effective_params",
+    "footer",
     "load_recipe",
     "run_config",
     "run_experiment",
@@ -45,12 +61,16 @@ __all__ = [
 
 log = logging.getLogger("privrepro.runner")
 
-PROFILES = ("smoke", "paper", "tiny")
-
 
 @dataclass
 class FigureRun:
-    """What one run of a figure produced."""
+    """What one run of a figure produced.
+
+    Attributes:
+        table: the rows of this run's units (the selection its plot and summary were drawn from).
+        table_path: the figure's CSV (the export of its Parquet), which holds every verified unit
+            of the figure in the store: ``table_rows`` rows from ``table_units`` units.
+    """
 
     paper: str
     figure: str
@@ -60,6 +80,8 @@ class FigureRun:
     computed: int
     reused: int
     wall_time_s: float
+    table_rows: int = 0
+    table_units: int = 0
 
 
 def load_recipe(path: str) -> Figure[Any]:
@@ -78,44 +100,15 @@ def load_recipe(path: str) -> Figure[Any]:
     return cls()
 
 
-def _parse_param_overrides(overrides: Sequence[str]) -> dict[str, Any]:
-    """The ``params.*`` command-line overrides as a nested mapping (Hydra's grammar)."""
-    from hydra.core.override_parser.overrides_parser import OverridesParser
+def effective_params(cfg: DictConfig) -> dict[str, Any]:
+    """The ``params`` Hydra composed, resolved: exactly what ``--cfg job`` prints.
 
-    parsed = OverridesParser.create().parse_overrides(list(overrides))
-    out = OmegaConf.create({})
-    for ov in parsed:
-        key = ov.key_or_group
-        if key.startswith("params.") and not ov.is_delete() and not ov.is_sweep_override():
-            OmegaConf.update(out, key[len("params.") :], ov.value(), merge=False)
-    return OmegaConf.to_container(out)  # type: ignore[return-value]
-
-
-def effective_params(cfg: DictConfig, overrides: Sequence[str] = ()) -> dict[str, Any]:
-    """``params`` merged with ``profiles[<profile>]``, then the command line's ``params.*`` again.
-
-    The profile block shrinks a grid for ``smoke``/``tiny``; an explicit command-line override
-    always wins over it.
+    Hydra merges, in order, the recipe's defaults (``recipe/<module>:<Class>``), the experiment's
+    values, the profile's (``conf/params/<paper>/<figure>/<profile>.yaml``, after any shared
+    per-profile file the experiment lists) and the command line's ``params.*``; nothing is merged
+    after it.
     """
-    profile = str(cfg.profile.name)
-    base = OmegaConf.create(OmegaConf.to_container(cfg.get("params") or {}, resolve=True))
-    blocks = cfg.get("profiles") or {}
-    block = blocks.get(profile) if profile in blocks else None
-    merged = OmegaConf.merge(base, block or {})
-    merged = OmegaConf.merge(merged, _parse_param_overrides(overrides))
-    return OmegaConf.to_container(merged, resolve=True)  # type: ignore[return-value]
-
-
-def _validate_root(cfg: DictConfig) -> None:
-    profile = cfg.get("profile", {}).get("name")
-    if profile not in PROFILES:
-        raise ConfigError("profile.name", profile, f"must be one of {list(PROFILES)}")
-    seed = cfg.get("seed")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ConfigError("seed", seed, "must be an integer >= 0")
-    for key in ("paper", "name", "recipe"):
-        if not cfg.get("figure", {}).get(key):
-            raise ConfigError(f"figure.{key}", None, "must be set by the experiment config")
+    return OmegaConf.to_container(cfg.params, resolve=True)  # type: ignore[return-value]
 
 
 def _unit_identity(
@@ -158,40 +151,48 @@ class _UnitLog:
         self.handler.close()
 
 
-def _merge_into_table(
-    path: Path, rows: pd.DataFrame, unit_ids: set[str], profile: str, multirun: bool
-) -> pd.DataFrame:
-    """The figure's table after this run: replaced (single run) or merged under a lock (sweep)."""
-    if not multirun:
-        atomic_write_table(rows, path)
-        return rows
-    from filelock import FileLock
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(path) + ".lock"):
-        table = rows
-        if path.with_suffix(".parquet").is_file() or path.is_file():
-            old = (
-                pd.read_parquet(path.with_suffix(".parquet"))
-                if path.with_suffix(".parquet").is_file()
-                else pd.read_csv(path)
+def _check_unique_units(units: Sequence[Mapping[str, Any]], ids: Sequence[str]) -> None:
+    seen: dict[str, int] = {}
+    for i, uid in enumerate(ids):
+        if uid in seen:
+            raise ConfigError(
+                "params",
+                json.dumps(units[i], default=str)[:200],
+                f"gives run units {seen[uid]} and {i} the same config; a repeated value in a "
+                "list of params makes the same unit twice",
             )
-            old = old[(old["profile"] == profile) & ~old["unit_id"].isin(unit_ids)]
-            table = pd.concat([old, rows], ignore_index=True)
-        atomic_write_table(table, path)
-    return table
+        seen[uid] = i
+
+
+def _data_dir_source(overrides: Sequence[str]) -> str:
+    """Where ``paths.data_dir`` came from: command line, ``PRIVREPRO_DATA`` or the default."""
+    import os
+
+    if any(o.split("=", 1)[0].lstrip("+~") == "paths.data_dir" for o in overrides):
+        return "paths.data_dir on the command line"
+    if os.environ.get("PRIVREPRO_DATA"):
+        return "PRIVREPRO_DATA"
+    return "the default of paths.data_dir"
 
 
 def run_config(
-    cfg: DictConfig, overrides: Sequence[str] = (), multirun: bool = False, repo: Path | None = None
+    cfg: DictConfig,
+    multirun: bool = False,
+    repo: Path | None = None,
+    overrides: Sequence[str] = (),
 ) -> FigureRun:
-    """Run the figure ``cfg`` describes (a composed root config)."""
+    """Run the figure ``cfg`` describes (a composed root config: what ``--cfg job`` prints).
+
+    ``multirun`` is accepted for the Hydra app; a sweep's jobs and single runs derive the
+    figure's table the same way (from the store, under the figure's lock). ``overrides`` (the
+    command line's) only say where ``paths.data_dir`` came from, in the metadata and errors.
+    """
     started = time.perf_counter()
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    _validate_root(cfg)
+    validate_root(cfg)
     paper, figure = str(cfg.figure.paper), str(cfg.figure.name)
     recipe = load_recipe(str(cfg.figure.recipe))
-    params: Any = build_params(recipe.params_type, effective_params(cfg, overrides), "params")
+    params: Any = build_params(recipe.params_type, effective_params(cfg), "params")
     profile, seed, force = str(cfg.profile.name), int(cfg.seed), bool(cfg.get("force", False))
     requested = (
         str(cfg.device)
@@ -201,16 +202,17 @@ def run_config(
     device = resolve_device(requested)
     paths = cfg.paths
     store = UnitStore(Path(paths.experiments_dir), paper, figure)
-    env = run_environment(device, profile, repo)
+    recipe_id = (f"{type(recipe).__module__}:{type(recipe).__qualname__}", recipe_version(recipe))
 
     units = recipe.units(params)
     identities = [_unit_identity(paper, figure, recipe, profile, seed, u) for u in units]
     ids = [unit_hash(i) for i in identities]
-    if len(set(ids)) != len(ids):
-        raise ValueError(f"{paper}/{figure}: two run units have the same config; units must differ")
-    store.sweep_stale_temporaries()
+    _check_unique_units(units, ids)
+    check_memory(recipe, params)
+    check_output_paths(cfg, plot=bool(cfg.get("plot", True)))
+    env = run_environment(device, profile, repo)
+    store.sweep_abandoned()
 
-    frames: list[pd.DataFrame] = []
     computed = reused = 0
     show = bool(cfg.get("progress", True))
     from tqdm.auto import tqdm
@@ -223,88 +225,117 @@ def run_config(
         dynamic_ncols=True,
     )
     for unit, identity, uid in bar:
-        if force and store.is_complete(uid):
+        if force:
             store.discard(uid)
         if store.is_complete(uid):
-            rows = store.load_rows(uid)
             reused += 1
-        else:
-            with store.building(uid) as tmp:
-                ctx = UnitContext(
-                    seed=seed,
-                    unit_id=uid,
-                    profile=profile,
-                    device=device,
-                    data_dir=Path(paths.data_dir),
-                    cache_dir=Path(paths.cache_dir),
-                    show_progress=show,
-                )
-                t0 = time.perf_counter()
-                with _UnitLog(tmp / "log.txt"):
-                    log.info(
-                        "unit %s of %s/%s: %s", uid, paper, figure, json.dumps(unit, default=str)
-                    )
+            continue
+        with store.building(uid) as tmp:
+            ctx = UnitContext(
+                seed=seed,
+                unit_id=uid,
+                profile=profile,
+                device=device,
+                data_dir=Path(paths.data_dir),
+                cache_dir=Path(paths.cache_dir),
+                show_progress=show,
+            )
+            t0 = time.perf_counter()
+            with _UnitLog(tmp / "log.txt"):
+                log.info("unit %s of %s/%s: %s", uid, paper, figure, json.dumps(unit, default=str))
+                try:
                     rows = recipe.compute(dict(unit), ctx)
-                    log.info("unit %s: %d rows in %.2f s", uid, len(rows), time.perf_counter() - t0)
-                if not isinstance(rows, pd.DataFrame):
-                    raise TypeError(f"{type(recipe).__name__}.compute must return a DataFrame")
-                unit_env = {
-                    **env,
-                    "wall_time_s": time.perf_counter() - t0,
-                    "unit_id": uid,
-                    "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                }
-                store.write_unit(tmp, identity, rows, unit_env)
-            computed += 1
-        rows = rows.copy()
-        for col, value in (
-            ("paper", paper),
-            ("figure", figure),
-            ("profile", profile),
-            ("seed", seed),
-            ("unit_id", uid),
-        ):
-            rows[col] = value
-        frames.append(rows)
+                except MissingDataError as exc:
+                    exc.root_from = f"{_data_dir_source(overrides)} ({paths.data_dir})"
+                    raise
+                log.info("unit %s: %d rows in %.2f s", uid, len(rows), time.perf_counter() - t0)
+            if not isinstance(rows, pd.DataFrame):
+                raise TypeError(f"{type(recipe).__name__}.compute must return a DataFrame")
+            unit_env = {
+                **env,
+                "wall_time_s": time.perf_counter() - t0,
+                "unit_id": uid,
+                "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            }
+            store.write_unit(tmp, identity, rows, unit_env)
+        computed += 1
 
-    ours = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    front = ["paper", "figure", "profile", "seed", "unit_id"]
-    ours = ours[front + [c for c in ours.columns if c not in front]]
-    results = Path(paths.results_dir) / paper
-    table_path = results / f"{figure}.csv"
-    table = _merge_into_table(table_path, ours, set(ids), profile, multirun)
-
-    summary = recipe.summarize(table, params)
-    if summary is not None:
-        atomic_write_table(summary, results / f"{figure}.summary.csv", parquet=False)
-
+    files = tables.table_files(Path(paths.results_dir), paper, figure)
+    with tables.table_lock(store):
+        derived = tables.derive_table(store, recipe_id)
+        facts = tables.write_table(derived, Path(paths.results_dir))
+        selection = tables.select_units(derived.table, ids)
+        lost = sorted(set(ids) - {u.unit_id for u in derived.units})
+        if lost:
+            raise RuntimeError(
+                f"{paper}/{figure}: unit(s) {', '.join(lost)} vanished from the store "
+                "while the table was derived (another worker ran force=true?); run again"
+            )
+        summary = recipe.summarize(selection, params)
+        if summary is not None:
+            atomic_write_table(summary, files.summary, parquet=False)
+        record = {
+            "paper": paper,
+            "figure": figure,
+            "title": recipe.title,
+            "kind": recipe.kind,
+            "recipe": str(cfg.figure.recipe),
+            "version": recipe_id[1],
+            "profile": profile,
+            "seed": seed,
+            "started": started_at,
+            "wall_time_s": round(time.perf_counter() - started, 3),
+            "units_computed": computed,
+            "units_reused": reused,
+            "selection": ids,
+            "params": _jsonable(params),
+            "assumptions": assumptions_of(params),
+            "data_dir": {"path": str(paths.data_dir), "from": _data_dir_source(overrides)},
+            "source": OmegaConf.to_container(cfg.figure.source, resolve=True)
+            if cfg.figure.get("source") is not None
+            else {},
+            **env,
+        }
+        tables.write_last_run(store, record)
+        meta = tables.write_meta(files, record, derived, facts)
+        plot_paths: list[Path] = []
+        if cfg.get("plot", True) and len(selection):
+            plot_paths = draw(
+                recipe, selection, params, Path(paths.plots_dir) / paper / figure, meta
+            )
     wall = time.perf_counter() - started
-    meta = {
-        "paper": paper,
-        "figure": figure,
-        "title": recipe.title,
-        "kind": recipe.kind,
-        "recipe": str(cfg.figure.recipe),
-        "profile": profile,
-        "seed": seed,
-        "started": started_at,
-        "wall_time_s": round(wall, 3),
-        "units_computed": computed,
-        "units_reused": reused,
-        "units": ids,
-        "params": _jsonable(params),
-        "assumptions": assumptions_of(params),
-        "source": OmegaConf.to_container(cfg.figure.source, resolve=True)
-        if cfg.figure.get("source") is not None
-        else {},
-        **env,
-    }
-    atomic_write_text(results / f"{figure}.meta.json", json.dumps(meta, indent=2, default=str))
+    return FigureRun(
+        paper,
+        figure,
+        selection,
+        files.csv,
+        plot_paths,
+        computed,
+        reused,
+        wall,
+        table_rows=len(derived.table),
+        table_units=len(derived.units),
+    )
 
-    plot_paths: list[Path] = []
-    if cfg.get("plot", True) and len(table):
-        plot_paths = draw(recipe, table, params, Path(paths.plots_dir) / paper / figure, meta)
-    return FigureRun(paper, figure, table, table_path, plot_paths, computed, reused, wall)
+
+def recipe_version(recipe: Figure[Any]) -> int:
+    """The recipe's ``version`` (1 unless it declares one): part of every unit's identity."""
+    return int(getattr(recipe, "version", 1))
+
+
+def footer(meta: Mapping[str, Any], selected_units: int | None = None) -> str:
+    """The provenance line under a plot: figure, profile, and which rows of the table it shows.
+
+    When the table holds more units than the plot draws (other seeds, profiles or parameters),
+    the line says which: the run's seed and how many of the table's units.
+    """
+    sha = (meta.get("git_sha") or "no-git")[:10]
+    text = f"privrepro {meta['paper']}/{meta['figure']} · profile={meta['profile']}"
+    held = (meta.get("table") or {}).get("units")
+    chosen = len(meta.get("selection") or []) if selected_units is None else selected_units
+    if held is not None and held > chosen:
+        text += f" · seed={meta.get('seed')} · {chosen} of the table's {held} units"
+    return f"{text} · {sha}"
 
 
 def draw(
@@ -315,9 +346,7 @@ def draw(
 
     use_style()
     fig = recipe.plot(table, params)
-    sha = (meta.get("git_sha") or "no-git")[:10]
-    footer = f"privrepro {meta['paper']}/{meta['figure']} · profile={meta['profile']} · {sha}"
-    return save_figure(fig, stem, caption=footer)
+    return save_figure(fig, stem, caption=footer(meta))
 
 
 def compose(experiment: str, overrides: Sequence[str] = (), conf: Path | None = None) -> DictConfig:
@@ -337,5 +366,4 @@ def run_experiment(
     experiment: str, overrides: Sequence[str] = (), conf: Path | None = None
 ) -> FigureRun:
     """Compose and run one experiment in this process (what tests and ``make figures`` use)."""
-    cfg = compose(experiment, overrides, conf)
-    return run_config(cfg, overrides)
+    return run_config(compose(experiment, overrides, conf), overrides=overrides)

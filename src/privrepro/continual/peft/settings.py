@@ -73,6 +73,21 @@ class FilmSettings:
     image_noise: float = param(0.35, ge=0, doc="pixel noise of the synthetic images")
     physical_batch: int = param(256, ge=1, doc="per-sample gradients materialised at once")
 
+    def check(self, prefix: str = "film") -> None:
+        """The small ViT needs whole patches and whole attention heads."""
+        if self.img_size % self.patch_size:
+            raise ConfigError(
+                f"{prefix}.patch_size",
+                self.patch_size,
+                f"must divide {prefix}.img_size = {self.img_size}",
+            )
+        if self.embed_dim % self.num_heads:
+            raise ConfigError(
+                f"{prefix}.num_heads",
+                self.num_heads,
+                f"must divide {prefix}.embed_dim = {self.embed_dim}",
+            )
+
 
 @dataclass(frozen=True)
 class TrainSettings:
@@ -145,7 +160,9 @@ class PeftRun:
     nb_tasks: int = param(0, ge=0, doc="0: the benchmark's own (10 / 10 / 5; blurry: 5)")
     disjoint_pct: float = param(50.0, ge=0, le=100, doc="N of a blurry split")
     blurry_pct: float = param(10.0, ge=0, le=100, doc="M of a blurry split")
-    order: tuple[int, ...] = param((), ge=0, le=4, doc="5-Datasets member order (() = canonical)")
+    order: tuple[int, ...] = param(
+        (), ge=0, le=4, min_len=0, doc="5-Datasets member order (() = canonical)"
+    )
     rules: tuple[str, ...] = param(("argmax",), choices=RULES, doc="ensemble prediction rules")
     save_logits: bool = param(False, doc="return the members' test logits (all task orders)")
 

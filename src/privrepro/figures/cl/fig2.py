@@ -30,6 +30,7 @@ class DropParams:
         gt=0,
         doc="ε of the label release, one curve each",
         assumed="only ε=1 is stated; the grid spans the paper's ε range",
+        unique=True,
     )
     deltas: list[float] = param(
         [1e-5, 1e-7],
@@ -37,6 +38,7 @@ class DropParams:
         lt=1,
         doc="δ of the label release",
         assumed="only δ=1e-7 is stated; 1e-5 is the paper's training δ",
+        unique=True,
     )
     k_max: int = param(
         100,

@@ -41,10 +41,12 @@ LABEL_CONFIGS = ("prior", "prior_const", "x10", "x100", "x1000")
 class LabelParams:
     """Table A3's grid."""
 
-    datasets: list[str] = param(["cifar100", "imagenet-r"], choices=DATASETS)
-    epsilons: list[float] = param([1.0, 8.0], gt=0, doc="per-task ε (parallel composition)")
+    datasets: list[str] = param(["cifar100", "imagenet-r"], choices=DATASETS, unique=True)
+    epsilons: list[float] = param(
+        [1.0, 8.0], gt=0, doc="per-task ε (parallel composition)", unique=True
+    )
     delta: float = param(1e-5, gt=0, lt=1, doc="δ of every task's release")
-    label_configs: list[str] = param(list(LABEL_CONFIGS), choices=LABEL_CONFIGS)
+    label_configs: list[str] = param(list(LABEL_CONFIGS), choices=LABEL_CONFIGS, unique=True)
     repeats: int = param(5, ge=1, le=100, doc="seeds (class order and noise)")
     dummy_reference: str = param(
         "base",

@@ -27,12 +27,13 @@ __all__ = ["LabelGranularityParams", "LabelGranularityPeft"]
 
 @dataclass
 class LabelGranularityParams(cl.PeftParams):
-    benchmarks: list[str] = param(["cifar100", "imagenet-r"], choices=BENCHMARKS)
-    epsilons: list[float] = param([1.0, 8.0], gt=0)
+    benchmarks: list[str] = param(["cifar100", "imagenet-r"], choices=BENCHMARKS, unique=True)
+    epsilons: list[float] = param([1.0, 8.0], gt=0, unique=True)
     configs: list[str] = param(
         ["prior", "const", "x10", "x100", "x1000"],
         choices=["prior", "const", "x10", "x100", "x1000"],
         doc="Table A3 columns",
+        unique=True,
     )
     dummy_reference: str = param(
         "base", choices=["base", "task"], assumed="×f relative to the base label set (note §2.4)"

@@ -33,8 +33,10 @@ __all__ = ["BlurryCosine", "BlurryParams"]
 class BlurryParams:
     """Table A4's grid."""
 
-    settings: list[str] = param(list(BLURRY_KINDS), choices=BLURRY_KINDS)
-    epsilons: list[float] = param([1.0, 8.0], gt=0, doc="per-task ε (parallel composition)")
+    settings: list[str] = param(list(BLURRY_KINDS), choices=BLURRY_KINDS, unique=True)
+    epsilons: list[float] = param(
+        [1.0, 8.0], gt=0, doc="per-task ε (parallel composition)", unique=True
+    )
     non_dp: bool = param(True, doc="also run without noise")
     delta: float = param(1e-5, gt=0, lt=1)
     nb_tasks: int = param(

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from privrepro.continual.blurry import BLURRY_KINDS, BLURRY_NAMES, blurry_split, task_composition
-from privrepro.figures.api import Figure, UnitContext, grid_units, param
+from privrepro.figures.api import Figure, MemoryEstimate, UnitContext, grid_units, param
 from privrepro.plotting.style import new_figure
 
 __all__ = ["BlurryData", "BlurryDataParams"]
@@ -33,12 +33,23 @@ _SUMMARY = (
 class BlurryDataParams:
     """The blurry settings drawn and their parameters (as in Fig. 4's right panel)."""
 
-    settings: list[str] = param(list(BLURRY_KINDS), choices=BLURRY_KINDS)
+    settings: list[str] = param(list(BLURRY_KINDS), choices=BLURRY_KINDS, unique=True)
     nb_tasks: int = param(5, ge=2, le=100, assumed="T not stated (note §1.4)")
     disjoint_pct: float = param(50.0, ge=0, le=100, assumed="N not stated; blurry papers' 50")
     blurry_pct: float = param(10.0, ge=0, le=100, assumed="M not stated; blurry papers' 10")
     num_classes: int = param(100, ge=2, doc="classes of the label layout (CIFAR-100: 100)")
     per_class: int = param(500, ge=1, doc="training samples per class (CIFAR-100: 500)")
+
+    def check(self, prefix: str) -> None:
+        """Every task gets at least one class of its own."""
+        from privrepro.config.validation import ConfigError
+
+        if self.num_classes < self.nb_tasks:
+            raise ConfigError(
+                f"{prefix}.num_classes",
+                self.num_classes,
+                f"must be at least {prefix}.nb_tasks = {self.nb_tasks}",
+            )
 
 
 class BlurryData(Figure[BlurryDataParams]):
@@ -50,6 +61,11 @@ class BlurryData(Figure[BlurryDataParams]):
     def units(self, params: BlurryDataParams) -> list[dict[str, Any]]:
         keys = ("nb_tasks", "disjoint_pct", "blurry_pct", "num_classes", "per_class")
         return grid_units({k: getattr(params, k) for k in keys}, setting=params.settings)
+
+    def estimate_memory(self, params: BlurryDataParams) -> MemoryEstimate:
+        """About eight int64 or boolean arrays over the num_classes × per_class samples."""
+        n = params.num_classes * params.per_class
+        return MemoryEstimate(64 * n, "params.per_class", params.per_class, f"{n} samples × 64 B")
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         c, T = unit["num_classes"], unit["nb_tasks"]

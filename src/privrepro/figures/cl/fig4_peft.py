@@ -21,9 +21,11 @@ __all__ = ["BlurryParams", "BlurryPeft"]
 @dataclass
 class BlurryParams(cl.PeftParams):
     settings: list[str] = param(
-        ["not-blurry", "i-blurry", "si-blurry"], choices=["not-blurry", "i-blurry", "si-blurry"]
+        ["not-blurry", "i-blurry", "si-blurry"],
+        choices=["not-blurry", "i-blurry", "si-blurry"],
+        unique=True,
     )
-    epsilons: list[float | None] = param([1.0, 8.0, None], gt=0)
+    epsilons: list[float | None] = param([1.0, 8.0, None], gt=0, unique=True)
     method: str = param("peft_film", choices=["peft_film", "peft_head"])
     repeats: int = param(5, ge=1)
     nb_tasks: int = param(5, ge=1, assumed="T not stated; Table A4 vs A5 suggests 5 (note §1.4)")

@@ -32,8 +32,10 @@ DATASETS = ("cifar100", "imagenet-r")
 class DomainShiftParams:
     """Tables A5/A6's grid (cosine rows)."""
 
-    datasets: list[str] = param(["cifar100", "imagenet-r"], choices=DATASETS)
-    epsilons: list[float] = param([1.0, 8.0], gt=0, doc="per-task ε (parallel composition)")
+    datasets: list[str] = param(["cifar100", "imagenet-r"], choices=DATASETS, unique=True)
+    epsilons: list[float] = param(
+        [1.0, 8.0], gt=0, doc="per-task ε (parallel composition)", unique=True
+    )
     non_dp: bool = param(True)
     delta: float = param(1e-5, gt=0, lt=1)
     label_policy: str = param(

@@ -23,9 +23,11 @@ __all__ = ["DomainShiftParams", "DomainShiftPeft"]
 
 @dataclass
 class DomainShiftParams(cl.PeftParams):
-    benchmarks: list[str] = param(["cifar100", "imagenet-r"], choices=BENCHMARKS)
-    methods: list[str] = param(list(METHODS), choices=list(METHODS))
-    epsilons: list[float | None] = param([1.0, 8.0, None], gt=0, doc="per-task ε; null = non-DP")
+    benchmarks: list[str] = param(["cifar100", "imagenet-r"], choices=BENCHMARKS, unique=True)
+    methods: list[str] = param(list(METHODS), choices=list(METHODS), unique=True)
+    epsilons: list[float | None] = param(
+        [1.0, 8.0, None], gt=0, doc="per-task ε; null = non-DP", unique=True
+    )
     repeats: int = param(5, ge=1, doc="repeats (class order, tuning, noise); IN-R: 3 or 5")
     nb_tasks: int = param(10, ge=1, doc="tasks per benchmark (paper: 10)")
 

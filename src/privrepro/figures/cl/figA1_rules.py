@@ -31,9 +31,13 @@ class RulesParams(cl.PeftParams):
         ["cifar100"],
         choices=BENCHMARKS,
         assumed="Fig. A1 does not name its datasets",
+        unique=True,
     )
     epsilons: list[float | None] = param(
-        [1.0, 8.0, None], gt=0, assumed="Fig. A1 does not name its ε values"
+        [1.0, 8.0, None],
+        gt=0,
+        assumed="Fig. A1 does not name its ε values",
+        unique=True,
     )
     method: str = param("peft_film", choices=["peft_film", "peft_head"])
     repeats: int = param(5, ge=1)

@@ -30,7 +30,9 @@ __all__ = ["FiveDatasetsCosine", "FiveDatasetsParams"]
 class FiveDatasetsParams:
     """Table A7's grid (cosine rows)."""
 
-    epsilons: list[float] = param([1.0, 8.0], gt=0, doc="per-task ε (parallel composition)")
+    epsilons: list[float] = param(
+        [1.0, 8.0], gt=0, doc="per-task ε (parallel composition)", unique=True
+    )
     non_dp: bool = param(True)
     delta: float = param(1e-5, gt=0, lt=1)
     models: int = param(3, ge=1, le=100, doc="independent models (noise sequences), paper: 3")

@@ -32,9 +32,11 @@ __all__ = ["FiveDatasetsParams", "FiveDatasetsPeft"]
 @dataclass
 class FiveDatasetsParams(cl.PeftParams):
     methods: list[str] = param(
-        ["peft_film", "naive_film"], choices=["peft_film", "peft_head", "naive_film", "naive_head"]
+        ["peft_film", "naive_film"],
+        choices=["peft_film", "peft_head", "naive_film", "naive_head"],
+        unique=True,
     )
-    epsilons: list[float | None] = param([1.0, 8.0, None], gt=0)
+    epsilons: list[float | None] = param([1.0, 8.0, None], gt=0, unique=True)
     repeats: int = param(3, ge=1, doc="'three models' (Fig. A7 caption)")
     max_orders: int = param(120, ge=1, le=120, doc="task orders evaluated for the ensemble")
     naive_orders: int = param(

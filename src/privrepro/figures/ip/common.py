@@ -106,9 +106,13 @@ class TuneParams:
         [0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0],
         gt=0,
         doc="notebooks' CIFAR10_FineTune target budgets",
+        unique=True,
     )
     multipliers: list[float] = param(
-        [0.25, 0.5, 0.85, 1.0, 1.15, 2.0], gt=0, doc="ε_train = m · ε_target (notebooks)"
+        [0.25, 0.5, 0.85, 1.0, 1.15, 2.0],
+        gt=0,
+        doc="ε_train = m · ε_target (notebooks)",
+        unique=True,
     )
     alpha_target: float = param(
         0.1, gt=0, doc="the radius the tuned models target (notebooks: 0.1)"
@@ -124,8 +128,10 @@ class IPParams:
 
     delta: float = param(1e-5, gt=0, lt=1, doc="δ (the paper: 1e-5 everywhere)")
     n_draws: int = param(15, ge=1, doc="noise draws per point (the captions: 15 tests)")
-    modes: list[str] = param(["repo_compat"], choices=list(MODES), doc="which protocol(s) to run")
-    series: list[str] = param(list(SERIES), choices=list(SERIES))
+    modes: list[str] = param(
+        ["repo_compat"], choices=list(MODES), doc="which protocol(s) to run", unique=True
+    )
+    series: list[str] = param(list(SERIES), choices=list(SERIES), unique=True)
     data: DataParams = field(default_factory=DataParams)
     sll: ModelParams = field(default_factory=ModelParams)
     resnet: ModelParams = field(default_factory=_default_resnet)
@@ -212,8 +218,8 @@ class CurveParams(IPParams):
     """An accuracy curve over α (ε fixed) or over ε (α fixed)."""
 
     dataset: str = param("cifar10", choices=["cifar10", "cifar100", "digits", "synthetic_images"])
-    alphas: list[float] = param([0.1], ge=0, doc="radii α (ℓ2)")
-    epsilons: list[float] = param([1.0], gt=0, doc="privacy budgets ε")
+    alphas: list[float] = param([0.1], ge=0, doc="radii α (ℓ2)", unique=True)
+    epsilons: list[float] = param([1.0], gt=0, doc="privacy budgets ε", unique=True)
 
 
 class AccuracyCurve(AccuracyFigure[CurveParams]):

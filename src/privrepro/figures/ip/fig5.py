@@ -28,7 +28,10 @@ class Fig5Params(IPParams):
 
     dataset: str = param("cifar10", choices=["cifar10", "cifar100", "digits", "synthetic_images"])
     alphas: list[float] = param(
-        [0.0, 0.05, 0.07, 0.1, 0.2], ge=0, assumed="not in the paper; the notebooks' radii"
+        [0.0, 0.05, 0.07, 0.1, 0.2],
+        ge=0,
+        assumed="not in the paper; the notebooks' radii",
+        unique=True,
     )
     eps_start: float = param(0.5, gt=0, assumed="not in the paper; the notebooks' loop start")
     eps_step: float = param(0.05, gt=0, assumed="the notebooks' step")

@@ -23,8 +23,8 @@ class TableBlock:
     """One dataset's grid of the table."""
 
     dataset: str = param("cifar10", choices=["cifar10", "cifar100", "digits", "synthetic_images"])
-    alphas: list[float] = param([0.1], ge=0)
-    epsilons: list[float] = param([1.0], gt=0)
+    alphas: list[float] = param([0.1], ge=0, unique=True)
+    epsilons: list[float] = param([1.0], gt=0, unique=True)
 
 
 @dataclass

@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from privrepro.figures.api import Figure, UnitContext
+from privrepro.figures.api import Figure, MemoryEstimate, UnitContext
+from privrepro.figures.pac._memory import POOL_LOADING, algorithm1_bytes, largest, pool_shape
 from privrepro.pac import plots
 from privrepro.pac.pools import Pool, load_pool
 from privrepro.pac.private import noise_rows
@@ -57,6 +58,18 @@ class NoiseTable(Figure[P]):
 
     def units(self, params: P) -> list[dict[str, Any]]:
         return [asdict(params)]
+
+    def estimate_memory(self, params: P) -> MemoryEstimate:
+        """The float32 pool and its d × d Gram matrix, and Algorithm 1 on m samples."""
+        dataset, m = params.dataset, params.m  # type: ignore[attr-defined]
+        n, d = pool_shape(dataset, params.splits)  # type: ignore[attr-defined]
+        return largest(
+            {
+                "params.dataset": (POOL_LOADING + 4 * n * d + 8 * 3 * d * d, dataset),
+                "params.m": (algorithm1_bytes(m, d), m),
+            },
+            f"pool {n} × {d} × 4 B + d² × 24 B + Algorithm 1 on m × d",
+        )
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         pool = load_pool(unit["dataset"], ctx.data_dir, unit["splits"], seed=ctx.seed)

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privrepro.figures.api import Figure, UnitContext, grid_units, param
+from privrepro.figures.api import Figure, MemoryEstimate, UnitContext, grid_units, param
+from privrepro.figures.pac._memory import algorithm1_bytes, largest
 from privrepro.pac import plots
 from privrepro.pac.private import smooth_image_noise
 
@@ -26,7 +27,9 @@ __all__ = ["DimensionCurves", "DimensionCurvesParams"]
 class DimensionCurvesParams:
     """Resolutions, the synthetic pool and Algorithm 1's parameters."""
 
-    sides: list[int] = param([4, 8, 16, 32, 48], ge=1, le=128, doc="image sides (d = side²)")
+    sides: list[int] = param(
+        [4, 8, 16, 32, 48], ge=1, le=128, doc="image sides (d = side²)", unique=True
+    )
     pool_size: int = param(3000, ge=2, doc="synthetic pool size N", assumed="synthetic data")
     frequencies: int = param(
         6, ge=1, doc="cosine frequencies per axis of the smooth field", assumed="synthetic data"
@@ -47,6 +50,19 @@ class DimensionCurves(Figure[DimensionCurvesParams]):
     def units(self, params: DimensionCurvesParams) -> list[dict[str, Any]]:
         fixed = {k: v for k, v in asdict(params).items() if k != "sides"}
         return grid_units(fixed, side=sorted(set(params.sides)))
+
+    def estimate_memory(self, params: DimensionCurvesParams) -> MemoryEstimate:
+        """The largest side: the pool (4 arrays of N × d), its d × d Gram matrix (3 copies),
+        and Algorithm 1 on m samples; float64 throughout."""
+        d = max(params.sides) ** 2
+        return largest(
+            {
+                "params.pool_size": (8 * 4 * params.pool_size * d, params.pool_size),
+                "params.sides": (8 * 3 * d * d, params.sides),
+                "params.m": (algorithm1_bytes(params.m, d), params.m),
+            },
+            f"pool_size × d × 32 B + d² × 24 B + Algorithm 1 on m × d, d = {d}",
+        )
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         keys = ("pool_size", "frequencies", "pixel_noise", "v", "m", "beta", "c")

@@ -29,16 +29,11 @@ class SuccessCurvesParams:
         lt=1,
         doc="prior success rates 1 - δ^o, one curve each",
         assumed="the note's table T1 priors",
+        unique=True,
     )
     v_min: float = param(1.0 / 128, gt=0, doc="smallest MI budget (nats)")
-    v_max: float = param(4.0, gt=0, doc="largest MI budget (nats)")
+    v_max: float = param(4.0, gt=0, above="v_min", doc="largest MI budget (nats)")
     points: int = param(97, ge=2, le=10_000, doc="log-spaced points on the v-axis")
-
-    def check(self, prefix: str) -> None:
-        from privrepro.config.validation import ConfigError
-
-        if self.v_max <= self.v_min:
-            raise ConfigError(f"{prefix}.v_max", self.v_max, f"must exceed v_min = {self.v_min}")
 
 
 class SuccessCurves(Figure[SuccessCurvesParams]):

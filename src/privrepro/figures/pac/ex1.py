@@ -39,6 +39,7 @@ class Example1Params:
         le=100_000,
         doc="the set sizes n of the table and the curve",
         assumed="the paper gives n = 10 and 50 only; the curve spans 1..200",
+        unique=True,
     )
 
 

@@ -11,6 +11,7 @@ accuracies 94.8% (no noise) / 93.5% (with noise). Rows: :func:`privrepro.pac.pri
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -18,7 +19,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.figures.api import Figure, MemoryEstimate, UnitContext, param
+from privrepro.figures.pac._memory import POOL_LOADING, algorithm1_bytes, largest, pool_shape
 from privrepro.figures.pac.common import DATA_LABELS
 from privrepro.pac import plots
 from privrepro.pac.pools import load_pool
@@ -43,11 +45,13 @@ class Example4Params:
         "all", choices=["all", "train", "test"], doc="all = train + test (MNIST's 70,000)"
     )
     subset_fraction: float = param(0.5, gt=0, le=1, doc="|X| / pool size (35,000 of 70,000)")
-    hidden: list[int] = param([30, 30], ge=1, doc="hidden widths (paper 30, 30)")
+    hidden: list[int] = param(
+        [30, 30], ge=1, min_len=0, doc="hidden widths (paper 30, 30; [] = a linear model)"
+    )
     steps: int = param(1500, ge=1, doc="full-batch GD iterations (paper 1,500)")
     lr: float = param(0.05, gt=0, doc="GD step size (paper 0.05)")
     m: int = param(1000, ge=2, doc="Algorithm 1's trainings", assumed="m is not stated")
-    vs: list[float] = param([1.0], gt=0, doc="MI budgets (nats); the paper's is 1")
+    vs: list[float] = param([1.0], gt=0, doc="MI budgets (nats); the paper's is 1", unique=True)
     c: float = param(
         1e-12,
         gt=0,
@@ -78,6 +82,34 @@ class Example4(Figure[Example4Params]):
 
     def units(self, params: Example4Params) -> list[dict[str, Any]]:
         return [asdict(params)]
+
+    def estimate_memory(self, params: Example4Params) -> MemoryEstimate:
+        """The float32 pool; one chunk of models' data and activations (float32); the m
+        subsets (int64), the m trained parameter vectors and Algorithm 1 on them."""
+        n_pool, d = pool_shape(params.dataset, params.splits)
+        n = max(1, round(params.subset_fraction * n_pool))
+        sizes = [d, *params.hidden, 10]
+        n_params = sum((a + 1) * b for a, b in itertools.pairwise(sizes))
+        width = 2 * sum(params.hidden) + 3 * 10
+        if params.data_mode == "gather":
+            batch = 4 * params.chunk * n * (d + width)
+        elif params.data_mode == "wide":  # layer 1's output and gradient over the pool
+            batch = 4 * params.chunk * (2 * n_pool * params.hidden[0] + n * width)
+        else:
+            batch = 4 * params.chunk * n_pool * (width + 1)
+        m = params.m + 1
+        return largest(
+            {
+                "params.dataset": (POOL_LOADING + 4 * n_pool * d, params.dataset),
+                "params.chunk": (batch, params.chunk),
+                "params.m": (
+                    8 * m * n + 4 * m * n_params + algorithm1_bytes(m, n_params),
+                    params.m,
+                ),
+            },
+            f"a chunk of {params.chunk} models on {n} of {n_pool} × {d} inputs "
+            f"({params.data_mode}); m × {n_params} parameters",
+        )
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         pool = load_pool(unit["dataset"], ctx.data_dir, unit["splits"], seed=ctx.seed)

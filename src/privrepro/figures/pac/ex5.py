@@ -40,9 +40,11 @@ class Example5Params:
         assumed="not stated; the note's n = 100",
     )
     v_min: float = param(1e-4, gt=0, doc="smallest budget (nats)")
-    v_max: float = param(1.0, gt=0, doc="largest budget (nats)")
+    v_max: float = param(1.0, gt=0, above="v_min", doc="largest budget (nats)")
     points: int = param(41, ge=2, le=10_000, doc="log-spaced budgets")
-    extra_v: list[float] = param([0.001, 0.1], gt=0, doc="budgets always tabulated (note T8)")
+    extra_v: list[float] = param(
+        [0.001, 0.1], gt=0, min_len=0, doc="budgets always tabulated (note T8)"
+    )
 
 
 class Example5(Figure[Example5Params]):

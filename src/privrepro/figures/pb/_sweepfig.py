@@ -20,13 +20,16 @@ PANELS = {"a": ("dp", "low"), "b": ("dp", "high"), "c": ("rdp", "low"), "d": ("r
 class SweepParams:
     """Parameters shared by Figs. 2 and 3 (the paper's Sec. 5.1 settings and the unstated choices)."""
 
-    deltas: list[float] = param([1e-5, 1e-7], gt=0, lt=1, doc="δ of panels (a), (b) (Sec. 5.1)")
+    deltas: list[float] = param(
+        [1e-5, 1e-7], gt=0, lt=1, unique=True, doc="δ of panels (a), (b) (Sec. 5.1)"
+    )
     alphas: list[float] = param(
-        [2.0, 10.0, 100.0], gt=1, doc="Rényi orders of panels (c), (d) (Sec. 5.1)"
+        [2.0, 10.0, 100.0], gt=1, unique=True, doc="Rényi orders of panels (c), (d) (Sec. 5.1)"
     )
     cases: list[str] = param(
         ["relative", "fixed", "absolute"],
         choices=["relative", "fixed", "absolute"],
+        unique=True,
         doc="PB-DP region cases drawn (the captions list all three)",
     )
     theta: float = param(
@@ -55,6 +58,7 @@ class SweepParams:
     accountants: list[str] = param(
         ["paper", "exact"],
         choices=["paper", "exact", "sound"],
+        unique=True,
         doc="paper: Props. 1–2 at the paper's pair; exact: divergence of "
         "the two output densities at the same ε₀; sound: the note's bound",
     )

@@ -34,7 +34,9 @@ class Fig1Params:
     tau: float = param(3.0, gt=0, doc="τ of the relative and absolute regions", assumed=_ASSUMED)
     theta: float = param(0.3, ge=0, le=1, doc="θ of the relative region", assumed=_ASSUMED)
     fixed_lower: float = param(0.0, doc="τ_l of the fixed region", assumed=_ASSUMED)
-    fixed_upper: float = param(8.0, doc="τ_u of the fixed region", assumed=_ASSUMED)
+    fixed_upper: float = param(
+        8.0, above="fixed_lower", doc="τ_u of the fixed region", assumed=_ASSUMED
+    )
     points: int = param(801, ge=11, le=100_001, doc="grid points on the y axis")
 
 

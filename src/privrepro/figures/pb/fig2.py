@@ -28,6 +28,7 @@ class Fig2Params(SweepParams):
     sizes: list[float] = param(
         [10.0, 15.0, 20.0, 25.0, 30.0, 35.0, 40.0, 45.0, 50.0],
         gt=0,
+        unique=True,
         doc="|S(Q(X̃))|: 2τ for absolute/relative, the width of a centred fixed region",
         assumed="the x range is not stated; Fig. 4 uses 10–50",
     )

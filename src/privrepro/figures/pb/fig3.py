@@ -26,6 +26,7 @@ class Fig3Params(SweepParams):
         [round(0.6 + 0.01 * i, 2) for i in range(40)] + [0.995, 0.999],
         gt=0,
         lt=1,
+        unique=True,
         doc="ρ grid ('from 0.6 to 1'; ρ = 1 gives ε = ∞)",
         assumed="spacing not stated: 0.01 from 0.6 to 0.99, then 0.995, 0.999",
     )

@@ -17,7 +17,7 @@ import pandas as pd
 from privrepro.boosting.design import PBSetting
 from privrepro.boosting.plots import plot_runtime
 from privrepro.boosting.runtime import sampler_runtime
-from privrepro.figures.api import Figure, UnitContext, grid_units, param
+from privrepro.figures.api import Figure, MemoryEstimate, UnitContext, grid_units, param
 
 __all__ = ["Fig4Params", "Runtime"]
 
@@ -29,6 +29,7 @@ class Fig4Params:
     sizes: list[float] = param(
         [10.0, 20.0, 30.0, 40.0, 50.0],
         gt=0,
+        unique=True,
         doc="|S(Q(X̃))| from 10 to 50",
         assumed="the step is not stated",
     )
@@ -52,6 +53,7 @@ class Fig4Params:
     samplers: list[str] = param(
         ["rejection", "mixture"],
         choices=["rejection", "mixture"],
+        unique=True,
         doc="PB-DP samplers timed (both exact)",
     )
 
@@ -65,6 +67,17 @@ class Runtime(Figure[Fig4Params]):
     def units(self, p: Fig4Params) -> list[dict[str, Any]]:
         keys = ("sizes", "rho", "sensitivity", "case", "delta", "samples", "iterations", "samplers")
         return grid_units({k: getattr(p, k) for k in keys})
+
+    def estimate_memory(self, params: Fig4Params) -> MemoryEstimate:
+        """One call's draws (8 B each) and the rejection sampler's proposal batch (17 B per
+        proposal, about 1/(1 − ρ) proposals per draw at most)."""
+        per_draw = 8 + 17 * min(1.0 / (1.0 - params.rho), 1e3)
+        return MemoryEstimate(
+            int(params.samples * per_draw),
+            "params.samples",
+            params.samples,
+            f"samples × {per_draw:.0f} B",
+        )
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         setting = PBSetting(unit["case"], unit["rho"], unit["sensitivity"], delta=unit["delta"])

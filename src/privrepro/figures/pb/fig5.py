@@ -34,13 +34,19 @@ class Fig5Params:
     a_widths: list[float] = param(
         [20.0, 40.0, 100.0],
         gt=0,
+        unique=True,
         doc="widths of the centred regions S",
         assumed="'various S' is not listed",
     )
     a_epsilons: list[float] = param(
-        [0.0, 0.5], doc="ε range [lo, hi] of panel (a)", assumed="axis range not stated"
+        [0.0, 0.5],
+        ge=0,
+        length=2,
+        increasing=True,
+        doc="ε range [lo, hi] of panel (a)",
+        assumed="axis range not stated",
     )
-    a_points: int = param(101, ge=3, doc="ε grid points of panel (a)")
+    a_points: int = param(101, ge=3, le=100_001, doc="ε grid points of panel (a)")
     b_sigma: float = param(
         10.0, gt=0, doc="kernel σ of panel (b)", assumed="the fixed variance is not stated"
     )
@@ -48,12 +54,17 @@ class Fig5Params:
         [round(0.7 + 0.01 * i, 2) for i in range(31)],
         gt=0,
         le=1,
+        unique=True,
         doc="ρ grid of panel (b) ('from 0.7 to 1')",
         assumed="spacing not stated",
     )
-    b_widths: list[float] = param([20.0, 100.0], gt=0, doc="S = [−10, 10] and [−50, 50] (Sec. 5.3)")
-    b_sensitivities: list[float] = param([1.0, 30.0], gt=0, doc="Δ = 1 and 30 (Sec. 5.3)")
-    b_alphas: list[float] = param([2.0, 10.0], gt=1, doc="Rényi orders (Sec. 5.3)")
+    b_widths: list[float] = param(
+        [20.0, 100.0], gt=0, unique=True, doc="S = [−10, 10] and [−50, 50] (Sec. 5.3)"
+    )
+    b_sensitivities: list[float] = param(
+        [1.0, 30.0], gt=0, unique=True, doc="Δ = 1 and 30 (Sec. 5.3)"
+    )
+    b_alphas: list[float] = param([2.0, 10.0], gt=1, unique=True, doc="Rényi orders (Sec. 5.3)")
     exact_pairs: int = param(
         5,
         ge=1,

@@ -41,14 +41,18 @@ class Fig6Params:
     )
     theta: float = param(0.05, ge=0, le=1, doc="θ if relative", assumed="not stated")
     delta: float = param(1e-5, gt=0, lt=1, doc="δ of panel (a) (Sec. 5.4)")
-    alphas: list[float] = param([2.0, 20.0], gt=1, doc="Rényi orders of panel (b) (Sec. 5.4)")
+    alphas: list[float] = param(
+        [2.0, 20.0], gt=1, unique=True, doc="Rényi orders of panel (b) (Sec. 5.4)"
+    )
     t_max: int = param(
         1000, ge=1, le=100_000, doc="largest T; the paper's curve is drawn at every integer T"
     )
     exact_ts: list[int] = param(
         [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000],
         ge=1,
-        doc="T values at which dp_accounting's PLD accountant checks the exact curve",
+        le=100_000,
+        min_len=0,
+        doc="T values at which dp_accounting's PLD accountant checks the exact curve (none: no check)",
     )
     pld_discretization: float = param(
         5e-3,

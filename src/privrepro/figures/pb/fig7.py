@@ -29,10 +29,16 @@ class Fig7Params:
     """Fig. 7 settings."""
 
     epsilon: float = param(5.0, gt=0, doc="LDP level ε (Sec. 5.5)")
-    eps0_points: int = param(51, ge=2, doc="ε₀ grid points on [0, ε]", assumed="grid not stated")
-    set_sizes: list[int] = param([10, 5], ge=1, doc="|S| of panels (a), (b)")
-    age_low: int = param(10, doc="domain lower end ('integers within [10, 100]')")
-    age_high: int = param(100, doc="domain upper end")
+    eps0_points: int = param(
+        51, ge=2, le=100_001, doc="ε₀ grid points on [0, ε]", assumed="grid not stated"
+    )
+    set_sizes: list[int] = param(
+        [10, 5], ge=1, unique=True, doc="|S| of panels (a), (b); below the domain size"
+    )
+    age_low: int = param(
+        10, ge=0, le=17, doc="domain lower end ('integers within [10, 100]'; Adult's ages: 17–90)"
+    )
+    age_high: int = param(100, ge=90, le=1000, doc="domain upper end (Adult's oldest: 90)")
     partition: str = param(
         "pad",
         choices=["pad", "last_short"],
@@ -61,6 +67,17 @@ class Fig7Params:
         choices=["embedded", "uci"],
         doc="the shipped age histogram, or UCI adult.data/adult.test under the data root",
     )
+
+    def check(self, prefix: str) -> None:
+        """Each |S| leaves at least two categories of the domain [age_low, age_high]."""
+        from privrepro.config.validation import ConfigError
+
+        domain = self.age_high - self.age_low + 1
+        for i, s in enumerate(self.set_sizes):
+            if s >= domain:
+                raise ConfigError(
+                    f"{prefix}.set_sizes[{i}]", s, f"must lie in [1, {domain}) (the domain size)"
+                )
 
 
 class PBGRRAdult(Figure[Fig7Params]):

@@ -1,0 +1,136 @@
+"""Checks made before any compute: root keys, output paths, and the memory a unit will need.
+
+Each failure is a :class:`~privrepro.config.ConfigError` naming the key, the value and what is
+allowed, so the command line reports it in one line with exit status 2 and nothing is computed.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig
+
+from privrepro.config.validation import ConfigError
+
+__all__ = [
+    "PROFILES",
+    "available_memory",
+    "check_memory",
+    "check_writable",
+    "validate_root",
+]
+
+PROFILES = ("smoke", "paper", "tiny")
+_BOOLEANS = ("force", "progress", "plot")
+_OUTPUT_PATHS = ("experiments_dir", "results_dir", "plots_dir", "cache_dir")
+
+# Leave this share of the available memory to everything else the process holds (torch, the
+# interpreter, the rows of other units): a unit predicted above it is refused.
+MEMORY_HEADROOM = 0.8
+
+
+def validate_root(cfg: DictConfig) -> None:
+    """The root keys: profile, seed, strict booleans, device, and the output paths' form."""
+    profile = cfg.get("profile", {}).get("name")
+    if profile not in PROFILES:
+        raise ConfigError("profile.name", profile, f"must be one of {list(PROFILES)}")
+    seed = cfg.get("seed")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ConfigError("seed", seed, "must be an integer >= 0")
+    for key in _BOOLEANS:
+        value = cfg.get(key, False)
+        if not isinstance(value, bool):
+            raise ConfigError(key, value, "must be true or false")
+    for key in ("paper", "name", "recipe"):
+        if not cfg.get("figure", {}).get(key):
+            raise ConfigError(f"figure.{key}", None, "must be set by the experiment config")
+    paths = cfg.get("paths") or {}
+    for key in (*_OUTPUT_PATHS, "data_dir"):
+        value = paths.get(key)
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"paths.{key}", value, "must be a non-empty path")
+
+
+def check_writable(key: str, path: str | Path) -> None:
+    """``path`` is a folder this process can create files in, or can be created as one.
+
+    Nothing is created: the nearest existing ancestor must be a writable folder.
+    """
+    p = Path(path).expanduser()
+    probe = p
+    while not probe.exists() and not probe.is_symlink():
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        where = "is a file" if probe == p else f"lies under the file {probe}"
+        raise ConfigError(key, str(path), f"must be a folder; it {where}")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        what = "is not writable" if probe == p else f"cannot be created: {probe} is not writable"
+        raise ConfigError(key, str(path), f"must be a writable folder; it {what}")
+
+
+def check_output_paths(cfg: DictConfig, plot: bool) -> None:
+    """Every output folder of the run is writable (the plots folder only when plotting)."""
+    for key in _OUTPUT_PATHS:
+        if key == "plots_dir" and not plot:
+            continue
+        check_writable(f"paths.{key}", str(cfg.paths[key]))
+
+
+def _cgroup_free() -> int | None:
+    """Memory left under this process's cgroup (v2) limit, when it has one."""
+    try:
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        if limit == "max":
+            return None
+        used = int(Path("/sys/fs/cgroup/memory.current").read_text().strip())
+        return max(int(limit) - used, 0)
+    except (OSError, ValueError):
+        return None
+
+
+def available_memory() -> int | None:
+    """Bytes of host memory available to a new allocation (``None`` when unknown)."""
+    avail: int | None = None
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                avail = int(line.split()[1]) * 1024
+                break
+    except (OSError, ValueError, IndexError):
+        avail = None
+    if avail is None:
+        try:
+            avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            avail = None
+    cg = _cgroup_free()
+    if cg is not None:
+        avail = cg if avail is None else min(avail, cg)
+    return avail
+
+
+def _gib(n: float) -> str:
+    return f"{n / 2**30:.1f} GiB"
+
+
+def check_memory(recipe: Any, params: Any, available: int | None = None) -> None:
+    """Refuse a run whose largest unit is predicted not to fit in the memory available."""
+    estimate = recipe.estimate_memory(params)
+    if estimate is None:
+        return
+    available = available_memory() if available is None else available
+    if available is None:
+        return
+    budget = int(available * MEMORY_HEADROOM)
+    if estimate.bytes > budget:
+        how = f" ({estimate.detail})" if estimate.detail else ""
+        raise ConfigError(
+            estimate.key,
+            estimate.value,
+            f"a unit would need about {_gib(estimate.bytes)}{how}; must fit in "
+            f"{_gib(budget)} ({MEMORY_HEADROOM:.0%} of the {_gib(available)} available here)",
+        )

@@ -1,0 +1,71 @@
+"""A recipe's parameter defaults as the config node Hydra composes first.
+
+The defaults of a figure's parameters are written once, in its recipe's parameter dataclass
+(``param(default, ...)``). An experiment config names its recipe in its defaults list
+(``- /recipe: privrepro.figures.pb.fig2:PrivacyVsRegionSize``); the ``privrepro`` config source
+(``hydra_plugins.privrepro_recipes``) answers that entry with :func:`recipe_node`: the recipe's
+path under ``figure.recipe`` and every parameter's default under ``params``. The experiment's own
+values, the profile's and the command line's are merged over it by Hydra, so ``--cfg job`` prints
+every parameter with the value that runs.
+
+The node holds plain values (no structured-config types): type and range checks stay with
+:func:`privrepro.config.validation.build_params`, whose errors name key, value and allowed range.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["MISSING_VALUE", "params_defaults", "recipe_node"]
+
+MISSING_VALUE = "???"
+"""What a parameter without a default shows (Hydra's mandatory value: the config must set it)."""
+
+
+def _plain(key: str, value: Any) -> Any:
+    """``value`` as YAML-like containers: dataclasses → dicts, tuples → lists."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            f.name: _plain(f"{key}.{f.name}", getattr(value, f.name))
+            for f in dataclasses.fields(value)
+        }
+    if isinstance(value, Mapping):
+        return {str(k): _plain(f"{key}.{k}", v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(f"{key}[{i}]", v) for i, v in enumerate(value)]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise TypeError(
+        f"{key}: a default of type {type(value).__name__} cannot be written in a config"
+    )
+
+
+def params_defaults(params_type: type, prefix: str = "params") -> dict[str, Any]:
+    """Every field of a parameter dataclass with its default, as plain values.
+
+    A field without a default shows :data:`MISSING_VALUE`, so Hydra refuses to run until the
+    experiment config (or the command line) sets it.
+    """
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(params_type):
+        if not f.init:
+            continue
+        if f.default is not dataclasses.MISSING:
+            value = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            value = f.default_factory()
+        else:
+            out[f.name] = MISSING_VALUE
+            continue
+        out[f.name] = _plain(f"{prefix}.{f.name}", value)
+    return out
+
+
+def recipe_node(path: str) -> dict[str, Any]:
+    """The config a recipe contributes: ``figure.recipe`` and its parameters' defaults."""
+    from privrepro.runner.run import load_recipe
+
+    recipe = load_recipe(path)
+    return {"figure": {"recipe": path}, "params": params_defaults(recipe.params_type)}

@@ -1,0 +1,515 @@
+"""A figure's table is derived from the run store, never edited (``make tables``).
+
+    python -m privrepro.runner.tables                      # every figure in experiments/
+    python -m privrepro.runner.tables --figure pb/fig1     # one figure
+
+``results/<paper>/<figure>.parquet`` is a pure function of the verified units in
+``experiments/<paper>/<figure>/``: every unit whose manifest verifies and whose recipe and version
+are the figure's current ones, all profiles and seeds, ordered by ``(profile, seed, unit_id)``,
+with the columns ``paper, figure, profile, seed, unit_id``, then one column per parameter that
+differs between the units (see :func:`param_columns`), then the units' own rows.
+``<figure>.csv`` is its export. The Parquet is the source of truth of plots, summaries and the
+report; a CSV edited by hand no longer matches it and is reported (:func:`read_table`), never
+read in its place.
+
+Each run derives the table again at its end under a lock kept in the store
+(``experiments/<paper>/<figure>/.table.lock``), so concurrent workers never lose each other's
+rows, and a single run leaves every unit of earlier sweeps in the table. The run's own units (its
+profile, seed and parameters) are the *selection* the plot and ``<figure>.summary.csv`` are drawn
+from; ``<figure>.meta.json`` records that selection and the run's parameters (and lists every unit
+of the table with its parameters), and the store keeps the same record (``last_run.json``) so
+that ``make tables`` can rebuild the meta and summary too after ``results/`` is deleted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import importlib
+import json
+import logging
+import math
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from privrepro.store.atomic import (
+    atomic_write_bytes,
+    atomic_write_text,
+    leftover_temporaries,
+    parquet_bytes,
+)
+from privrepro.store.units import UnitStore, canonical_json
+
+__all__ = [
+    "FRONT",
+    "DerivedTable",
+    "StoredUnit",
+    "TableFiles",
+    "derive_table",
+    "main",
+    "param_columns",
+    "read_table",
+    "select_units",
+    "stored_units",
+    "table_files",
+    "table_lock",
+    "write_table",
+]
+
+log = logging.getLogger("privrepro.tables")
+
+FRONT = ["paper", "figure", "profile", "seed", "unit_id"]
+LAST_RUN = "last_run.json"
+
+
+@dataclass(frozen=True)
+class StoredUnit:
+    """One verified unit: its id, its identity (``config.json``) and its environment."""
+
+    unit_id: str
+    identity: Mapping[str, Any]
+    env: Mapping[str, Any]
+
+    @property
+    def profile(self) -> str:
+        return str(self.identity.get("profile"))
+
+    @property
+    def seed(self) -> int:
+        return int(self.identity.get("seed", 0))
+
+    @property
+    def params(self) -> Mapping[str, Any]:
+        return self.identity.get("unit") or {}
+
+    @property
+    def recipe(self) -> tuple[str, int]:
+        return str(self.identity.get("recipe")), int(self.identity.get("version", 1))
+
+    def listing(self, rows: int) -> dict[str, Any]:
+        """The entry of this unit in ``meta.json``."""
+        return {
+            "unit_id": self.unit_id,
+            "profile": self.profile,
+            "seed": self.seed,
+            "rows": rows,
+            "params": self.params,
+            **{
+                k: self.env.get(k) for k in ("finished", "wall_time_s", "git_sha", "device", "host")
+            },
+        }
+
+
+@dataclass
+class DerivedTable:
+    """What :func:`derive_table` found: the table and the units it holds."""
+
+    paper: str
+    figure: str
+    table: pd.DataFrame
+    units: list[StoredUnit]
+    rows_per_unit: dict[str, int]
+    param_columns: list[str]
+    recipe: tuple[str, int] | None
+    superseded: list[str] = field(default_factory=list)
+
+    def listing(self) -> list[dict[str, Any]]:
+        return [u.listing(self.rows_per_unit.get(u.unit_id, 0)) for u in self.units]
+
+
+def stored_units(store: UnitStore) -> list[StoredUnit]:
+    """Every verified unit of the store's figure; a unit failing verification is moved aside."""
+    out = []
+    for uid in store.unit_ids():
+        if not store.is_complete(uid):
+            continue
+        try:
+            out.append(StoredUnit(uid, store.load_config(uid), store.load_env(uid)))
+        except (OSError, ValueError):  # removed by another worker between the two reads
+            continue
+    return out
+
+
+def _current_recipe(units: Sequence[StoredUnit]) -> tuple[str, int] | None:
+    """The recipe and version of the figure's code (importable), else the newest in the store."""
+    found = {u.recipe for u in units}
+    if not found:
+        return None
+    for name, _ in sorted(found):
+        module, _, cls = name.partition(":")
+        try:
+            recipe = getattr(importlib.import_module(module), cls)
+        except (ImportError, AttributeError, ValueError):
+            continue
+        return name, int(getattr(recipe, "version", 1))
+    return max(found, key=lambda r: (r[1], r[0]))
+
+
+def _flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, Mapping) and v:
+            out.update(_flatten(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is None or (isinstance(a, float) and math.isnan(a)):
+        return b is None or (isinstance(b, float) and math.isnan(b))
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b or a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return float(a) == float(b)
+    return str(a) == str(b)
+
+
+def _rows_explain(rows: pd.DataFrame, key: str, value: Any) -> bool:
+    """Whether the unit's own rows already carry ``value`` in a column named ``key``."""
+    if key not in rows.columns or rows.empty:
+        return False
+    col = pd.unique(rows[key]).tolist()  # a unit's rows repeat few distinct values
+    if isinstance(value, list):
+        present = [v for v in col if not _same(v, None)]
+        return bool(present) and all(any(_same(v, x) for x in value) for v in present)
+    if isinstance(value, Mapping):
+        return False
+    return all(_same(v, value) for v in col)
+
+
+def _column_values(values: list[Any]) -> list[Any]:
+    """Unit parameter values as one column: scalars as they are, lists and mappings as JSON."""
+    out = [canonical_json(v) if isinstance(v, (list, Mapping)) else v for v in values]
+    kinds = {type(v) for v in out if v is not None}
+    if len(kinds) > 1 and not kinds <= {int, float}:
+        out = [None if v is None else str(v) for v in out]
+    return out
+
+
+def param_columns(
+    units: Sequence[StoredUnit], frames: Mapping[str, pd.DataFrame]
+) -> dict[str, list[Any]]:
+    """One column per unit parameter that differs between units and that the rows do not show.
+
+    A parameter (a key of the unit dict, nested keys dotted: ``features.source``) differs when
+    two units holding it give it different values. It needs no column when every unit's rows
+    already carry its value in a column of the same name (a list value: every row value is one
+    of its items). Otherwise it becomes the column ``<key>``, or ``unit.<key>`` when the rows use
+    that name for something else; lists and mappings are written as canonical JSON.
+    """
+    flat = {u.unit_id: _flatten(u.params) for u in units}
+    keys = sorted({k for f in flat.values() for k in f})
+    row_columns = {c for fr in frames.values() for c in fr.columns} | set(FRONT)
+    out: dict[str, list[Any]] = {}
+    for key in keys:
+        having = [u for u in units if key in flat[u.unit_id]]
+        if len({canonical_json(flat[u.unit_id][key]) for u in having}) < 2:
+            continue
+        if all(_rows_explain(frames[u.unit_id], key, flat[u.unit_id][key]) for u in having):
+            continue
+        name = key if key not in row_columns else f"unit.{key}"
+        out[name] = _column_values([flat[u.unit_id].get(key) for u in units])
+    return out
+
+
+def derive_table(store: UnitStore, recipe: tuple[str, int] | None = None) -> DerivedTable:
+    """The figure's table from every verified unit of ``recipe`` (default: the current one)."""
+    units = stored_units(store)
+    current = recipe or _current_recipe(units)
+    superseded = [u.unit_id for u in units if u.recipe != current]
+    units = [u for u in units if u.recipe == current]
+    units.sort(key=lambda u: (u.profile, u.seed, u.unit_id))
+    frames = {}
+    for u in units:
+        try:
+            frames[u.unit_id] = store.load_rows(u.unit_id)
+        except Exception as exc:  # verified a moment ago: removed or replaced since
+            log.warning("unit %s could not be read (%s); left out", store.path(u.unit_id), exc)
+    units = [u for u in units if u.unit_id in frames]
+    extra = param_columns(units, frames)
+    counts = [len(frames[u.unit_id]) for u in units]
+    ids: dict[str, list[Any]] = {
+        "paper": [store.paper] * len(units),
+        "figure": [store.figure] * len(units),
+        "profile": [u.profile for u in units],
+        "seed": [u.seed for u in units],
+        "unit_id": [u.unit_id for u in units],
+        **extra,
+    }
+    if units:
+        body = pd.concat([frames[u.unit_id] for u in units], ignore_index=True)
+        body = body.drop(columns=[c for c in ids if c in body.columns])
+        front = pd.DataFrame(
+            {c: pd.Series(v).repeat(counts).reset_index(drop=True) for c, v in ids.items()}
+        )
+        table = pd.concat([front, body], axis=1)
+    else:
+        table = pd.DataFrame(columns=FRONT)
+    return DerivedTable(
+        store.paper,
+        store.figure,
+        table,
+        units,
+        {uid: len(fr) for uid, fr in frames.items()},
+        list(extra),
+        current,
+        superseded,
+    )
+
+
+def select_units(table: pd.DataFrame, unit_ids: Sequence[str]) -> pd.DataFrame:
+    """The rows of ``unit_ids``, in that order (each unit's rows in their own order)."""
+    if table.empty:
+        return table
+    order = {uid: i for i, uid in enumerate(unit_ids)}
+    picked = table[table["unit_id"].isin(order)]
+    rank = picked["unit_id"].map(order)
+    return picked.iloc[rank.argsort(kind="stable")].reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class TableFiles:
+    """Where a figure's derived outputs live."""
+
+    csv: Path
+    parquet: Path
+    summary: Path
+    meta: Path
+
+
+def table_files(results_dir: Path, paper: str, figure: str) -> TableFiles:
+    base = Path(results_dir) / paper
+    return TableFiles(
+        base / f"{figure}.csv",
+        base / f"{figure}.parquet",
+        base / f"{figure}.summary.csv",
+        base / f"{figure}.meta.json",
+    )
+
+
+@contextlib.contextmanager
+def table_lock(store: UnitStore) -> Iterator[None]:
+    """Serialise the derivation of one figure's table (the lock file lives in the store)."""
+    from filelock import FileLock
+
+    store.folder.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(store.lock_path())):
+        yield
+
+
+def _parquet_safe(table: pd.DataFrame) -> bytes:
+    try:
+        return parquet_bytes(table)
+    except (ValueError, TypeError, ImportError, OverflowError):
+        pass
+    fixed = table.copy()
+    for col in fixed.columns:
+        if fixed[col].dtype == object:
+            fixed[col] = [None if v is None else str(v) for v in fixed[col]]
+    return parquet_bytes(fixed)
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def write_table(derived: DerivedTable, results_dir: Path) -> dict[str, Any]:
+    """Write the Parquet (the source of truth), then its CSV export; return their facts.
+
+    The caller holds :func:`table_lock`, so temporaries left by killed writers of these files are
+    removed here.
+    """
+    files = table_files(results_dir, derived.paper, derived.figure)
+    folder = files.csv.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    names = tuple(p.name for p in (files.csv, files.parquet, files.summary, files.meta))
+    for stale in leftover_temporaries(folder, names) + leftover_temporaries(
+        folder, older_than_s=3600.0
+    ):
+        stale.unlink(missing_ok=True)
+    pq = _parquet_safe(derived.table)
+    csv = derived.table.to_csv(index=False).encode("utf-8")
+    atomic_write_bytes(files.parquet, pq)
+    atomic_write_bytes(files.csv, csv)
+    t = derived.table
+    return {
+        "rows": len(t),
+        "units": len(derived.units),
+        "profiles": sorted({u.profile for u in derived.units}),
+        "seeds": sorted({u.seed for u in derived.units}),
+        "param_columns": derived.param_columns,
+        "recipe": derived.recipe[0] if derived.recipe else None,
+        "version": derived.recipe[1] if derived.recipe else None,
+        "superseded_units": len(derived.superseded),
+        "parquet_sha256": _sha256(pq),
+        "csv_sha256": _sha256(csv),
+    }
+
+
+def read_table(
+    results_dir: Path, paper: str, figure: str, meta: Mapping[str, Any] | None = None
+) -> pd.DataFrame:
+    """The figure's table from its Parquet; a CSV or Parquet that was edited is reported.
+
+    Raises:
+        FileNotFoundError: when the Parquet is missing (``make tables`` rebuilds it).
+    """
+    files = table_files(results_dir, paper, figure)
+    data = files.parquet.read_bytes()
+    facts = (meta or {}).get("table") or {}
+    if facts.get("parquet_sha256") and _sha256(data) != facts["parquet_sha256"]:
+        log.warning(
+            "%s differs from the table derived from the store (edited by hand?); "
+            "run `make tables` to derive it again",
+            files.parquet,
+        )
+    if files.csv.is_file():
+        csv = files.csv.read_bytes()
+        if facts.get("csv_sha256"):
+            edited = _sha256(csv) != facts["csv_sha256"]
+        else:
+            edited = csv != pd.read_parquet(files.parquet).to_csv(index=False).encode("utf-8")
+        if edited:
+            log.warning(
+                "%s no longer matches %s, the table's source of truth: the CSV edits are "
+                "ignored; run `make tables` to export it again",
+                files.csv,
+                files.parquet.name,
+            )
+    import io
+
+    return pd.read_parquet(io.BytesIO(data))
+
+
+def write_last_run(store: UnitStore, record: Mapping[str, Any]) -> None:
+    """Keep the run record (parameters and selection) in the store, beside its units."""
+    atomic_write_text(store.folder / LAST_RUN, json.dumps(record, indent=2, default=str))
+
+
+def load_last_run(store: UnitStore) -> dict[str, Any] | None:
+    try:
+        record = json.loads((store.folder / LAST_RUN).read_text())
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def write_meta(
+    files: TableFiles, record: Mapping[str, Any] | None, derived: DerivedTable, facts: dict
+) -> dict[str, Any]:
+    """``meta.json``: the last run (top level), the table's facts and every unit it holds."""
+    meta = {
+        **(record or {"paper": derived.paper, "figure": derived.figure}),
+        "table": facts,
+        "units": derived.listing(),
+    }
+    atomic_write_text(files.meta, json.dumps(meta, indent=2, default=str))
+    return meta
+
+
+def rebuild(
+    store: UnitStore, results_dir: Path, summaries: bool = True
+) -> tuple[DerivedTable, dict[str, Any]]:
+    """Derive one figure's table (and meta, and summary of the last run) under the lock."""
+    with table_lock(store):
+        derived = derive_table(store)
+        facts = write_table(derived, results_dir)
+        files = table_files(results_dir, store.paper, store.figure)
+        record = load_last_run(store)
+        if record is not None and summaries:
+            _summarise_record(record, derived, files)
+        meta = write_meta(files, record, derived, facts)
+    return derived, meta
+
+
+def _summarise_record(record: Mapping[str, Any], derived: DerivedTable, files: TableFiles) -> None:
+    from privrepro.config.validation import build_params
+    from privrepro.runner.run import load_recipe
+    from privrepro.store.atomic import atomic_write_table
+
+    selection_ids = list(record.get("selection") or [])
+    held = {u.unit_id for u in derived.units}
+    missing = [u for u in selection_ids if u not in held]
+    if missing:
+        log.warning(
+            "%s/%s: %d unit(s) of the last run are no longer in the store; "
+            "its summary is left as it was (run the figure again)",
+            derived.paper,
+            derived.figure,
+            len(missing),
+        )
+        return
+    recipe = load_recipe(str(record["recipe"]))
+    params: Any = build_params(recipe.params_type, record.get("params") or {}, "params")
+    summary = recipe.summarize(select_units(derived.table, selection_ids), params)
+    if summary is not None:
+        atomic_write_table(summary, files.summary, parquet=False)
+
+
+def figure_stores(experiments_dir: Path) -> list[UnitStore]:
+    """A store per ``experiments/<paper>/<figure>/`` folder (``_*`` and ``.*`` folders skipped)."""
+    out: list[UnitStore] = []
+    root = Path(experiments_dir)
+    if not root.is_dir():
+        return out
+    for paper in sorted(root.iterdir()):
+        if not paper.is_dir() or paper.name[0] in "._":
+            continue
+        for figure in sorted(paper.iterdir()):
+            if figure.is_dir() and figure.name[0] not in "._":
+                out.append(UnitStore(root, paper.name, figure.name))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="privrepro-tables",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--experiments", type=Path, default=Path("experiments"))
+    parser.add_argument("--results", type=Path, default=Path("results"))
+    parser.add_argument("--figure", action="append", default=[], help="paper/figure (repeatable)")
+    args = parser.parse_args(argv)
+    from privrepro.runner.all import quiet_console_logging
+
+    quiet_console_logging()
+    stores = [
+        s
+        for s in figure_stores(args.experiments)
+        if not args.figure or f"{s.paper}/{s.figure}" in args.figure
+    ]
+    if not stores:
+        print(f"no units under {args.experiments}: run `make figures` first", file=sys.stderr)
+        return 0
+    failed = 0
+    for store in stores:
+        try:
+            _, meta = rebuild(store, args.results)
+        except Exception as exc:  # one figure's failure does not stop the others
+            failed += 1
+            print(f"{store.paper}/{store.figure}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            continue
+        facts = meta["table"]
+        extra = (
+            f"; columns for differing parameters: {facts['param_columns']}"
+            if facts["param_columns"]
+            else ""
+        )
+        print(
+            f"{store.paper}/{store.figure}: {facts['rows']} rows from {facts['units']} units "
+            f"(profiles {facts['profiles']}, seeds {facts['seeds']}) -> "
+            f"{table_files(args.results, store.paper, store.figure).parquet}{extra}"
+        )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
