@@ -17,6 +17,7 @@ ENV_STAMP := .venv/.privrepro-synced
 
 .DEFAULT_GOAL := help
 .PHONY: help env figures plots tables report test test-fast bench lint typecheck check list clean-results
+.PHONY: rehearsal-data
 
 help: ## List the targets
 	@echo "privrepro — reproduce four DP papers (PROFILE=$(PROFILE); set PROFILE=paper for the papers' grids)"
@@ -61,6 +62,9 @@ test: $(ENV_STAMP) ## Run the test suite
 
 test-fast: $(ENV_STAMP) ## Run the tests not marked slow
 	$(RUN) pytest -q -m "not slow" $(ARGS)
+
+rehearsal-data: $(ENV_STAMP) ## Write full-size stand-in datasets and random weights, marked as such (DATA=<root>; default data/rehearsal)
+	$(RUN) python -m privrepro.rehearsal.standins --root "$(or $(DATA),$(PRIVREPRO_DATA),data/rehearsal)" $(ARGS)
 
 bench: $(ENV_STAMP) ## Benchmarks: speedup = baseline time / project time (> 1 faster); ARGS='--device cuda' or names
 	$(RUN) python -m privrepro.bench $(ARGS)

@@ -46,6 +46,7 @@ def test_loader_reads_uci_format(tmp_path: Path, header: bool) -> None:
     assert df["age"].tolist() == [39, 50, 90, 25, 17]
     assert set(df["income"]) == {"<=50K", ">50K"}  # the test file's trailing periods are stripped
     assert df["age"].dtype.kind == "i"
+    assert df.attrs["data_source"].label == "UCI Adult"  # no rehearsal marker: the real data
 
 
 def test_registry_and_missing_file(tmp_path: Path) -> None:

@@ -127,7 +127,7 @@ def test_every_parameter_refuses_each_kind_of_bad_value(entry: Any, tmp_path: Pa
 
 @pytest.mark.parametrize("entry", EXPERIMENTS, ids=[e.name for e in EXPERIMENTS])
 def test_hypothesis_draws_out_of_range_values(entry: Any, tmp_path: Path) -> None:
-    _cfg, recipe, specs, params = _experiment(entry, tmp_path)
+    _, recipe, specs, params = _experiment(entry, tmp_path)
 
     @settings(
         max_examples=40,

@@ -43,7 +43,7 @@ def test_runs_in_tiny_profile(entry, store_overrides: list[str], tmp_path: Path)
     store = tmp_path / "experiments" / entry.paper / entry.figure
     recorded = sorted(
         json.dumps(json.loads((store / uid / "config.json").read_text())["unit"], sort_keys=True)
-        for uid in (u["unit_id"] for u in meta["units"])
+        for uid in meta["selection"]
     )
     expected = sorted(
         json.dumps(json.loads(json.dumps(u, default=str)), sort_keys=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -23,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from privrepro.data.provenance import is_rehearsal_root
 from privrepro.store.atomic import atomic_write_bytes
 
 __all__ = [
@@ -33,11 +35,14 @@ __all__ = [
     "create_backbone",
     "extract_features",
     "feature_cache_path",
+    "has_cached_features",
     "load_feature_file",
     "save_feature_file",
 ]
 
 DEFAULT_BACKBONE = "vit_base_patch16_224.augreg_in21k"
+
+log = logging.getLogger("privrepro.continual")
 
 FeatureSet = tuple[np.ndarray, np.ndarray, dict[str, Any]]
 
@@ -53,7 +58,9 @@ def create_backbone(
     Args:
         name: a timm model id.
         weights: a local checkpoint (``.safetensors``, ``.bin``/``.pth`` or google ``.npz``);
-            when given, no download is attempted.
+            when given, no download is attempted. A missing file (or, for ``None``, weights
+            neither in the Hugging Face cache nor downloadable) raises
+            :class:`~privrepro.models.weights.MissingWeightsError`, one line, before timm runs.
         pretrained: load pre-trained weights (from ``weights`` or timm's hub); ``False`` gives
             random weights (smoke runs and tests).
         model_kwargs: passed to ``timm.create_model`` (e.g. ``img_size=32, patch_size=8`` for a
@@ -61,17 +68,18 @@ def create_backbone(
     """
     import timm
 
+    from privrepro.models.weights import require_backbone_weights
+
     kwargs: dict[str, Any] = dict(model_kwargs)
+    if pretrained:  # a missing file, or no file and no hub: one line, before timm retries
+        require_backbone_weights(name, weights, "weights")
     if weights is not None:
         path = Path(weights)
-        if not path.is_file():
-            from privrepro.data.registry import MissingDataError
-
-            raise MissingDataError(
+        if is_rehearsal_root(path.parent):
+            log.warning(
+                "backbone %s: %s is a rehearsal stand-in (random weights, not pretrained)",
                 name,
                 path,
-                "Copy the backbone's weights file there "
-                "(e.g. timm's model.safetensors for this id).",
             )
         # google .npz checkpoints need timm's custom loader, state dicts the standard one
         kwargs["pretrained_cfg_overlay"] = {"file": str(path), "custom_load": path.suffix == ".npz"}
@@ -155,6 +163,12 @@ def feature_cache_path(cache_dir: str | Path, backbone: str, dataset: str, split
         / "features"
         / f"{_safe(backbone)}-{_safe(dataset)}-{_safe(split)}.npz"
     )
+
+
+def has_cached_features(cache_dir: str | Path, backbone: str) -> bool:
+    """Whether the feature cache under ``cache_dir`` holds any file of ``backbone``."""
+    folder = Path(cache_dir) / "cl" / "features"
+    return folder.is_dir() and any(folder.glob(f"{_safe(backbone)}-*.npz"))
 
 
 def save_feature_file(path: str | Path, x: np.ndarray, y: np.ndarray, meta: dict[str, Any]) -> Path:

@@ -9,7 +9,12 @@ CIFAR-10/100 and MNIST come from :mod:`privrepro.data` (torchvision classes). He
 * **notMNIST**: a folder ``<root>/notMNIST_small/<A..J>/*.png`` (Bulatov 2011; the version is not
   stated in the paper, the small set is assumed); a random 80/20 split as for ImageNet-R
   (assumed). Unreadable files (the small set has a few) are skipped and counted.
-* **FashionMNIST** and **SVHN** through torchvision's classes, files in torchvision's layout.
+* **FashionMNIST** and **SVHN** through torchvision's classes, files in torchvision's layout;
+  their files are checked against torchvision's MD5 list as MNIST's and CIFAR's are
+  (``verify_checksums``), FashionMNIST's ``.gz`` archives decompressed in place like MNIST's.
+
+Rehearsal stand-ins (:mod:`privrepro.rehearsal.standins`) pass those checks only under their
+marker (:mod:`privrepro.data.standin`); every dataset returned carries ``meta["data_source"]``.
 
 Every loader returns :class:`privrepro.data.arrays.ArrayDataset`; images are ``uint8`` arrays, or,
 for the image folders, an object array of file paths (decoded when features are extracted).
@@ -25,6 +30,7 @@ from privrepro.config import ConfigError
 from privrepro.continual.scenarios import train_test_split_indices
 from privrepro.data.arrays import ArrayDataset
 from privrepro.data.registry import MissingDataError
+from privrepro.data.standin import checksum_status, data_source_of, folder_source, log_stand_in
 
 __all__ = [
     "IMAGE_SUFFIXES",
@@ -67,12 +73,15 @@ def image_folder(folder: Path, name: str, how: str) -> ArrayDataset:
         )
         paths.extend(str(p) for p in files)
         labels.extend([c] * len(files))
+    source = folder_source(folder, name)
+    if source.is_stand_in:
+        log_stand_in(name, folder)
     return ArrayDataset(
         np.array(paths, dtype=object),
         np.array(labels, dtype=np.int64),
         classes,
         name,
-        {"root": str(folder)},
+        {"root": str(folder), "data_source": source},
     )
 
 
@@ -110,58 +119,116 @@ def load_notmnist(
         y[idx],
         full.classes,
         f"notmnist/{split}",
-        {"root": str(root), "unreadable_skipped": len(full.y) - len(keep)},
+        {
+            "root": str(root),
+            "unreadable_skipped": len(full.y) - len(keep),
+            "data_source": data_source_of(root, "notmnist"),
+        },
     )
 
 
-def load_fashionmnist(root: Path, split: str = "train", download: bool = False) -> ArrayDataset:
-    """FashionMNIST as ``uint8 [N, 28, 28]`` through ``torchvision.datasets.FashionMNIST``."""
+_FASHIONMNIST_HOW = (
+    "Run with download enabled on a machine with internet, or copy the FashionMNIST idx files "
+    "of the split (.gz as distributed, or decompressed) there."
+)
+_SVHN_HOW = (
+    "Download it from http://ufldl.stanford.edu/housenumbers/ (format 2) or run with "
+    "download enabled."
+)
+
+
+def load_fashionmnist(
+    root: Path, split: str = "train", download: bool = False, verify_checksums: bool = True
+) -> ArrayDataset:
+    """FashionMNIST as ``uint8 [N, 28, 28]`` through ``torchvision.datasets.FashionMNIST``.
+
+    Like MNIST (:func:`privrepro.data.vision.load_mnist`): only the files of ``split`` are
+    needed, and the ``.gz`` archives are MD5-checked and decompressed when the raw files are
+    absent.
+    """
+    import os
+
     from torchvision.datasets import FashionMNIST
 
+    from privrepro.data.vision import _mnist_files, _prepare_mnist_raw
+
     train = split == "train"
-    raw = Path(root) / "FashionMNIST" / "raw"
-    try:
-        ds = FashionMNIST(str(root), train=train, download=download)
-    except RuntimeError as exc:
-        raise MissingDataError(
-            "fashionmnist",
-            raw,
-            "Run with download enabled on a machine with internet, or copy the idx files there.",
-        ) from exc
+    root = Path(root)
+    if download:
+        FashionMNIST(str(root), train=train, download=True)
+    checksums = _prepare_mnist_raw(
+        root, train, verify_checksums, FashionMNIST, "fashionmnist", _FASHIONMNIST_HOW
+    )
+
+    class _SplitFashionMNIST(FashionMNIST):  # checks only the files of the requested split
+        @property
+        def raw_folder(self) -> str:
+            return os.path.join(self.root, "FashionMNIST", "raw")
+
+        def _check_exists(self) -> bool:
+            return all(
+                (Path(self.raw_folder) / n[: -len(".gz")]).is_file()
+                for n, _ in _mnist_files(self.train, FashionMNIST)
+            )
+
+    ds = _SplitFashionMNIST(str(root), train=train, download=False)
+    source = data_source_of(root, "fashionmnist")
+    if source.is_stand_in:
+        log_stand_in("fashionmnist", root / "FashionMNIST", checksums=checksums == "stand-in")
     return ArrayDataset(
         ds.data.numpy(),
         ds.targets.numpy().astype(np.int64),
         list(ds.classes),
         f"fashionmnist/{split}",
-        {"root": str(root)},
+        {
+            "root": str(root),
+            "checksums": checksums,
+            "data_source": source,
+        },
     )
 
 
-def load_svhn(root: Path, split: str = "train", download: bool = False) -> ArrayDataset:
+def load_svhn(
+    root: Path, split: str = "train", download: bool = False, verify_checksums: bool = True
+) -> ArrayDataset:
     """SVHN (cropped digits) as ``uint8 [N, 32, 32, 3]`` through ``torchvision.datasets.SVHN``
-    (its label 10 for the digit 0 is mapped to 0 by torchvision)."""
+    (its label 10 for the digit 0 is mapped to 0 by torchvision); the ``.mat`` file is checked
+    against torchvision's MD5 unless ``verify_checksums=False``."""
     from torchvision.datasets import SVHN
 
     path = Path(root) / f"{split}_32x32.mat"
-    if not download and not path.is_file():
-        raise MissingDataError(
-            "svhn",
-            path,
-            "Download it from http://ufldl.stanford.edu/housenumbers/"
-            " (format 2) or run with download enabled.",
-        )
+    if download:  # torchvision's download (MD5-checked), without loading the file twice
+        from torchvision.datasets.utils import download_url
 
-    class _Unchecked(SVHN):  # the file's presence was checked above
+        url, filename, md5 = SVHN.split_list[split]
+        download_url(url, str(root), filename, md5)
+    if not path.is_file():
+        raise MissingDataError("svhn", path, _SVHN_HOW)
+    checksums = "not verified"
+    if verify_checksums:
+        checksums = checksum_status(path, SVHN.split_list[split][2]) or ""
+        if not checksums:
+            raise MissingDataError(
+                "svhn",
+                path,
+                "Its MD5 does not match torchvision's: the file is corrupt or not the SVHN "
+                "release. " + _SVHN_HOW,
+            )
+
+    class _Checked(SVHN):  # integrity was checked above (MD5 unless verify_checksums=False)
         def _check_integrity(self) -> bool:
             return True
 
-    ds = (SVHN if download else _Unchecked)(str(root), split=split, download=download)
+    ds = _Checked(str(root), split=split, download=False)
+    source = data_source_of(root, "svhn")
+    if source.is_stand_in:
+        log_stand_in("svhn", path, checksums=checksums == "stand-in")
     return ArrayDataset(
         np.ascontiguousarray(ds.data.transpose(0, 2, 3, 1)),
         np.asarray(ds.labels, dtype=np.int64),
         [str(i) for i in range(10)],
         f"svhn/{split}",
-        {"root": str(root)},
+        {"root": str(root), "checksums": checksums, "data_source": source},
     )
 
 
@@ -183,9 +250,9 @@ def load_five_datasets_member(
 
         return load_cifar10(Path(root), split, download=download, verify_checksums=verify_checksums)
     if name == "svhn":
-        return load_svhn(Path(root), split, download)
+        return load_svhn(Path(root), split, download, verify_checksums)
     if name == "fashionmnist":
-        return load_fashionmnist(Path(root), split, download)
+        return load_fashionmnist(Path(root), split, download, verify_checksums)
     if name == "notmnist":
         return load_notmnist(Path(root), split, split_seed)
     raise ConfigError(

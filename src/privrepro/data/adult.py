@@ -72,7 +72,8 @@ def _read_one(path: Path) -> pd.DataFrame:
     source="https://archive.ics.uci.edu/dataset/2/adult (CC BY 4.0)",
 )
 def load_adult(root: str | Path, split: str = "all", download: bool = False) -> pd.DataFrame:
-    """The Adult records of ``split`` (``train``, ``test`` or ``all``), rows with '?' dropped."""
+    """The Adult records of ``split`` (``train``, ``test`` or ``all``), rows with '?' dropped;
+    ``records.attrs["data_source"]`` says whether they are UCI Adult or a rehearsal stand-in."""
     if split not in _FILES:
         from privrepro.config.validation import ConfigError
 
@@ -87,7 +88,13 @@ def load_adult(root: str | Path, split: str = "all", download: bool = False) -> 
             if not path.is_file():
                 raise MissingDataError("adult", path, _HOW)
         frames.append(_read_one(path))
-    return pd.concat(frames, ignore_index=True)
+    records = pd.concat(frames, ignore_index=True)
+    from privrepro.data.standin import data_source_of, log_stand_in
+
+    records.attrs["data_source"] = data_source_of(root, "adult")  # real, or rehearsal stand-in
+    if records.attrs["data_source"].is_stand_in:
+        log_stand_in("adult", folder)
+    return records
 
 
 def _download(folder: Path) -> None:  # pragma: no cover - network

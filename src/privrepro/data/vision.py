@@ -7,6 +7,12 @@ machine with internet (torchvision's own download, MD5-checked). Without it a mi
 to obtain it. Checksums are verified with torchvision's MD5 list unless ``verify_checksums=False``
 (for hand-made files in the same format, e.g. in tests).
 
+Rehearsal stand-ins (:mod:`privrepro.rehearsal.standins`) fail those checksums by design: a file
+whose MD5 is not the release's is accepted only when a rehearsal marker above it lists the file
+with its current MD5 (:func:`privrepro.data.standin.checksum_status`), and the load says so in
+the log. Every dataset
+returned carries ``meta["data_source"]``, the real dataset or the rehearsal stand-in for it.
+
 Two departures from torchvision, both offline conveniences: MNIST needs only the files of the
 requested split, and its gzip archives (the files torchvision downloads) are decompressed in place
 when the raw files are absent.
@@ -26,6 +32,7 @@ import numpy as np
 from privrepro.config.validation import ConfigError
 from privrepro.data.arrays import ArrayDataset
 from privrepro.data.registry import MissingDataError, register_dataset
+from privrepro.data.standin import checksum_status, data_source_of, log_stand_in
 
 __all__ = ["load_cifar10", "load_cifar100", "load_mnist"]
 
@@ -45,40 +52,64 @@ def _check_split(split: str) -> bool:
     return split == "train"
 
 
-def _md5_ok(path: Path, md5: str | None) -> bool:
-    from torchvision.datasets.utils import check_integrity
+def _checked(path: Path, md5: str | None, dataset: str, verify: bool) -> str:
+    """How ``path`` passed its check: ``"release"``, ``"stand-in"`` or ``"not verified"``;
+    ``""`` when it failed (a wrong MD5 outside a rehearsal stand-in's manifest)."""
+    if not verify:
+        return "not verified"
+    return checksum_status(path, md5) or ""
 
-    return bool(check_integrity(str(path), md5))
 
-
-def _mnist_files(train: bool) -> list[tuple[str, str]]:
+def _torchvision_mnist() -> Any:
     from torchvision.datasets import MNIST
 
+    return MNIST
+
+
+def _mnist_files(train: bool, cls: Any = None) -> list[tuple[str, str]]:
+    """The ``(archive name, MD5)`` of one split of torchvision's ``cls`` (MNIST by default)."""
     prefix = "train" if train else "t10k"
-    return [(name, md5) for name, md5 in MNIST.resources if name.startswith(prefix)]
+    resources = (cls or _torchvision_mnist()).resources
+    return [(name, md5) for name, md5 in resources if name.startswith(prefix)]
 
 
-def _prepare_mnist_raw(root: Path, train: bool, verify: bool) -> None:
-    """Make sure the raw idx files of one split exist (decompressing ``.gz`` when needed)."""
-    raw = root / "MNIST" / "raw"
-    for gz_name, md5 in _mnist_files(train):
+def _prepare_mnist_raw(
+    root: Path,
+    train: bool,
+    verify: bool,
+    cls: Any = None,
+    dataset: str = "mnist",
+    how: str = _MNIST_HOW,
+) -> str:
+    """Make sure the raw idx files of one split exist (decompressing ``.gz`` when needed).
+
+    ``cls`` is torchvision's MNIST (default) or a class with its layout (FashionMNIST). Returns
+    how the archives passed their check (``"release"``, ``"stand-in"``, ``"not verified"``, or
+    ``"raw files present"`` when nothing had to be decompressed).
+    """
+    cls = cls or _torchvision_mnist()
+    raw = root / cls.__name__ / "raw"
+    status = "raw files present"
+    for gz_name, md5 in _mnist_files(train, cls):
         target = raw / gz_name[: -len(".gz")]
         if target.is_file():
             continue
         archive = raw / gz_name
         if not archive.is_file():
-            raise MissingDataError("mnist", target, _MNIST_HOW)
-        if verify and not _md5_ok(archive, md5):
+            raise MissingDataError(dataset, target, how)
+        status = _checked(archive, md5, dataset, verify)
+        if not status:
             raise MissingDataError(
-                "mnist",
+                dataset,
                 archive,
-                "Its MD5 does not match torchvision's: "
-                "the file is corrupt or not the MNIST release. " + _MNIST_HOW,
+                f"Its MD5 does not match torchvision's: the file is corrupt or not the "
+                f"{cls.__name__} release. " + how,
             )
         tmp = target.with_name(f".tmp-{target.name}-{os.getpid()}")
         with gzip.open(archive, "rb") as src, open(tmp, "wb") as dst:
             shutil.copyfileobj(src, dst)
         os.replace(tmp, target)
+    return status
 
 
 @register_dataset(
@@ -96,7 +127,7 @@ def load_mnist(
     root = Path(root)
     if download:
         MNIST(str(root), train=train, download=True)
-    _prepare_mnist_raw(root, train, verify_checksums)
+    checksums = _prepare_mnist_raw(root, train, verify_checksums)
 
     class _SplitMNIST(MNIST):  # checks only the files of the requested split
         @property
@@ -110,12 +141,20 @@ def load_mnist(
             )
 
     ds = _SplitMNIST(str(root), train=train, download=False)
+    source = data_source_of(root, "mnist")
+    if source.is_stand_in:
+        log_stand_in("mnist", root / "MNIST", checksums=checksums == "stand-in")
     return ArrayDataset(
         ds.data.numpy(),
         ds.targets.numpy().astype(np.int64),
         [c.split(" - ")[0] for c in ds.classes],
         f"mnist/{split}",
-        {"root": str(root), "checksums_verified": verify_checksums},
+        {
+            "root": str(root),
+            "checksums_verified": verify_checksums,
+            "checksums": checksums,
+            "data_source": source,
+        },
     )
 
 
@@ -131,17 +170,24 @@ def _load_cifar(
     ]
     if download:
         cls(str(root), train=train, download=True)
+    statuses = set()
     for file_name, md5 in needed:
         path = folder / file_name
         if not path.is_file():
             raise MissingDataError(name, path, _CIFAR_HOW)
-        if verify and not _md5_ok(path, md5):
+        status = _checked(path, md5, name, verify)
+        statuses.add(status)
+        if not status:
             raise MissingDataError(
                 name,
                 path,
                 "Its MD5 does not match torchvision's: the file is "
                 "corrupt or not the CIFAR release. " + _CIFAR_HOW,
             )
+
+    source = data_source_of(root, name)
+    if source.is_stand_in:
+        log_stand_in(name, folder, checksums="stand-in" in statuses)
 
     class _Checked(cls):  # type: ignore[misc, valid-type]
         # Integrity was checked above (MD5 unless verify_checksums=False).
@@ -159,7 +205,12 @@ def _load_cifar(
         np.asarray(ds.targets, dtype=np.int64),
         list(ds.classes),
         f"{name}/{split}",
-        {"root": str(root), "checksums_verified": verify},
+        {
+            "root": str(root),
+            "checksums_verified": verify,
+            "checksums": "stand-in" if "stand-in" in statuses else statuses.pop(),
+            "data_source": source,
+        },
     )
 
 

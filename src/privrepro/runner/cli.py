@@ -82,12 +82,7 @@ def _app(cfg: DictConfig) -> None:
 
     hc = HydraConfig.get()
     try:
-        run = run_config(
-            cfg,
-            multirun=hc.mode == RunMode.MULTIRUN,
-            repo=Path.cwd(),
-            overrides=list(hc.overrides.task),
-        )
+        run = run_config(cfg, multirun=hc.mode == RunMode.MULTIRUN, repo=Path.cwd())
     except (ConfigError, MissingDataError) as exc:
         print(f"privrepro: {error_line(exc)}", file=sys.stderr)
         sys.exit(2)

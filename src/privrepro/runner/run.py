@@ -164,28 +164,40 @@ def _check_unique_units(units: Sequence[Mapping[str, Any]], ids: Sequence[str]) 
         seen[uid] = i
 
 
-def _data_dir_source(overrides: Sequence[str]) -> str:
-    """Where ``paths.data_dir`` came from: command line, ``PRIVREPRO_DATA`` or the default."""
+def _data_dir_source(cfg: DictConfig) -> str:
+    """Where ``paths.data_dir`` came from: command line, ``PRIVREPRO_DATA`` or the default.
+
+    ``conf/config.yaml`` sets it to ``${oc.env:PRIVREPRO_DATA,data}``; any other unresolved
+    value was put there by an override."""
     import os
 
-    if any(o.split("=", 1)[0].lstrip("+~") == "paths.data_dir" for o in overrides):
+    raw = OmegaConf.to_container(cfg.paths, resolve=False)
+    if isinstance(raw, dict) and "oc.env:PRIVREPRO_DATA" not in str(raw.get("data_dir", "")):
         return "paths.data_dir on the command line"
     if os.environ.get("PRIVREPRO_DATA"):
         return "PRIVREPRO_DATA"
     return "the default of paths.data_dir"
 
 
-def run_config(
-    cfg: DictConfig,
-    multirun: bool = False,
-    repo: Path | None = None,
-    overrides: Sequence[str] = (),
-) -> FigureRun:
+def _check_weights(params: Any, paths: Any) -> None:
+    """Every weights file the parameters need exists or can be downloaded (see
+    :func:`privrepro.models.weights.check_weights`); else a one-line ``ConfigError``."""
+    from privrepro.models.weights import check_weights, weights_needed
+
+    if weights_needed(params):
+        from functools import partial
+
+        from privrepro.continual.features import has_cached_features
+
+        cached = partial(has_cached_features, Path(paths.cache_dir))
+        check_weights(params, Path(paths.data_dir), cached)
+
+
+def run_config(cfg: DictConfig, multirun: bool = False, repo: Path | None = None) -> FigureRun:
     """Run the figure ``cfg`` describes (a composed root config: what ``--cfg job`` prints).
 
     ``multirun`` is accepted for the Hydra app; a sweep's jobs and single runs derive the
-    figure's table the same way (from the store, under the figure's lock). ``overrides`` (the
-    command line's) only say where ``paths.data_dir`` came from, in the metadata and errors.
+    figure's table the same way (from the store, under the figure's lock).
     """
     started = time.perf_counter()
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -205,6 +217,7 @@ def run_config(
     recipe_id = (f"{type(recipe).__module__}:{type(recipe).__qualname__}", recipe_version(recipe))
 
     units = recipe.units(params)
+    _check_weights(params, paths)  # missing pretrained weights: one line, before any compute
     identities = [_unit_identity(paper, figure, recipe, profile, seed, u) for u in units]
     ids = [unit_hash(i) for i in identities]
     _check_unique_units(units, ids)
@@ -246,7 +259,7 @@ def run_config(
                 try:
                     rows = recipe.compute(dict(unit), ctx)
                 except MissingDataError as exc:
-                    exc.root_from = f"{_data_dir_source(overrides)} ({paths.data_dir})"
+                    exc.root_from = f"{_data_dir_source(cfg)} ({paths.data_dir})"
                     raise
                 log.info("unit %s: %d rows in %.2f s", uid, len(rows), time.perf_counter() - t0)
             if not isinstance(rows, pd.DataFrame):
@@ -290,7 +303,7 @@ def run_config(
             "selection": ids,
             "params": _jsonable(params),
             "assumptions": assumptions_of(params),
-            "data_dir": {"path": str(paths.data_dir), "from": _data_dir_source(overrides)},
+            "data_dir": {"path": str(paths.data_dir), "from": _data_dir_source(cfg)},
             "source": OmegaConf.to_container(cfg.figure.source, resolve=True)
             if cfg.figure.get("source") is not None
             else {},
@@ -366,4 +379,4 @@ def run_experiment(
     experiment: str, overrides: Sequence[str] = (), conf: Path | None = None
 ) -> FigureRun:
     """Compose and run one experiment in this process (what tests and ``make figures`` use)."""
-    return run_config(compose(experiment, overrides, conf), overrides=overrides)
+    return run_config(compose(experiment, overrides, conf))

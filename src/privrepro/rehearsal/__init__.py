@@ -1,0 +1,10 @@
+"""Rehearsal of the paper profile before a user spends GPU days on it.
+
+The paper profile reads real datasets and pretrained weights that cannot be fetched everywhere.
+A rehearsal runs its exact code path on files of the same formats and sizes, with a compute cap,
+and measures what the full run would cost.
+
+* :mod:`privrepro.rehearsal.standins` — full-size, format-real stand-in datasets and randomly
+  initialised checkpoints, written into a data root marked so that nothing read from it can pass
+  for real data (``make rehearsal-data``).
+"""
