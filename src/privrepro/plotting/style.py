@@ -48,7 +48,12 @@ def new_figure(
 
 
 def save_figure(fig: Any, stem: str | Path, caption: str | None = None) -> list[Path]:
-    """Save ``fig`` as ``stem.png`` and ``stem.pdf`` (atomically) and close it."""
+    """Save ``fig`` as ``stem.png`` and ``stem.pdf`` (atomically) and close it.
+
+    The layout and the tight bounding box are computed once, by the PNG's save; the PDF reuses
+    them (its own save would run the layout and the tight-box search again: most of a plot's
+    saving time).
+    """
     import io
 
     from privrepro.store.atomic import atomic_write_bytes
@@ -57,9 +62,13 @@ def save_figure(fig: Any, stem: str | Path, caption: str | None = None) -> list[
     if caption:
         fig.text(0.5, -0.02, caption, ha="center", va="top", fontsize=7.5, color="0.35", wrap=True)
     paths = []
-    for ext in ("png", "pdf"):
-        buf = io.BytesIO()
-        fig.savefig(buf, format=ext, bbox_inches="tight")
-        paths.append(atomic_write_bytes(stem.with_suffix(f".{ext}"), buf.getvalue()))
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", bbox_inches="tight")
+    paths.append(atomic_write_bytes(stem.with_suffix(".png"), buf.getvalue()))
+    box = fig.get_tightbbox().padded(float(plt.rcParams["savefig.pad_inches"]))
+    fig.set_layout_engine("none")  # laid out by the PNG's save: keep those positions
+    buf = io.BytesIO()
+    fig.savefig(buf, format="pdf", bbox_inches=box)
+    paths.append(atomic_write_bytes(stem.with_suffix(".pdf"), buf.getvalue()))
     plt.close(fig)
     return paths
