@@ -37,6 +37,7 @@ $(CURDIR)/.tools/bin/uv:
 # matplotlib … again (seconds per process; always, where PYTHONDONTWRITEBYTECODE is set)
 $(ENV_STAMP): pyproject.toml uv.lock | $(UV)
 	$(UV) sync --frozen --compile-bytecode
+	$(UV) run --frozen python -m compileall -q src
 	@touch $@
 
 env: $(ENV_STAMP) ## Install the environment (uv sync from uv.lock)
