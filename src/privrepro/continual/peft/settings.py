@@ -127,7 +127,7 @@ class TuningSettings:
         """The learning-rate range must be ordered (Table A2: 1e-7 … 1e-2)."""
         if self.lr_low >= self.lr_high:
             raise ConfigError(
-                f"{prefix}.lr_low", self.lr_low, f"must be < lr_high = {self.lr_high}"
+                f"{prefix}.lr_low", self.lr_low, f"must be < {prefix}.lr_high = {self.lr_high} (the tuned range, Table A2)"
             )
 
 
