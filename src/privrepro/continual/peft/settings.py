@@ -127,7 +127,9 @@ class TuningSettings:
         """The learning-rate range must be ordered (Table A2: 1e-7 … 1e-2)."""
         if self.lr_low >= self.lr_high:
             raise ConfigError(
-                f"{prefix}.lr_low", self.lr_low, f"must be < {prefix}.lr_high = {self.lr_high} (the tuned range, Table A2)"
+                f"{prefix}.lr_low",
+                self.lr_low,
+                f"must be < {prefix}.lr_high = {self.lr_high} (the tuned range, Table A2)",
             )
 
 
