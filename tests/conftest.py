@@ -25,6 +25,31 @@ from components import MISSING, postgres_server, postgres_url  # noqa: E402
 __all__ = ["postgres_server", "postgres_url"]
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``slow``-marked tests first (the README's commands before all): on ``-n 2`` the longest
+    start at once and overlap the rest of the suite instead of ending it alone. Tests marked
+    ``gpu`` skip, with one reason, where no CUDA device is present."""
+    items.sort(
+        key=lambda item: (
+            "test_readme_commands" not in item.nodeid,
+            item.get_closest_marker("slow") is None,
+        )
+    )
+    gpu = [item for item in items if item.get_closest_marker("gpu")]
+    if not gpu:
+        return
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(
+        reason="gpu: no CUDA device here, the CUDA paths were NOT exercised "
+        "(run `pytest -m gpu` on a machine with a GPU)"
+    )
+    for item in gpu:
+        item.add_marker(skip)
+
+
 @pytest.fixture
 def store_overrides(tmp_path: Path) -> list[str]:
     """Hydra overrides that point the run store, results and plots into ``tmp_path``."""
@@ -59,14 +84,3 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     if other:
         line += f"; {other} skipped for other reasons"
     terminalreporter.write_line(line)
-
-
-def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
-    """``slow``-marked tests first: on ``-n 2`` the longest ones (the README's commands, minutes
-    on their own) start at once and overlap the rest of the suite instead of ending it alone."""
-    items.sort(
-        key=lambda item: (
-            "test_readme_commands" not in item.nodeid,  # the longest of all: first
-            item.get_closest_marker("slow") is None,
-        )
-    )

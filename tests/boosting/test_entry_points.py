@@ -47,6 +47,11 @@ def _never(*_: Any, **__: Any) -> Any:  # pragma: no cover - must not be reached
         ),
         ("rhos", lambda: boosting.fixed_region_extra_loss(20.0, 1.0, 10.0, [0.0], [2.0])),
         ("exact_ts", lambda: boosting.composition_dp(SETTING, 10, exact_ts=[20])),
+        ("pld_discretization", lambda: boosting.composition_dp(SETTING, 10, pld_discretization=0)),
+        (
+            "check_discretization",
+            lambda: boosting.composition_dp(SETTING, 10, check_discretization=1.0),
+        ),
         ("notion", lambda: boosting.composition_dp(boosting.PBSetting(notion="rdp"), 10)),
         ("alphas", lambda: boosting.composition_rdp(SETTING, [1.0], 10)),
         ("mse_scale", lambda: boosting.grr_mse_curve(np.ones(10, int), 1.0, 2, mse_scale="x")),

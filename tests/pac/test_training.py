@@ -39,7 +39,7 @@ def test_flatten_roundtrip() -> None:
     assert torch.equal(spec.flatten(spec.unflatten(batch), batch_dims=1), batch)
 
 
-@pytest.mark.parametrize("mode", ["gather", "mask"])
+@pytest.mark.parametrize("mode", ["wide", "gather", "mask"])
 def test_batched_equals_loop_of_single_trainings(pool, mode: str) -> None:
     x, y = pool
     spec = MLPSpec((8, 6, 5, 3))
@@ -51,6 +51,19 @@ def test_batched_equals_loop_of_single_trainings(pool, mode: str) -> None:
     # float64: the hand-written backward equals autograd up to rounding (1e-10 over 30 steps)
     assert torch.allclose(got, ref, atol=1e-10, rtol=0)
     assert not torch.allclose(got[0], got[1])  # different subsets give different models
+
+
+@pytest.mark.parametrize("sizes", [(8, 3), (8, 5, 3)])
+def test_wide_equals_loop_for_shallow_networks(pool, sizes: tuple[int, ...]) -> None:
+    # one layer (the wide GEMM is the whole model) and one hidden layer; float64, 1e-10
+    x, y = pool
+    spec = MLPSpec(sizes)
+    init = init_mlp(spec, torch.Generator().manual_seed(4), dtype=torch.float64)
+    rng = np.random.default_rng(5)
+    subsets = torch.tensor(np.stack([rng.choice(120, 90, replace=False) for _ in range(3)]))
+    got = train_batched(spec, init, x, y, subsets, steps=20, lr=0.2)
+    ref = torch.stack([train_single(spec, init, x[s], y[s], 20, 0.2) for s in subsets])
+    assert torch.allclose(got, ref, atol=1e-10, rtol=0)
 
 
 def test_vmap_equals_loop(pool) -> None:

@@ -34,6 +34,7 @@ from scipy import integrate, special
 
 from privrepro.boosting.kernels import GaussianKernel, Kernel, log_interval_mass_std_normal
 from privrepro.boosting.mechanism import BoostedMechanism
+from privrepro.dp.pld import DiscretePLD
 
 __all__ = [
     "Pieces",
@@ -41,6 +42,7 @@ __all__ = [
     "exact_delta_pair",
     "exact_epsilon",
     "exact_pld",
+    "exact_plds_connect_dots",
     "exact_rdp",
     "exact_renyi_pair",
     "first_crossing",
@@ -384,6 +386,35 @@ def exact_pld(
         rounded_probability_mass_function_add=pmf_a,
         infinity_mass_add=inf_a,
         symmetric=False,
+    )
+
+
+def exact_plds_connect_dots(
+    mech: BoostedMechanism,
+    c: float,
+    c2: float,
+    interval: float = 1e-2,
+    tail_mass: float = 1e-15,
+) -> tuple[DiscretePLD, DiscretePLD]:
+    """The pair's two privacy-loss distributions (remove: ``P`` at ``c`` vs ``Q`` at ``c2``; add:
+    the reverse), pessimistic connect-the-dots on the grid ``k · interval`` from the closed-form
+    profile :func:`exact_delta_pair` (any kernel: only the profile is used).
+
+    The grid of each direction runs from ``−ε_rev`` to ``ε_fwd``, where ``ε_fwd`` is the ε with
+    profile ``tail_mass`` (what lies above goes to ``+∞``: at most ``tail_mass``) and ``ε_rev``
+    the same for the other direction (the loss falls below ``−ε_rev`` with probability at most
+    about ``tail_mass · e^{−ε_rev}``). See :mod:`privrepro.dp.pld` for the error.
+    """
+    from privrepro.dp.pld import from_profile
+
+    def profile(a: float, b: float) -> Callable[[np.ndarray], np.ndarray]:
+        return lambda e: np.asarray(exact_delta_pair(mech, a, b, e))
+
+    fwd, rev = profile(c, c2), profile(c2, c)
+    top_fwd, top_rev = first_crossing(fwd, tail_mass), first_crossing(rev, tail_mass)
+    return (
+        from_profile(fwd, interval, -top_rev, max(top_fwd, interval)),
+        from_profile(rev, interval, -top_fwd, max(top_rev, interval)),
     )
 
 

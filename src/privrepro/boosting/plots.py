@@ -271,7 +271,8 @@ COMPOSITION_STYLES = {
     "a": {
         ("gaussian", "exact"): ("k", "-", "Gaussian (exact)"),
         ("pb", "paper"): ("C1", "-", "PB-DP, paper's Algorithm 1"),
-        ("pb", "exact"): ("C1", "--", "PB-DP, exact (PLD)"),
+        ("pb", "exact"): ("C1", "--", "PB-DP, exact (PLD, every T)"),
+        ("pb", "dp_accounting"): ("C3", "x", "PB-DP, dp_accounting's PLD (check)"),
         ("pb", "exact_optimised"): ("C2", ":", "PB-DP, exact, ε₀ re-optimised"),
         ("pb", "paper_reoptimised"): ("C4", "-.", "PB-DP, paper, ε₀ re-optimised per T"),
     },
@@ -298,8 +299,7 @@ def plot_composition(
     styles = COMPOSITION_STYLES["a"]
     for (m, acc), g in table[table["panel"] == "a"].groupby(["mechanism", "accountant"]):
         col, ls, lab = styles[(m, acc)]  # type: ignore[index]
-        marker = "o" if acc == "exact" and m == "pb" else None
-        _draw_t_curve(ax, g, ls, color=col, label=lab, marker=marker, ms=3)
+        _draw_t_curve(ax, g, ls, color=col, label=lab, ms=5)
     _log_t_axes(ax, ylabel_dp, titles[0], 7)
     styles = COMPOSITION_STYLES["b"]
     for i, (alpha, g) in enumerate(table[table["panel"] == "b"].groupby("alpha")):

@@ -5,11 +5,14 @@ trainings, one per data draw ``X^(k)``. They share the architecture, the initial
 mechanism is deterministic: a fixed init, assumed) and the step schedule, and differ only in their
 data subset. Here their parameters are stacked into ``[m, ...]`` tensors and trained together:
 
-- ``train_batched``: hand-written forward/backward with batched matmuls (``torch.bmm``). Two data
-  modes: ``"gather"`` gives each model its subset ``X[idx_k]`` (``[m, n, in]``);
-  ``"mask"`` runs every model on the whole pool with per-model weights ``1/n`` on its subset and
-  0 elsewhere, so the first layer is one GEMM ``X @ [W1_1 | ... | W1_m]`` (more flops when
-  ``n < N``, no gathered copy of the data: the choice for a large pool).
+- ``train_batched``: hand-written forward/backward. The default ``"wide"`` mode trains the
+  models as one wide model over the shared pool: the first layer of all of them is one GEMM
+  ``X [N, in] @ [W1_1 | ... | W1_m]`` and its gradient one GEMM ``X^T @ G``, each model's subset
+  selects rows of the hidden activations (an index list, never a copy of the inputs), and the
+  later, narrow layers run as batched matmuls on ``[m, n, h]``. Two older layouts stay for
+  comparison: ``"gather"`` copies each model's inputs ``X[idx_k]`` (``[m, n, in]``: the memory
+  traffic of a loop) and ``"mask"`` runs every layer of every model on the whole pool with
+  weights ``1/n`` on its subset.
 - ``train_vmap``: ``torch.func.vmap`` of ``torch.func.grad`` over stacked parameters and data.
 - ``train_single``: one model, ``torch.nn`` + autograd: the loop baseline and the reference.
 
@@ -164,6 +167,59 @@ def _step_batched(
         params[2 * li + 1].sub_(gb, alpha=lr)
 
 
+MODES = ("wide", "gather", "mask")
+
+
+def _step_wide(
+    spec: MLPSpec,
+    params: list[Tensor],
+    x: Tensor,
+    rows: Tensor,
+    onehot: Tensor,
+    inv_n: float,
+    lr: float,
+    grad_wide: Tensor,
+) -> None:
+    """One full-batch GD step of ``mc`` models as one wide model over the shared pool ``x``.
+
+    Layer 1 of every model is one GEMM ``x [N, in] @ W1 [in, mc·h1]``; each model then keeps its
+    own subset's rows (``rows``: flat indices ``i·mc + k`` into ``[N·mc, h1]``, a gather of hidden
+    activations, never of inputs); layers 2… run batched on ``[mc, n, h]``. Backward scatters
+    the layer-1 gradients into ``grad_wide [N, mc·h1]`` (zero outside the subsets, written at
+    the same places every step) and one GEMM ``x^T @ grad_wide`` gives every model's ``W1``
+    gradient. ``params[0]`` is ``W1`` as ``[in, mc, h1]``; the others are ``[mc, ...]``.
+    """
+    n_layers = len(spec.sizes) - 1
+    mc, h1 = params[1].shape
+    n = rows.shape[0] // mc
+    z1 = torch.addmm(params[1].reshape(1, -1), x, params[0].reshape(x.shape[1], -1))
+    h = z1.view(-1, h1).index_select(0, rows).view(mc, n, h1)
+    acts: list[Tensor] = []  # the input of layers 2… (post-ReLU)
+    for li in range(1, n_layers):
+        h = torch.relu_(h)
+        acts.append(h)
+        h = torch.baddbmm(params[2 * li + 1].unsqueeze(1), h, params[2 * li])
+    g = _loss_grad(h, onehot, inv_n)
+    for li in reversed(range(1, n_layers)):
+        a = acts[li - 1]
+        w = params[2 * li]
+        gw = torch.bmm(a.transpose(1, 2), g)
+        gb = g.sum(dim=1)
+        g = torch.ops.aten.threshold_backward(torch.bmm(g, w.transpose(1, 2)), a, 0)  # ReLU'
+        w.sub_(gw, alpha=lr)
+        params[2 * li + 1].sub_(gb, alpha=lr)
+    grad_wide.view(-1, h1).index_copy_(0, rows, g.reshape(-1, h1))
+    params[0].view(x.shape[1], -1).sub_(x.T @ grad_wide, alpha=lr)
+    params[1].sub_(g.sum(dim=1), alpha=lr)
+
+
+def _loss_grad(logits: Tensor, onehot: Tensor, weight: float) -> Tensor:
+    """``d/dz Σ_n w CE_n = w (softmax(z) − onehot)``, in place on ``logits`` (a by-hand softmax:
+    ``torch.softmax`` over a last dimension of 10 is slow on CPU)."""
+    g = (logits - logits.amax(dim=-1, keepdim=True)).exp_()
+    return g.div_(g.sum(dim=-1, keepdim=True)).sub_(onehot).mul_(weight)
+
+
 def train_batched(
     spec: MLPSpec,
     init: Tensor,
@@ -173,25 +229,31 @@ def train_batched(
     steps: int,
     lr: float,
     chunk: int = 64,
-    mode: str = "gather",
+    mode: str = "wide",
     progress: Callable[[Any], Any] | None = None,
 ) -> Tensor:
     """Full-batch gradient descent of ``m`` models, model ``k`` on ``(x, y)[subsets[k]]``.
 
     Args:
         spec: the architecture. init: the shared initial parameters ``[P]``.
-        x, y: the pool ``[N, in]`` and labels ``[N]`` (on the training device).
-        subsets: ``[m, n]`` indices into the pool (one data draw ``X^(k)`` per row).
+        x, y: the pool ``[N, in]`` and labels ``[N]``, on the training device (CUDA when
+            present: every mode is device-agnostic torch).
+        subsets: ``[m, n]`` indices into the pool (one data draw ``X^(k)`` per row), distinct
+            within a row.
         steps, lr: the GD schedule (Example 4: 1,500 steps at 0.05); loss: mean cross-entropy.
-        chunk: models trained at once (bounds memory: ``chunk * N * max(h)`` floats per layer).
-        mode: ``"gather"`` or ``"mask"`` (see the module docstring).
+        chunk: models trained at once (bounds memory: ``wide`` holds ``2·N·chunk·h1`` floats
+            for layer 1 and ``chunk·n·h`` per later layer).
+        mode: ``"wide"`` (default: one wide model over the shared pool, :func:`_step_wide`),
+            ``"gather"`` (each model's inputs copied out, ``[chunk, n, in]``: as much memory
+            traffic as a loop) or ``"mask"`` (every model on the whole pool, weights ``1/n`` on
+            its subset and 0 elsewhere: no copies, but every layer does ``N/n`` times the work).
         progress: optional wrapper of the chunk iterator (a progress bar).
 
     Returns:
         ``[m, P]`` final parameters ``M(X^(k))``.
     """
-    if mode not in ("gather", "mask"):
-        raise ConfigError("mode", mode, "must be one of ['gather', 'mask']")
+    if mode not in MODES:
+        raise ConfigError("mode", mode, f"must be one of {list(MODES)}")
     for key, value, ok, allowed in (
         ("steps", steps, steps >= 0, "[0, inf)"),
         ("lr", lr, lr > 0, "(0, inf)"),
@@ -199,33 +261,72 @@ def train_batched(
     ):
         if not ok:
             raise ConfigError(key, value, f"must lie in {allowed}")
-    m, n = subsets.shape
-    out_dim = spec.sizes[-1]
+    m = subsets.shape[0]
     starts = list(range(0, m, chunk))
     results = []
     it = progress(starts) if progress is not None else starts
     with torch.no_grad():
         for s in it:
             idx = subsets[s : s + chunk]
-            mc = idx.shape[0]
-            params = [
-                p.unsqueeze(0).repeat(mc, *([1] * p.dim())).contiguous()
-                for p in spec.unflatten(init)
-            ]
-            if mode == "gather":
-                xs = x[idx]
-                onehot = torch.nn.functional.one_hot(y[idx], out_dim).to(x.dtype)
-                weights: Tensor | float = 1.0 / n
-            else:
-                xs = x
-                onehot = torch.nn.functional.one_hot(y, out_dim).to(x.dtype).expand(mc, -1, -1)
-                weights = torch.zeros((mc, x.shape[0]), dtype=x.dtype, device=x.device)
-                weights.scatter_(1, idx, 1.0 / n)
-                onehot = onehot.contiguous()
-            for _ in range(steps):
-                _step_batched(spec, params, xs, onehot, weights, lr)
-            results.append(spec.flatten(params, batch_dims=1))
+            train = _train_chunk_wide if mode == "wide" else _train_chunk_bmm
+            results.append(train(spec, init, x, y, idx, steps, lr, mode))
     return torch.cat(results)
+
+
+def _stacked(spec: MLPSpec, init: Tensor, mc: int) -> list[Tensor]:
+    """``mc`` copies of each layer of ``init``: ``[mc, *shape]``."""
+    return [p.unsqueeze(0).repeat(mc, *([1] * p.dim())).contiguous() for p in spec.unflatten(init)]
+
+
+def _train_chunk_wide(
+    spec: MLPSpec,
+    init: Tensor,
+    x: Tensor,
+    y: Tensor,
+    idx: Tensor,
+    steps: int,
+    lr: float,
+    mode: str = "wide",
+) -> Tensor:
+    mc, n = idx.shape
+    params = _stacked(spec, init, mc)
+    params[0] = params[0].permute(1, 0, 2).contiguous()  # W1 as [in, mc, h1]: one wide GEMM
+    ks = torch.arange(mc, device=idx.device).unsqueeze(1)
+    rows = (idx * mc + ks).reshape(-1)  # row i·mc + k of [N·mc, h1]: pool item i, model k
+    onehot = torch.nn.functional.one_hot(y[idx], spec.sizes[-1]).to(x.dtype)
+    grad_wide = torch.zeros((x.shape[0], mc * spec.sizes[1]), dtype=x.dtype, device=x.device)
+    for _ in range(steps):
+        _step_wide(spec, params, x, rows, onehot, 1.0 / n, lr, grad_wide)
+    params[0] = params[0].permute(1, 0, 2)
+    return spec.flatten(params, batch_dims=1)
+
+
+def _train_chunk_bmm(
+    spec: MLPSpec,
+    init: Tensor,
+    x: Tensor,
+    y: Tensor,
+    idx: Tensor,
+    steps: int,
+    lr: float,
+    mode: str,
+) -> Tensor:
+    mc, n = idx.shape
+    out_dim = spec.sizes[-1]
+    params = _stacked(spec, init, mc)
+    if mode == "gather":
+        xs = x[idx]
+        onehot = torch.nn.functional.one_hot(y[idx], out_dim).to(x.dtype)
+        weights: Tensor | float = 1.0 / n
+    else:
+        xs = x
+        onehot = torch.nn.functional.one_hot(y, out_dim).to(x.dtype).expand(mc, -1, -1)
+        weights = torch.zeros((mc, x.shape[0]), dtype=x.dtype, device=x.device)
+        weights.scatter_(1, idx, 1.0 / n)
+        onehot = onehot.contiguous()
+    for _ in range(steps):
+        _step_batched(spec, params, xs, onehot, weights, lr)
+    return spec.flatten(params, batch_dims=1)
 
 
 def _loss_fn(spec: MLPSpec) -> Callable[[Tensor, Tensor, Tensor], Tensor]:
@@ -270,8 +371,12 @@ def train_single(
     params = spec.unflatten(init)
     n_layers = len(spec.sizes) - 1
     for li in range(n_layers):
-        lin = torch.nn.Linear(
-            spec.sizes[li], spec.sizes[li + 1], dtype=init.dtype, device=init.device
+        lin = torch.nn.utils.skip_init(  # no draw from torch's global generator
+            torch.nn.Linear,
+            spec.sizes[li],
+            spec.sizes[li + 1],
+            dtype=init.dtype,
+            device=init.device,
         )
         with torch.no_grad():
             lin.weight.copy_(params[2 * li].T)

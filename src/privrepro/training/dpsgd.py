@@ -372,11 +372,11 @@ def train_linear_head(
         return TrainLog(rec, 0, 0.0, math.nan)
     noise_std = rec.noise_multiplier * (hp.clip if math.isfinite(hp.clip) else 0.0)
     expected = q * n
-    n_out = head.out_features
     loop: Iterable[int] = range(steps)
     if progress is not None:
         loop = progress(loop)
-    total_b, last = 0, math.nan
+    total_b = 0
+    last_batch: tuple[Tensor, Tensor] | None = None  # the loss is read off the last batch only
     for _ in loop:
         idx = poisson_batch(n, q, generator)
         total_b += idx.numel()
@@ -384,7 +384,7 @@ def train_linear_head(
         with torch.no_grad():
             logits = head(xb)
             p = torch.softmax(logits, dim=1)
-            resid = p - nn.functional.one_hot(yb, n_out).to(p.dtype)
+            resid = p - nn.functional.one_hot(yb, head.out_features).to(p.dtype)
             norms = (
                 resid.norm(dim=1)
                 * ((xb * xb).sum(1) + (1.0 if head.bias is not None else 0.0)).sqrt()
@@ -394,7 +394,11 @@ def train_linear_head(
             for par, gr in zip(params, grads, strict=True):
                 par.grad = noisy_mean_gradient(gr, noise_std, expected, generator)
             if idx.numel():
-                last = float(nn.functional.cross_entropy(logits, yb))
+                last_batch = logits, yb
         opt.step()
         opt.zero_grad(set_to_none=True)
+    last = math.nan
+    if last_batch is not None:
+        with torch.no_grad():
+            last = float(nn.functional.cross_entropy(*last_batch))
     return TrainLog(rec, steps, total_b / steps, last)

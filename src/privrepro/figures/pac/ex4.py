@@ -69,7 +69,11 @@ class Example4Params:
         assumed="the paper does not say how the 93.5% was averaged",
     )
     chunk: int = param(32, ge=1, doc="models trained at once (memory)")
-    data_mode: str = param("gather", choices=["gather", "mask"], doc="batched data layout")
+    data_mode: str = param(
+        "wide",
+        choices=["wide", "gather", "mask"],
+        doc="batched layout: wide = one wide model over the shared pool (train_batched)",
+    )
 
 
 class Example4(Figure[Example4Params]):
@@ -95,6 +99,8 @@ class Example4(Figure[Example4Params]):
         width = 2 * sum(params.hidden) + 3 * 10
         if params.data_mode == "gather":
             batch = 4 * params.chunk * n * (d + width)
+        elif params.data_mode == "wide":  # layer 1's output and gradient over the pool
+            batch = 4 * params.chunk * (2 * n_pool * params.hidden[0] + n * width)
         else:
             batch = 4 * params.chunk * n_pool * (width + 1)
         m = params.m + 1
