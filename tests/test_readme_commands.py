@@ -111,6 +111,11 @@ def why_not_run(cmd: Command) -> str | None:
             "full-size stand-ins (gigabytes) or a site's folder: the target runs as "
             "`make rehearsal-data` with ARGS=--only adult"
         )
+    if words[:2] == ["make", "rehearsal"]:
+        return (
+            "every paper-profile figure on the full-size stand-ins (3.8 GB, about 22 min on "
+            "2 cores); tests/rehearsal runs its module (privrepro.runner.rehearsal) on tiny stand-ins"
+        )
     if words[:2] in (["make", "test"], ["make", "test-fast"], ["make", "check"]) or (
         "pytest" in words
     ):

@@ -122,7 +122,9 @@ def check_arguments(args: Sequence[str]) -> str | None:
         if ov.is_delete() or ov.is_add() or key.startswith("hydra") or "/" in key:
             continue
         if key != "experiment" and ov.input_line:
-            first_job.append(_first_value(ov))
+            first = _first_value(ov)
+            if first is not None:
+                first_job.append(first)
         if key == "experiment":
             for value in _values(ov):
                 if value not in names:
@@ -151,16 +153,16 @@ def check_arguments(args: Sequence[str]) -> str | None:
     return None
 
 
-def _first_value(override: Any) -> str:
-    """``key=value`` of the override's first job (itself when it is not a sweep)."""
-    if override.is_sweep_override():
-        try:
-            first = next(iter(override.sweep_string_iterator()), None)
-        except Exception:  # a range or glob sweep: Hydra expands it
-            first = None
-        if first is not None:
-            return f"{override.get_key_element()}={first}"
-    return str(override.input_line)
+def _first_value(override: Any) -> str | None:
+    """``key=value`` of the override's first job (itself when it is not a sweep; ``None`` for a
+    sweep of no value, which :func:`~privrepro.runner.cli.empty_sweep` reports)."""
+    if not override.is_sweep_override():
+        return str(override.input_line)
+    try:
+        first = next(iter(override.sweep_string_iterator()), None)
+    except Exception:  # a glob sweep: Hydra expands it
+        return None
+    return None if first is None else f"{override.get_key_element()}={first}"
 
 
 def _composition_error(experiment: str, first_job: list[str], cfg: Any) -> str | None:

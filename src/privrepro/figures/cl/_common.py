@@ -20,7 +20,7 @@ from privrepro.continual.provenance import benchmark_source
 from privrepro.continual.tables import final_metrics, median_min_max
 from privrepro.continual.workspace import Workspace
 from privrepro.data.provenance import DataSource
-from privrepro.figures.api import UnitContext, grid_units, param
+from privrepro.figures.api import Figure, P, UnitContext, grid_units, param
 from privrepro.plotting.names import display
 from privrepro.plotting.style import new_figure
 
@@ -163,6 +163,14 @@ def peft_data_source(unit: Mapping[str, Any], data_dir: Path) -> DataSource:
         data_dir,
         images=str(unit["method"]).endswith("_film"),
     )
+
+
+class PeftFigure(Figure[P]):
+    """A figure of PEFT-ensemble runs (units built by :func:`peft_units`): each unit reads its
+    benchmark's features or, for FiLM, its images (:func:`peft_data_source`)."""
+
+    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
+        return peft_data_source(unit, data_dir)
 
 
 def run_peft_unit(unit: dict[str, Any], ctx: UnitContext) -> peft.PeftOutput:

@@ -8,9 +8,7 @@ label set, see ``dummy_reference``). Fig. 3: CIFAR ε = 1, ImageNet-R ε = 8; Fi
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -20,8 +18,7 @@ from privrepro.continual.label_spaces import label_config, label_config_name
 from privrepro.continual.peft import eps_label
 from privrepro.continual.plots import category_markers
 from privrepro.continual.tables import final_metrics
-from privrepro.data.provenance import DataSource
-from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.figures.api import UnitContext, param
 from privrepro.figures.cl import _common as cl
 from privrepro.plotting.names import display
 from privrepro.plotting.style import new_figure
@@ -49,12 +46,9 @@ class LabelGranularityParams(cl.PeftParams):
     nb_tasks: int = param(10, ge=1)
 
 
-class LabelGranularityPeft(Figure[LabelGranularityParams]):
+class LabelGranularityPeft(cl.PeftFigure[LabelGranularityParams]):
     params_type = LabelGranularityParams
     title = "PEFT Ensemble under exact / constant prior label sets and dummy labels (Table A3)"
-
-    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
-        return cl.peft_data_source(unit, data_dir)
 
     def units(self, p: LabelGranularityParams) -> list[dict[str, Any]]:
         fixed = {"method": p.method, "dummy_reference": p.dummy_reference, "nb_tasks": p.nb_tasks}

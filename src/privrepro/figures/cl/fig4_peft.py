@@ -7,15 +7,12 @@ N, M and the number of tasks are not stated (note §1.4): N = 50, M = 10 and T =
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from privrepro.data.provenance import DataSource
-from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.figures.api import UnitContext, param
 from privrepro.figures.cl import _common as cl
 
 __all__ = ["BlurryParams", "BlurryPeft"]
@@ -36,12 +33,9 @@ class BlurryParams(cl.PeftParams):
     blurry_pct: float = param(10.0, ge=0, le=100, assumed="M of i-Blurry-N-M (Koh et al.)")
 
 
-class BlurryPeft(Figure[BlurryParams]):
+class BlurryPeft(cl.PeftFigure[BlurryParams]):
     params_type = BlurryParams
     title = "PEFT Ensemble under Not / i- / Si-Blurry Split-CIFAR-100 (Table A4)"
-
-    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
-        return cl.peft_data_source(unit, data_dir)
 
     def units(self, p: BlurryParams) -> list[dict[str, Any]]:
         fixed = {

@@ -8,17 +8,14 @@ come from the same rows. The Cosine Classifier rows are the part-1 figures'.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from privrepro.continual.benchmarks import BENCHMARKS
 from privrepro.continual.peft import METHODS
-from privrepro.data.provenance import DataSource
-from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.figures.api import UnitContext, param
 from privrepro.figures.cl import _common as cl
 
 __all__ = ["DomainShiftParams", "DomainShiftPeft"]
@@ -35,12 +32,9 @@ class DomainShiftParams(cl.PeftParams):
     nb_tasks: int = param(10, ge=1, doc="tasks per benchmark (paper: 10)")
 
 
-class DomainShiftPeft(Figure[DomainShiftParams]):
+class DomainShiftPeft(cl.PeftFigure[DomainShiftParams]):
     params_type = DomainShiftParams
     title = "PEFT Ensemble, Naive and Non-CL with DP-SGD on Split-CIFAR-100 / Split-ImageNet-R"
-
-    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
-        return cl.peft_data_source(unit, data_dir)
 
     def units(self, p: DomainShiftParams) -> list[dict[str, Any]]:
         return cl.peft_units(

@@ -7,9 +7,7 @@ with S_prior^const is assumed; all three rules are evaluated on the same trained
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -18,8 +16,7 @@ from privrepro.continual.benchmarks import BENCHMARKS
 from privrepro.continual.ensemble import RULES as ENSEMBLE_RULES
 from privrepro.continual.plots import category_markers
 from privrepro.continual.tables import final_metrics
-from privrepro.data.provenance import DataSource
-from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.figures.api import UnitContext, param
 from privrepro.figures.cl import _common as cl
 from privrepro.plotting.names import display
 from privrepro.plotting.style import new_figure
@@ -48,12 +45,9 @@ class RulesParams(cl.PeftParams):
     nb_tasks: int = param(10, ge=1)
 
 
-class EnsembleRules(Figure[RulesParams]):
+class EnsembleRules(cl.PeftFigure[RulesParams]):
     params_type = RulesParams
     title = "PEFT Ensemble aggregation rules: ArgMax, Median, Entropy (Fig. A1)"
-
-    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
-        return cl.peft_data_source(unit, data_dir)
 
     def units(self, p: RulesParams) -> list[dict[str, Any]]:
         fixed = {"method": p.method, "rules": RULES, "nb_tasks": p.nb_tasks}

@@ -13,9 +13,7 @@ set (App. F).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -23,8 +21,7 @@ import pandas as pd
 from privrepro.continual.peft import TuningSettings, ensemble_all_orders
 from privrepro.continual.plots import median_errorbar
 from privrepro.continual.scenarios import sample_task_orders
-from privrepro.data.provenance import DataSource
-from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.figures.api import UnitContext, param
 from privrepro.figures.cl import _common as cl
 from privrepro.plotting.names import display
 from privrepro.plotting.style import new_figure
@@ -51,12 +48,9 @@ class FiveDatasetsParams(cl.PeftParams):
     )
 
 
-class FiveDatasetsPeft(Figure[FiveDatasetsParams]):
+class FiveDatasetsPeft(cl.PeftFigure[FiveDatasetsParams]):
     params_type = FiveDatasetsParams
     title = "PEFT Ensemble and Naive on 5-Datasets over task orders (Table A7, Figs. A7/A8)"
-
-    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
-        return cl.peft_data_source(unit, data_dir)
 
     def units(self, p: FiveDatasetsParams) -> list[dict[str, Any]]:
         common = {"benchmark": "5-datasets", **cl.peft_settings(p)}
