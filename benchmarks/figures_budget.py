@@ -43,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     worst = 0
     for part in sorted(p for p in figures.iterdir() if p.is_dir() and p.name != "__pycache__"):
         files = sorted(part.glob("*.py"))
+        if not files:  # data only (the table schemas)
+            continue
         n, where = max(_longest(f) for f in files)
         worst = max(worst, n)
         print(
