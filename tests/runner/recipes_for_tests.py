@@ -28,6 +28,17 @@ figure:
 NOISE_TINY = "draws: 100\n"  # conf/params/test/noise/tiny.yaml
 
 
+def scratch_paths(tmp: Path, *extra: str) -> list[str]:
+    """Overrides that keep a run's store, results and plots under ``tmp``, bars off, plus ``extra``."""
+    return [
+        f"paths.experiments_dir={tmp / 'exp'}",
+        f"paths.results_dir={tmp / 'res'}",
+        f"paths.plots_dir={tmp / 'plots'}",
+        "progress=false",
+        *extra,
+    ]
+
+
 @dataclass
 class NoiseParams:
     n_units: int = param(4, ge=1)

@@ -24,6 +24,7 @@ from hydra import initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from hydra.types import RunMode
 from omegaconf import OmegaConf
+from recipes_for_tests import scratch_paths
 
 from privrepro.config.validation import ConfigError, build_params
 from privrepro.runner.catalog import conf_dir, list_experiments
@@ -224,13 +225,7 @@ def _cli(args: list[str], conf: Path | None = None, timeout: int = 240) -> str:
 
 
 def _paths(tmp: Path) -> list[str]:
-    return [
-        f"paths.experiments_dir={tmp / 'exp'}",
-        f"paths.results_dir={tmp / 'res'}",
-        f"paths.plots_dir={tmp / 'plots'}",
-        "progress=false",
-        "plot=false",
-    ]
+    return scratch_paths(tmp, "plot=false")
 
 
 def _recorded_units(store: Path) -> list[dict[str, Any]]:

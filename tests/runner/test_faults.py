@@ -22,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from recipes_for_tests import scratch_paths
 
 from privrepro.runner import run as run_module
 from privrepro.runner import tables
@@ -34,14 +35,7 @@ SWEEP = ["seed=1", "seed=2"]  # runs already in the store before the faulty one
 
 
 def _paths(tmp: Path) -> list[str]:
-    return [
-        f"paths.experiments_dir={tmp / 'exp'}",
-        f"paths.results_dir={tmp / 'res'}",
-        f"paths.plots_dir={tmp / 'plots'}",
-        "progress=false",
-        "device=cpu",
-        "params.draws=200",
-    ]
+    return scratch_paths(tmp, "device=cpu", "params.draws=200")
 
 
 def _run(tmp: Path, conf: Path, *extra: str) -> Any:

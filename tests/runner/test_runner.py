@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from recipes_for_tests import scratch_paths
 
 from privrepro.runner.run import compose, run_config, run_experiment
 from privrepro.store.units import UNIT_ID
@@ -26,12 +27,7 @@ def _units(folder: Path) -> list[Path]:
 
 
 def _paths(tmp: Path) -> list[str]:
-    return [
-        f"paths.experiments_dir={tmp / 'exp'}",
-        f"paths.results_dir={tmp / 'res'}",
-        f"paths.plots_dir={tmp / 'plots'}",
-        "progress=false",
-    ]
+    return scratch_paths(tmp)
 
 
 def test_figure_produces_table_meta_summary_and_plot(tmp_path: Path, conf_root: Path) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from recipes_for_tests import scratch_paths
 
 from privrepro.runner import tables
 from privrepro.runner.run import run_experiment
@@ -21,14 +22,7 @@ FIG = ("test", "noise")
 
 
 def _paths(tmp: Path) -> list[str]:
-    return [
-        f"paths.experiments_dir={tmp / 'exp'}",
-        f"paths.results_dir={tmp / 'res'}",
-        f"paths.plots_dir={tmp / 'plots'}",
-        "progress=false",
-        "device=cpu",
-        "plot=false",
-    ]
+    return scratch_paths(tmp, "device=cpu", "plot=false")
 
 
 def _run(tmp: Path, conf: Path, *extra: str) -> object:

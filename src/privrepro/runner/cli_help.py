@@ -139,17 +139,23 @@ def check_arguments(args: Sequence[str]) -> str | None:
         return "no experiment given: add experiment=<paper>/<figure> (privrepro --help lists them)"
     if not first_job:
         return None
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
     from privrepro.runner.run import compose
 
     for experiment in experiments:
-        cfg = compose(experiment)
+        try:  # the first job as Hydra will compose it: one composition when all is well
+            compose(experiment, first_job)
+            continue
+        except (HydraException, OmegaConfBaseException) as exc:
+            failure = exc
+        cfg = compose(experiment)  # the defaults: which keys exist, and their shapes
         for key, value in keys:
             problem = _unknown_key(key, value, cfg)
             if problem:
                 return f"{problem} (experiment {experiment})"
-        problem = _composition_error(experiment, first_job, cfg)
-        if problem:
-            return f"{problem} (experiment {experiment})"
+        return f"{_composition_error(failure, first_job, cfg)} (experiment {experiment})"
     return None
 
 
@@ -165,32 +171,25 @@ def _first_value(override: Any) -> str | None:
     return None if first is None else f"{override.get_key_element()}={first}"
 
 
-def _composition_error(experiment: str, first_job: list[str], cfg: Any) -> str | None:
+def _composition_error(failure: Exception, first_job: list[str], cfg: Any) -> str:
     """Hydra's refusal to merge a value into the config (a mapping given for a list, an unknown
     profile, ...), as one line naming the key, the value given and the shape of the default."""
-    from hydra.errors import HydraException
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
-    from privrepro.runner.run import compose
-
-    try:
-        compose(experiment, first_job)
-    except (HydraException, OmegaConfBaseException) as exc:
-        cause = exc.__cause__ if isinstance(exc.__cause__, OmegaConfBaseException) else exc
-        key = str(getattr(cause, "full_key", "") or "")
-        given = next((o for o in first_job if key and o.split("=", 1)[0] == key), None)
-        reason = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
-        if given is None:
-            return f"configuration error: {reason}{_available_options(str(cause))}"
-        default = OmegaConf.select(cfg, key, default=None)
-        if OmegaConf.is_config(default):
-            default = OmegaConf.to_container(default)
-        return (
-            f"configuration error: {key} = {given.split('=', 1)[1]}: {reason} "
-            f"(its default: {default!r})"
-        )
-    return None
+    cause = failure.__cause__ if isinstance(failure.__cause__, OmegaConfBaseException) else failure
+    key = str(getattr(cause, "full_key", "") or "")
+    given = next((o for o in first_job if key and o.split("=", 1)[0] == key), None)
+    reason = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
+    if given is None:
+        return f"configuration error: {reason}{_available_options(str(cause))}"
+    default = OmegaConf.select(cfg, key, default=None)
+    if OmegaConf.is_config(default):
+        default = OmegaConf.to_container(default)
+    return (
+        f"configuration error: {key} = {given.split('=', 1)[1]}: {reason} "
+        f"(its default: {default!r})"
+    )
 
 
 def _available_options(message: str) -> str:

@@ -52,6 +52,7 @@ from typing import Any
 
 import pandas as pd
 
+from privrepro.processes import process_alive, process_start
 from privrepro.store.atomic import atomic_write_text, folder_mode, fsync_dir
 
 __all__ = [
@@ -111,43 +112,13 @@ def _boot_id() -> str:
         return ""
 
 
-def _process_start(pid: int) -> int | None:
-    """The start time of process ``pid`` in clock ticks since boot (Linux), else ``None``."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    try:
-        return int(stat.rsplit(")", 1)[1].split()[19])
-    except (IndexError, ValueError):
-        return None
-
-
-def _process_alive(pid: int, start: int | None) -> bool:
-    """Whether ``pid`` is the same live process (its start time matches, where known)."""
-    if pid <= 0:
-        return False
-    if Path("/proc").is_dir() and Path("/proc/self").exists():
-        now_start = _process_start(pid)
-        if now_start is None:
-            return False
-        return start is None or now_start == start
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def owner_record() -> dict[str, Any]:
     """Who builds a unit: host, boot id, pid and the process's start time."""
     return {
         "host": platform.node(),
         "boot_id": _boot_id(),
         "pid": os.getpid(),
-        "process_start": _process_start(os.getpid()),
+        "process_start": process_start(os.getpid()),
         "started": time.time(),
     }
 
@@ -457,7 +428,7 @@ class UnitStore:
                 return False
         same_machine = owner.get("host") == platform.node() and owner.get("boot_id") == _boot_id()
         if same_machine and owner.get("boot_id"):
-            return not _process_alive(int(owner.get("pid", -1)), owner.get("process_start"))
+            return not process_alive(int(owner.get("pid", -1)), owner.get("process_start"))
         try:
             beat = (entry / _HEARTBEAT).stat().st_mtime
         except FileNotFoundError:

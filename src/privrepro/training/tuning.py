@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from privrepro.config import ConfigError
+from privrepro.processes import process_alive
 
 if TYPE_CHECKING:  # torch is imported only by the functions that build DP-SGD settings
     from privrepro.training.dpsgd import DPSGDHyper
@@ -209,16 +210,6 @@ def _me() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def reap_stale_trials(study: Any) -> int:
     """Mark ``RUNNING`` trials of dead workers ``FAIL`` (reason recorded); return how many.
 
@@ -244,7 +235,7 @@ def reap_stale_trials(study: Any) -> int:
             bool(worker)
             and w_host == host
             and w_pid.isdigit()
-            and not _pid_alive(int(w_pid))
+            and not process_alive(int(w_pid), None)
             and worker != _me()
         )
         if not dead:
