@@ -149,7 +149,7 @@ RECIPES = _recipe_modules()
 
 def test_recipes_are_found() -> None:
     assert "privrepro.figures.pb.fig2" in RECIPES
-    assert "privrepro.figures.pb._sweepfig" not in RECIPES  # shared by Figs. 2-3, no recipe
+    assert "privrepro.figures.pb._common" not in RECIPES  # shared by the pb recipes, no recipe
     assert all(_part(r) == "figures" for r in RECIPES)
     modules = {i.importer for i in ALL_IMPORTS}
     assert RECIPES <= modules  # every recipe named is a module of the library

@@ -8,7 +8,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -26,6 +26,8 @@ from privrepro.plotting.style import new_figure
 
 __all__ = [
     "NON_DP",
+    "CosineFigure",
+    "EnsembleParams",
     "PeftParams",
     "checked",
     "cosine_inputs",
@@ -63,6 +65,17 @@ def cosine_units(params: Any, fixed: tuple[str, ...], **axes: Any) -> list[dict[
     and the ``features`` group in every unit."""
     common = {k: getattr(params, k) for k in fixed}
     return grid_units({**common, "features": asdict(params.features)}, **axes)
+
+
+class CosineFigure(Figure[P]):
+    """A figure of cosine-classifier runs (units built by :func:`cosine_units`): each unit reads
+    the features of its benchmark, the unit's ``dataset`` or else the figure's ``benchmark``."""
+
+    benchmark: ClassVar[str | None] = None
+
+    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
+        name = unit.get("dataset", self.benchmark)
+        return benchmark_source(str(name), str(unit["features"]["source"]), data_dir)
 
 
 def cosine_inputs(unit: dict[str, Any], ctx: UnitContext) -> dict[str, Any]:
@@ -128,6 +141,15 @@ class PeftParams:
     film: peft.FilmSettings = param(peft.FilmSettings())
     train: peft.TrainSettings = param(peft.TrainSettings())
     tuning: peft.TuningSettings = param(peft.TuningSettings())
+
+
+@dataclass
+class EnsembleParams(PeftParams):
+    """The PEFT figures that run one ensemble method over repeats of a split benchmark."""
+
+    method: str = param("peft_film", choices=["peft_film", "peft_head"])
+    repeats: int = param(5, ge=1)
+    nb_tasks: int = param(10, ge=1)
 
 
 def peft_settings(p: PeftParams) -> dict[str, Any]:

@@ -12,9 +12,7 @@ configurations of a unit, the noise is drawn afresh for each.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -28,10 +26,8 @@ from privrepro.continual.cosine_benchmark import (
 )
 from privrepro.continual.label_spaces import DUMMY_REFERENCES, label_config, label_config_name
 from privrepro.continual.plots import category_markers
-from privrepro.continual.provenance import benchmark_source
 from privrepro.continual.tables import median_min_max
-from privrepro.data.provenance import DataSource
-from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.figures.api import UnitContext, param
 from privrepro.figures.cl import _common as cl
 from privrepro.plotting.style import new_figure
 
@@ -68,14 +64,11 @@ class LabelParams:
     features: FeatureSource = field(default_factory=FeatureSource)
 
 
-class LabelGranularityCosine(Figure[LabelParams]):
+class LabelGranularityCosine(cl.CosineFigure[LabelParams]):
     """Cosine classifier under S_prior, S_prior^const and dummy labels (Table A3)."""
 
     params_type = LabelParams
     title = "cl Fig. 3/A2, Table A3 — cosine classifier: label match and dummy labels"
-
-    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
-        return benchmark_source(unit["dataset"], unit["features"]["source"], data_dir)
 
     def units(self, params: LabelParams) -> list[dict[str, Any]]:
         fixed = ("delta", "label_configs", "dummy_reference", "dummy_sampling")

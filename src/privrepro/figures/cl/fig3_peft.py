@@ -27,7 +27,7 @@ __all__ = ["LabelGranularityParams", "LabelGranularityPeft"]
 
 
 @dataclass
-class LabelGranularityParams(cl.PeftParams):
+class LabelGranularityParams(cl.EnsembleParams):
     benchmarks: list[str] = param(["cifar100", "imagenet-r"], choices=BENCHMARKS, unique=True)
     epsilons: list[float] = param([1.0, 8.0], gt=0, unique=True)
     configs: list[str] = param(
@@ -41,9 +41,6 @@ class LabelGranularityParams(cl.PeftParams):
         choices=["base", "task"],
         assumed="×f relative to the base label set (Sec. 7.1 is ambiguous)",
     )
-    method: str = param("peft_film", choices=["peft_film", "peft_head"])
-    repeats: int = param(5, ge=1)
-    nb_tasks: int = param(10, ge=1)
 
 
 class LabelGranularityPeft(cl.PeftFigure[LabelGranularityParams]):

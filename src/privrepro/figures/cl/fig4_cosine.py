@@ -12,9 +12,7 @@ One unit per (setting, privacy level, repeat).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -23,10 +21,8 @@ from privrepro.continual import run_cosine_benchmark
 from privrepro.continual.benchmarks import FeatureSource
 from privrepro.continual.blurry import BLURRY_KINDS, BLURRY_NAMES
 from privrepro.continual.plots import category_markers
-from privrepro.continual.provenance import benchmark_source
 from privrepro.continual.tables import median_min_max
-from privrepro.data.provenance import DataSource
-from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.figures.api import UnitContext, param
 from privrepro.figures.cl import _common as cl
 from privrepro.plotting.style import new_figure
 
@@ -59,14 +55,12 @@ class BlurryParams:
     features: FeatureSource = field(default_factory=FeatureSource)
 
 
-class BlurryCosine(Figure[BlurryParams]):
+class BlurryCosine(cl.CosineFigure[BlurryParams]):
     """Final accuracy of the cosine classifier under Not/i/Si-Blurry tasks (Table A4)."""
 
     params_type = BlurryParams
     title = "cl Fig. 4 (right), Table A4 — cosine classifier on blurry Split-CIFAR-100"
-
-    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
-        return benchmark_source("cifar100", unit["features"]["source"], data_dir)
+    benchmark = "cifar100"
 
     def units(self, params: BlurryParams) -> list[dict[str, Any]]:
         fixed = ("delta", "nb_tasks", "disjoint_pct", "blurry_pct")

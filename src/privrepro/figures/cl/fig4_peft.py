@@ -19,15 +19,13 @@ __all__ = ["BlurryParams", "BlurryPeft"]
 
 
 @dataclass
-class BlurryParams(cl.PeftParams):
+class BlurryParams(cl.EnsembleParams):
     settings: list[str] = param(
         ["not-blurry", "i-blurry", "si-blurry"],
         choices=["not-blurry", "i-blurry", "si-blurry"],
         unique=True,
     )
     epsilons: list[float | None] = param([1.0, 8.0, None], gt=0, unique=True)
-    method: str = param("peft_film", choices=["peft_film", "peft_head"])
-    repeats: int = param(5, ge=1)
     nb_tasks: int = param(5, ge=1, assumed="T not stated; Table A4 vs A5 suggests 5")
     disjoint_pct: float = param(50.0, ge=0, le=100, assumed="N of i-Blurry-N-M (Koh et al.)")
     blurry_pct: float = param(10.0, ge=0, le=100, assumed="M of i-Blurry-N-M (Koh et al.)")

@@ -8,9 +8,7 @@ Figs. A3–A6 and every entry of Tables A5/A6 comes from it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -20,10 +18,8 @@ from privrepro.continual.benchmarks import BENCHMARK_NAMES, FeatureSource
 from privrepro.continual.label_spaces import LABEL_POLICIES
 from privrepro.continual.metrics import FORGETTING_SINCE
 from privrepro.continual.plots import aa_af_curves, category_markers
-from privrepro.continual.provenance import benchmark_source
 from privrepro.continual.tables import median_min_max
-from privrepro.data.provenance import DataSource
-from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.figures.api import UnitContext, param
 from privrepro.figures.cl import _common as cl
 from privrepro.plotting.style import new_figure
 
@@ -59,14 +55,11 @@ class DomainShiftParams:
     features: FeatureSource = field(default_factory=FeatureSource)
 
 
-class DomainShiftCosine(Figure[DomainShiftParams]):
+class DomainShiftCosine(cl.CosineFigure[DomainShiftParams]):
     """Cosine classifier AA/AF after every task on Split-CIFAR-100 and Split-ImageNet-R."""
 
     params_type = DomainShiftParams
     title = "cl Fig. 5, A3–A6, Tables A5/A6 — cosine classifier AA_t and AF_t"
-
-    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
-        return benchmark_source(unit["dataset"], unit["features"]["source"], data_dir)
 
     def units(self, params: DomainShiftParams) -> list[dict[str, Any]]:
         fixed = ("delta", "label_policy", "forgetting_since")

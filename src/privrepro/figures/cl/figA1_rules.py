@@ -27,7 +27,7 @@ RULES = list(ENSEMBLE_RULES)  # ArgMax (Eq. 8), Median (Eq. A107), Entropy (SAFE
 
 
 @dataclass
-class RulesParams(cl.PeftParams):
+class RulesParams(cl.EnsembleParams):
     benchmarks: list[str] = param(
         ["cifar100"],
         choices=BENCHMARKS,
@@ -40,9 +40,6 @@ class RulesParams(cl.PeftParams):
         assumed="Fig. A1 does not name its ε values",
         unique=True,
     )
-    method: str = param("peft_film", choices=["peft_film", "peft_head"])
-    repeats: int = param(5, ge=1)
-    nb_tasks: int = param(10, ge=1)
 
 
 class EnsembleRules(cl.PeftFigure[RulesParams]):

@@ -10,9 +10,7 @@ from its 31 distinct states (:func:`privrepro.continual.cosine_benchmark.all_ord
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -21,9 +19,7 @@ from privrepro.continual import run_five_datasets_orders
 from privrepro.continual.benchmarks import FeatureSource
 from privrepro.continual.metrics import FORGETTING_SINCE
 from privrepro.continual.plots import task_curves
-from privrepro.continual.provenance import benchmark_source
-from privrepro.data.provenance import DataSource
-from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.figures.api import UnitContext, param
 from privrepro.figures.cl import _common as cl
 from privrepro.plotting.style import new_figure
 
@@ -45,14 +41,12 @@ class FiveDatasetsParams:
     features: FeatureSource = field(default_factory=FeatureSource)
 
 
-class FiveDatasetsCosine(Figure[FiveDatasetsParams]):
+class FiveDatasetsCosine(cl.CosineFigure[FiveDatasetsParams]):
     """Cosine classifier on 5-Datasets, every task order (Table A7, Figs. A7/A8)."""
 
     params_type = FiveDatasetsParams
     title = "cl Table A7, Figs. A7/A8 — cosine classifier on 5-Datasets, all task orders"
-
-    def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
-        return benchmark_source("5-datasets", unit["features"]["source"], data_dir)
+    benchmark = "5-datasets"
 
     def units(self, params: FiveDatasetsParams) -> list[dict[str, Any]]:
         fixed = ("delta", "max_orders", "forgetting_since")

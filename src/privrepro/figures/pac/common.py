@@ -1,11 +1,11 @@
-"""What the pac recipes share: the data labels and the noise table of Examples 2 and 3 (one row
-per noise method, :func:`privrepro.pac.private.noise_rows`)."""
+"""What the pac recipes share: the data pools (their parameters and labels) and the noise table
+of Examples 2 and 3 (one row per noise method, :func:`privrepro.pac.private.noise_rows`)."""
 
 from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Mapping
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar
 
@@ -14,7 +14,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from privrepro.data.provenance import DataSource, registry_source
-from privrepro.figures.api import Figure, MemoryEstimate, UnitContext
+from privrepro.figures.api import Figure, MemoryEstimate, UnitContext, param
 from privrepro.figures.pac._memory import POOL_LOADING, algorithm1_bytes, largest, pool_shape
 from privrepro.pac import plots
 from privrepro.pac.pools import Pool, load_pool
@@ -23,7 +23,7 @@ from privrepro.pac.private import noise_rows
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-__all__ = ["DATA_LABELS", "Draws", "NoiseTable"]
+__all__ = ["DATA_LABELS", "STAND_IN_POOLS", "CifarPoolParams", "Draws", "NoiseTable", "pool_param"]
 
 DATA_LABELS = {
     "cifar10": "CIFAR-10 (60,000 × 3,072)",
@@ -31,6 +31,24 @@ DATA_LABELS = {
     "digits": "scikit-learn digits (stand-in)",
     "synthetic_images": "synthetic images (stand-in)",
 }
+
+STAND_IN_POOLS = ["digits", "synthetic_images"]
+"""The pools that stand in for a paper's dataset (:func:`privrepro.pac.pools.load_pool`)."""
+
+
+def pool_param(paper: str, doc: str) -> Any:
+    """The ``dataset`` parameter of a pool: the paper's ``paper`` dataset or a stand-in."""
+    return param(paper, choices=[paper, *STAND_IN_POOLS], doc=doc)
+
+
+@dataclass
+class CifarPoolParams:
+    """The pool U of Examples 2 and 3: CIFAR-10's images in the paper."""
+
+    dataset: str = pool_param("cifar10", "the pool U (smoke: digits stands in for CIFAR-10)")
+    splits: str = param(
+        "all", choices=["all", "train", "test"], doc="all = train + test (CIFAR-10's 60,000 images)"
+    )
 
 
 P = TypeVar("P", bound="DataclassInstance")

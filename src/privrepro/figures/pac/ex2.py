@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from privrepro.figures.api import UnitContext, param
-from privrepro.figures.pac.common import Draws, NoiseTable
+from privrepro.figures.pac.common import CifarPoolParams, Draws, NoiseTable
 from privrepro.pac.gaussian import dp_local_noise_norm
 from privrepro.pac.mechanisms import local_publishing_samples, local_publishing_spectrum
 from privrepro.pac.pools import Pool
@@ -25,17 +25,9 @@ PAPER = {"pac_theorem3_exact": 160.0, "dp_local": 2200.0}
 
 
 @dataclass
-class Example2Params:
+class Example2Params(CifarPoolParams):
     """Data, MI target and Algorithm 1's parameters."""
 
-    dataset: str = param(
-        "cifar10",
-        choices=["cifar10", "digits", "synthetic_images"],
-        doc="the pool U (smoke: digits stands in for CIFAR-10)",
-    )
-    splits: str = param(
-        "all", choices=["all", "train", "test"], doc="all = train + test (CIFAR-10's 60,000 images)"
-    )
     v: float = param(1.0, gt=0, doc="MI target (nats)")
     m: int = param(
         20_000,

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from privrepro.figures.api import UnitContext, param
-from privrepro.figures.pac.common import Draws, NoiseTable
+from privrepro.figures.pac.common import CifarPoolParams, Draws, NoiseTable
 from privrepro.pac.gaussian import dp_mean_noise_norm
 from privrepro.pac.mechanisms import poisson_mean_samples, poisson_mean_spectrum
 from privrepro.pac.pools import Pool
@@ -27,15 +27,9 @@ PAPER = {"pac_theorem3_estimated": 0.28, "dp_mean": 17.7}
 
 
 @dataclass
-class Example3Params:
+class Example3Params(CifarPoolParams):
     """Data, membership probability, MI target and Algorithm 1's parameters."""
 
-    dataset: str = param(
-        "cifar10",
-        choices=["cifar10", "digits", "synthetic_images"],
-        doc="the pool U (smoke: digits stands in for CIFAR-10)",
-    )
-    splits: str = param("all", choices=["all", "train", "test"], doc="all = train + test")
     inclusion: float = param(0.5, gt=0, lt=1, doc="Poisson membership probability p (paper 1/2)")
     v: float = param(1.0, gt=0, doc="MI target (nats)")
     m: int = param(

@@ -24,7 +24,7 @@ import torch
 from privrepro.data.provenance import DataSource, registry_source
 from privrepro.figures.api import Figure, MemoryEstimate, UnitContext, param
 from privrepro.figures.pac._memory import POOL_LOADING, algorithm1_bytes, largest, pool_shape
-from privrepro.figures.pac.common import DATA_LABELS
+from privrepro.figures.pac.common import DATA_LABELS, pool_param
 from privrepro.pac import plots
 from privrepro.pac.pools import load_pool
 from privrepro.pac.private import make_private, mlp_mechanism
@@ -39,11 +39,7 @@ PAPER = {"noise_norm": 3.7, "accuracy_clean": 0.948, "accuracy_noisy": 0.935}
 class Example4Params:
     """The data, the network, the GD schedule and Algorithm 1's parameters."""
 
-    dataset: str = param(
-        "mnist",
-        choices=["mnist", "digits", "synthetic_images"],
-        doc="the pool (smoke: scikit-learn digits)",
-    )
+    dataset: str = pool_param("mnist", "the pool (smoke: scikit-learn digits)")
     splits: str = param(
         "all", choices=["all", "train", "test"], doc="all = train + test (MNIST's 70,000)"
     )

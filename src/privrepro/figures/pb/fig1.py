@@ -18,6 +18,7 @@ from privrepro.boosting.plots import plot_densities
 from privrepro.boosting.regions import AbsoluteRegion, FixedRegion, RelativeRegion
 from privrepro.data.provenance import ANALYTIC
 from privrepro.figures.api import Figure, UnitContext, grid_units, param
+from privrepro.figures.pb import _common as pb
 
 __all__ = ["Fig1Params", "Illustration"]
 
@@ -29,11 +30,11 @@ class Fig1Params:
     """Illustration parameters (all assumed)."""
 
     sigma: float = param(3.0, gt=0, doc="σ of the Gaussian kernel", assumed=_ASSUMED)
-    rho: float = param(0.9, gt=0, lt=1, doc="confidence level ρ", assumed=_ASSUMED)
+    rho: float = pb.rho_param(0.9, "confidence level ρ", assumed=_ASSUMED)
     query: float = param(4.0, doc="Q(X)", assumed=_ASSUMED)
-    sensitivity: float = param(2.0, gt=0, doc="Q(X') − Q(X)", assumed=_ASSUMED)
+    sensitivity: float = pb.sensitivity_param(2.0, "Q(X') − Q(X)", assumed=_ASSUMED)
     tau: float = param(3.0, gt=0, doc="τ of the relative and absolute regions", assumed=_ASSUMED)
-    theta: float = param(0.3, ge=0, le=1, doc="θ of the relative region", assumed=_ASSUMED)
+    theta: float = pb.theta_param(0.3, "θ of the relative region", assumed=_ASSUMED)
     fixed_lower: float = param(0.0, doc="τ_l of the fixed region", assumed=_ASSUMED)
     fixed_upper: float = param(
         8.0, above="fixed_lower", doc="τ_u of the fixed region", assumed=_ASSUMED

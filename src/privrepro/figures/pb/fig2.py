@@ -15,30 +15,27 @@ import numpy as np
 import pandas as pd
 
 from privrepro.boosting.plots import plot_sweep
-from privrepro.figures.api import param
-from privrepro.figures.pb._sweepfig import EPSILON_KEYS, SweepFigure, SweepParams, epsilon_metrics
+from privrepro.figures.pb import _common as pb
 
 __all__ = ["Fig2Params", "PrivacyVsRegionSize"]
 
 
 @dataclass
-class Fig2Params(SweepParams):
+class Fig2Params(pb.SweepParams):
     """Fig. 2: the |S| axis and the two (ρ, Δ) settings."""
 
-    sizes: list[float] = param(
+    sizes: list[float] = pb.sizes_param(
         [10.0, 15.0, 20.0, 25.0, 30.0, 35.0, 40.0, 45.0, 50.0],
-        gt=0,
-        unique=True,
-        doc="|S(Q(X̃))|: 2τ for absolute/relative, the width of a centred fixed region",
+        "|S(Q(X̃))|: 2τ for absolute/relative, the width of a centred fixed region",
         assumed="the x range is not stated; Fig. 4 uses 10–50",
     )
-    rho_low: float = param(0.9, gt=0, lt=1, doc="ρ of panels (a), (c) (Sec. 5.1)")
-    sensitivity_low: float = param(1.0, gt=0, doc="Δ of panels (a), (c) (Sec. 5.1 text)")
-    rho_high: float = param(0.8, gt=0, lt=1, doc="ρ of panels (b), (d)")
-    sensitivity_high: float = param(4.0, gt=0, doc="Δ of panels (b), (d)")
+    rho_low: float = pb.rho_param(0.9, "ρ of panels (a), (c) (Sec. 5.1)")
+    sensitivity_low: float = pb.sensitivity_param(1.0, "Δ of panels (a), (c) (Sec. 5.1 text)")
+    rho_high: float = pb.rho_param(0.8, "ρ of panels (b), (d)")
+    sensitivity_high: float = pb.sensitivity_param(4.0, "Δ of panels (b), (d)")
 
 
-class PrivacyVsRegionSize(SweepFigure):
+class PrivacyVsRegionSize(pb.SweepFigure):
     """ε vs |S| at fixed ρ: Gaussian vs PB-DP (paper's accounting and exact)."""
 
     params_type = Fig2Params
@@ -67,8 +64,8 @@ class PrivacyVsRegionSize(SweepFigure):
 
     def summarize(self, table: pd.DataFrame, params: Any) -> pd.DataFrame:
         """ε of each series at every point (metric ``epsilon``) and the exact/paper ratio."""
-        out = epsilon_metrics(table)
-        point = EPSILON_KEYS[:-1]
+        out = pb.epsilon_metrics(table)
+        point = pb.EPSILON_KEYS[:-1]
         paper = out[out["accountant"] == "paper"].set_index(point)["value"]
         exact = out[out["accountant"] == "exact"].set_index(point)["value"]
         both = pd.concat([paper.rename("paper"), exact.rename("exact")], axis=1).dropna()

@@ -13,13 +13,13 @@ import pandas as pd
 
 from privrepro.boosting.plots import plot_sweep
 from privrepro.figures.api import param
-from privrepro.figures.pb._sweepfig import SweepFigure, SweepParams, epsilon_metrics
+from privrepro.figures.pb import _common as pb
 
 __all__ = ["Fig3Params", "PrivacyVsConfidence"]
 
 
 @dataclass
-class Fig3Params(SweepParams):
+class Fig3Params(pb.SweepParams):
     """Fig. 3: the ρ axis, the region and the sensitivities."""
 
     rhos: list[float] = param(
@@ -33,18 +33,15 @@ class Fig3Params(SweepParams):
     size: float = param(
         20.0, gt=0, doc="|S| of the smallest region: 'inf S = [−10, 10]' read as τ = 10"
     )
-    sensitivity_a: float = param(
-        1.0,
-        gt=0,
-        doc="Δ of panel (a)",
-        assumed="the text says 1, the caption 2; the text is followed",
+    sensitivity_a: float = pb.sensitivity_param(
+        1.0, "Δ of panel (a)", assumed="the text says 1, the caption 2; the text is followed"
     )
-    sensitivity_b: float = param(4.0, gt=0, doc="Δ of panel (b)")
-    sensitivity_c: float = param(1.0, gt=0, doc="Δ of panel (c)")
-    sensitivity_d: float = param(4.0, gt=0, doc="Δ of panel (d)")
+    sensitivity_b: float = pb.sensitivity_param(4.0, "Δ of panel (b)")
+    sensitivity_c: float = pb.sensitivity_param(1.0, "Δ of panel (c)")
+    sensitivity_d: float = pb.sensitivity_param(4.0, "Δ of panel (d)")
 
 
-class PrivacyVsConfidence(SweepFigure):
+class PrivacyVsConfidence(pb.SweepFigure):
     """ε vs ρ at fixed |S|: Gaussian vs PB-DP (paper's accounting and exact)."""
 
     params_type = Fig3Params
@@ -69,4 +66,4 @@ class PrivacyVsConfidence(SweepFigure):
         )
 
     def summarize(self, table: pd.DataFrame, params: Any) -> pd.DataFrame:
-        return epsilon_metrics(table)
+        return pb.epsilon_metrics(table)

@@ -21,6 +21,7 @@ from privrepro.boosting.plots import plot_runtime
 from privrepro.boosting.runtime import sampler_runtime
 from privrepro.data.provenance import DataSource
 from privrepro.figures.api import Figure, MemoryEstimate, UnitContext, grid_units, param
+from privrepro.figures.pb import _common as pb
 
 __all__ = ["Fig4Params", "Runtime"]
 
@@ -29,27 +30,14 @@ __all__ = ["Fig4Params", "Runtime"]
 class Fig4Params:
     """Fig. 4 settings."""
 
-    sizes: list[float] = param(
-        [10.0, 20.0, 30.0, 40.0, 50.0],
-        gt=0,
-        unique=True,
-        doc="|S(Q(X̃))| from 10 to 50",
-        assumed="the step is not stated",
+    sizes: list[float] = pb.sizes_param(
+        [10.0, 20.0, 30.0, 40.0, 50.0], "|S(Q(X̃))| from 10 to 50", assumed="the step is not stated"
     )
-    rho: float = param(0.9, gt=0, lt=1, doc="ρ (Sec. 5.2)")
-    sensitivity: float = param(1.0, gt=0, doc="Δ (Sec. 5.2)")
-    case: str = param(
-        "absolute",
-        choices=["absolute", "relative"],
-        doc="PB-DP region case",
-        assumed="not stated; absolute error",
-    )
-    delta: float = param(
-        1e-5,
-        gt=0,
-        lt=1,
-        doc="δ of Algorithm 2's objective",
-        assumed="the DP notion of Fig. 4 is not stated",
+    rho: float = pb.rho_param(0.9, "ρ (Sec. 5.2)")
+    sensitivity: float = pb.sensitivity_param(1.0, "Δ (Sec. 5.2)")
+    case: str = pb.case_param()
+    delta: float = pb.delta_param(
+        1e-5, "δ of Algorithm 2's objective", assumed="the DP notion of Fig. 4 is not stated"
     )
     samples: int = param(10_000, ge=1, doc="samples per call (Sec. 5.2)")
     iterations: int = param(100, ge=1, doc="timed calls per sampler and size (Sec. 5.2)")

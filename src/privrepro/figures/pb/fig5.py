@@ -20,6 +20,7 @@ from privrepro.boosting.fixed_region import fixed_region_extra_loss, fixed_regio
 from privrepro.boosting.plots import plot_fixed_region
 from privrepro.data.provenance import ANALYTIC
 from privrepro.figures.api import Figure, UnitContext, grid_units, param
+from privrepro.figures.pb import _common as pb
 
 __all__ = ["Fig5Params", "FixedRegionFeasibility"]
 
@@ -28,10 +29,10 @@ __all__ = ["Fig5Params", "FixedRegionFeasibility"]
 class Fig5Params:
     """Fig. 5 settings; the paper leaves most of them unstated."""
 
-    a_rho: float = param(0.8, gt=0, lt=1, doc="ρ of panel (a) (caption)")
+    a_rho: float = pb.rho_param(0.8, "ρ of panel (a) (caption)")
     a_eps0: float = param(0.1, gt=0, doc="kernel ε₀ of panel (a) (Sec. 5.3)")
-    a_delta0: float = param(1e-5, gt=0, lt=1, doc="kernel δ₀ of panel (a)", assumed="not stated")
-    a_sensitivity: float = param(1.0, gt=0, doc="Δ of panel (a)", assumed="not stated")
+    a_delta0: float = pb.delta_param(1e-5, "kernel δ₀ of panel (a)", assumed="not stated")
+    a_sensitivity: float = pb.sensitivity_param(1.0, "Δ of panel (a)", assumed="not stated")
     a_widths: list[float] = param(
         [20.0, 40.0, 100.0],
         gt=0,
@@ -75,6 +76,11 @@ class Fig5Params:
     )
 
 
+PANEL_A = ("rho", "eps0", "delta0", "sensitivity", "epsilons", "points")
+PANEL_B = ("sigma", "rhos", "alphas")
+"""The ``a_*`` / ``b_*`` parameters a unit of panel (a) / (b) holds, named without the prefix."""
+
+
 class FixedRegionFeasibility(Figure[Fig5Params]):
     """Rows of panel a: ``panel, width, mechanism, accountant, epsilon, delta``; panel b:
     ``panel, width, sensitivity, alpha, rho, accountant, extra_loss``."""
@@ -84,18 +90,9 @@ class FixedRegionFeasibility(Figure[Fig5Params]):
     title = "Fixed preferred region: PB-DP vs bounded Gaussian profiles; extra loss L1 against ρ"
 
     def units(self, p: Fig5Params) -> list[dict[str, Any]]:
-        a = {
-            "panel": "a",
-            "rho": p.a_rho,
-            "eps0": p.a_eps0,
-            "delta0": p.a_delta0,
-            "sensitivity": p.a_sensitivity,
-            "epsilons": p.a_epsilons,
-            "points": p.a_points,
-            "exact_pairs": p.exact_pairs,
-        }
-        b = {"panel": "b", "sigma": p.b_sigma, "rhos": p.b_rhos, "alphas": p.b_alphas}
-        b["exact_pairs"] = p.exact_pairs
+        a = {"panel": "a", **{k: getattr(p, f"a_{k}") for k in PANEL_A}}
+        b = {"panel": "b", **{k: getattr(p, f"b_{k}") for k in PANEL_B}}
+        a["exact_pairs"] = b["exact_pairs"] = p.exact_pairs
         return grid_units(a, width=p.a_widths) + grid_units(
             b, width=p.b_widths, sensitivity=p.b_sensitivities
         )

@@ -21,6 +21,7 @@ from privrepro.boosting.design import PBSetting
 from privrepro.boosting.plots import plot_composition
 from privrepro.data.provenance import ANALYTIC
 from privrepro.figures.api import Figure, UnitContext, param
+from privrepro.figures.pb import _common as pb
 
 __all__ = ["Composition", "Fig6Params"]
 
@@ -29,19 +30,14 @@ __all__ = ["Composition", "Fig6Params"]
 class Fig6Params:
     """Fig. 6 settings."""
 
-    rho: float = param(0.9, gt=0, lt=1, doc="ρ (Sec. 5.4)")
+    rho: float = pb.rho_param(0.9, "ρ (Sec. 5.4)")
     size: float = param(
         10.0, gt=0, doc="|S(Q(X̃))|", assumed="'|S| = 10' read as τ = 5 (the caption's 'inf S = 10')"
     )
-    sensitivity: float = param(3.0, gt=0, doc="Δ (Sec. 5.4)")
-    case: str = param(
-        "absolute",
-        choices=["absolute", "relative"],
-        doc="PB-DP region case",
-        assumed="not stated; absolute error",
-    )
-    theta: float = param(0.05, ge=0, le=1, doc="θ if relative", assumed="not stated")
-    delta: float = param(1e-5, gt=0, lt=1, doc="δ of panel (a) (Sec. 5.4)")
+    sensitivity: float = pb.sensitivity_param(3.0, "Δ (Sec. 5.4)")
+    case: str = pb.case_param()
+    theta: float = pb.theta_param(0.05, "θ if relative", assumed="not stated")
+    delta: float = pb.delta_param(1e-5, "δ of panel (a) (Sec. 5.4)")
     alphas: list[float] = param(
         [2.0, 20.0], gt=1, unique=True, doc="Rényi orders of panel (b) (Sec. 5.4)"
     )

@@ -1,5 +1,7 @@
-"""Base recipe of Figs. 2 and 3: one run unit per (notion, case), every panel and level of that
-notion in one batch; the sweep itself is :func:`privrepro.boosting.sweep`."""
+"""What the pb recipes share: the declarations of the PB-DP setting's quantities (ρ, Δ, δ, θ,
+|S| and the region case, each with its one allowed range) and the base recipe of Figs. 2 and 3
+(one run unit per (notion, case), every panel and level of that notion in one batch; the sweep
+itself is :func:`privrepro.boosting.sweep`)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,55 @@ from privrepro.boosting.epsilon_sweep import sweep
 from privrepro.data.provenance import ANALYTIC
 from privrepro.figures.api import Figure, UnitContext, grid_units, param
 
-__all__ = ["SweepFigure", "SweepParams", "epsilon_metrics"]
+__all__ = [
+    "SweepFigure",
+    "SweepParams",
+    "case_param",
+    "delta_param",
+    "epsilon_metrics",
+    "rho_param",
+    "sensitivity_param",
+    "sizes_param",
+    "theta_param",
+]
+
+
+def rho_param(default: Any, doc: str, **more: Any) -> Any:
+    """ρ, the confidence level of the utility constraint (eq. 1): in (0, 1)."""
+    return param(default, gt=0, lt=1, doc=doc, **more)
+
+
+def sensitivity_param(default: Any, doc: str, **more: Any) -> Any:
+    """Δ, the query's sensitivity |Q(X') − Q(X)|: positive."""
+    return param(default, gt=0, doc=doc, **more)
+
+
+def delta_param(default: Any, doc: str, **more: Any) -> Any:
+    """δ of an (ε, δ) guarantee (or of the kernel's calibration): in (0, 1)."""
+    return param(default, gt=0, lt=1, doc=doc, **more)
+
+
+def theta_param(default: Any, doc: str, **more: Any) -> Any:
+    """θ, the relative region's ratio (``S(Q) = [Q − (θ|Q| + τ), Q + (θ|Q| + τ)]``, Sec. 4.1):
+    in [0, 1]."""
+    return param(default, ge=0, le=1, doc=doc, **more)
+
+
+def sizes_param(default: list[float], doc: str, **more: Any) -> Any:
+    """|S(Q(X̃))|, the sizes of the smallest preferred region on a figure's x axis: positive,
+    each a run point of its own."""
+    return param(default, gt=0, unique=True, doc=doc, **more)
+
+
+def case_param() -> Any:
+    """The PB-DP region case of a figure that draws one (the paper never says which)."""
+    return param(
+        "absolute",
+        choices=["absolute", "relative"],
+        doc="PB-DP region case",
+        assumed="not stated; absolute error",
+    )
+
 
 PANELS = {"a": ("dp", "low"), "b": ("dp", "high"), "c": ("rdp", "low"), "d": ("rdp", "high")}
 
@@ -21,9 +71,7 @@ PANELS = {"a": ("dp", "low"), "b": ("dp", "high"), "c": ("rdp", "low"), "d": ("r
 class SweepParams:
     """Parameters shared by Figs. 2 and 3 (the paper's Sec. 5.1 settings and the unstated choices)."""
 
-    deltas: list[float] = param(
-        [1e-5, 1e-7], gt=0, lt=1, unique=True, doc="δ of panels (a), (b) (Sec. 5.1)"
-    )
+    deltas: list[float] = delta_param([1e-5, 1e-7], "δ of panels (a), (b) (Sec. 5.1)", unique=True)
     alphas: list[float] = param(
         [2.0, 10.0, 100.0], gt=1, unique=True, doc="Rényi orders of panels (c), (d) (Sec. 5.1)"
     )
@@ -33,11 +81,9 @@ class SweepParams:
         unique=True,
         doc="PB-DP region cases drawn (the captions list all three)",
     )
-    theta: float = param(
+    theta: float = theta_param(
         0.05,
-        ge=0,
-        le=1,
-        doc="relative-error ratio θ",
+        "relative-error ratio θ",
         assumed="θ is never given; 0.05 follows the introduction's '5% of the true value'",
     )
     calibration: str = param(
