@@ -34,7 +34,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, get_args, get_origin
 
 import numpy as np
 import pandas as pd
@@ -127,7 +127,9 @@ class Figure(ABC, Generic[P]):
     """One figure or table of a paper: units → rows → plot. Subclasses set the class attributes.
 
     Attributes:
-        params_type: the dataclass of this figure's parameters (fields declared with :func:`param`).
+        params_type: the dataclass of this figure's parameters (fields declared with :func:`param`):
+            the ``P`` of ``class MyFigure(Figure[P])`` (or of a generic subclass of ``Figure``,
+            ``NoiseTable[P]``), set from it when the class does not set it itself.
         title: a one-line description, shown by ``make help`` and in the report.
         kind: ``"figure"`` or ``"table"``.
         data: what every unit runs on, when it does not depend on the unit
@@ -139,6 +141,15 @@ class Figure(ABC, Generic[P]):
     title: ClassVar[str] = ""
     kind: ClassVar[str] = "figure"
     data: ClassVar[DataSource | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "params_type" not in cls.__dict__:
+            for base in cls.__dict__.get("__orig_bases__", ()):
+                origin, args = get_origin(base), get_args(base)
+                if isinstance(origin, type) and issubclass(origin, Figure) and args:
+                    if isinstance(args[0], type):  # not a TypeVar: a generic base stays generic
+                        cls.params_type = args[0]
 
     @abstractmethod
     def units(self, params: P) -> list[dict[str, Any]]:

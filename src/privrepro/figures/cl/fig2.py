@@ -54,7 +54,6 @@ class DropParams:
 class DropProbability(Figure[DropParams]):
     """Lower bound 1 − δ_k on the drop probability of a class of k examples (one curve per (ε, δ))."""
 
-    params_type = DropParams
     data = ANALYTIC
     title = "Probability that a class of k examples is dropped by an (ε, δ)-DP label release"
 

@@ -67,7 +67,6 @@ class LabelParams:
 class LabelGranularityCosine(cl.CosineFigure[LabelParams]):
     """Cosine classifier under S_prior, S_prior^const and dummy labels (Table A3)."""
 
-    params_type = LabelParams
     title = "cl Fig. 3/A2, Table A3 — cosine classifier: label match and dummy labels"
 
     def units(self, params: LabelParams) -> list[dict[str, Any]]:

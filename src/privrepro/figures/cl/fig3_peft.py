@@ -44,7 +44,6 @@ class LabelGranularityParams(cl.EnsembleParams):
 
 
 class LabelGranularityPeft(cl.PeftFigure[LabelGranularityParams]):
-    params_type = LabelGranularityParams
     title = "PEFT Ensemble under exact / constant prior label sets and dummy labels (Table A3)"
 
     def units(self, p: LabelGranularityParams) -> list[dict[str, Any]]:

@@ -58,7 +58,6 @@ class BlurryParams:
 class BlurryCosine(cl.CosineFigure[BlurryParams]):
     """Final accuracy of the cosine classifier under Not/i/Si-Blurry tasks (Table A4)."""
 
-    params_type = BlurryParams
     title = "cl Fig. 4 (right), Table A4 — cosine classifier on blurry Split-CIFAR-100"
     benchmark = "cifar100"
 

@@ -58,7 +58,6 @@ class BlurryDataParams:
 class BlurryData(Figure[BlurryDataParams]):
     """Samples and classes per task under Not/i/Si-Blurry splits of CIFAR-100's labels."""
 
-    params_type = BlurryDataParams
     title = "cl Fig. 4 (left) — data per task of Split-CIFAR-100 in each blurry setting"
 
     def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:

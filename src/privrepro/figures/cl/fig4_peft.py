@@ -32,7 +32,6 @@ class BlurryParams(cl.EnsembleParams):
 
 
 class BlurryPeft(cl.PeftFigure[BlurryParams]):
-    params_type = BlurryParams
     title = "PEFT Ensemble under Not / i- / Si-Blurry Split-CIFAR-100 (Table A4)"
 
     def units(self, p: BlurryParams) -> list[dict[str, Any]]:

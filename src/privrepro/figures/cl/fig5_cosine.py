@@ -58,7 +58,6 @@ class DomainShiftParams:
 class DomainShiftCosine(cl.CosineFigure[DomainShiftParams]):
     """Cosine classifier AA/AF after every task on Split-CIFAR-100 and Split-ImageNet-R."""
 
-    params_type = DomainShiftParams
     title = "cl Fig. 5, A3–A6, Tables A5/A6 — cosine classifier AA_t and AF_t"
 
     def units(self, params: DomainShiftParams) -> list[dict[str, Any]]:

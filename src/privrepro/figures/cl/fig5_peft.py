@@ -33,7 +33,6 @@ class DomainShiftParams(cl.PeftParams):
 
 
 class DomainShiftPeft(cl.PeftFigure[DomainShiftParams]):
-    params_type = DomainShiftParams
     title = "PEFT Ensemble, Naive and Non-CL with DP-SGD on Split-CIFAR-100 / Split-ImageNet-R"
 
     def units(self, p: DomainShiftParams) -> list[dict[str, Any]]:

@@ -43,7 +43,6 @@ class RulesParams(cl.EnsembleParams):
 
 
 class EnsembleRules(cl.PeftFigure[RulesParams]):
-    params_type = RulesParams
     title = "PEFT Ensemble aggregation rules: ArgMax, Median, Entropy (Fig. A1)"
 
     def units(self, p: RulesParams) -> list[dict[str, Any]]:

@@ -44,7 +44,6 @@ class FiveDatasetsParams:
 class FiveDatasetsCosine(cl.CosineFigure[FiveDatasetsParams]):
     """Cosine classifier on 5-Datasets, every task order (Table A7, Figs. A7/A8)."""
 
-    params_type = FiveDatasetsParams
     title = "cl Table A7, Figs. A7/A8 — cosine classifier on 5-Datasets, all task orders"
     benchmark = "5-datasets"
 

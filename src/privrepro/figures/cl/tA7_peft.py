@@ -49,7 +49,6 @@ class FiveDatasetsParams(cl.PeftParams):
 
 
 class FiveDatasetsPeft(cl.PeftFigure[FiveDatasetsParams]):
-    params_type = FiveDatasetsParams
     title = "PEFT Ensemble and Naive on 5-Datasets over task orders (Table A7, Figs. A7/A8)"
 
     def units(self, p: FiveDatasetsParams) -> list[dict[str, Any]]:

@@ -266,7 +266,6 @@ class CurveParams(IPParams):
 class AccuracyCurve(AccuracyFigure[CurveParams]):
     """Accuracy of the four series against ``x`` (``alpha`` or ``epsilon``): Figs. 3 and 4."""
 
-    params_type = CurveParams
     x: ClassVar[str] = "alpha"
 
     def units(self, params: CurveParams) -> list[dict[str, Any]]:

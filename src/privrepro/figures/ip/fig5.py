@@ -46,7 +46,6 @@ class Fig5Params(IPParams):
 class GaussOutputTradeoff(AccuracyFigure[Fig5Params]):
     """Fig. 5: SLL Gauss-Output accuracy vs ε, one curve per α."""
 
-    params_type = Fig5Params
     title = "ip Fig. 5 — SLL Gauss-Output accuracy vs ε for radii α (δ = 1e-5)"
     series = ("sll_output",)
 

@@ -40,7 +40,6 @@ class Fig6Params(IPParams):
 class AccuracyTable(AccuracyFigure[Fig6Params]):
     """Fig. 6: the accuracy table for CIFAR-10 and CIFAR-100."""
 
-    params_type = Fig6Params
     title = "ip Fig. 6 (Table 6) — accuracy under {(ε, 1e-5), α} IP, CIFAR-10 and CIFAR-100"
     kind = "table"
 

@@ -47,7 +47,6 @@ class DimensionCurvesParams:
 class DimensionCurves(Figure[DimensionCurvesParams]):
     """E||B|| for MI <= v against d: Theorem 3 / Algorithm 1 vs local DP."""
 
-    params_type = DimensionCurvesParams
     title = "pac — PAC (Theorem 3, Algorithm 1) vs local-DP noise as the dimension grows"
 
     def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:

@@ -40,7 +40,6 @@ class SuccessCurvesParams:
 class SuccessCurves(Figure[SuccessCurvesParams]):
     """p*(q, v) (Theorem 1 inverted) and q + sqrt(v/2) (Corollary 1) against v."""
 
-    params_type = SuccessCurvesParams
     data = ANALYTIC
     title = "pac Theorem 1 — posterior success bound against the MI budget v"
 

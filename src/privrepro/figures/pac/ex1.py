@@ -47,7 +47,6 @@ class Example1Params:
 class Example1(Figure[Example1Params]):
     """Theorem 1 vs Theorem 2 bounds on per-element identification success, against n."""
 
-    params_type = Example1Params
     data = ANALYTIC
     title = "pac Example 1 — identification success bounds (Theorems 1, 2) against n"
     kind = "table"

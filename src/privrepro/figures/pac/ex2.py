@@ -43,7 +43,6 @@ class Example2Params(CifarPoolParams):
 class Example2(NoiseTable[Example2Params]):
     """Local publishing: Algorithm 1 / Theorem 3 noise vs the local-DP Gaussian mechanism."""
 
-    params_type = Example2Params
     title = "pac Example 2 — local publishing: PAC noise vs local DP"
     paper = PAPER
 

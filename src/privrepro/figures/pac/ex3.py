@@ -43,7 +43,6 @@ class Example3Params(CifarPoolParams):
 class Example3(NoiseTable[Example3Params]):
     """Membership by mean: Algorithm 1 / Theorem 3 noise vs the DP Gaussian mechanism."""
 
-    params_type = Example3Params
     title = "pac Example 3 — membership from a mean: PAC noise vs DP"
     paper = PAPER
 

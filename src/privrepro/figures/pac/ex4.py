@@ -75,7 +75,6 @@ class Example4Params:
 class Example4(Figure[Example4Params]):
     """Accuracy of the trained MLP without and with the calibrated noise; E||B||."""
 
-    params_type = Example4Params
     title = "pac Example 4 — MLP by full-batch GD: Algorithm 1 noise and accuracy"
     kind = "table"
 

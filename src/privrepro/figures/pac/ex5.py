@@ -49,7 +49,6 @@ class Example5Params:
 class Example5(Figure[Example5Params]):
     """Required Gaussian noise E||B||² against v: individual-optimal, whole-set exact, Theorem 3."""
 
-    params_type = Example5Params
     data = ANALYTIC
     title = "pac Example 5 — Gaussian mean: optimal vs Algorithm 1 (Theorem 3) noise against v"
     kind = "table"

@@ -6,7 +6,7 @@ itself is :func:`privrepro.boosting.sweep`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 
@@ -126,7 +126,10 @@ class SweepParams:
     )
 
 
-class SweepFigure(Figure[Any]):
+SP = TypeVar("SP", bound=SweepParams)
+
+
+class SweepFigure(Figure[SP]):
     """Rows: ``panel, notion, level, rho, sensitivity, size, case, accountant, eps0, epsilon``."""
 
     data = ANALYTIC

@@ -45,7 +45,6 @@ class Fig1Params:
 class Illustration(Figure[Fig1Params]):
     """Density of eq. (2) for the relative, fixed and absolute cases."""
 
-    params_type = Fig1Params
     data = ANALYTIC
     title = "PB-DP output densities for the three special cases (Gaussian kernel)"
 

@@ -35,10 +35,9 @@ class Fig2Params(pb.SweepParams):
     sensitivity_high: float = pb.sensitivity_param(4.0, "Δ of panels (b), (d)")
 
 
-class PrivacyVsRegionSize(pb.SweepFigure):
+class PrivacyVsRegionSize(pb.SweepFigure[Fig2Params]):
     """ε vs |S| at fixed ρ: Gaussian vs PB-DP (paper's accounting and exact)."""
 
-    params_type = Fig2Params
     title = "ε against the smallest preferred region |S| at fixed ρ (Gaussian vs PB-DP)"
 
     def panel_grid(self, params: Any, panel: str) -> tuple[list[float], list[float], float]:

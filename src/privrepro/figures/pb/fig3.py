@@ -41,10 +41,9 @@ class Fig3Params(pb.SweepParams):
     sensitivity_d: float = pb.sensitivity_param(4.0, "Δ of panel (d)")
 
 
-class PrivacyVsConfidence(pb.SweepFigure):
+class PrivacyVsConfidence(pb.SweepFigure[Fig3Params]):
     """ε vs ρ at fixed |S|: Gaussian vs PB-DP (paper's accounting and exact)."""
 
-    params_type = Fig3Params
     title = "ε against the confidence level ρ at fixed smallest region (Gaussian vs PB-DP)"
 
     def panel_grid(self, params: Any, panel: str) -> tuple[list[float], list[float], float]:

@@ -52,7 +52,6 @@ class Fig4Params:
 class Runtime(Figure[Fig4Params]):
     """Mean time per call of 10,000 samples, PB-DP vs Gaussian, and mean proposals per sample."""
 
-    params_type = Fig4Params
     title = "Sampling runtime of PB-DP vs Gaussian-DP against |S| (ratio measured in one run)"
 
     def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:

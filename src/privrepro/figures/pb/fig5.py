@@ -85,7 +85,6 @@ class FixedRegionFeasibility(Figure[Fig5Params]):
     """Rows of panel a: ``panel, width, mechanism, accountant, epsilon, delta``; panel b:
     ``panel, width, sensitivity, alpha, rho, accountant, extra_loss``."""
 
-    params_type = Fig5Params
     data = ANALYTIC
     title = "Fixed preferred region: PB-DP vs bounded Gaussian profiles; extra loss L1 against ρ"
 

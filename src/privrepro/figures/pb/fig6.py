@@ -87,7 +87,6 @@ class Fig6Params:
 class Composition(Figure[Fig6Params]):
     """Rows: ``panel, T, alpha, mechanism, accountant, eps0, epsilon``."""
 
-    params_type = Fig6Params
     data = ANALYTIC
     title = (
         "T-fold composition: Gaussian vs PB-DP (paper's Algorithm 1 and exact PLD at every T; RDP)"

@@ -86,7 +86,6 @@ class Fig7Params:
 class PBGRRAdult(Figure[Fig7Params]):
     """Rows: ``set_size, eps0, estimator, method, mse, se`` (+ ρ of Remark 5)."""
 
-    params_type = Fig7Params
     title = "PB-GRR on UCI Adult ages: category vs value frequency MSE against ε₀"
 
     def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
