@@ -24,6 +24,7 @@ import gzip
 import os
 import pickle
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -224,29 +225,35 @@ def _load_cifar(
     )
 
 
-@register_dataset(
-    "cifar10",
-    description="CIFAR-10 32×32 colour, 10 classes (torchvision layout)",
-    source="https://www.cs.toronto.edu/~kriz/cifar.html via torchvision",
-)
-def load_cifar10(
-    root: Path, split: str = "train", download: bool = False, verify_checksums: bool = True
-) -> ArrayDataset:
-    """CIFAR-10 as ``uint8 [N, 32, 32, 3]`` through ``torchvision.datasets.CIFAR10``."""
-    from torchvision.datasets import CIFAR10
-
-    return _load_cifar("cifar10", CIFAR10, root, split, download, verify_checksums)
+_CIFAR_SOURCE = "https://www.cs.toronto.edu/~kriz/cifar.html via torchvision"
 
 
-@register_dataset(
-    "cifar100",
-    description="CIFAR-100 32×32 colour, 100 classes (torchvision layout)",
-    source="https://www.cs.toronto.edu/~kriz/cifar.html via torchvision",
-)
-def load_cifar100(
-    root: Path, split: str = "train", download: bool = False, verify_checksums: bool = True
-) -> ArrayDataset:
-    """CIFAR-100 (fine labels) as ``uint8 [N, 32, 32, 3]`` through ``torchvision.datasets.CIFAR100``."""
-    from torchvision.datasets import CIFAR100
+def _cifar_loader(
+    name: str, torchvision_class: str, title: str, classes: int, labels: str = ""
+) -> Callable[..., ArrayDataset]:
+    """The loader ``load_<name>(root, split="train", download=False, verify_checksums=True)``
+    of a CIFAR set, registered under ``name``."""
 
-    return _load_cifar("cifar100", CIFAR100, root, split, download, verify_checksums)
+    def load(
+        root: Path, split: str = "train", download: bool = False, verify_checksums: bool = True
+    ) -> ArrayDataset:
+        from torchvision import datasets
+
+        cls = getattr(datasets, torchvision_class)
+        return _load_cifar(name, cls, root, split, download, verify_checksums)
+
+    load.__name__ = load.__qualname__ = f"load_{name}"
+    load.__doc__ = (
+        f"{title}{labels} as ``uint8 [N, 32, 32, 3]`` through "
+        f"``torchvision.datasets.{torchvision_class}``."
+    )
+    register_dataset(
+        name,
+        description=f"{title} 32×32 colour, {classes} classes (torchvision layout)",
+        source=_CIFAR_SOURCE,
+    )(load)
+    return load
+
+
+load_cifar10 = _cifar_loader("cifar10", "CIFAR10", "CIFAR-10", 10)
+load_cifar100 = _cifar_loader("cifar100", "CIFAR100", "CIFAR-100", 100, " (fine labels)")
