@@ -140,18 +140,27 @@ def composition_delta(
     return out if np.ndim(epsilon) else out[0]
 
 
-def algorithm1_double_loop(
-    terms: PaperTerms, kernel_delta_T: DeltaFn, epsilon: float, T: int
-) -> float:
-    """Algorithm 1 as a literal double loop over ``(e1, e2)``, with its three misprints fixed
-    (index ``e1 − e2 + T``, a vector of ``2T + 1`` entries, and the weight ``V[i]`` in line 15)."""
+def _algorithm1_weights(terms: PaperTerms, T: int, shift: int) -> np.ndarray:
+    """Lines 6–10 of Algorithm 1: the double loop over ``(e1, e2)`` that adds the multinomial
+    weight ``C(T, e1) C(T − e1, e2) W1^e1 W2^e2 W3^(T − e1 − e2)`` into ``V[e1 − e2 + shift + T]``
+    (``shift = 0``: the corrected index; ``−1``: as printed, a negative index counting from the
+    end as in Python)."""
     W1, W2 = terms.W1, terms.W2
     W3 = 1.0 - W1 - W2
     V = np.zeros(2 * T + 1)
     for e1 in range(T + 1):
         for e2 in range(T - e1 + 1):
             u = math.comb(T, e1) * math.comb(T - e1, e2) * W1**e1 * W2**e2 * W3 ** (T - e1 - e2)
-            V[e1 - e2 + T] += u
+            V[e1 - e2 + shift + T] += u
+    return V
+
+
+def algorithm1_double_loop(
+    terms: PaperTerms, kernel_delta_T: DeltaFn, epsilon: float, T: int
+) -> float:
+    """Algorithm 1 as a literal double loop over ``(e1, e2)``, with its three misprints fixed
+    (index ``e1 − e2 + T``, a vector of ``2T + 1`` entries, and the weight ``V[i]`` in line 15)."""
+    V = _algorithm1_weights(terms, T, shift=0)
     delta = 0.0
     for i in range(2 * T + 1):
         delta += V[i] * float(
@@ -180,13 +189,7 @@ def algorithm1_as_printed(
     ``V[i]``. :func:`algorithm1_double_loop` is the corrected double loop; both are shown side by
     side in the report's erratum.
     """
-    W1, W2 = terms.W1, terms.W2
-    W3 = 1.0 - W1 - W2
-    V = np.zeros(2 * T + 1)
-    for e1 in range(T + 1):
-        for e2 in range(T - e1 + 1):
-            u = math.comb(T, e1) * math.comb(T - e1, e2) * W1**e1 * W2**e2 * W3 ** (T - e1 - e2)
-            V[e1 - e2 - 1 + T] += u  # as printed: "− 1"
+    V = _algorithm1_weights(terms, T, shift=-1)  # as printed: "− 1"
     delta = 0.0
     for i in range(0, 2 * T + 2):  # as printed: 2T + 2 entries
         v = V[i - T] if -(2 * T + 1) <= i - T < 2 * T + 1 else 0.0

@@ -34,6 +34,7 @@ __all__ = [
     "allowed_text",
     "assumptions_of",
     "build_params",
+    "field_default",
     "field_specs",
     "param",
     "validate",
@@ -262,21 +263,22 @@ class FieldSpec:
         return typing.get_origin(self.hint) in (list, tuple, Sequence) or self.hint in (list, tuple)
 
     @property
+    def _value_hint(self) -> Any:
+        """The hint of the value, or of each item of a list (``Optional`` kept)."""
+        if self.is_list:
+            args = typing.get_args(self.hint)
+            return args[0] if args else Any
+        return self.hint
+
+    @property
     def item_hint(self) -> Any:
         """The type of the value, or of each item of a list (``Optional`` removed)."""
-        hint = self.hint
-        if self.is_list:
-            args = typing.get_args(hint)
-            hint = args[0] if args else Any
-        return _strip_optional(hint)
+        return _strip_optional(self._value_hint)
 
     @property
     def optional(self) -> bool:
         """``None`` is a valid value (of the field, or of each list item)."""
-        hint = self.hint
-        if self.is_list:
-            args = typing.get_args(hint)
-            hint = args[0] if args else Any
+        hint = self._value_hint
         origin = typing.get_origin(hint)
         return origin in (Union, types.UnionType) and type(None) in typing.get_args(hint)
 
@@ -299,14 +301,17 @@ def field_specs(params_type: type, prefix: str = "params") -> list[FieldSpec]:
         if isinstance(inner, type) and dataclasses.is_dataclass(inner):
             out += field_specs(inner, key)
             continue
-        if f.default is not dataclasses.MISSING:
-            default = f.default
-        elif f.default_factory is not dataclasses.MISSING:
-            default = f.default_factory()
-        else:
-            default = dataclasses.MISSING
-        out.append(FieldSpec(key, f.name, hint, f.metadata, default))
+        out.append(FieldSpec(key, f.name, hint, f.metadata, field_default(f)))
     return out
+
+
+def field_default(f: dataclasses.Field[Any]) -> Any:
+    """The default of a dataclass field (its factory called), or ``dataclasses.MISSING``."""
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return dataclasses.MISSING
 
 
 def _coerce(key: str, value: Any, hint: Any) -> Any:

@@ -96,6 +96,14 @@ def _random_sizes(total: int, parts: int, rng: np.random.Generator, min_size: in
     return (np.diff(np.concatenate([[0], cuts, [free]])) + min_size).astype(np.int64)
 
 
+def _task_sizes(total: int, parts: int, rng: np.random.Generator, stochastic: bool) -> IntArray:
+    """``total`` items cut into ``parts`` task shares: at T−1 uniform random cut points
+    (Si-Blurry) or as evenly as possible (i-Blurry, larger shares first)."""
+    if stochastic:
+        return _random_sizes(total, parts, rng, 0)
+    return np.array([len(a) for a in np.array_split(np.arange(total), parts)])
+
+
 def _deal(pool: IntArray, sizes: IntArray) -> list[IntArray]:
     bounds = np.cumsum(np.concatenate([[0], sizes]))
     return [pool[bounds[t] : bounds[t + 1]] for t in range(len(sizes))]
@@ -116,19 +124,14 @@ def _split(
     n_disjoint = int(num_classes * disjoint_pct // 100)
     n_blurry = num_classes - n_disjoint
     stochastic = kind == "si-blurry"
-    if stochastic:
-        # Si-Blurry: class counts per task from T−1 random cut points (a task may get none of
-        # one kind, but every task gets at least one class overall).
-        d_sizes = _random_sizes(n_disjoint, nb_tasks, rng, 0)
-        b_sizes = _random_sizes(n_blurry, nb_tasks, rng, 0)
-        empty = (d_sizes + b_sizes) == 0
-        while empty.any():  # re-draw the rare split that leaves a task without classes
-            d_sizes = _random_sizes(n_disjoint, nb_tasks, rng, 0)
-            b_sizes = _random_sizes(n_blurry, nb_tasks, rng, 0)
-            empty = (d_sizes + b_sizes) == 0
-    else:
-        d_sizes = np.array([len(a) for a in np.array_split(np.arange(n_disjoint), nb_tasks)])
-        b_sizes = np.array([len(a) for a in np.array_split(np.arange(n_blurry), nb_tasks)])
+    # Si-Blurry: class counts per task from T−1 random cut points (a task may get none of one
+    # kind, but every task gets at least one class overall: the rare split that leaves a task
+    # without classes is re-drawn).
+    d_sizes = _task_sizes(n_disjoint, nb_tasks, rng, stochastic)
+    b_sizes = _task_sizes(n_blurry, nb_tasks, rng, stochastic)
+    while stochastic and ((d_sizes + b_sizes) == 0).any():
+        d_sizes = _task_sizes(n_disjoint, nb_tasks, rng, stochastic)
+        b_sizes = _task_sizes(n_blurry, nb_tasks, rng, stochastic)
     disjoint = _deal(perm[:n_disjoint], d_sizes)
     blurry = _deal(perm[n_disjoint:], b_sizes)
 
@@ -143,10 +146,7 @@ def _split(
         pool.append(home_idx[:n_out])
     pooled = rng.permutation(np.concatenate(pool)) if pool else np.zeros(0, np.int64)
     blurred[pooled] = True
-    if stochastic:
-        sizes = _random_sizes(len(pooled), nb_tasks, rng, 0)
-    else:
-        sizes = np.array([len(a) for a in np.array_split(np.arange(len(pooled)), nb_tasks)])
+    sizes = _task_sizes(len(pooled), nb_tasks, rng, stochastic)
     for t, chunk in enumerate(_deal(pooled.astype(np.int64), sizes)):
         task_of[chunk] = t
     unassigned = np.flatnonzero(task_of < 0)

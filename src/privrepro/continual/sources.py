@@ -146,45 +146,12 @@ def load_fashionmnist(
     needed, and the ``.gz`` archives are MD5-checked and decompressed when the raw files are
     absent.
     """
-    import os
-
     from torchvision.datasets import FashionMNIST
 
-    from privrepro.data.vision import _mnist_files, _prepare_mnist_raw
+    from privrepro.data.vision import load_idx_split
 
-    train = split == "train"
-    root = Path(root)
-    if download:
-        FashionMNIST(str(root), train=train, download=True)
-    checksums = _prepare_mnist_raw(
-        root, train, verify_checksums, FashionMNIST, "fashionmnist", _FASHIONMNIST_HOW
-    )
-
-    class _SplitFashionMNIST(FashionMNIST):  # checks only the files of the requested split
-        @property
-        def raw_folder(self) -> str:
-            return os.path.join(self.root, "FashionMNIST", "raw")
-
-        def _check_exists(self) -> bool:
-            return all(
-                (Path(self.raw_folder) / n[: -len(".gz")]).is_file()
-                for n, _ in _mnist_files(self.train, FashionMNIST)
-            )
-
-    ds = _SplitFashionMNIST(str(root), train=train, download=False)
-    source = data_source_of(root, "fashionmnist")
-    if source.is_stand_in:
-        log_stand_in("fashionmnist", root / "FashionMNIST", checksums=checksums == "stand-in")
-    return ArrayDataset(
-        ds.data.numpy(),
-        ds.targets.numpy().astype(np.int64),
-        list(ds.classes),
-        f"fashionmnist/{split}",
-        {
-            "root": str(root),
-            "checksums": checksums,
-            "data_source": source,
-        },
+    return load_idx_split(
+        FashionMNIST, "fashionmnist", root, split, download, verify_checksums, _FASHIONMNIST_HOW
     )
 
 

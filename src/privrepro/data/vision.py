@@ -24,6 +24,7 @@ import gzip
 import os
 import pickle
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ from privrepro.data.arrays import ArrayDataset
 from privrepro.data.registry import MissingDataError, register_dataset
 from privrepro.data.standin import checksum_status, data_source_of, log_stand_in
 
-__all__ = ["load_cifar10", "load_cifar100", "load_mnist"]
+__all__ = ["load_cifar10", "load_cifar100", "load_idx_split", "load_mnist"]
 
 _MNIST_HOW = (
     "Run with dataset download enabled on a machine with internet, or copy the MNIST idx "
@@ -123,35 +124,45 @@ def load_mnist(
     """MNIST as ``uint8 [N, 28, 28]`` through ``torchvision.datasets.MNIST``."""
     from torchvision.datasets import MNIST
 
+    return load_idx_split(MNIST, "mnist", root, split, download, verify_checksums, _MNIST_HOW)
+
+
+def load_idx_split(
+    cls: Any, name: str, root: Path, split: str, download: bool, verify: bool, how: str
+) -> ArrayDataset:
+    """One split of MNIST or of a dataset in its layout (FashionMNIST) through torchvision's
+    ``cls``: only the files of ``split`` are needed, and the ``.gz`` archives are checked and
+    decompressed when the raw files are absent (:func:`_prepare_mnist_raw`). ``name`` is the
+    registry's name, ``how`` the hint of a missing-data error."""
     train = _check_split(split)
     root = Path(root)
     if download:
-        MNIST(str(root), train=train, download=True)
-    checksums = _prepare_mnist_raw(root, train, verify_checksums)
+        cls(str(root), train=train, download=True)
+    checksums = _prepare_mnist_raw(root, train, verify, cls, name, how)
 
-    class _SplitMNIST(MNIST):  # checks only the files of the requested split
+    class _Split(cls):  # type: ignore[misc, valid-type]  # checks only the requested split
         @property
         def raw_folder(self) -> str:
-            return os.path.join(self.root, "MNIST", "raw")
+            return os.path.join(self.root, cls.__name__, "raw")
 
         def _check_exists(self) -> bool:
             return all(
                 (Path(self.raw_folder) / n[: -len(".gz")]).is_file()
-                for n, _ in _mnist_files(self.train)
+                for n, _ in _mnist_files(self.train, cls)
             )
 
-    ds = _SplitMNIST(str(root), train=train, download=False)
-    source = data_source_of(root, "mnist")
+    ds = _Split(str(root), train=train, download=False)
+    source = data_source_of(root, name)
     if source.is_stand_in:
-        log_stand_in("mnist", root / "MNIST", checksums=checksums == "stand-in")
+        log_stand_in(name, root / cls.__name__, checksums=checksums == "stand-in")
     return ArrayDataset(
         ds.data.numpy(),
         ds.targets.numpy().astype(np.int64),
-        [c.split(" - ")[0] for c in ds.classes],
-        f"mnist/{split}",
+        [c.split(" - ")[0] for c in ds.classes],  # MNIST's "0 - zero" is the class "0"
+        f"{name}/{split}",
         {
             "root": str(root),
-            "checksums_verified": verify_checksums,
+            "checksums_verified": verify,
             "checksums": checksums,
             "data_source": source,
         },
@@ -214,29 +225,35 @@ def _load_cifar(
     )
 
 
-@register_dataset(
-    "cifar10",
-    description="CIFAR-10 32×32 colour, 10 classes (torchvision layout)",
-    source="https://www.cs.toronto.edu/~kriz/cifar.html via torchvision",
-)
-def load_cifar10(
-    root: Path, split: str = "train", download: bool = False, verify_checksums: bool = True
-) -> ArrayDataset:
-    """CIFAR-10 as ``uint8 [N, 32, 32, 3]`` through ``torchvision.datasets.CIFAR10``."""
-    from torchvision.datasets import CIFAR10
-
-    return _load_cifar("cifar10", CIFAR10, root, split, download, verify_checksums)
+_CIFAR_SOURCE = "https://www.cs.toronto.edu/~kriz/cifar.html via torchvision"
 
 
-@register_dataset(
-    "cifar100",
-    description="CIFAR-100 32×32 colour, 100 classes (torchvision layout)",
-    source="https://www.cs.toronto.edu/~kriz/cifar.html via torchvision",
-)
-def load_cifar100(
-    root: Path, split: str = "train", download: bool = False, verify_checksums: bool = True
-) -> ArrayDataset:
-    """CIFAR-100 (fine labels) as ``uint8 [N, 32, 32, 3]`` through ``torchvision.datasets.CIFAR100``."""
-    from torchvision.datasets import CIFAR100
+def _cifar_loader(
+    name: str, torchvision_class: str, title: str, classes: int, labels: str = ""
+) -> Callable[..., ArrayDataset]:
+    """The loader ``load_<name>(root, split="train", download=False, verify_checksums=True)``
+    of a CIFAR set, registered under ``name``."""
 
-    return _load_cifar("cifar100", CIFAR100, root, split, download, verify_checksums)
+    def load(
+        root: Path, split: str = "train", download: bool = False, verify_checksums: bool = True
+    ) -> ArrayDataset:
+        from torchvision import datasets
+
+        cls = getattr(datasets, torchvision_class)
+        return _load_cifar(name, cls, root, split, download, verify_checksums)
+
+    load.__name__ = load.__qualname__ = f"load_{name}"
+    load.__doc__ = (
+        f"{title}{labels} as ``uint8 [N, 32, 32, 3]`` through "
+        f"``torchvision.datasets.{torchvision_class}``."
+    )
+    register_dataset(
+        name,
+        description=f"{title} 32×32 colour, {classes} classes (torchvision layout)",
+        source=_CIFAR_SOURCE,
+    )(load)
+    return load
+
+
+load_cifar10 = _cifar_loader("cifar10", "CIFAR10", "CIFAR-10", 10)
+load_cifar100 = _cifar_loader("cifar100", "CIFAR100", "CIFAR-100", 100, " (fine labels)")

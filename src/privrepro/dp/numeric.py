@@ -25,6 +25,7 @@ Rényi error covers the quadrature only; choose ``support`` so that the tails ar
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -325,28 +326,16 @@ def privacy_profile(
     the two bounds of the larger value, which is what is returned.
     """
 
-    def one(
-        a: Density,
-        b: Density,
-        a_atoms: Mapping[float, float] | None,
-        b_atoms: Mapping[float, float] | None,
-        tail: float | None,
-    ) -> NumericDivergence:
-        return hockey_stick_divergence(
-            a,
-            b,
-            epsilon,
-            support=support,
-            breakpoints=breakpoints,
-            p_atoms=a_atoms,
-            q_atoms=b_atoms,
-            p_tail_mass=tail,
-            epsabs=epsabs,
-            epsrel=epsrel,
-        )
-
-    pq = one(p, q, p_atoms, q_atoms, p_tail_mass)
-    qp = one(q, p, q_atoms, p_atoms, q_tail_mass)
+    divergence = functools.partial(
+        hockey_stick_divergence,
+        epsilon=epsilon,
+        support=support,
+        breakpoints=breakpoints,
+        epsabs=epsabs,
+        epsrel=epsrel,
+    )
+    pq = divergence(p, q, p_atoms=p_atoms, q_atoms=q_atoms, p_tail_mass=p_tail_mass)
+    qp = divergence(q, p, p_atoms=q_atoms, q_atoms=p_atoms, p_tail_mass=q_tail_mass)
     return NumericDivergence(
         pq.order,
         np.maximum(pq.value, qp.value),

@@ -8,20 +8,16 @@ derived value fails or a claim is contradicted.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
+from privrepro.commands import command_parser
 from privrepro.report.make import generate_report
 from privrepro.report.references import ReferenceError
 
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point; returns the exit status."""
-    ap = argparse.ArgumentParser(
-        prog="python -m privrepro.report",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    ap = command_parser("python -m privrepro.report", __doc__)
     ap.add_argument("--results", default="results", help="results folder (default: results)")
     ap.add_argument("--plots", default="plots", help="plots folder (default: plots)")
     ap.add_argument("--out", default="REPORT.md", help="Markdown report (default: REPORT.md)")

@@ -15,7 +15,6 @@ download is never used. Needs the ``test`` dependency group (``make env`` instal
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import sys
@@ -23,6 +22,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
+
+from privrepro.commands import command_parser
 
 __all__ = ["CHROMIUM_ARGS", "PageCheck", "check_page", "find_chromium", "main"]
 
@@ -179,11 +180,7 @@ def check_page(
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        prog="python -m privrepro.report.browser",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    ap = command_parser("python -m privrepro.report.browser", __doc__)
     ap.add_argument("pages", nargs="*", default=["REPORT.html"], help="HTML files to check")
     ap.add_argument("--screenshot", default=None, help="PNG of the first page's top")
     ap.add_argument("--chromium", default=None, help="the Chromium executable")

@@ -11,12 +11,12 @@ exit status is 2 when every failure was of that kind, 1 when any other error occ
 
 from __future__ import annotations
 
-import argparse
 import logging
 import sys
 import time
 import traceback
 
+from privrepro.commands import command_parser
 from privrepro.config.validation import ConfigError
 from privrepro.data.registry import MissingDataError
 from privrepro.runner.catalog import list_experiments, resolve_target
@@ -39,11 +39,7 @@ def quiet_console_logging() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="privrepro-all",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = command_parser("privrepro-all", __doc__)
     parser.add_argument(
         "--target",
         action="append",

@@ -18,6 +18,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from privrepro.config.validation import field_default
+
 __all__ = ["MISSING_VALUE", "params_defaults", "recipe_node"]
 
 MISSING_VALUE = "???"
@@ -52,14 +54,11 @@ def params_defaults(params_type: type, prefix: str = "params") -> dict[str, Any]
     for f in dataclasses.fields(params_type):
         if not f.init:
             continue
-        if f.default is not dataclasses.MISSING:
-            value = f.default
-        elif f.default_factory is not dataclasses.MISSING:
-            value = f.default_factory()
-        else:
+        value = field_default(f)
+        if value is dataclasses.MISSING:
             out[f.name] = MISSING_VALUE
-            continue
-        out[f.name] = _plain(f"{prefix}.{f.name}", value)
+        else:
+            out[f.name] = _plain(f"{prefix}.{f.name}", value)
     return out
 
 

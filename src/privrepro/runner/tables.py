@@ -24,7 +24,6 @@ that ``make tables`` can rebuild the meta and summary too after ``results/`` is 
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import hashlib
 import importlib
@@ -39,6 +38,7 @@ from typing import Any
 
 import pandas as pd
 
+from privrepro.commands import command_parser
 from privrepro.data.provenance import UNDECLARED, DataSource
 from privrepro.store.atomic import (
     atomic_write_bytes,
@@ -507,11 +507,7 @@ def figure_stores(experiments_dir: Path) -> list[UnitStore]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="privrepro-tables",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = command_parser("privrepro-tables", __doc__)
     parser.add_argument("--experiments", type=Path, default=Path("experiments"))
     parser.add_argument("--results", type=Path, default=Path("results"))
     parser.add_argument("--figure", action="append", default=[], help="paper/figure (repeatable)")

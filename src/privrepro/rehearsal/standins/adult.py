@@ -13,17 +13,15 @@ gain 0–99,999, capital loss 0–4,356, hours 1–99, and every category of the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
-from privrepro.rehearsal.standins.marker import MarkedFolder
+from privrepro.rehearsal.standins.marker import WriteRequest
 from privrepro.seeding import numpy_stream
 
 __all__ = ["CATEGORIES", "EDUCATION_NUM", "adult_rows", "write_adult"]
 
-Progress = Callable[[Iterable[Any], str, int], Iterable[Any]]
 
 #: ``education`` → ``education-num`` in the real files.
 EDUCATION_NUM = {
@@ -115,21 +113,15 @@ def adult_rows(rng: np.random.Generator, n: int, missing: int, test: bool) -> li
     return [", ".join(row) for row in table.tolist()]
 
 
-def write_adult(
-    out: MarkedFolder,
-    counts: Mapping[str, int],
-    seed: int,
-    jobs: int = 1,
-    progress: Progress | None = None,
-) -> dict[str, Any]:
+def write_adult(req: WriteRequest) -> dict[str, Any]:
     """``adult/adult.data`` and ``adult/adult.test`` (``counts["train"]``, ``counts["test"]``
     rows; the real share of rows with a ``?``)."""
     complete = {}
     for split, name in (("train", "adult.data"), ("test", "adult.test")):
-        n = int(counts[split])
+        n = int(req.counts[split])
         missing = round(_MISSING[split] * n / _FULL[split])
-        rows = adult_rows(numpy_stream(seed, "adult", split), n, missing, split == "test")
+        rows = adult_rows(numpy_stream(req.seed, "adult", split), n, missing, split == "test")
         head = ["|1x3 Cross validator"] if split == "test" else []
-        out.write_bytes(name, ("\n".join([*head, *rows]) + "\n\n").encode("ascii"))
+        req.out.write_bytes(name, ("\n".join([*head, *rows]) + "\n\n").encode("ascii"))
         complete[split] = n - missing
     return {"complete_rows": complete}

@@ -25,12 +25,12 @@ import gzip
 import io
 import pickle
 import struct
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
-from privrepro.rehearsal.standins.marker import MarkedFolder
+from privrepro.rehearsal.standins.marker import MarkedFolder, Progress, WriteRequest
 from privrepro.rehearsal.standins.pixels import PatternSpec, class_templates, pattern_images
 from privrepro.seeding import numpy_stream
 
@@ -47,7 +47,6 @@ __all__ = [
     "write_svhn",
 ]
 
-Progress = Callable[[Iterable[Any], str, int], Iterable[Any]]
 
 CIFAR10_CLASSES = [
     "airplane",
@@ -142,20 +141,14 @@ def _filenames(prefix: str, names: list[str], labels: np.ndarray, offset: int) -
     return [f"{prefix}_{names[y]}_s_{offset + i:06d}.png" for i, y in enumerate(labels)]
 
 
-def write_cifar10(
-    out: MarkedFolder,
-    counts: Mapping[str, int],
-    seed: int,
-    jobs: int = 1,
-    progress: Progress | None = None,
-) -> dict[str, Any]:
+def write_cifar10(req: WriteRequest) -> dict[str, Any]:
     """CIFAR-10's ``cifar-10-batches-py`` (five training batches, one test batch, meta)."""
     spec = PatternSpec(channels=3)
-    templates = class_templates(numpy_stream(seed, "cifar10", "templates"), 10, spec)
-    n_train, n_test = int(counts["train"]), int(counts["test"])
+    templates = class_templates(numpy_stream(req.seed, "cifar10", "templates"), 10, spec)
+    n_train, n_test = int(req.counts["train"]), int(req.counts["test"])
     for split, n in (("train", n_train), ("test", n_test)):
-        labels = balanced_labels(numpy_stream(seed, "cifar10", split, "labels"), n, 10)
-        images = _images(seed, f"cifar10-{split}", labels, templates, 32, spec, progress)
+        labels = balanced_labels(numpy_stream(req.seed, "cifar10", split, "labels"), n, 10)
+        images = _images(req.seed, f"cifar10-{split}", labels, templates, 32, spec, req.progress)
         if split == "train":
             batches = np.array_split(np.arange(n), 5)
             names = [f"data_batch_{i + 1}" for i in range(5)]
@@ -169,30 +162,24 @@ def write_cifar10(
                 "data": _cifar_rows(images[idx]),
                 "filenames": _filenames("standin", CIFAR10_CLASSES, labels[idx], int(idx[0])),
             }
-            out.write_bytes(name, _pickle(batch))
+            req.out.write_bytes(name, _pickle(batch))
     meta = {
         "num_cases_per_batch": int(np.ceil(n_train / 5)),
         "label_names": CIFAR10_CLASSES,
         "num_vis": 3072,
     }
-    out.write_bytes("batches.meta", _pickle(meta))
+    req.out.write_bytes("batches.meta", _pickle(meta))
     return {"classes": 10}
 
 
-def write_cifar100(
-    out: MarkedFolder,
-    counts: Mapping[str, int],
-    seed: int,
-    jobs: int = 1,
-    progress: Progress | None = None,
-) -> dict[str, Any]:
+def write_cifar100(req: WriteRequest) -> dict[str, Any]:
     """CIFAR-100's ``cifar-100-python`` (``train``, ``test``, ``meta``; fine and coarse labels)."""
     spec = PatternSpec(channels=3)
-    templates = class_templates(numpy_stream(seed, "cifar100", "templates"), 100, spec)
+    templates = class_templates(numpy_stream(req.seed, "cifar100", "templates"), 100, spec)
     for split, title in (("train", "training batch 1 of 1"), ("test", "testing batch 1 of 1")):
-        n = int(counts[split])
-        fine = balanced_labels(numpy_stream(seed, "cifar100", split, "labels"), n, 100)
-        images = _images(seed, f"cifar100-{split}", fine, templates, 32, spec, progress)
+        n = int(req.counts[split])
+        fine = balanced_labels(numpy_stream(req.seed, "cifar100", split, "labels"), n, 100)
+        images = _images(req.seed, f"cifar100-{split}", fine, templates, 32, spec, req.progress)
         batch = {
             "filenames": _filenames("standin", CIFAR100_FINE, fine, 0),
             "batch_label": title,
@@ -200,9 +187,9 @@ def write_cifar100(
             "coarse_labels": _COARSE_OF[fine].tolist(),
             "data": _cifar_rows(images),
         }
-        out.write_bytes(split, _pickle(batch))
+        req.out.write_bytes(split, _pickle(batch))
     meta = {"fine_label_names": CIFAR100_FINE, "coarse_label_names": CIFAR100_COARSE}
-    out.write_bytes("meta", _pickle(meta))
+    req.out.write_bytes("meta", _pickle(meta))
     return {"classes": 100}
 
 
@@ -239,47 +226,29 @@ def _write_idx_dataset(
     return {"classes": 10}
 
 
-def write_mnist(
-    out: MarkedFolder,
-    counts: Mapping[str, int],
-    seed: int,
-    jobs: int = 1,
-    progress: Progress | None = None,
-) -> dict[str, Any]:
+def write_mnist(req: WriteRequest) -> dict[str, Any]:
     """MNIST's ``MNIST/raw/*.gz`` (torchvision's layout, the archives as distributed)."""
-    return _write_idx_dataset("mnist", out, counts, seed, progress)
+    return _write_idx_dataset("mnist", req.out, req.counts, req.seed, req.progress)
 
 
-def write_fashionmnist(
-    out: MarkedFolder,
-    counts: Mapping[str, int],
-    seed: int,
-    jobs: int = 1,
-    progress: Progress | None = None,
-) -> dict[str, Any]:
+def write_fashionmnist(req: WriteRequest) -> dict[str, Any]:
     """FashionMNIST's ``FashionMNIST/raw/*.gz`` (torchvision's layout)."""
-    return _write_idx_dataset("fashionmnist", out, counts, seed, progress)
+    return _write_idx_dataset("fashionmnist", req.out, req.counts, req.seed, req.progress)
 
 
-def write_svhn(
-    out: MarkedFolder,
-    counts: Mapping[str, int],
-    seed: int,
-    jobs: int = 1,
-    progress: Progress | None = None,
-) -> dict[str, Any]:
+def write_svhn(req: WriteRequest) -> dict[str, Any]:
     """SVHN format 2: ``{train,test}_32x32.mat`` (MATLAB 5, compressed like the release)."""
     from scipy.io import savemat
 
     spec = PatternSpec(channels=3)
-    templates = class_templates(numpy_stream(seed, "svhn", "templates"), 10, spec)
+    templates = class_templates(numpy_stream(req.seed, "svhn", "templates"), 10, spec)
     for split in ("train", "test"):
-        n = int(counts[split])
-        digits = balanced_labels(numpy_stream(seed, "svhn", split, "labels"), n, 10)
-        images = _images(seed, f"svhn-{split}", digits, templates, 32, spec, progress)
+        n = int(req.counts[split])
+        digits = balanced_labels(numpy_stream(req.seed, "svhn", split, "labels"), n, 10)
+        images = _images(req.seed, f"svhn-{split}", digits, templates, 32, spec, req.progress)
         y = np.where(digits == 0, 10, digits).astype(np.float64)[:, None]  # MATLAB: 10 is '0'
         buf = io.BytesIO()
         # [N, 32, 32, 3] → [32, 32, 3, N] (a Fortran-ordered view: written without a copy)
         savemat(buf, {"X": images.transpose(1, 2, 3, 0), "y": y}, do_compression=True)
-        out.write_bytes(f"{split}_32x32.mat", buf.getvalue())
+        req.out.write_bytes(f"{split}_32x32.mat", buf.getvalue())
     return {"classes": 10}

@@ -25,12 +25,11 @@ from typing import Any
 
 from privrepro.data.provenance import REHEARSAL_MARKER
 from privrepro.rehearsal.standins import adult, arrays, checkpoints, folders
-from privrepro.rehearsal.standins.marker import MarkedFolder, update_marker
+from privrepro.rehearsal.standins.marker import MarkedFolder, Progress, WriteRequest, update_marker
 
 __all__ = ["STANDINS", "StandIn", "Written", "check_root", "write_standin", "write_standins"]
 
-Progress = Callable[[Iterable[Any], str, int], Iterable[Any]]
-Writer = Callable[..., dict[str, Any]]
+Writer = Callable[[WriteRequest], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -43,7 +42,7 @@ class StandIn:
         folder: where it goes under the data root (``""``: the root itself).
         counts: the real full-size counts (images or rows per split, files).
         kind: ``"dataset"`` or ``"checkpoint"``.
-        writer: ``writer(out, counts, seed, jobs, progress) -> summary``.
+        writer: ``writer(WriteRequest(out, counts, seed, jobs, progress)) -> summary``.
     """
 
     key: str
@@ -230,7 +229,7 @@ def write_standin(
     out = MarkedFolder(root, spec.folder, key, spec.stand_in_for)
     out.path.mkdir(parents=True, exist_ok=True)
     start, cpu = time.perf_counter(), _cpu_seconds()
-    summary = spec.writer(out, counts, seed, jobs, progress)
+    summary = spec.writer(WriteRequest(out, counts, seed, jobs, progress))
     seconds, cpu = time.perf_counter() - start, _cpu_seconds() - cpu
     disk = _disk_bytes(out.path, (r.rel for r in out.records))
     record = {

@@ -22,10 +22,9 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from privrepro.rehearsal.standins.marker import STATEMENT, MarkedFolder
+from privrepro.rehearsal.standins.marker import STATEMENT, MarkedFolder, WriteRequest
 from privrepro.seeding import torch_stream
 
 __all__ = [
@@ -40,7 +39,6 @@ __all__ = [
     "write_vit_b16",
 ]
 
-Progress = Callable[[Iterable[Any], str, int], Iterable[Any]]
 
 #: the cl paper profile's backbone (``features.backbone``)
 VIT_B16 = "vit_base_patch16_224.augreg_in21k"
@@ -58,15 +56,9 @@ def ip_checkpoint_name(arch: str, dataset: str) -> str:
     return f"sll_small_{dataset}.pt" if arch == "sll" else f"{arch}_{dataset}.pth"
 
 
-def write_vit_b16(
-    out: MarkedFolder,
-    counts: Mapping[str, int],
-    seed: int,
-    jobs: int = 1,
-    progress: Progress | None = None,
-) -> dict[str, Any]:
+def write_vit_b16(req: WriteRequest) -> dict[str, Any]:
     """``model.safetensors`` and ``config.json`` of a random ``vit_base_patch16_224.augreg_in21k``."""
-    return timm_checkpoint(out, VIT_B16, seed)
+    return timm_checkpoint(req.out, VIT_B16, req.seed)
 
 
 def timm_checkpoint(out: MarkedFolder, name: str, seed: int) -> dict[str, Any]:
@@ -134,23 +126,11 @@ def _write_ip(out: MarkedFolder, arch: str, seed: int) -> dict[str, Any]:
     return {"parameters": {d: ip_checkpoint(out, arch, d, seed) for d in IP_DATASETS}}
 
 
-def write_ip_sll(
-    out: MarkedFolder,
-    counts: Mapping[str, int],
-    seed: int,
-    jobs: int = 1,
-    progress: Progress | None = None,
-) -> dict[str, Any]:
+def write_ip_sll(req: WriteRequest) -> dict[str, Any]:
     """``sll_small_{cifar10,cifar100}.pt``: SLL small bodies in a ``{"state_dict": ...}`` dict."""
-    return _write_ip(out, "sll", seed)
+    return _write_ip(req.out, "sll", req.seed)
 
 
-def write_ip_resnet18(
-    out: MarkedFolder,
-    counts: Mapping[str, int],
-    seed: int,
-    jobs: int = 1,
-    progress: Progress | None = None,
-) -> dict[str, Any]:
+def write_ip_resnet18(req: WriteRequest) -> dict[str, Any]:
     """``resnet18_{cifar10,cifar100}.pth``: ResNet-18 (CIFAR stem) bare state dicts."""
-    return _write_ip(out, "resnet18", seed)
+    return _write_ip(req.out, "resnet18", req.seed)

@@ -20,7 +20,7 @@ import base64
 import hashlib
 import io
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from privrepro.rehearsal.standins.marker import MarkedFolder
+from privrepro.rehearsal.standins.marker import MarkedFolder, Progress, WriteRequest
 from privrepro.rehearsal.standins.pixels import PatternSpec, class_templates, pattern_image
 from privrepro.seeding import numpy_stream
 
@@ -41,7 +41,6 @@ __all__ = [
     "write_notmnist",
 ]
 
-Progress = Callable[[Iterable[Any], str, int], Iterable[Any]]
 
 #: ImageNet-R's 200 classes (hendrycks/imagenet-r, ``eval.py``: ``imagenet_r_wnids``), sorted.
 IMAGENET_R_WNIDS = (
@@ -182,22 +181,18 @@ def _blocks(items: list[tuple[str, int, int, int, int]]) -> list[list[Any]]:
 
 
 def write_imagenet_r(
-    out: MarkedFolder,
-    counts: Mapping[str, int],
-    seed: int,
-    jobs: int = 1,
-    progress: Progress | None = None,
+    req: WriteRequest,
     sides: tuple[int, int] = (200, 600),
 ) -> dict[str, Any]:
     """ImageNet-R's ``imagenet-r/<wnid>/*.jpg`` (``counts["images"]`` JPEGs over 200 classes).
 
     ``sides`` bounds the shorter side of each image (tests write small images).
     """
-    rng = numpy_stream(seed, "imagenet-r", "layout")
-    total = int(counts["images"])
+    rng = numpy_stream(req.seed, "imagenet-r", "layout")
+    total = int(req.counts["images"])
     per_class = class_counts(rng, total, len(IMAGENET_R_WNIDS), 50)
     templates = class_templates(
-        numpy_stream(seed, "imagenet-r", "templates"), len(IMAGENET_R_WNIDS), _IMAGENET_R_SPEC
+        numpy_stream(req.seed, "imagenet-r", "templates"), len(IMAGENET_R_WNIDS), _IMAGENET_R_SPEC
     )
     items: list[tuple[str, int, int, int, int]] = []
     for label, (wnid, n) in enumerate(zip(IMAGENET_R_WNIDS, per_class, strict=True)):
@@ -210,11 +205,11 @@ def write_imagenet_r(
             name = f"{RENDITIONS[k]}_{seen.get(int(k), 0)}.jpg"
             seen[int(k)] = seen.get(int(k), 0) + 1
             items.append((f"{wnid}/{name}", label, len(items), h, w))
-    out.clear(keep=[it[0] for it in items])  # images of an earlier run with other counts
+    req.out.clear(keep=[it[0] for it in items])  # images of an earlier run with other counts
     tasks = [
         _Task(
-            str(out.path),
-            seed,
+            str(req.out.path),
+            req.seed,
             "imagenet-r",
             block,
             templates,
@@ -224,7 +219,7 @@ def write_imagenet_r(
         )
         for block in _blocks(items)
     ]
-    _run_tasks(out, tasks, jobs, "imagenet-r jpeg", progress)
+    _run_tasks(req.out, tasks, req.jobs, "imagenet-r jpeg", req.progress)
     pixels = np.array([h * w for *_, h, w in items], dtype=np.int64)
     return {
         "classes": len(IMAGENET_R_WNIDS),
@@ -241,35 +236,29 @@ def _font_name(rng: np.random.Generator) -> str:
     return base64.b64encode(f"{stem}.ttf".encode()).decode() + ".png"
 
 
-def write_notmnist(
-    out: MarkedFolder,
-    counts: Mapping[str, int],
-    seed: int,
-    jobs: int = 1,
-    progress: Progress | None = None,
-) -> dict[str, Any]:
+def write_notmnist(req: WriteRequest) -> dict[str, Any]:
     """notMNIST_small's ``<letter>/<name>.png`` (``counts["images"]`` files, ``counts["unreadable"]``
     of them truncated PNGs as in the archive)."""
-    rng = numpy_stream(seed, "notmnist", "layout")
-    total = int(counts["images"])
+    rng = numpy_stream(req.seed, "notmnist", "layout")
+    total = int(req.counts["images"])
     full = sum(_NOTMNIST_FULL.values())
     per_class = [
         _NOTMNIST_FULL[c] if total == full else total // 10 + (i < total % 10)
         for i, c in enumerate(NOTMNIST_CLASSES)
     ]
-    templates = class_templates(numpy_stream(seed, "notmnist", "templates"), 10, _NOTMNIST_SPEC)
+    templates = class_templates(numpy_stream(req.seed, "notmnist", "templates"), 10, _NOTMNIST_SPEC)
     items: list[tuple[str, int, int, int, int]] = []
     for label, (letter, n) in enumerate(zip(NOTMNIST_CLASSES, per_class, strict=True)):
         for _ in range(n):
             items.append((f"{letter}/{_font_name(rng)}", label, len(items), 28, 28))
-    out.clear(keep=[it[0] for it in items])  # images of an earlier run with other counts
-    broken = int(counts.get("unreadable", 0))
+    req.out.clear(keep=[it[0] for it in items])  # images of an earlier run with other counts
+    broken = int(req.counts.get("unreadable", 0))
     bad = set(rng.choice(len(items), size=min(broken, len(items)), replace=False).tolist())
     tasks = [
-        _Task(str(out.path), seed, "notmnist", block, templates, _NOTMNIST_SPEC, "PNG", 0)
+        _Task(str(req.out.path), req.seed, "notmnist", block, templates, _NOTMNIST_SPEC, "PNG", 0)
         for block in _blocks([it for i, it in enumerate(items) if i not in bad])
     ]
-    _run_tasks(out, tasks, jobs, "notmnist png", progress)
+    _run_tasks(req.out, tasks, req.jobs, "notmnist png", req.progress)
     for i in sorted(bad):  # a PNG signature and nothing else: PIL cannot open it
-        out.write_bytes(items[i][0], b"\x89PNG\r\n\x1a\n")
+        req.out.write_bytes(items[i][0], b"\x89PNG\r\n\x1a\n")
     return {"classes": 10, "unreadable": len(bad)}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ from typing import Any
 from privrepro.data.provenance import REHEARSAL_MARKER
 from privrepro.store.atomic import atomic_write_bytes, atomic_write_text
 
-__all__ = ["STATEMENT", "FileRecord", "MarkedFolder", "update_marker"]
+__all__ = ["STATEMENT", "FileRecord", "MarkedFolder", "Progress", "WriteRequest", "update_marker"]
 
 #: What every marker says first.
 STATEMENT = (
@@ -139,3 +139,26 @@ class MarkedFolder:
                     }
                 },
             )
+
+
+Progress = Callable[[Iterable[Any], str, int], Iterable[Any]]
+"""``progress(items, description, total)``: the items, wrapped in a progress bar or not."""
+
+
+@dataclass(frozen=True)
+class WriteRequest:
+    """What a stand-in writer is asked for: every writer is ``writer(request) -> summary``.
+
+    Attributes:
+        out: the marked folder it writes into.
+        counts: images or rows per split, or files (the stand-in's real counts, or fewer).
+        seed: the root seed its random streams are named from.
+        jobs: worker processes it may use (the image folders encode on them).
+        progress: wraps its long loops (``None``: no bars).
+    """
+
+    out: MarkedFolder
+    counts: Mapping[str, int]
+    seed: int
+    jobs: int = 1
+    progress: Progress | None = None
