@@ -44,11 +44,7 @@ from privrepro.dp.accounting import (
     calibrate_noise_multiplier,
     gaussian_epsilon,
 )
-from privrepro.training.per_sample import (
-    InPlaceOutputError,
-    PerSampleClipper,
-    unsupported_modules,
-)
+from privrepro.training.per_sample import PerSampleClipper, unsupported_modules
 from privrepro.training.rows import Rows, gather_rows, num_rows
 
 __all__ = [
@@ -360,8 +356,7 @@ def train_dpsgd(
             to the layer outputs only; ``nn.Linear`` and ``nn.Conv2d``); ``"opacus"``: opacus'
             ``GradSampleModule`` wrapped around ``model`` for the run; ``"auto"`` (default):
             ``"privrepro"`` when every trainable module is supported
-            (:func:`~privrepro.training.per_sample.unsupported_modules`), else opacus — and
-            opacus too if a hooked layer's output turns out to be modified in place. Both give
+            (:func:`~privrepro.training.per_sample.unsupported_modules`), else opacus. Both give
             the same clipped sums up to floating-point summation order (tested), and the same
             draws from ``generator``.
     """
@@ -392,16 +387,8 @@ def train_dpsgd(
             loss_acc = 0.0
             for chunk in _chunks(idx, physical_batch):
                 xb, yb = gather_rows(x, chunk), y[chunk]
-                try:
-                    loss = nn.functional.cross_entropy(fwd(clipper.module, xb), yb, reduction="sum")
-                    parts = clipper.clipped_sums(loss, chunk.numel(), hp.clip)
-                except InPlaceOutputError:
-                    if engine != "auto":
-                        raise
-                    clipper.close()  # nothing was updated yet: redo this chunk with opacus
-                    clipper = _OpacusClipper(model, params)
-                    loss = nn.functional.cross_entropy(fwd(clipper.module, xb), yb, reduction="sum")
-                    parts = clipper.clipped_sums(loss, chunk.numel(), hp.clip)
+                loss = nn.functional.cross_entropy(fwd(clipper.module, xb), yb, reduction="sum")
+                parts = clipper.clipped_sums(loss, chunk.numel(), hp.clip)
                 for s, part in zip(sums, parts, strict=True):
                     s.add_(part)
                 loss_acc += float(loss.detach())

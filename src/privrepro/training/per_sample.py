@@ -47,7 +47,7 @@ __all__ = [
 
 class InPlaceOutputError(RuntimeError):
     """A hooked layer's output was modified in place (``ReLU(inplace=True)``), so its backprop
-    cannot be read off it; opacus' backward hooks handle that model."""
+    cannot be read off it (opacus' backward hooks refuse such a model too)."""
 
 
 def _supported(module: nn.Module) -> bool:
@@ -199,7 +199,8 @@ class PerSampleClipper:
             for m, _, z, version in calls:
                 if z._version != version:
                     raise InPlaceOutputError(
-                        f"the output of {type(m).__name__} was modified in place"
+                        f"the output of a trainable {type(m).__name__} was modified in place "
+                        "(e.g. ReLU(inplace=True)): use the out-of-place activation"
                     )
             backs = torch.autograd.grad(loss, [z for _, _, z, _ in calls], allow_unused=True)
         finally:
