@@ -155,17 +155,14 @@ class PerSampleClipper:
             raise ValueError("per-sample clipping does not support: " + ", ".join(bad))
         self.params = params
         self._parts: dict[int, tuple[str, Tensor, Tensor | None]] = {}
-        self._layers: list[_Layer] = []
-        self._handles = []
-        for module in model.modules():
-            if any(p.requires_grad for p in module.parameters(recurse=False)):
-                layer = _Layer(module)
-                self._layers.append(layer)
-                self._handles.append(module.register_forward_hook(self._hook(layer)))
-        hooked = {id(p) for la in self._layers for p in la.module.parameters(recurse=False)}
-        missing = [p for p in params if id(p) not in hooked]
-        if missing:
-            raise ValueError(f"{len(missing)} trainable parameters lie outside the model")
+        modules = [
+            m for m in model.modules() if any(p.requires_grad for p in m.parameters(recurse=False))
+        ]
+        hooked = {id(p) for m in modules for p in m.parameters(recurse=False)}
+        if any(id(p) not in hooked for p in params):
+            raise ValueError("params holds parameters that are not trainable ones of the model")
+        self._layers = [_Layer(m) for m in modules]
+        self._handles = [la.module.register_forward_hook(self._hook(la)) for la in self._layers]
 
     @staticmethod
     def _hook(layer: _Layer):  # type: ignore[no-untyped-def]
