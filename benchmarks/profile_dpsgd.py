@@ -83,11 +83,7 @@ def _run(
         for s in range(0, idx.numel(), 512):
             chunk = idx[s : s + 512]
             with clock("forward"):
-                net = (
-                    wrapped.module
-                    if engine == "privrepro"
-                    else (wrapped if engine == "opacus" else model)
-                )
+                net = wrapped if engine == "opacus" else model
                 loss = nn.functional.cross_entropy(net(x[chunk]), y[chunk], reduction="sum")
             if engine == "plain":
                 with clock("backward (batch gradients)"):
@@ -197,15 +193,18 @@ def main(argv: list[str] | None = None) -> int:
             clock = Clock()
             for _ in range(args.repeats):
                 _run(engine, model, x, y, hp, rec, clock)
-            totals[engine] = sum(clock.acc.values())
+            total = sum(clock.acc.values())
+            totals[engine] = totals.get(engine, 0.0) + total
             print(
-                f"\n{engine}: {totals[engine]:.2f} s CPU over {args.repeats} runs "
+                f"\n{engine}: {total:.2f} s CPU over {args.repeats} runs "
                 f"(load {os.getloadavg()[0]:.1f})"
             )
             for k, v in clock.acc.items():
-                print(f"  {k:62s} {v:7.3f} s  {100 * v / totals[engine]:5.1f} %")
+                print(f"  {k:62s} {v:7.3f} s  {100 * v / total:5.1f} %")
         for engine in ("opacus", "privrepro"):
-            print(f"ratio non-private / {engine}: {totals['plain'] / totals[engine]:.3f}")
+            print(
+                f"ratio non-private / {engine} (both passes): {totals['plain'] / totals[engine]:.3f}"
+            )
         gen = torch.Generator().manual_seed(1)
         sizes = [poisson_batch(n, rec.sample_rate, gen).numel() for _ in range(rec.steps)]
         print(
