@@ -5,9 +5,10 @@ Marked ``gpu``: where no CUDA device is present they are collected and skipped w
 noise), the comparison removes the randomness (sampling rate 1, no noise) or draws it on the
 CPU and moves it, so the results must agree to floating-point tolerance:
 
-* DP-SGD: the closed-form head (``train_linear_head``) and opacus' per-sample path on FiLM
-  (``train_dpsgd``), float64, clipping active — equal to 1e-9; a private run on CUDA (noise on
-  the device) keeps the CPU's privacy record;
+* DP-SGD: the closed-form head (``train_linear_head``), opacus' per-sample path on FiLM and the
+  project's per-sample clipping of a convnet (``train_dpsgd``: unfold on CUDA, grouped
+  convolution on the CPU), float64, clipping active — equal to 1e-9; a private run on CUDA (noise
+  on the device) keeps the CPU's privacy record;
 * pac batched training, every layout, float64 — equal to 1e-10;
 * ip mechanisms on logits: Gauss-Output's accuracy grid (interval and direct methods) from the
   same noise — equal; Gauss-/Lap-Output releases from CPU-drawn noise — equal to 1e-12;
@@ -16,6 +17,8 @@ CPU and moves it, so the results must agree to floating-point tolerance:
 """
 
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 import pytest
@@ -73,6 +76,35 @@ def test_dpsgd_film_on_cuda_equals_cpu() -> None:
     )
     assert log.privacy == privacy_record(64, private)
     assert all(torch.isfinite(p).all() for p in film.parameters())
+
+
+def test_dpsgd_convnet_per_sample_clipping_on_cuda_equals_cpu() -> None:
+    from privrepro.training.dpsgd import DPSGDHyper, train_dpsgd
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.rand(48, 1, 12, 12, generator=g, dtype=torch.float64)
+    y = torch.randint(0, 3, (48,), generator=g)
+    hp = DPSGDHyper(epochs=3, batch_size=48, lr=1e-2, clip=0.1, epsilon=None)  # q = 1, σ = 0
+    torch.manual_seed(0)
+    net = nn.Sequential(
+        nn.Conv2d(1, 4, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(4, 6, 3, stride=2),
+        nn.ReLU(),
+        nn.Flatten(),
+        nn.Linear(24, 3),
+    ).double()
+    trained = []
+    for dev, engine in (("cpu", "privrepro"), (CUDA, "privrepro"), (CUDA, "opacus")):
+        model = copy.deepcopy(net).to(dev)
+        gen = torch.Generator(device=dev).manual_seed(2)
+        train_dpsgd(
+            model, x.to(dev), y.to(dev), hp, generator=gen, physical_batch=16, engine=engine
+        )
+        trained.append(torch.cat([p.detach().cpu().flatten() for p in model.parameters()]))
+    torch.testing.assert_close(trained[1], trained[0], rtol=1e-9, atol=1e-12)
+    torch.testing.assert_close(trained[2], trained[0], rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("mode", ["wide", "gather", "mask"])

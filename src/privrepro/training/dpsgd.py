@@ -8,8 +8,11 @@ Two code paths share one step rule (:func:`noisy_mean_gradient`):
 
 * :func:`train_dpsgd` — any ``torch.nn.Module`` whose trainable parameters opacus'
   ``GradSampleModule`` supports (LayerNorm and Linear for FiLM on a timm ViT); per-sample
-  gradients are materialised in physical chunks, clipped, summed, noised, divided by the expected
-  batch size (opacus' ``DPOptimizer`` rule) and handed to Adam.
+  gradients are computed in physical chunks, clipped, summed, noised, divided by the expected
+  batch size (opacus' ``DPOptimizer`` rule) and handed to Adam. Models whose trainable layers are
+  all ``nn.Linear`` / ``nn.Conv2d`` (a small convnet) get them from the project's
+  :class:`~privrepro.training.per_sample.PerSampleClipper` (no wasted batch gradients, ghost
+  norms for linear layers, one grouped convolution per conv layer), the others from opacus.
 * :func:`train_linear_head` — a softmax-linear head on cached features. The per-sample gradient
   of cross-entropy w.r.t. ``(W, b)`` is ``(p_i − e_{y_i}) ⊗ [x_i, 1]``, so its norm is
   ``‖p_i − e_{y_i}‖ · sqrt(‖x_i‖² + 1)`` exactly (:func:`linear_head_per_sample_norms`) and the
@@ -41,6 +44,7 @@ from privrepro.dp.accounting import (
     calibrate_noise_multiplier,
     gaussian_epsilon,
 )
+from privrepro.training.per_sample import PerSampleClipper, unsupported_modules
 from privrepro.training.rows import Rows, gather_rows, num_rows
 
 __all__ = [
@@ -271,6 +275,55 @@ def _chunks(idx: Tensor, size: int) -> Iterator[Tensor]:
         yield idx[s : s + size]
 
 
+ENGINES = ("auto", "privrepro", "opacus")
+
+
+class _OpacusClipper:
+    """Clipped sums of one physical batch from opacus' ``GradSampleModule`` (backward hooks;
+    ``loss.backward()`` also fills the ordinary ``.grad``, which is discarded)."""
+
+    def __init__(self, model: nn.Module, params: list[nn.Parameter]) -> None:
+        from opacus import GradSampleModule
+
+        self.params = params
+        self.module = GradSampleModule(model, batch_first=True, loss_reduction="sum")
+
+    def clipped_sums(self, loss: Tensor, batch: int, clip: float) -> list[Tensor]:
+        loss.backward()
+        gs = [p.grad_sample for p in self.params]  # type: ignore[attr-defined]
+        norms = torch.stack([g.reshape(g.shape[0], -1).norm(dim=1) for g in gs]).norm(dim=0)
+        c = clip_factors(norms, clip)
+        sums = [torch.einsum("i,i...->...", c, g) for g in gs]
+        for p in self.params:
+            p.grad_sample = None  # type: ignore[attr-defined]
+            p.grad = None
+        return sums
+
+    def close(self) -> None:
+        self.module._close()
+
+
+class _HookClipper:
+    """Clipped sums of one physical batch from :class:`~privrepro.training.per_sample.PerSampleClipper`."""
+
+    def __init__(self, model: nn.Module, params: list[nn.Parameter]) -> None:
+        self.module = model
+        self.clipper = PerSampleClipper(model, params)
+
+    def clipped_sums(self, loss: Tensor, batch: int, clip: float) -> list[Tensor]:
+        norms = self.clipper.norms(loss, batch)
+        return self.clipper.weighted_sums(clip_factors(norms, clip))
+
+    def close(self) -> None:
+        self.clipper.close()
+
+
+def _clipper(engine: str, model: nn.Module, params: list[nn.Parameter]) -> Any:
+    if engine == "opacus" or (engine == "auto" and unsupported_modules(model)):
+        return _OpacusClipper(model, params)
+    return _HookClipper(model, params)
+
+
 def train_dpsgd(
     model: nn.Module,
     x: Rows,
@@ -283,12 +336,13 @@ def train_dpsgd(
     privacy: PrivacyRecord | None = None,
     progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
     forward: Callable[[nn.Module, Tensor], Tensor] | None = None,
+    engine: str = "auto",
 ) -> TrainLog:
-    """DP-SGD (Adam) on the trainable parameters of ``model`` with opacus per-sample gradients.
+    """DP-SGD (Adam) on the trainable parameters of ``model`` with per-sample clipping.
 
     Args:
         model: a module; only parameters with ``requires_grad`` are trained (FiLM: LayerNorm
-            affine + head). Wrapped in opacus ``GradSampleModule`` for the run, then unwrapped.
+            affine + head).
         x, y: the run's data: ``x`` a tensor on the model's device or rows gathered to it one
             physical chunk at a time (:mod:`privrepro.training.rows`); ``y`` holds class
             indices of the output, on the model's device.
@@ -297,9 +351,17 @@ def train_dpsgd(
         physical_batch: per-sample gradients are materialised this many samples at a time
             (opacus' BatchMemoryManager idea); the logical batch stays the Poisson batch.
         forward: ``forward(module, xb) -> logits`` (default: ``module(xb)``).
+        engine: where the per-sample gradients come from. ``"privrepro"``:
+            :class:`~privrepro.training.per_sample.PerSampleClipper` (forward hooks, gradients
+            to the layer outputs only; ``nn.Linear`` and ``nn.Conv2d``); ``"opacus"``: opacus'
+            ``GradSampleModule`` wrapped around ``model`` for the run; ``"auto"`` (default):
+            ``"privrepro"`` when every trainable module is supported
+            (:func:`~privrepro.training.per_sample.unsupported_modules`), else opacus. Both give
+            the same clipped sums up to floating-point summation order (tested), and the same
+            draws from ``generator``.
     """
-    from opacus import GradSampleModule
-
+    if engine not in ENGINES:
+        raise ConfigError("engine", engine, f"must be one of {ENGINES}")
     n = num_rows(x)
     rec = privacy or privacy_record(n, hp, composition)
     q, steps = rec.sample_rate, rec.steps
@@ -309,7 +371,7 @@ def train_dpsgd(
     opt = torch.optim.Adam(params, lr=hp.lr)
     if steps == 0:
         return TrainLog(rec, 0, 0.0, math.nan)
-    gsm = GradSampleModule(model, batch_first=True, loss_reduction="sum")
+    clipper = _clipper(engine, model, params)
     fwd = forward or (lambda m, xb: m(xb))
     noise_std = rec.noise_multiplier * (hp.clip if math.isfinite(hp.clip) else 0.0)
     expected = q * n
@@ -324,17 +386,11 @@ def train_dpsgd(
             sums = [torch.zeros_like(p) for p in params]
             loss_acc = 0.0
             for chunk in _chunks(idx, physical_batch):
-                logits = fwd(gsm, gather_rows(x, chunk))
-                loss = nn.functional.cross_entropy(logits, y[chunk], reduction="sum")
-                loss.backward()
-                gs = [p.grad_sample for p in params]  # type: ignore[attr-defined]
-                norms = torch.stack([g.reshape(g.shape[0], -1).norm(dim=1) for g in gs]).norm(dim=0)
-                c = clip_factors(norms, hp.clip)
-                for s, g in zip(sums, gs, strict=True):
-                    s.add_(torch.einsum("i,i...->...", c, g))
-                for p in params:
-                    p.grad_sample = None  # type: ignore[attr-defined]
-                    p.grad = None
+                xb, yb = gather_rows(x, chunk), y[chunk]
+                loss = nn.functional.cross_entropy(fwd(clipper.module, xb), yb, reduction="sum")
+                parts = clipper.clipped_sums(loss, chunk.numel(), hp.clip)
+                for s, part in zip(sums, parts, strict=True):
+                    s.add_(part)
                 loss_acc += float(loss.detach())
             for p, s in zip(params, sums, strict=True):
                 p.grad = noisy_mean_gradient(s, noise_std, expected, generator)
@@ -343,7 +399,7 @@ def train_dpsgd(
             if idx.numel():
                 last = loss_acc / idx.numel()
     finally:
-        gsm._close()
+        clipper.close()
     return TrainLog(rec, steps, total_b / steps, last)
 
 

@@ -1,0 +1,269 @@
+"""Clipped per-sample gradient sums for ``nn.Linear`` and ``nn.Conv2d`` without opacus.
+
+DP-SGD (Abadi et al. 2016, Alg. 1) needs, for each physical batch, the clipped sum
+``Σ_i g_i · min(1, C / (‖g_i‖ + 1e-6))`` where ``g_i`` is sample i's gradient over *all* trainable
+parameters (opacus' ``DPOptimizer`` rule, :func:`privrepro.training.dpsgd.clip_factors`).
+:class:`PerSampleClipper` computes it for a model whose trainable parameters all sit in
+``nn.Linear`` and ``nn.Conv2d`` layers:
+
+* forward hooks keep each such layer's input ``a`` and output ``z``;
+* ``torch.autograd.grad(loss, [z, …])`` gives the backprops ``b = ∂loss/∂z`` — with the summed
+  loss, ``b[i]`` is sample i's own — and nothing else: no parameter ``.grad`` is computed (opacus'
+  ``loss.backward()`` also computes the ordinary batch gradients, then discards them);
+* ``nn.Linear`` on ``(B, d)`` inputs: ``∇_W ℓ_i = b_i a_iᵀ`` so ``‖∇_W ℓ_i‖² = ‖a_i‖² ‖b_i‖²``
+  exactly (Goodfellow 2015, "Efficient per-example gradient computations"; the "ghost norm" of
+  Li et al. 2022), the bias adds ``‖b_i‖²``, and the clipped sum is one matmul ``(c ⊙ b)ᵀ a``:
+  no per-sample gradient is materialised; on ``(B, …, d)`` inputs the per-sample gradients are
+  ``Σ_t b_{i,t} a_{i,t}ᵀ`` (einsum);
+* ``nn.Conv2d``: the per-sample weight gradient is the cross-correlation of the (padded) input
+  with the backprops. On CPU all of them come from one grouped convolution with the samples as
+  groups (Rochette, Manoel and Tramel 2019, "Efficient per-example gradient computations in
+  convolutional neural networks"), on CUDA from unfold + batched matmul (opacus' method); the
+  bias gradient is the backprop summed over positions.
+
+Per-sample gradients are the same as opacus' ``GradSampleModule`` (``loss_reduction="sum"``)
+up to floating-point summation order (tested: float64, 1e-10). A model with any other trainable
+module (LayerNorm, BatchNorm, embeddings, …), a parameter shared by two modules, or a layer called
+twice in one forward is not handled (:func:`unsupported_modules`); ``train_dpsgd`` then uses
+opacus.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor, nn
+from torch.nn import functional as F
+
+__all__ = [
+    "InPlaceOutputError",
+    "PerSampleClipper",
+    "conv2d_grad_sample",
+    "linear_grad_sample",
+    "unsupported_modules",
+]
+
+
+class InPlaceOutputError(RuntimeError):
+    """A hooked layer's output was modified in place (``ReLU(inplace=True)``), so its backprop
+    cannot be read off it (opacus' backward hooks refuse such a model too)."""
+
+
+def _supported(module: nn.Module) -> bool:
+    # exact types: a subclass may change ``forward`` and with it the gradient
+    if type(module) is nn.Linear:
+        return True
+    return type(module) is nn.Conv2d and module.padding_mode == "zeros"
+
+
+def unsupported_modules(model: nn.Module) -> list[str]:
+    """Why :class:`PerSampleClipper` cannot train ``model``: the names of modules that own a
+    trainable parameter and are not ``nn.Linear`` / ``nn.Conv2d`` (zero padding), and of
+    parameters held by more than one module. Empty: supported."""
+    owners: dict[int, str] = {}
+    out: list[str] = []
+    for name, module in model.named_modules(remove_duplicate=False):
+        own = [(pn, p) for pn, p in module.named_parameters(recurse=False) if p.requires_grad]
+        if not own:
+            continue
+        label = name or type(model).__name__
+        if not _supported(module):
+            out.append(f"{label} ({type(module).__name__})")
+        for pn, p in own:
+            if id(p) in owners and owners[id(p)] != label:
+                out.append(f"{label}.{pn} (shared with {owners[id(p)]})")
+            owners.setdefault(id(p), label)
+    return out
+
+
+def linear_grad_sample(a: Tensor, b: Tensor) -> Tensor:
+    """Per-sample weight gradients ``(B, out, in)`` of ``z = a Wᵀ + bias`` from the input ``a``
+    ``(B, …, in)`` and the backprops ``b = ∂loss/∂z`` ``(B, …, out)``: ``Σ_t b_{i,t} a_{i,t}ᵀ``."""
+    return torch.einsum("b...o,b...i->boi", b, a)
+
+
+def _conv_padding(m: nn.Conv2d) -> tuple[int, int, int, int]:
+    """The zero padding ``m`` applies, in ``F.pad``'s order (left, right, top, bottom)."""
+    if isinstance(m.padding, str):
+        if m.padding == "valid":
+            return (0, 0, 0, 0)
+        # "same": total d (k − 1) per dimension, the smaller half first (torch's convention)
+        pads: list[int] = []
+        for d, k in zip(reversed(m.dilation), reversed(m.kernel_size), strict=True):
+            total = d * (k - 1)
+            pads += [total // 2, total - total // 2]
+        return (pads[0], pads[1], pads[2], pads[3])
+    ph, pw = m.padding
+    return (pw, pw, ph, ph)
+
+
+def conv2d_grad_sample(m: nn.Conv2d, a: Tensor, b: Tensor, method: str = "auto") -> Tensor:
+    """Per-sample weight gradients ``(B, *m.weight.shape)`` of the convolution ``m`` from its
+    input ``a`` ``(B, C_in, H, W)`` and backprops ``b`` ``(B, C_out, H', W')``.
+
+    ``∇_W ℓ_i[o, c, u, v] = Σ_{h,w} b[i, o, h, w] · a_pad[i, c, s h + d u, s w + d v]`` (stride s,
+    dilation d, within a group). ``method``: ``"grouped"`` — one convolution of the input (samples
+    × groups as channels) with the backprops as kernels, stride and dilation swapped (Rochette et
+    al. 2019); ``"unfold"`` — im2col then a batched matmul (opacus' ``compute_conv_grad_sample``);
+    ``"auto"``: grouped on CPU, unfold elsewhere.
+    """
+    if method == "auto":
+        method = "grouped" if a.device.type == "cpu" else "unfold"
+    n, groups = a.shape[0], m.groups
+    cin, cout = m.in_channels // groups, m.out_channels // groups
+    kh, kw = m.kernel_size
+    pad = _conv_padding(m)
+    if any(pad):
+        a = F.pad(a, pad)
+    if method == "grouped":
+        x = a.reshape(n * groups, cin, *a.shape[-2:]).transpose(0, 1)
+        w = b.reshape(n * groups * cout, 1, *b.shape[-2:])
+        g = F.conv2d(x, w, stride=m.dilation, dilation=m.stride, groups=n * groups)
+        g = g[..., :kh, :kw].reshape(cin, n, groups * cout, kh, kw)
+        return g.permute(1, 2, 0, 3, 4).contiguous()
+    if method != "unfold":
+        raise ValueError(f"method = {method!r}: must be 'auto', 'grouped' or 'unfold'")
+    cols = F.unfold(a, (kh, kw), dilation=m.dilation, stride=m.stride)  # (B, C_in k², L)
+    cols = cols.reshape(n, groups, cin * kh * kw, -1)
+    bb = b.reshape(n, groups, cout, -1)
+    g = torch.einsum("bgol,bgkl->bgok", bb, cols)
+    return g.reshape(n, groups * cout, cin, kh, kw)
+
+
+def _sq_norms(g: Tensor) -> Tensor:
+    """``‖g_i‖²`` of per-sample tensors ``g`` ``(B, …)``."""
+    return torch.linalg.vector_norm(g.reshape(g.shape[0], -1), dim=1).square()
+
+
+@dataclass
+class _Layer:
+    module: nn.Module
+    calls: list[tuple[Tensor, Tensor, int]] = field(default_factory=list)  # (a, z, z._version)
+
+
+class PerSampleClipper:
+    """Hooks on the trainable ``nn.Linear`` / ``nn.Conv2d`` layers of ``model`` that turn one
+    physical batch into the clipped sums of its per-sample gradients (see the module docstring).
+
+    Use as a context manager (the hooks are removed on exit) or call :meth:`close`.
+    """
+
+    def __init__(self, model: nn.Module, params: list[nn.Parameter]) -> None:
+        bad = unsupported_modules(model)
+        if bad:
+            raise ValueError("per-sample clipping does not support: " + ", ".join(bad))
+        self.params = params
+        self._parts: dict[int, tuple[str, Tensor, Tensor | None]] = {}
+        modules = [
+            m for m in model.modules() if any(p.requires_grad for p in m.parameters(recurse=False))
+        ]
+        hooked = {id(p) for m in modules for p in m.parameters(recurse=False)}
+        if any(id(p) not in hooked for p in params):
+            raise ValueError("params holds parameters that are not trainable ones of the model")
+        self._layers = [_Layer(m) for m in modules]
+        self._handles = [la.module.register_forward_hook(self._hook(la)) for la in self._layers]
+
+    @staticmethod
+    def _hook(layer: _Layer):  # type: ignore[no-untyped-def]
+        def hook(module: nn.Module, inputs: tuple[Tensor, ...], output: Tensor) -> None:
+            if torch.is_grad_enabled():
+                layer.calls.append((inputs[0].detach(), output, output._version))
+
+        return hook
+
+    def close(self) -> None:
+        for h in self._handles:
+            h.remove()
+        self._handles = []
+        for layer in self._layers:
+            layer.calls.clear()
+        self._parts = {}
+
+    def __enter__(self) -> PerSampleClipper:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def norms(self, loss: Tensor, batch: int) -> Tensor:
+        """Per-sample gradient norms ``‖g_i‖`` over all parameters of ``params`` for the
+        ``batch`` samples whose summed ``loss`` was just computed through the hooked model; keeps
+        what :meth:`weighted_sums` needs."""
+        try:
+            calls = [(la.module, a, z, v) for la in self._layers for a, z, v in la.calls]
+            counts = {id(la.module): len(la.calls) for la in self._layers}
+            for m, _, z, version in calls:
+                if z._version != version:
+                    raise InPlaceOutputError(
+                        f"the output of a trainable {type(m).__name__} was modified in place "
+                        "(e.g. ReLU(inplace=True)): use the out-of-place activation"
+                    )
+            backs = torch.autograd.grad(loss, [z for _, _, z, _ in calls], allow_unused=True)
+        finally:
+            for la in self._layers:
+                la.calls.clear()
+        per_layer: dict[int, list[tuple[Tensor, Tensor]]] = {}
+        for (m, a, z, _), b in zip(calls, backs, strict=True):
+            per_layer.setdefault(id(m), []).append((a, torch.zeros_like(z) if b is None else b))
+        self._parts = {}
+        sq = torch.zeros(batch, device=loss.device, dtype=loss.dtype)
+        for la in self._layers:
+            if counts[id(la.module)]:
+                self._layer_parts(la.module, per_layer[id(la.module)], self._parts, sq)
+        return sq.sqrt()
+
+    def weighted_sums(self, factors: Tensor) -> list[Tensor]:
+        """``Σ_i factors_i · g_i``, one tensor per parameter of ``params`` (in that order), for
+        the batch of the last :meth:`norms` call (DP-SGD: the clip factors)."""
+        sums: list[Tensor] = []
+        for p in self.params:
+            if id(p) not in self._parts:  # a layer the forward did not call
+                sums.append(torch.zeros_like(p))
+                continue
+            kind, u, v = self._parts[id(p)]
+            if kind == "ghost":
+                assert v is not None
+                sums.append((v * factors[:, None]).T @ u)  # (c ⊙ b)ᵀ a
+            else:
+                sums.append((factors @ u.reshape(u.shape[0], -1)).reshape(p.shape))
+        self._parts = {}
+        return sums
+
+    @staticmethod
+    def _layer_parts(
+        m: nn.Module,
+        calls: list[tuple[Tensor, Tensor]],
+        parts: dict[int, tuple[str, Tensor, Tensor | None]],
+        sq: Tensor,
+    ) -> None:
+        """Per-sample pieces of one layer's parameters and their squared norms (added to sq)."""
+        weight, bias = m.weight, m.bias  # type: ignore[union-attr]
+        if isinstance(m, nn.Linear):
+            if weight.requires_grad:
+                if len(calls) == 1 and calls[0][0].dim() == 2:
+                    a, b = calls[0]
+                    sq += (a * a).sum(1) * (b * b).sum(1)
+                    parts[id(weight)] = ("ghost", a, b)
+                else:
+                    g = sum(linear_grad_sample(a, b) for a, b in calls)
+                    assert isinstance(g, Tensor)
+                    sq += _sq_norms(g)
+                    parts[id(weight)] = ("full", g, None)
+            if bias is not None and bias.requires_grad:
+                gb = sum(b.reshape(b.shape[0], -1, b.shape[-1]).sum(1) for _, b in calls)
+                assert isinstance(gb, Tensor)
+                sq += _sq_norms(gb)
+                parts[id(bias)] = ("full", gb, None)
+            return
+        assert isinstance(m, nn.Conv2d)
+        if weight.requires_grad:
+            g = sum(conv2d_grad_sample(m, a, b) for a, b in calls)
+            assert isinstance(g, Tensor)
+            sq += _sq_norms(g)
+            parts[id(weight)] = ("full", g, None)
+        if bias is not None and bias.requires_grad:
+            gb = sum(b.sum((2, 3)) for _, b in calls)
+            assert isinstance(gb, Tensor)
+            sq += _sq_norms(gb)
+            parts[id(bias)] = ("full", gb, None)
