@@ -245,9 +245,9 @@ def train_batched(
             :func:`choose_layout` predicts cheaper for these sizes and device), ``"wide"`` (one
             wide model over the shared pool), ``"gather"`` (each model's inputs copied out once,
             ``[chunk, n, in+1]``: a loop's flops without its per-call overhead) — both in
-            :func:`_train_chunk_fused` — or ``"mask"`` (every model on the whole pool, weights
+            :func:`_train_chunk_closed_form` — or ``"mask"`` (every model on the whole pool, weights
             ``1/n`` on its subset and 0 elsewhere: no copies, but every layer does ``N/n`` times
-            the work; autograd-free but not fused, kept for comparison).
+            the work; older code without preallocated buffers, kept for comparison).
         progress: optional wrapper of the chunk iterator (a progress bar).
 
     Returns:
@@ -271,7 +271,7 @@ def train_batched(
     with torch.no_grad():
         for s in it:
             idx = subsets[s : s + chunk]
-            train = _train_chunk_bmm if mode == "mask" else _train_chunk_fused
+            train = _train_chunk_bmm if mode == "mask" else _train_chunk_closed_form
             results.append(train(spec, init, x, y, idx, steps, lr, mode))
     return torch.cat(results)
 
@@ -281,7 +281,7 @@ def _stacked(spec: MLPSpec, init: Tensor, mc: int) -> list[Tensor]:
     return [p.unsqueeze(0).repeat(mc, *([1] * p.dim())).contiguous() for p in spec.unflatten(init)]
 
 
-def _train_chunk_fused(
+def _train_chunk_closed_form(
     spec: MLPSpec,
     init: Tensor,
     x: Tensor,
@@ -291,12 +291,11 @@ def _train_chunk_fused(
     lr: float,
     mode: str,
 ) -> Tensor:
-    """``steps`` full-batch GD steps of ``mc = len(idx)`` models, closed-form gradients, every
-    buffer allocated once and every weight update fused into its gradient GEMM.
+    """``steps`` full-batch GD steps of ``mc = len(idx)`` models: closed-form gradients (no
+    autograd graph), every buffer allocated once, every GEMM written into its buffer (``out=``).
 
     Layer 1 takes its bias as one more input row (the pool with a column of ones appended), so
-    that one GEMM gives its output and one its weight-and-bias gradient, accumulated straight
-    into the weights (``W ← W − lr·aᵀg`` as ``baddbmm_``/``addmm_`` with ``alpha = −lr``):
+    that one GEMM gives its output and one its weight-and-bias gradient:
 
     - ``"gather"``: each model's inputs copied out once, ``[mc, n, in+1]``, and layer 1 a batched
       GEMM per model — the flops of a loop of single trainings, none of its per-call overhead.
@@ -325,6 +324,11 @@ def _train_chunk_fused(
     bias_grads = [torch.empty((mc, s), dtype=dt, device=dev) for s in sizes[2:]]
     onehot = torch.nn.functional.one_hot(y[idx], sizes[-1]).to(dt).div_(n)  # mean CE: 1/n
     reduced = torch.empty((mc, n, 1), dtype=dt, device=dev)
+    # each weight gradient into its own buffer, then subtracted: accumulating the GEMM straight
+    # into the weights (baddbmm_ with alpha = -lr) adds each of the n small products at the
+    # weights' magnitude and loses float32 precision (30x the rounding of a loop after 20 steps)
+    weight_grads = [torch.empty_like(ws[li - 1]) for li in range(1, n_layers)]
+    weight_grads.insert(0, torch.empty((mc, d + 1, h1), dtype=dt, device=dev))
     if mode == "wide":
         x_aug = torch.cat([x, torch.ones((n_pool, 1), dtype=dt, device=dev)], dim=1)
         w1 = w1_aug.unsqueeze(1).repeat(1, mc, 1)  # [in+1, mc, h1]
@@ -358,14 +362,14 @@ def _train_chunk_fused(
             # ReLU' in place (a = relu(z) is 0 exactly where z <= 0); threshold_backward is one
             # vectorised pass, 40x faster on CPU than masked_fill_(a == 0, 0) at these shapes
             _threshold_backward(g_in, a, 0.0, grad_input=g_in)
-            w.baddbmm_(a.transpose(1, 2), g, alpha=-lr)
+            w.sub_(torch.bmm(a.transpose(1, 2), g, out=weight_grads[li]), alpha=lr)
             bs[li - 1].sub_(torch.sum(g, dim=1, out=bias_grads[li - 1]), alpha=lr)
             g = g_in
         if mode == "wide":
             g_wide.view(-1, h1).index_copy_(0, rows, g.view(-1, h1))
-            w1_flat.addmm_(x_aug.T, g_wide, alpha=-lr)
+            w1_flat.sub_(torch.mm(x_aug.T, g_wide, out=weight_grads[0].view(d + 1, -1)), alpha=lr)
         else:
-            w1.baddbmm_(xs_aug.transpose(1, 2), g, alpha=-lr)
+            w1.sub_(torch.bmm(xs_aug.transpose(1, 2), g, out=weight_grads[0]), alpha=lr)
     w1_models = w1.permute(1, 0, 2) if mode == "wide" else w1  # [mc, in+1, h1]
     params = [w1_models[:, :d], w1_models[:, d]]
     for w, b in zip(ws, bs, strict=True):
