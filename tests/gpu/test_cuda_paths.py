@@ -75,7 +75,7 @@ def test_dpsgd_film_on_cuda_equals_cpu() -> None:
     assert all(torch.isfinite(p).all() for p in film.parameters())
 
 
-@pytest.mark.parametrize("mode", ["wide", "gather", "mask"])
+@pytest.mark.parametrize("mode", ["auto", "wide", "gather", "mask"])
 def test_pac_batched_training_on_cuda_equals_cpu(mode: str) -> None:
     from privrepro.pac.training import MLPSpec, init_mlp, train_batched
 
