@@ -145,16 +145,18 @@ def test_float32_batched_equals_loop_to_float_rounding(pool, mode: str) -> None:
 def test_cost_model_prefers_wide_on_the_whole_pool_and_gather_on_half_on_cpu() -> None:
     # layout_costs' closed form: with n = N both layouts do the same flops and wide moves less
     # (hidden-sized arrays, not inputs); with n = N/2 wide does twice gather's layer-1 flops,
-    # which on the CPU machine (5 flops per byte) outweighs gather's input traffic
+    # which on the digits outweighs gather's input traffic (230 KB per model); at Example 4's
+    # size (110 MB per model, streamed by a narrow GEMM) it no longer does
     sizes = (64, 16, 16, 10)
     costs = layout_costs(1797, 1797, sizes)
     assert costs["wide"] < costs["gather"]
     assert choose_layout(1797, 1797, sizes) == "wide"
     assert choose_layout(1797, 898, sizes) == "gather"
+    assert choose_layout(70_000, 35_000, (784, 30, 30, 10)) == "wide"
     # gather's cost per model-step grows with n, wide's is nearly flat in n
     small, big = (
         layout_costs(70_000, 7_000, (784, 30, 10)),
         layout_costs(70_000, 70_000, (784, 30, 10)),
     )
     assert big["gather"] == pytest.approx(10 * small["gather"])
-    assert big["wide"] < 1.1 * small["wide"]
+    assert big["wide"] < 1.2 * small["wide"]

@@ -173,11 +173,15 @@ def _step_batched(
 
 MODES = ("auto", "wide", "gather", "mask")
 
-# The cost model's machine: a sustained GEMM rate (flop/s) and memory bandwidth (bytes/s). Only
-# their ratio (flops worth one byte moved) decides between the layouts; the values are round
-# figures for 2 cores of a current x86 server CPU (AVX-512, one socket) and for one H100 at half
-# of its FP32 (non-tensor) peak and HBM3 bandwidth.
-MACHINES = {"cpu": (100e9, 20e9), "cuda": (33e12, 1.6e12)}
+# The cost model's machine: a sustained GEMM rate (flop/s) and the bandwidth (bytes/s) at which a
+# GEMM with a narrow output (h1 columns) streams its operands. Only their ratio (flops worth one
+# byte moved) decides between the layouts. CPU: 2 cores of a current x86 server (AVX-512), the
+# bandwidth set from two measurements on one (pac bench rows at m = 128 and Example 4's size, in
+# one process under load): gather was 1.4x faster than wide on the digits (64-16-16-10, half of
+# 1,797 images per model, each model's inputs 230 KB, in cache) and wide 1.4x faster than gather
+# at Example 4's size (each model's inputs 110 MB, streamed from memory by a GEMM with 30
+# outputs per row). CUDA: one H100 at half of its FP32 (non-tensor) peak and HBM3 bandwidth.
+MACHINES = {"cpu": (100e9, 4e9), "cuda": (33e12, 1.6e12)}
 
 
 def layout_costs(
