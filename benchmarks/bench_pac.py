@@ -347,7 +347,7 @@ def _roofline_rows(
         f"the loop's layer 1 [{n}, {d}] @ [{d}, {h1}]": _gemm_rate(n, d, h1, device),
     }
     if layout == "wide":
-        m_wide = 64
+        m_wide = 16  # 16 models: [70,000, 785] @ [785, 480] at Example 4, 53 GFLOP a call
         rates[f"wide layer 1 [{n_pool}, {d + 1}] @ [{d + 1}, {m_wide}·{h1}]"] = _gemm_rate(
             n_pool, d + 1, m_wide * h1, device
         )
