@@ -107,7 +107,7 @@ def test_dpsgd_convnet_per_sample_clipping_on_cuda_equals_cpu() -> None:
     torch.testing.assert_close(trained[2], trained[0], rtol=1e-9, atol=1e-12)
 
 
-@pytest.mark.parametrize("mode", ["wide", "gather", "mask"])
+@pytest.mark.parametrize("mode", ["auto", "wide", "gather", "mask"])
 def test_pac_batched_training_on_cuda_equals_cpu(mode: str) -> None:
     from privrepro.pac.training import MLPSpec, init_mlp, train_batched
 

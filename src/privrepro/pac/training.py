@@ -32,8 +32,12 @@ from torch import Tensor
 from privrepro.config.validation import ConfigError
 
 __all__ = [
+    "MACHINES",
+    "MODES",
     "MLPSpec",
+    "choose_layout",
     "init_mlp",
+    "layout_costs",
     "mlp_accuracy",
     "mlp_logits",
     "train_batched",
@@ -167,50 +171,48 @@ def _step_batched(
         params[2 * li + 1].sub_(gb, alpha=lr)
 
 
-MODES = ("wide", "gather", "mask")
+MODES = ("auto", "wide", "gather", "mask")
+
+# The cost model's machine: a sustained GEMM rate (flop/s) and the bandwidth (bytes/s) at which a
+# GEMM with a narrow output (h1 columns) streams its operands. Only their ratio (flops worth one
+# byte moved) decides between the layouts. CPU: 2 cores of a current x86 server (AVX-512), the
+# bandwidth set from two measurements on one (pac bench rows at m = 128 and Example 4's size, in
+# one process under load): gather was 1.4x faster than wide on the digits (64-16-16-10, half of
+# 1,797 images per model, each model's inputs 230 KB, in cache) and wide 1.4x faster than gather
+# at Example 4's size (each model's inputs 110 MB, streamed from memory by a GEMM with 30
+# outputs per row). CUDA: one H100 at half of its FP32 (non-tensor) peak and HBM3 bandwidth.
+MACHINES = {"cpu": (100e9, 4e9), "cuda": (33e12, 1.6e12)}
 
 
-def _step_wide(
-    spec: MLPSpec,
-    params: list[Tensor],
-    x: Tensor,
-    rows: Tensor,
-    onehot: Tensor,
-    inv_n: float,
-    lr: float,
-    grad_wide: Tensor,
-) -> None:
-    """One full-batch GD step of ``mc`` models as one wide model over the shared pool ``x``.
+def layout_costs(
+    n_pool: int, n: int, sizes: Sequence[int], device: str | torch.device = "cpu", itemsize: int = 4
+) -> dict[str, float]:
+    """Predicted seconds per model and step of the ``"wide"`` and ``"gather"`` layouts of
+    :func:`train_batched` (the part where they differ: layer 1) on ``device``'s kind of machine
+    (:data:`MACHINES`), ``flops / rate + bytes / bandwidth``.
 
-    Layer 1 of every model is one GEMM ``x [N, in] @ W1 [in, mc·h1]``; each model then keeps its
-    own subset's rows (``rows``: flat indices ``i·mc + k`` into ``[N·mc, h1]``, a gather of hidden
-    activations, never of inputs); layers 2… run batched on ``[mc, n, h]``. Backward scatters
-    the layer-1 gradients into ``grad_wide [N, mc·h1]`` (zero outside the subsets, written at
-    the same places every step) and one GEMM ``x^T @ grad_wide`` gives every model's ``W1``
-    gradient. ``params[0]`` is ``W1`` as ``[in, mc, h1]``; the others are ``[mc, ...]``.
+    Layer 1 with its bias row is ``[in+1] → h1``. ``gather`` multiplies each model's own
+    ``n`` inputs (``4·n·(in+1)·h1`` flops forward and weight gradient) and streams them twice
+    (``2·n·(in+1)`` items); ``wide`` multiplies the whole pool (``4·N·(in+1)·h1`` flops: ``N/n``
+    times more) but streams only hidden-sized arrays: its output and gradient over the pool
+    written and read (``4·N·h1``) and the subsets' rows picked and scattered (``4·n·h1``).
     """
-    n_layers = len(spec.sizes) - 1
-    mc, h1 = params[1].shape
-    n = rows.shape[0] // mc
-    z1 = torch.addmm(params[1].reshape(1, -1), x, params[0].reshape(x.shape[1], -1))
-    h = z1.view(-1, h1).index_select(0, rows).view(mc, n, h1)
-    acts: list[Tensor] = []  # the input of layers 2… (post-ReLU)
-    for li in range(1, n_layers):
-        h = torch.relu_(h)
-        acts.append(h)
-        h = torch.baddbmm(params[2 * li + 1].unsqueeze(1), h, params[2 * li])
-    g = _loss_grad(h, onehot, inv_n)
-    for li in reversed(range(1, n_layers)):
-        a = acts[li - 1]
-        w = params[2 * li]
-        gw = torch.bmm(a.transpose(1, 2), g)
-        gb = g.sum(dim=1)
-        g = torch.ops.aten.threshold_backward(torch.bmm(g, w.transpose(1, 2)), a, 0)  # ReLU'
-        w.sub_(gw, alpha=lr)
-        params[2 * li + 1].sub_(gb, alpha=lr)
-    grad_wide.view(-1, h1).index_copy_(0, rows, g.reshape(-1, h1))
-    params[0].view(x.shape[1], -1).sub_(x.T @ grad_wide, alpha=lr)
-    params[1].sub_(g.sum(dim=1), alpha=lr)
+    rate, bandwidth = MACHINES["cuda" if torch.device(device).type == "cuda" else "cpu"]
+    k, h1 = sizes[0] + 1, sizes[1]
+    gather = 4 * n * k * h1 / rate + 2 * n * k * itemsize / bandwidth
+    wide = 4 * n_pool * k * h1 / rate + 4 * (n_pool + n) * h1 * itemsize / bandwidth
+    return {"wide": wide, "gather": gather}
+
+
+def choose_layout(
+    n_pool: int, n: int, sizes: Sequence[int], device: str | torch.device = "cpu", itemsize: int = 4
+) -> str:
+    """The cheaper of ``"wide"`` and ``"gather"`` by :func:`layout_costs` (``"auto"`` mode)."""
+    costs = layout_costs(n_pool, n, sizes, device, itemsize)
+    return min(costs, key=costs.__getitem__)
+
+
+_threshold_backward: Any = torch.ops.aten.threshold_backward.grad_input
 
 
 def _loss_grad(logits: Tensor, onehot: Tensor, weight: float) -> Tensor:
@@ -229,7 +231,7 @@ def train_batched(
     steps: int,
     lr: float,
     chunk: int = 64,
-    mode: str = "wide",
+    mode: str = "auto",
     progress: Callable[[Any], Any] | None = None,
 ) -> Tensor:
     """Full-batch gradient descent of ``m`` models, model ``k`` on ``(x, y)[subsets[k]]``.
@@ -242,11 +244,14 @@ def train_batched(
             within a row.
         steps, lr: the GD schedule (Example 4: 1,500 steps at 0.05); loss: mean cross-entropy.
         chunk: models trained at once (bounds memory: ``wide`` holds ``2·N·chunk·h1`` floats
-            for layer 1 and ``chunk·n·h`` per later layer).
-        mode: ``"wide"`` (default: one wide model over the shared pool, :func:`_step_wide`),
-            ``"gather"`` (each model's inputs copied out, ``[chunk, n, in]``: as much memory
-            traffic as a loop) or ``"mask"`` (every model on the whole pool, weights ``1/n`` on
-            its subset and 0 elsewhere: no copies, but every layer does ``N/n`` times the work).
+            for layer 1, ``gather`` ``chunk·n·(in+1)``, both ``2·chunk·n·h`` per later layer).
+        mode: ``"auto"`` (default: ``"wide"`` or ``"gather"``, whichever the cost model
+            :func:`choose_layout` predicts cheaper for these sizes and device), ``"wide"`` (one
+            wide model over the shared pool), ``"gather"`` (each model's inputs copied out once,
+            ``[chunk, n, in+1]``: a loop's flops without its per-call overhead) — both in
+            :func:`_train_chunk_closed_form` — or ``"mask"`` (every model on the whole pool, weights
+            ``1/n`` on its subset and 0 elsewhere: no copies, but every layer does ``N/n`` times
+            the work; older code without preallocated buffers, kept for comparison).
         progress: optional wrapper of the chunk iterator (a progress bar).
 
     Returns:
@@ -261,6 +266,8 @@ def train_batched(
     ):
         if not ok:
             raise ConfigError(key, value, f"must lie in {allowed}")
+    if mode == "auto":
+        mode = choose_layout(x.shape[0], subsets.shape[1], spec.sizes, x.device, x.element_size())
     m = subsets.shape[0]
     starts = list(range(0, m, chunk))
     results = []
@@ -268,7 +275,7 @@ def train_batched(
     with torch.no_grad():
         for s in it:
             idx = subsets[s : s + chunk]
-            train = _train_chunk_wide if mode == "wide" else _train_chunk_bmm
+            train = _train_chunk_bmm if mode == "mask" else _train_chunk_closed_form
             results.append(train(spec, init, x, y, idx, steps, lr, mode))
     return torch.cat(results)
 
@@ -278,7 +285,7 @@ def _stacked(spec: MLPSpec, init: Tensor, mc: int) -> list[Tensor]:
     return [p.unsqueeze(0).repeat(mc, *([1] * p.dim())).contiguous() for p in spec.unflatten(init)]
 
 
-def _train_chunk_wide(
+def _train_chunk_closed_form(
     spec: MLPSpec,
     init: Tensor,
     x: Tensor,
@@ -286,18 +293,91 @@ def _train_chunk_wide(
     idx: Tensor,
     steps: int,
     lr: float,
-    mode: str = "wide",
+    mode: str,
 ) -> Tensor:
+    """``steps`` full-batch GD steps of ``mc = len(idx)`` models: closed-form gradients (no
+    autograd graph), every buffer allocated once, every GEMM written into its buffer (``out=``).
+
+    Layer 1 takes its bias as one more input row (the pool with a column of ones appended), so
+    that one GEMM gives its output and one its weight-and-bias gradient:
+
+    - ``"gather"``: each model's inputs copied out once, ``[mc, n, in+1]``, and layer 1 a batched
+      GEMM per model — the flops of a loop of single trainings, none of its per-call overhead.
+    - ``"wide"``: layer 1 of every model is one GEMM over the shared pool ``[N, in+1] @ [in+1,
+      mc·h1]`` (``N/n`` times the flops of ``gather``'s, in one wide, efficient GEMM, and no
+      copy of the inputs); each model's subset picks rows of the hidden activations, and the
+      gradient is one GEMM ``[in+1, N] @ [N, mc·h1]`` of the subsets' rows scattered into a
+      buffer that is zero elsewhere.
+
+    Later layers are batched GEMMs on ``[mc, n, h]`` in both, their biases added by ``baddbmm``.
+    """
     mc, n = idx.shape
-    params = _stacked(spec, init, mc)
-    params[0] = params[0].permute(1, 0, 2).contiguous()  # W1 as [in, mc, h1]: one wide GEMM
-    ks = torch.arange(mc, device=idx.device).unsqueeze(1)
-    rows = (idx * mc + ks).reshape(-1)  # row i·mc + k of [N·mc, h1]: pool item i, model k
-    onehot = torch.nn.functional.one_hot(y[idx], spec.sizes[-1]).to(x.dtype)
-    grad_wide = torch.zeros((x.shape[0], mc * spec.sizes[1]), dtype=x.dtype, device=x.device)
+    n_pool, d = x.shape
+    sizes = spec.sizes
+    n_layers = len(sizes) - 1
+    h1 = sizes[1]
+    dt, dev = x.dtype, x.device
+    p = spec.unflatten(init.to(dtype=dt, device=dev))
+    w1_aug = torch.cat([p[0], p[1].unsqueeze(0)])  # [in+1, h1]: bias as the last input row
+    # copies (``repeat``, never ``expand(...).contiguous()``: with mc = 1 that is a view of init)
+    ws = [p[2 * li].repeat(mc, 1, 1) for li in range(1, n_layers)]
+    bs = [p[2 * li + 1].repeat(mc, 1) for li in range(1, n_layers)]
+    # outputs of every layer [mc, n, h_l] (the last: logits, then their gradient, in place)
+    acts = [torch.empty((mc, n, s), dtype=dt, device=dev) for s in sizes[1:]]
+    grads = [torch.empty((mc, n, s), dtype=dt, device=dev) for s in sizes[1:-1]]
+    bias_grads = [torch.empty((mc, s), dtype=dt, device=dev) for s in sizes[2:]]
+    onehot = torch.nn.functional.one_hot(y[idx], sizes[-1]).to(dt).div_(n)  # mean CE: 1/n
+    reduced = torch.empty((mc, n, 1), dtype=dt, device=dev)
+    # each weight gradient into its own buffer, then subtracted: accumulating the GEMM straight
+    # into the weights (baddbmm_ with alpha = -lr) adds each of the n small products at the
+    # weights' magnitude and loses float32 precision (30x the rounding of a loop after 20 steps)
+    weight_grads = [torch.empty_like(ws[li - 1]) for li in range(1, n_layers)]
+    weight_grads.insert(0, torch.empty((mc, d + 1, h1), dtype=dt, device=dev))
+    if mode == "wide":
+        x_aug = torch.cat([x, torch.ones((n_pool, 1), dtype=dt, device=dev)], dim=1)
+        w1 = w1_aug.unsqueeze(1).repeat(1, mc, 1)  # [in+1, mc, h1]
+        w1_flat = w1.view(d + 1, mc * h1)
+        z_wide = torch.empty((n_pool, mc * h1), dtype=dt, device=dev)
+        g_wide = torch.zeros((n_pool, mc * h1), dtype=dt, device=dev)
+        ks = torch.arange(mc, device=dev).unsqueeze(1)
+        rows = (idx * mc + ks).reshape(-1)  # row i·mc + k of [N·mc, h1]: pool item i, model k
+    else:
+        xs_aug = torch.cat([x[idx], torch.ones((mc, n, 1), dtype=dt, device=dev)], dim=2)
+        w1 = w1_aug.repeat(mc, 1, 1)  # [mc, in+1, h1]
     for _ in range(steps):
-        _step_wide(spec, params, x, rows, onehot, 1.0 / n, lr, grad_wide)
-    params[0] = params[0].permute(1, 0, 2)
+        if mode == "wide":
+            torch.mm(x_aug, w1_flat, out=z_wide)
+            torch.index_select(z_wide.view(-1, h1), 0, rows, out=acts[0].view(-1, h1))
+        else:
+            torch.bmm(xs_aug, w1, out=acts[0])
+        for li in range(1, n_layers):
+            torch.relu_(acts[li - 1])
+            torch.baddbmm(bs[li - 1].unsqueeze(1), acts[li - 1], ws[li - 1], out=acts[li])
+        # mean cross-entropy's gradient in the logits, in place: (softmax(z) − onehot) / n
+        g = acts[-1]
+        torch.amax(g, dim=-1, keepdim=True, out=reduced)
+        g.sub_(reduced).exp_()
+        torch.sum(g, dim=-1, keepdim=True, out=reduced)
+        g.div_(reduced.mul_(n)).sub_(onehot)
+        for li in reversed(range(1, n_layers)):
+            a, w = acts[li - 1], ws[li - 1]
+            g_in = grads[li - 1]
+            torch.bmm(g, w.transpose(1, 2), out=g_in)  # before w changes
+            # ReLU' in place (a = relu(z) is 0 exactly where z <= 0); threshold_backward is one
+            # vectorised pass, 40x faster on CPU than masked_fill_(a == 0, 0) at these shapes
+            _threshold_backward(g_in, a, 0.0, grad_input=g_in)
+            w.sub_(torch.bmm(a.transpose(1, 2), g, out=weight_grads[li]), alpha=lr)
+            bs[li - 1].sub_(torch.sum(g, dim=1, out=bias_grads[li - 1]), alpha=lr)
+            g = g_in
+        if mode == "wide":
+            g_wide.view(-1, h1).index_copy_(0, rows, g.view(-1, h1))
+            w1_flat.sub_(torch.mm(x_aug.T, g_wide, out=weight_grads[0].view(d + 1, -1)), alpha=lr)
+        else:
+            w1.sub_(torch.bmm(xs_aug.transpose(1, 2), g, out=weight_grads[0]), alpha=lr)
+    w1_models = w1.permute(1, 0, 2) if mode == "wide" else w1  # [mc, in+1, h1]
+    params = [w1_models[:, :d], w1_models[:, d]]
+    for w, b in zip(ws, bs, strict=True):
+        params += [w, b]
     return spec.flatten(params, batch_dims=1)
 
 
