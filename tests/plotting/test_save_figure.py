@@ -7,6 +7,7 @@ from pathlib import Path
 
 import matplotlib.image as mpimg
 import numpy as np
+import pytest
 
 from privrepro.plotting.style import new_figure, save_figure
 
@@ -39,3 +40,28 @@ def test_png_and_pdf_share_the_tight_box_with_the_caption_below(tmp_path: Path) 
     # (the PDF's box is measured with the screen renderer's text extents, the PNG's at 150 dpi)
     assert abs(width / 150 - w_pdf) / w_pdf < 0.02
     assert abs(height / 150 - h_pdf) / h_pdf < 0.02
+
+
+def test_the_layout_runs_once_and_each_format_draws_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # savefig with bbox_inches="tight" or a live layout engine lays the figure out and draws it
+    # once more before its real draw; save_figure measures one box and freezes the layout
+    from matplotlib.figure import Figure
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    calls = {"layout": 0, "draw": 0}
+    execute, draw = ConstrainedLayoutEngine.execute, Figure.draw
+
+    def counted_execute(self: ConstrainedLayoutEngine, fig: Figure) -> None:
+        calls["layout"] += 1
+        execute(self, fig)
+
+    def counted_draw(self: Figure, renderer: object) -> None:
+        calls["draw"] += 1
+        draw(self, renderer)
+
+    monkeypatch.setattr(ConstrainedLayoutEngine, "execute", counted_execute)
+    monkeypatch.setattr(Figure, "draw", counted_draw)
+    _figure(tmp_path, "once", "caption")
+    assert calls == {"layout": 1, "draw": 3}  # the layout pass, then the PNG's and the PDF's

@@ -80,28 +80,38 @@ def stand_in_title(fig: Any, labels: Sequence[str]) -> str | None:
     return text
 
 
+def _no_layout_engine() -> Any:
+    """rcParams under which a figure set to no layout engine keeps none."""
+    return plt.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False})
+
+
 def save_figure(fig: Any, stem: str | Path, caption: str | None = None) -> list[Path]:
     """Save ``fig`` as ``stem.png`` and ``stem.pdf`` (atomically) and close it.
 
-    The layout and the tight bounding box are computed once, by the PNG's save; the PDF reuses
-    them (its own save would run the layout and the tight-box search again: most of a plot's
-    saving time).
+    The figure is laid out once, without rasterising (``draw_without_rendering``), and the layout
+    is then frozen: the caption goes under everything drawn, and one tight bounding box (the
+    caption in it) is measured and handed to both saves. Each save then draws once; with
+    ``bbox_inches="tight"`` or a live layout engine, ``savefig`` would lay the figure out and
+    search its box again first (most of a plot's saving time).
     """
     import io
 
     from privrepro.store.atomic import atomic_write_bytes
 
     stem = Path(stem)
+    fig.draw_without_rendering()  # the layout engine runs here, once
+    renderer = fig.canvas.get_renderer()
+    for legend in fig.legends:  # pin figure legends where the layout put them
+        box = legend.get_window_extent(renderer).transformed(fig.transFigure.inverted())
+        legend.set_bbox_to_anchor((box.x0, box.y0), transform=fig.transFigure)
+        legend.set_loc("lower left")
+    # frozen: no engine left to run again at each save (under these rcParams, as savefig puts
+    # the engine back through them when it is done)
+    with _no_layout_engine():
+        fig.set_layout_engine(None)
     if caption:
-        # below everything drawn (legends under the axes included), once the layout is done;
-        # the layout is then frozen, so savefig's tight bounding box cannot move a legend onto it
-        fig.canvas.draw()
-        fig.set_layout_engine("none")
-        renderer = fig.canvas.get_renderer()
-        for legend in fig.legends:  # pin figure legends where the layout put them
-            box = legend.get_window_extent(renderer).transformed(fig.transFigure.inverted())
-            legend.set_bbox_to_anchor((box.x0, box.y0), transform=fig.transFigure)
-            legend.set_loc("lower left")
+        # below everything drawn (legends under the axes included); the layout is frozen, so
+        # the tight bounding box cannot move a legend onto it
         bottom = fig.get_tightbbox(renderer).y0 / fig.get_figheight()
         fig.text(
             0.5,
@@ -112,14 +122,12 @@ def save_figure(fig: Any, stem: str | Path, caption: str | None = None) -> list[
             fontsize=7.5,
             color="0.35",
         )
+    box = fig.get_tightbbox(renderer).padded(float(plt.rcParams["savefig.pad_inches"]))
     paths = []
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", bbox_inches="tight")
-    paths.append(atomic_write_bytes(stem.with_suffix(".png"), buf.getvalue()))
-    box = fig.get_tightbbox().padded(float(plt.rcParams["savefig.pad_inches"]))
-    fig.set_layout_engine("none")  # laid out by the PNG's save: keep those positions
-    buf = io.BytesIO()
-    fig.savefig(buf, format="pdf", bbox_inches=box)
-    paths.append(atomic_write_bytes(stem.with_suffix(".pdf"), buf.getvalue()))
+    for fmt in ("png", "pdf"):
+        buf = io.BytesIO()
+        with _no_layout_engine():
+            fig.savefig(buf, format=fmt, bbox_inches=box)
+        paths.append(atomic_write_bytes(stem.with_suffix(f".{fmt}"), buf.getvalue()))
     plt.close(fig)
     return paths
