@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from privrepro.data.provenance import is_rehearsal_root
+from privrepro.rehearsal.cap import probe
 from privrepro.store.atomic import atomic_write_bytes
 
 __all__ = [
@@ -145,6 +146,8 @@ def extract_features(
         batches = progress(batches, "features", (len(images) + batch_size - 1) // batch_size)
     with torch.no_grad():
         for sl in batches:
+            if progress is not None:  # the whole batch, unless a rehearsal probes its loop
+                sl = slice(sl.start, sl.start + probe(sl.stop - sl.start))
             xb = torch.stack([tf(_to_pil(im)) for im in images[sl]]).to(device)
             out.append(model(xb).float().cpu().numpy())
     dim = int(getattr(model, "num_features", 0))

@@ -30,6 +30,7 @@ import torch
 from torch import Tensor
 
 from privrepro.config.validation import ConfigError
+from privrepro.rehearsal.cap import capped
 
 __all__ = [
     "MLPSpec",
@@ -295,7 +296,7 @@ def _train_chunk_wide(
     rows = (idx * mc + ks).reshape(-1)  # row i·mc + k of [N·mc, h1]: pool item i, model k
     onehot = torch.nn.functional.one_hot(y[idx], spec.sizes[-1]).to(x.dtype)
     grad_wide = torch.zeros((x.shape[0], mc * spec.sizes[1]), dtype=x.dtype, device=x.device)
-    for _ in range(steps):
+    for _ in capped(range(steps), "pac training steps"):  # all of them, unless rehearsed
         _step_wide(spec, params, x, rows, onehot, 1.0 / n, lr, grad_wide)
     params[0] = params[0].permute(1, 0, 2)
     return spec.flatten(params, batch_dims=1)
@@ -324,7 +325,7 @@ def _train_chunk_bmm(
         weights = torch.zeros((mc, x.shape[0]), dtype=x.dtype, device=x.device)
         weights.scatter_(1, idx, 1.0 / n)
         onehot = onehot.contiguous()
-    for _ in range(steps):
+    for _ in capped(range(steps), "pac training steps"):  # all of them, unless rehearsed
         _step_batched(spec, params, xs, onehot, weights, lr)
     return spec.flatten(params, batch_dims=1)
 

@@ -16,6 +16,21 @@ time. The unit's prediction is its measured wall time with each top-level loop's
 replaced by its prediction (the time outside loops — loading, preprocessing, evaluation that is
 not a loop — counts once, as measured).
 
+**Smaller first items.** Where one item is too slow to finish within the rehearsal's timeout on
+this machine (a ViT-B/16 feature batch, a DP-SGD step through the backbone, an SLL training
+batch) and its cost is linear in its size, the loop body asks :func:`probe` how many of the
+item's samples to run; the loop's record then scales its own time per item by ``full / run``
+(``LoopRecord.scale``, said in the row). Loops with no progress bar can be capped too
+(:func:`capped`: the pac Ex. 4 optimiser steps inside one chunk of trainings).
+
+**A device prediction from operation counts.** While a cap is active (:meth:`RehearsalCap.active`),
+every torch operator is counted (:class:`privrepro.rehearsal.device_model.OperationCount`):
+its FLOPs by ``torch.utils.flop_counter``'s formulas, the bytes of its inputs and outputs, and
+the CPU seconds spent in it, attributed to the innermost open loop. A loop's predicted time on
+the target GPU is then, per item, the time outside torch operators as measured here (Python,
+decoding, numpy) plus each operator at the GPU's roofline
+(:data:`privrepro.rehearsal.device_model.H100`), scaled and nested like the CPU prediction.
+
 Truncating a loop can leave what it builds incomplete (a feature array of a few batches): the
 code after it may then fail on shapes. The rehearsal counts such a failure, after at least one
 loop was capped, as the end of what could be measured (``ended_by``), not as a failure of the
@@ -24,22 +39,35 @@ figure; an error before any cap is a real error.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CACHE_LOOPS", "LoopRecord", "RehearsalCap", "is_cache_loop"]
+__all__ = [
+    "CACHE_LOOPS",
+    "LoopRecord",
+    "RehearsalCap",
+    "active_cap",
+    "capped",
+    "is_cache_loop",
+    "probe",
+]
+
+_ACTIVE: ContextVar[RehearsalCap | None] = ContextVar("privrepro_rehearsal_cap", default=None)
 
 
 #: labels of loops that build a cache shared by later units and figures: cl's backbone features
-#: (``<cache_dir>/cl/features``) and FiLM pixel arrays (``<cache_dir>/cl/images``)
-CACHE_LOOPS = ("features", " pixels")
+#: (``<cache_dir>/cl/features``), FiLM pixel arrays (``<cache_dir>/cl/images``; labels ending so)
+#: and ip's base-model trainings (``<cache_dir>/ip/base-<key>``; labels starting so)
+CACHE_LOOPS = ("features", " pixels", "base model ")
 
 
 def is_cache_loop(desc: str) -> bool:
     """Whether the loop labelled ``desc`` builds a shared cache (see :data:`CACHE_LOOPS`)."""
-    return desc == "features" or desc.endswith(" pixels")
+    return desc == "features" or desc.endswith(" pixels") or desc.startswith("base model ")
 
 
 @dataclass
@@ -58,6 +86,14 @@ class LoopRecord:
         started: ``time.perf_counter()`` when the loop was entered.
         interrupted: the loop was left in the middle of an item (an error, a timeout): the
             unfinished item counts as one, so its rate is a lower bound.
+        full_samples, run_samples: samples its items hold in the full run and samples they ran
+            (:func:`probe`); their ratio is :attr:`scale`.
+        op_s, flops, nbytes, device_s, ops: the torch operators run in its own body (inner
+            loops excluded): CPU seconds inside them, FLOPs, bytes read and written, their time
+            at the target GPU's roofline, their count.
+        overhead_s: time spent counting them (left out of every prediction).
+        inner_predicted_device_s: the inner loops' predicted full time on the target GPU.
+        inner_predicted_flops: the inner loops' predicted full FLOPs.
     """
 
     desc: str
@@ -70,6 +106,16 @@ class LoopRecord:
     first_item_s: float = 0.0
     started: float = 0.0
     interrupted: bool = False
+    full_samples: int = 0
+    run_samples: int = 0
+    op_s: float = 0.0
+    flops: float = 0.0
+    nbytes: float = 0.0
+    device_s: float = 0.0
+    ops: int = 0
+    overhead_s: float = 0.0
+    inner_predicted_device_s: float = 0.0
+    inner_predicted_flops: float = 0.0
 
     @property
     def skipped(self) -> int:
@@ -77,20 +123,56 @@ class LoopRecord:
         return max(0, (self.total or self.done) - self.done)
 
     @property
+    def scale(self) -> float:
+        """How many times the items it ran a full item is (1: items ran whole; see :func:`probe`)."""
+        if self.run_samples <= 0:
+            return 1.0
+        return max(1.0, self.full_samples / self.run_samples)
+
+    @property
+    def _n(self) -> int:
+        return self.done + (1 if self.interrupted else 0)
+
+    @property
+    def own_s(self) -> float:
+        """Measured time in its own body (inner loops excluded), as run (not scaled)."""
+        return max(0.0, self.measured_s - self.inner_measured_s - self.overhead_s)
+
+    @property
+    def own_device_s(self) -> float:
+        """Its own body's time on the target GPU, as run: the time outside torch operators as
+        measured, plus the operators at the GPU's roofline."""
+        return max(0.0, self.own_s - self.op_s) + self.device_s
+
+    def _full(self, own: float, inner: float) -> float:
+        n = self._n
+        if self.total is None or n == 0:
+            return own * self.scale + inner
+        return (own * self.scale + inner) / n * self.total
+
+    @property
     def seconds_per_item(self) -> float:
-        """Predicted full seconds per item: own time plus inner loops' predicted time."""
-        n = self.done + (1 if self.interrupted else 0)
+        """Predicted full seconds per item: own time (× :attr:`scale`) plus inner loops'
+        predicted time."""
+        n = self._n
         if n == 0:
             return 0.0
-        own = max(0.0, self.measured_s - self.inner_measured_s)
-        return (own + self.inner_predicted_s) / n
+        return (self.own_s * self.scale + self.inner_predicted_s) / n
 
     @property
     def predicted_s(self) -> float:
         """The loop's predicted full time (its measured time when the total is unknown)."""
-        if self.total is None or self.done + self.interrupted == 0:
-            return self.measured_s - self.inner_measured_s + self.inner_predicted_s
-        return self.seconds_per_item * self.total
+        return self._full(self.own_s, self.inner_predicted_s)
+
+    @property
+    def predicted_device_s(self) -> float:
+        """The loop's predicted full time on the target GPU (see the module)."""
+        return self._full(self.own_device_s, self.inner_predicted_device_s)
+
+    @property
+    def predicted_flops(self) -> float:
+        """The loop's predicted full count of FLOPs."""
+        return self._full(self.flops, self.inner_predicted_flops)
 
 
 @dataclass
@@ -105,8 +187,30 @@ class RehearsalCap:
 
     items: int = 2
     per_desc: dict[str, int] = field(default_factory=dict)
+    probe_samples: int = 0
     records: list[LoopRecord] = field(default_factory=list)
+    outside: LoopRecord = field(default_factory=lambda: LoopRecord("(outside loops)", -1, None))
     _stack: list[LoopRecord] = field(default_factory=list, repr=False)
+
+    @contextlib.contextmanager
+    def active(self, count_operations: bool = True) -> Iterator[RehearsalCap]:
+        """Make this the cap that :func:`probe` and :func:`capped` consult, and (with
+        ``count_operations``) count every torch operator run meanwhile (see the module)."""
+        token = _ACTIVE.set(self)
+        try:
+            if count_operations:
+                from privrepro.rehearsal.device_model import OperationCount
+
+                with OperationCount(self.current):
+                    yield self
+            else:
+                yield self
+        finally:
+            _ACTIVE.reset(token)
+
+    def current(self) -> LoopRecord:
+        """The innermost open loop, or :attr:`outside` when none is open."""
+        return self._stack[-1] if self._stack else self.outside
 
     def limit(self, desc: str) -> int:
         """How many items the loop labelled ``desc`` may run."""
@@ -150,6 +254,8 @@ class RehearsalCap:
             if parent is not None:
                 parent.inner_measured_s += rec.measured_s
                 parent.inner_predicted_s += rec.predicted_s
+                parent.inner_predicted_device_s += rec.predicted_device_s
+                parent.inner_predicted_flops += rec.predicted_flops
 
     @property
     def capped(self) -> bool:
@@ -163,7 +269,25 @@ class RehearsalCap:
     def predict(self, unit_wall_s: float) -> float:
         """The unit's predicted full wall time, from its capped wall time (see the module)."""
         top = self.top_level()
-        return unit_wall_s - sum(r.measured_s for r in top) + sum(r.predicted_s for r in top)
+        outside = unit_wall_s - sum(r.measured_s for r in top) - self.outside.overhead_s
+        return outside + sum(r.predicted_s for r in top)
+
+    def predict_device(self, unit_wall_s: float) -> float:
+        """The unit's predicted full time on the target GPU: the time outside loops as measured
+        here, less its torch operators' CPU time plus their roofline time, plus each top-level
+        loop's :attr:`LoopRecord.predicted_device_s`."""
+        top = self.top_level()
+        measured = sum(r.measured_s for r in top) + self.outside.op_s + self.outside.overhead_s
+        outside = max(0.0, unit_wall_s - measured)
+        return outside + self.outside.device_s + sum(r.predicted_device_s for r in top)
+
+    def predict_flops(self) -> float:
+        """The unit's predicted full count of FLOPs (outside loops once, loops predicted)."""
+        return self.outside.flops + sum(r.predicted_flops for r in self.top_level())
+
+    def cached_device_s(self) -> float:
+        """:meth:`cached_s` on the target GPU."""
+        return sum(r.predicted_device_s for r in self.top_level() if is_cache_loop(r.desc))
 
     def cached_s(self) -> float:
         """Predicted time of the top-level loops that build a cache every later unit and figure
@@ -181,3 +305,31 @@ class RehearsalCap:
             tot = None if total is None or r.total is None else total + r.total
             out[r.desc] = (done + r.done, tot, r.seconds_per_item)
         return out
+
+
+def active_cap() -> RehearsalCap | None:
+    """The cap of the rehearsal running now (:meth:`RehearsalCap.active`), or ``None``."""
+    return _ACTIVE.get()
+
+
+def probe(samples: int) -> int:
+    """How many of the current item's ``samples`` to run: all of them, unless a rehearsal cap
+    with ``probe_samples`` is active, which runs that many and scales the open loop's time per
+    item by ``samples / run`` (for items whose cost is linear in their size: a batch of images
+    through a network, a batch of a training step)."""
+    cap = _ACTIVE.get()
+    if cap is None or cap.probe_samples <= 0 or not cap._stack:
+        return samples
+    run = min(samples, cap.probe_samples)
+    rec = cap._stack[-1]
+    rec.full_samples += samples
+    rec.run_samples += run
+    return run
+
+
+def capped(iterable: Iterable[Any], desc: str, total: int | None = None) -> Iterable[Any]:
+    """``iterable`` under the active rehearsal cap (its first items, timed), or unchanged: for
+    a loop that has no progress bar but dominates a unit (e.g. the optimiser steps of a chunk
+    of pac trainings)."""
+    cap = _ACTIVE.get()
+    return iterable if cap is None else cap.wrap(iterable, desc, total)

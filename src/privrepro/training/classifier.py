@@ -17,6 +17,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from privrepro.rehearsal.cap import capped, probe
+
 __all__ = [
     "TrainConfig",
     "TrainResult",
@@ -105,9 +107,11 @@ def predict_logits(
 ) -> Tensor:
     """The model's outputs on ``x`` in eval mode, batched, returned on the CPU."""
     model.eval()
-    outs = [
-        model(x[i : i + batch_size].to(device)).float().cpu() for i in range(0, len(x), batch_size)
-    ]
+    outs = []
+    # every batch, unless a rehearsal caps the loop (and probes its batches)
+    for i in capped(range(0, len(x), batch_size), "predict batches"):
+        j = i + probe(min(batch_size, len(x) - i))
+        outs.append(model(x[i:j].to(device)).float().cpu())
     return torch.cat(outs) if outs else torch.empty(0)
 
 
@@ -174,6 +178,8 @@ def train_classifier(
         if progress is not None:  # a bar over the epoch's batches (one permutation, drawn now)
             batches = progress(list(batches), "batches")
         for idx in batches:
+            if progress is not None:  # the whole batch, unless a rehearsal probes its loop
+                idx = idx[: probe(len(idx))]
             xb, yb = x[idx], y[idx]
             pieces = batch_transform(xb, yb, generator) if batch_transform else [(xb, yb)]
             for xp, yp in pieces:

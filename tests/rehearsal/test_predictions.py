@@ -1,0 +1,202 @@
+"""The rehearsal's predictions: probed items scaled to full size, loops capped without a bar,
+the GPU prediction from operation counts, cached trainings counted once, and a capped figure
+that ends with a table of its schema."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from torch import nn
+
+from privrepro.dp.pld import compose_every_t
+from privrepro.figures.api import UnitContext
+from privrepro.rehearsal.cap import LoopRecord, RehearsalCap, capped, probe
+from privrepro.rehearsal.device_model import H100, DeviceModel, OperationCount
+from privrepro.rehearsal.standins import write_standin
+from privrepro.runner.rehearsal import FILM_TUNING, gpu_totals, rehearse_all
+from privrepro.runner.rehearsal_measure import RehearsalSettings, _figure_total
+from privrepro.training.classifier import predict_logits
+
+
+def _ctx(tmp_path: Path, cap: RehearsalCap) -> UnitContext:
+    return UnitContext(0, "u", "paper", "cpu", tmp_path, tmp_path, show_progress=False, cap=cap)
+
+
+def test_probe_and_capped_change_nothing_without_a_cap() -> None:
+    assert probe(64) == 64
+    items = range(5)
+    assert capped(items, "steps") is items
+    model = nn.Linear(3, 2)
+    x = torch.randn(20, 3)
+    with torch.no_grad():
+        assert torch.equal(predict_logits(model, x, batch_size=8), model(x))
+
+
+def test_a_probed_batch_is_scaled_to_its_full_size() -> None:
+    """``predict_logits`` of 20 rows in batches of 8 under a cap of 2 items probing 3 samples:
+    batches 1-2 run 3 of their 8 rows each, so a full item costs 16 / 6 of a probed one."""
+    cap = RehearsalCap(items=2, probe_samples=3)
+    with cap.active(count_operations=False):
+        out = predict_logits(nn.Linear(3, 2), torch.randn(20, 3), batch_size=8)
+    assert out.shape == (6, 2)
+    (rec,) = cap.records
+    assert (rec.desc, rec.total, rec.done) == ("predict batches", 3, 2)
+    assert rec.scale == pytest.approx(16 / 6)
+    # closed form: own time × scale per item, × the total
+    assert rec.predicted_s == pytest.approx(rec.own_s * 16 / 6 / 2 * 3)
+
+
+def test_a_loop_linear_in_its_samples_is_predicted_from_a_probe(tmp_path: Path) -> None:
+    """Items of 50 samples at ≥ 2 ms each, probed on 2 samples: ≥ 4 ms run per item, predicted
+    ≥ 10 items × 50 × 2 ms (sleep's guarantee) instead of 10 × the probe's 4 ms."""
+    cap = RehearsalCap(items=2, probe_samples=2)
+    with cap.active(count_operations=False):
+        for _ in _ctx(tmp_path, cap).progress(range(10), desc="batches"):
+            time.sleep(0.002 * probe(50))
+    rec = cap.records[0]
+    assert rec.scale == pytest.approx(25.0)
+    assert rec.predicted_s >= 10 * 50 * 0.002
+
+
+def test_a_loop_without_a_bar_is_capped_and_nests() -> None:
+    """pac Example 4's optimiser steps (no bar) inside its chunks of trainings: both capped, the
+    chunks' prediction uses the steps' predicted full time (1,500 steps, not the 2 run)."""
+    cap = RehearsalCap(items=2)
+    seen = []
+    with cap.active(count_operations=False):
+        for c in capped(range(4), "chunks"):
+            seen += [(c, s) for s in capped(range(1500), "pac training steps")]
+    assert seen == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    chunks, steps = cap.records[0], cap.records[1]
+    assert (chunks.depth, steps.depth, steps.total) == (0, 1, 1500)
+    inner = sum(r.predicted_s for r in cap.records[1:])
+    assert chunks.inner_predicted_s == pytest.approx(inner)
+    assert chunks.predicted_s >= 4 / 2 * inner
+
+
+def _net() -> nn.Module:
+    return nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Flatten(), nn.Linear(8 * 8 * 8, 10)
+    )
+
+
+def test_operations_are_counted_with_flop_counters_formulas() -> None:
+    """Forward and backward of a small CNN: the FLOPs counted equal
+    ``torch.utils.flop_counter.FlopCounterMode``'s total (the same formulas); the bytes are at
+    least the input's and the weights' (each read once); the roofline time is at least FLOPs at
+    the H100's effective rate and at least one launch per operator."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    torch.manual_seed(0)
+    net, x = _net(), torch.randn(4, 3, 8, 8)
+    reference = FlopCounterMode(display=False)
+    with reference:
+        net(x).sum().backward()
+    rec = LoopRecord("steps", 0, 1)
+    with OperationCount(lambda: rec):
+        net(x).sum().backward()
+    assert rec.flops == reference.get_total_flops() > 0
+    weights = sum(p.numel() * 4 for p in net.parameters())
+    assert rec.nbytes >= x.numel() * 4 + weights
+    assert rec.device_s >= rec.flops / (H100.flops * H100.efficiency)
+    assert rec.device_s >= rec.ops * H100.launch_s
+    assert rec.op_s > 0 and rec.overhead_s >= 0
+
+
+def test_the_roofline_of_one_operator() -> None:
+    """Closed forms: compute-bound, memory-bound, launch-bound."""
+    gpu = DeviceModel("g", flops=10.0, bandwidth=4.0, efficiency=0.5, launch_s=0.1)
+    assert gpu.seconds(100.0, 1.0) == pytest.approx(20.0)
+    assert gpu.seconds(1.0, 100.0) == pytest.approx(50.0)
+    assert gpu.seconds(0.0, 0.0) == pytest.approx(0.1)
+    assert "67 TFLOP/s" in H100.describe() and "50%" in H100.describe()
+
+
+def test_the_gpu_prediction_keeps_host_time_and_replaces_operator_time() -> None:
+    """A loop of 10 items, 2 run in 1 s of its own, 0.8 s of it inside torch operators whose
+    roofline is 0.01 s: on the GPU an item is (0.2 + 0.01) / 2 s, the loop 10 × that."""
+    rec = LoopRecord("steps", 0, 10, done=2, measured_s=1.0, op_s=0.8, device_s=0.01)
+    assert rec.predicted_s == pytest.approx(5.0)
+    assert rec.predicted_device_s == pytest.approx(10 * 0.21 / 2)
+    # probed items (scale 4) scale both
+    rec.full_samples, rec.run_samples = 8, 2
+    assert rec.predicted_device_s == pytest.approx(4 * 10 * 0.21 / 2)
+    # the unit: 3 s outside loops, 0.5 s of it in operators with a 0.001 s roofline
+    cap = RehearsalCap(records=[rec])
+    cap.outside.op_s, cap.outside.device_s = 0.5, 0.001
+    assert cap.predict_device(unit_wall_s=4.0) == pytest.approx(2.5 + 0.001 + 4 * 10 * 0.21 / 2)
+
+
+def test_a_counted_unit_predicts_its_flops(tmp_path: Path) -> None:
+    """A loop of 6 forward passes, 2 run: the unit's predicted FLOPs are 3 × those counted."""
+    net, x = _net(), torch.randn(2, 3, 8, 8)
+    cap = RehearsalCap(items=2)
+    with cap.active(), torch.no_grad():
+        for _ in _ctx(tmp_path, cap).progress(range(6), desc="batches"):
+            net(x)
+    assert cap.records[0].flops > 0
+    assert cap.predict_flops() == pytest.approx(3 * cap.records[0].flops)
+
+
+def test_cached_stages_count_once_per_cached_model() -> None:
+    """Units of 10 s each, 8 s of it building a cache two models share among 6 units:
+    6 × 2 s + 2 × 8 s."""
+    assert _figure_total([10.0], [8.0], n_units=6, n_caches=2) == pytest.approx(28.0)
+
+
+def test_ip_units_share_a_base_model_per_architecture_and_dataset() -> None:
+    """ip Fig. 3's units: every mode of a group reads one cached base model; the ResNet-18 is
+    shared by the ``resnet`` and ``resnet_tune`` groups."""
+    from privrepro.config.validation import build_params
+    from privrepro.runner.run import compose, effective_params, load_recipe
+
+    cfg = compose("ip/fig3", ["profile=paper"])
+    recipe = load_recipe(str(cfg.figure.recipe))
+    units = recipe.units(build_params(recipe.params_type, effective_params(cfg), "params"))
+    keys = {recipe.shared_cache_key(u) for u in units}
+    assert len(units) > len(keys)
+    assert {k[0] for k in keys} <= {"sll", "resnet"}
+    resnet_groups = {u["group"] for u in units if recipe.shared_cache_key(u)[0] == "resnet"}
+    assert resnet_groups <= {"resnet", "resnet_tune"}
+
+
+def test_gpu_totals_set_film_tuning_apart() -> None:
+    table = pd.DataFrame(
+        {
+            "experiment": ["pb/fig1", "ip/fig3", FILM_TUNING[0]],
+            "predicted_gpu_h": [0.5, 3.0, 40.0],
+            "lower_bound": [False, True, False],
+        }
+    )
+    assert gpu_totals(table) == {"rest_h": 3.5, "film_h": 40.0, "lower_bounds": 1.0}
+
+
+def test_composition_stopped_early_returns_the_t_it_reached() -> None:
+    """``compose_every_t`` under a progress wrapper that stops after T = 3: the rows of T = 1…3,
+    equal to the full run's."""
+    from privrepro.dp.pld import connect_the_dots
+
+    pld = connect_the_dots(0.01, -50, np.linspace(1.0, 0.0, 101) ** 2)
+    full = compose_every_t([pld], 10, [1e-5])
+    short = compose_every_t([pld], 10, [1e-5], progress=lambda ts: list(ts)[:2])
+    assert short.shape == (3, 1)
+    np.testing.assert_array_equal(short, full[:3])
+
+
+def test_a_capped_pb_fig6_ends_with_a_table_of_its_schema(tmp_path: Path) -> None:
+    """pb Fig. 6 under the paper profile with every loop cut to one item: it used to end in
+    "All arrays must be of the same length"; now its unit ends cleanly, its table conforms to
+    the figure's schema (checked by the rehearsal), and its prediction is not a lower bound."""
+    root = tmp_path / "data"
+    write_standin("adult", root, {"train": 50, "test": 50})
+    settings = RehearsalSettings(root, tmp_path / "scratch", items=1)
+    row = rehearse_all(["pb/fig6"], settings, in_process=True, echo=False).iloc[0]
+    assert row["status"] == "ok", row["note"]
+    assert not row["note"]
+    assert not row["lower_bound"]
+    assert row["predicted_s"] > 0 and row["predicted_gpu_s"] > 0
