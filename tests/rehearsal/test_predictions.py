@@ -37,30 +37,52 @@ def test_probe_and_capped_change_nothing_without_a_cap() -> None:
         assert torch.equal(predict_logits(model, x, batch_size=8), model(x))
 
 
-def test_a_probed_batch_is_scaled_to_its_full_size() -> None:
+def test_a_probed_batch_runs_a_few_rows_and_the_rest_are_placeholders() -> None:
     """``predict_logits`` of 20 rows in batches of 8 under a cap of 2 items probing 3 samples:
-    batches 1-2 run 3 of their 8 rows each, so a full item costs 16 / 6 of a probed one."""
+    batch 1 runs 3 rows, batch 2 runs 12 → 8 (its size); the output keeps its full shape (the
+    rows run first, then zeros for the rest), so what follows runs at full size."""
+    model, x = nn.Linear(3, 2), torch.randn(20, 3)
     cap = RehearsalCap(items=2, probe_samples=3)
     with cap.active(count_operations=False):
-        out = predict_logits(nn.Linear(3, 2), torch.randn(20, 3), batch_size=8)
-    assert out.shape == (6, 2)
+        out = predict_logits(model, x, batch_size=8)
+    assert out.shape == (20, 2)
+    with torch.no_grad():
+        torch.testing.assert_close(out[:3], model(x[:3]))
+        torch.testing.assert_close(out[3:11], model(x[8:16]))
+    assert not out[11:].any()
     (rec,) = cap.records
     assert (rec.desc, rec.total, rec.done) == ("predict batches", 3, 2)
-    assert rec.scale == pytest.approx(16 / 6)
-    # closed form: own time × scale per item, × the total
-    assert rec.predicted_s == pytest.approx(rec.own_s * 16 / 6 / 2 * 3)
+    assert [(p.run, p.full) for p in rec.points] == [(3, 8), (8, 8)]
 
 
-def test_a_loop_linear_in_its_samples_is_predicted_from_a_probe(tmp_path: Path) -> None:
-    """Items of 50 samples at ≥ 2 ms each, probed on 2 samples: ≥ 4 ms run per item, predicted
-    ≥ 10 items × 50 × 2 ms (sleep's guarantee) instead of 10 × the probe's 4 ms."""
+def test_probed_items_are_fitted_to_a_fixed_plus_a_per_sample_cost() -> None:
+    """Closed form: items of 50 samples probed at 2 and 8 samples, measured 0.014 s and
+    0.026 s: a = 0.01 s, b = 0.002 s per sample, a full item 0.11 s; a loop of 10 items: 1.1 s.
+    One size only: scaled linearly (0.014 × 50 / 2 per item)."""
+    from privrepro.rehearsal.cap import ProbePoint
+
+    pts = [ProbePoint(2, 50, 0.014, 0.0, 0.0, 0.0), ProbePoint(8, 50, 0.026, 0.0, 0.0, 0.0)]
+    rec = LoopRecord("batches", 0, 10, done=2, measured_s=0.040, points=pts)
+    assert rec.predicted_s == pytest.approx(10 * 0.11)
+    one = LoopRecord("batches", 0, 10, done=1, measured_s=0.014, points=pts[:1])
+    one.full_samples, one.run_samples = 50, 2
+    assert one.predicted_s == pytest.approx(10 * 0.014 * 25)
+    # a fit that would go negative keeps a, b ≥ 0: a decreasing time is a fixed cost
+    flat = [ProbePoint(2, 50, 0.03, 0, 0, 0), ProbePoint(8, 50, 0.01, 0, 0, 0)]
+    rec = LoopRecord("batches", 0, 10, done=2, measured_s=0.04, points=flat)
+    assert rec.predicted_s == pytest.approx(10 * 0.02)
+
+
+def test_a_live_probed_loop_records_its_points(tmp_path: Path) -> None:
+    """Items of 50 samples probed on 2: the items run 2 and 8 samples, and the prediction is at
+    least the loop's total × the smaller item's time (a, b ≥ 0)."""
     cap = RehearsalCap(items=2, probe_samples=2)
     with cap.active(count_operations=False):
         for _ in _ctx(tmp_path, cap).progress(range(10), desc="batches"):
             time.sleep(0.002 * probe(50))
     rec = cap.records[0]
-    assert rec.scale == pytest.approx(25.0)
-    assert rec.predicted_s >= 10 * 50 * 0.002
+    assert [(p.run, p.full) for p in rec.points] == [(2, 50), (8, 50)]
+    assert rec.predicted_s >= 10 * 2 * 0.002
 
 
 def test_a_loop_without_a_bar_is_capped_and_nests() -> None:

@@ -46,12 +46,16 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 __all__ = [
     "CACHE_LOOPS",
     "LoopRecord",
+    "ProbePoint",
     "RehearsalCap",
     "active_cap",
     "capped",
+    "full_rows",
     "is_cache_loop",
     "probe",
 ]
@@ -68,6 +72,44 @@ CACHE_LOOPS = ("features", " pixels", "base model ")
 def is_cache_loop(desc: str) -> bool:
     """Whether the loop labelled ``desc`` builds a shared cache (see :data:`CACHE_LOOPS`)."""
     return desc == "features" or desc.endswith(" pixels") or desc.startswith("base model ")
+
+
+@dataclass(frozen=True)
+class ProbePoint:
+    """One probed item: samples run and in the full item, and what its own body measured."""
+
+    run: int
+    full: int
+    own_s: float
+    op_s: float
+    device_s: float
+    flops: float
+
+    def value(self, kind: str) -> float:
+        """``own`` (s), ``host`` (own outside torch operators, s), ``device`` (s) or ``flops``."""
+        if kind == "host":
+            return max(0.0, self.own_s - self.op_s)
+        return {"own": self.own_s, "device": self.device_s, "flops": self.flops}[kind]
+
+
+def _at_full_size(points: list[ProbePoint], kind: str) -> float:
+    """The points' quantity at their full sizes: ``a + b·samples`` fitted by least squares where
+    the points ran at two sizes or more (a fixed cost per item, such as an SLL layer's
+    parametrisation, is then not scaled), else scaled linearly; ``a, b ≥ 0``."""
+    xs = [float(p.run) for p in points]
+    ys = [p.value(kind) for p in points]
+    if len(set(xs)) < 2:
+        return sum(y * p.full / p.run for y, p in zip(ys, points, strict=True))
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum(
+        (x - mx) ** 2 for x in xs
+    )
+    a = my - b * mx
+    if b < 0:
+        a, b = my, 0.0
+    elif a < 0:
+        a, b = 0.0, sum(ys) / sum(xs)
+    return sum(a + b * p.full for p in points)
 
 
 @dataclass
@@ -94,6 +136,7 @@ class LoopRecord:
         overhead_s: time spent counting them (left out of every prediction).
         inner_predicted_device_s: the inner loops' predicted full time on the target GPU.
         inner_predicted_flops: the inner loops' predicted full FLOPs.
+        points: its probed items (see :func:`probe`), fitted to predict a full item.
     """
 
     desc: str
@@ -116,6 +159,7 @@ class LoopRecord:
     overhead_s: float = 0.0
     inner_predicted_device_s: float = 0.0
     inner_predicted_flops: float = 0.0
+    points: list[ProbePoint] = field(default_factory=list)
 
     @property
     def skipped(self) -> int:
@@ -138,31 +182,49 @@ class LoopRecord:
         """Measured time in its own body (inner loops excluded), as run (not scaled)."""
         return max(0.0, self.measured_s - self.inner_measured_s - self.overhead_s)
 
+    def _own_value(self, kind: str) -> float:
+        return {
+            "own": self.own_s,
+            "host": max(0.0, self.own_s - self.op_s),
+            "device": self.device_s,
+            "flops": self.flops,
+        }[kind]
+
+    def at_full_size(self, kind: str) -> float:
+        """Its own body's ``kind`` (see :meth:`ProbePoint.value`) over the items it ran, at
+        their full size: probed items fitted (:func:`_at_full_size`), the rest (an item left
+        midway) scaled by :attr:`scale`."""
+        total = self._own_value(kind)
+        if not self.points:
+            return total * self.scale
+        rest = max(0.0, total - sum(p.value(kind) for p in self.points))
+        return _at_full_size(self.points, kind) + rest * self.scale
+
     @property
     def own_device_s(self) -> float:
-        """Its own body's time on the target GPU, as run: the time outside torch operators as
-        measured, plus the operators at the GPU's roofline."""
-        return max(0.0, self.own_s - self.op_s) + self.device_s
+        """Its own body's time on the target GPU at full size: the time outside torch operators
+        as measured, plus the operators at the GPU's roofline."""
+        return self.at_full_size("host") + self.at_full_size("device")
 
     def _full(self, own: float, inner: float) -> float:
         n = self._n
         if self.total is None or n == 0:
-            return own * self.scale + inner
-        return (own * self.scale + inner) / n * self.total
+            return own + inner
+        return (own + inner) / n * self.total
 
     @property
     def seconds_per_item(self) -> float:
-        """Predicted full seconds per item: own time (× :attr:`scale`) plus inner loops'
+        """Predicted full seconds per item: own time (at full size) plus inner loops'
         predicted time."""
         n = self._n
         if n == 0:
             return 0.0
-        return (self.own_s * self.scale + self.inner_predicted_s) / n
+        return (self.at_full_size("own") + self.inner_predicted_s) / n
 
     @property
     def predicted_s(self) -> float:
         """The loop's predicted full time (its measured time when the total is unknown)."""
-        return self._full(self.own_s, self.inner_predicted_s)
+        return self._full(self.at_full_size("own"), self.inner_predicted_s)
 
     @property
     def predicted_device_s(self) -> float:
@@ -172,7 +234,7 @@ class LoopRecord:
     @property
     def predicted_flops(self) -> float:
         """The loop's predicted full count of FLOPs."""
-        return self._full(self.flops, self.inner_predicted_flops)
+        return self._full(self.at_full_size("flops"), self.inner_predicted_flops)
 
 
 @dataclass
@@ -240,11 +302,13 @@ class RehearsalCap:
                     item = next(it)
                 except StopIteration:
                     break
+                before = _snapshot(rec)
                 # time inside the consumer's body counts until the next item is asked for
                 yield item
                 rec.done += 1
                 if rec.done == 1:
                     rec.first_item_s = time.perf_counter() - t0
+                _add_point(rec, before, time.perf_counter() - t0)
         except GeneratorExit:
             rec.interrupted = rec.done < limit
             raise
@@ -307,6 +371,28 @@ class RehearsalCap:
         return out
 
 
+def _snapshot(rec: LoopRecord) -> tuple[float, ...]:
+    return (
+        rec.inner_measured_s,
+        rec.overhead_s,
+        rec.op_s,
+        rec.device_s,
+        rec.flops,
+        rec.run_samples,
+        rec.full_samples,
+    )
+
+
+def _add_point(rec: LoopRecord, before: tuple[float, ...], wall: float) -> None:
+    """Record the item just finished as a :class:`ProbePoint` when :func:`probe` cut it."""
+    inner, overhead, op_s, device_s, flops, run, full = (
+        now - then for now, then in zip(_snapshot(rec), before, strict=True)
+    )
+    if run > 0:
+        own = max(0.0, wall - inner - overhead)
+        rec.points.append(ProbePoint(int(run), int(full), own, op_s, device_s, flops))
+
+
 def active_cap() -> RehearsalCap | None:
     """The cap of the rehearsal running now (:meth:`RehearsalCap.active`), or ``None``."""
     return _ACTIVE.get()
@@ -314,17 +400,33 @@ def active_cap() -> RehearsalCap | None:
 
 def probe(samples: int) -> int:
     """How many of the current item's ``samples`` to run: all of them, unless a rehearsal cap
-    with ``probe_samples`` is active, which runs that many and scales the open loop's time per
-    item by ``samples / run`` (for items whose cost is linear in their size: a batch of images
-    through a network, a batch of a training step)."""
+    with ``probe_samples`` is active, which runs that many (4 × that on odd items) and predicts
+    the open loop's full items from them: ``a + b·samples`` fitted over the probed items, or
+    scaled by ``samples / run`` when one size ran (items whose cost is affine in their size: a
+    batch of images through a network, a batch of a training step)."""
     cap = _ACTIVE.get()
     if cap is None or cap.probe_samples <= 0 or not cap._stack:
         return samples
-    run = min(samples, cap.probe_samples)
     rec = cap._stack[-1]
+    # items alternate between probe_samples and 4 × that: two sizes fit a fixed cost per item
+    run = min(samples, cap.probe_samples * (4 if rec.done % 2 else 1))
     rec.full_samples += samples
     rec.run_samples += run
     return run
+
+
+def full_rows(rows: Any, n: int) -> Any:
+    """``rows`` (an array or tensor whose first axis is items) completed with zero rows to ``n``
+    when a rehearsal cap cut the loop that made them, so the stages after it run at full size on
+    placeholders; unchanged otherwise."""
+    if _ACTIVE.get() is None or len(rows) >= n:
+        return rows
+    missing = (n - len(rows), *tuple(rows.shape[1:]))
+    if isinstance(rows, np.ndarray):
+        return np.concatenate([rows, np.zeros(missing, rows.dtype)])
+    import torch
+
+    return torch.cat([rows, rows.new_zeros(missing)])
 
 
 def capped(iterable: Iterable[Any], desc: str, total: int | None = None) -> Iterable[Any]:

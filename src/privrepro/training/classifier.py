@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from privrepro.rehearsal.cap import capped, probe
+from privrepro.rehearsal.cap import capped, full_rows, probe
 
 __all__ = [
     "TrainConfig",
@@ -112,7 +112,7 @@ def predict_logits(
     for i in capped(range(0, len(x), batch_size), "predict batches"):
         j = i + probe(min(batch_size, len(x) - i))
         outs.append(model(x[i:j].to(device)).float().cpu())
-    return torch.cat(outs) if outs else torch.empty(0)
+    return full_rows(torch.cat(outs), len(x)) if outs else torch.empty(0)
 
 
 def accuracy(
