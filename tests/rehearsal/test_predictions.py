@@ -222,3 +222,35 @@ def test_a_capped_pb_fig6_ends_with_a_table_of_its_schema(tmp_path: Path) -> Non
     assert not row["note"]
     assert not row["lower_bound"]
     assert row["predicted_s"] > 0 and row["predicted_gpu_s"] > 0
+
+
+def test_the_report_section_states_the_h100_prediction_against_the_target(tmp_path: Path) -> None:
+    """The section gives the H100 totals (FiLM tuning apart), says they are predicted from
+    operation counts, and shows each row's H100 prediction and whether it is a lower bound."""
+    from privrepro.report.document import Para, Table
+    from privrepro.report.rehearsal_section import rehearsal_section
+    from privrepro.runner.rehearsal import COLUMNS
+
+    rows = {
+        "paper": ["pb", "cl"],
+        "figure": ["fig1", "fig4_peft"],
+        "experiment": ["pb/fig1", "cl/fig4_peft"],
+        "status": ["ok", "timeout"],
+        "device": ["cpu", "cpu"],
+        "predicted_h": [0.1, 900.0],
+        "predicted_gpu_h": [0.05, 30.0],
+        "lower_bound": [False, True],
+        "gpu_model": ["H100 SXM roofline", "H100 SXM roofline"],
+    }
+    table = pd.DataFrame(rows).reindex(columns=COLUMNS)
+    (tmp_path / "rehearsal.csv").write_text(table.to_csv(index=False))
+    blocks = rehearsal_section(tmp_path, tmp_path)
+    gpu = next(b for b in blocks if isinstance(b, Para) and "On one H100" in b.text)
+    assert "0.1 h" in gpu.text and "within the 24 h target" in gpu.text
+    assert "30.0 h" in gpu.text and "1 rows are lower bounds" in gpu.text
+    assert "operation counts" in gpu.text
+    tab = next(b for b in blocks if isinstance(b, Table))
+    assert "H100 predicted (h)" in tab.header
+    by_name = {r[0]: r for r in tab.rows}
+    assert by_name["cl/fig4_peft"][tab.header.index("lower bound")] == "yes"
+    assert by_name["pb/fig1"][tab.header.index("H100 predicted (h)")] == "0.05"

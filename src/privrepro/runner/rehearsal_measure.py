@@ -14,12 +14,24 @@ How the prediction is made (the ``prediction`` column says which case applies):
 * the figure's is the mean predicted unit time of the units run × the number of units (units of a
   sweep are assumed to cost alike; the first units of the list are the ones run);
 * the time before the first loop (reading the full-size files, decoding, building the model) is
-  ``load_s``, counted once per unit.
+  ``load_s``, counted once per unit;
+* a stage that builds a cache later units reuse (cl's features and pixel arrays, ip's base
+  models) counts once per cached model (``n_caches``: distinct ``Figure.shared_cache_key``);
+* an item too slow for the timeout is *probed* where its cost is affine in its size (a feature
+  batch, a training batch, a DP-SGD step): it runs ``probe_samples`` samples (4 × that on the
+  next item) and a full item is fitted (:func:`privrepro.rehearsal.cap.probe`); the rows a loop
+  skipped are zero placeholders, so the stages after it run at full size;
+* ``lower_bound`` is true where a unit hit the timeout, ended early after a capped loop, or left
+  a loop midway: the stages not measured are missing from its prediction.
 
-On a GPU the same command measures the GPU's rates (``torch.cuda.max_memory_allocated`` for the
-peak device memory). A CPU row predicts the CPU's cost; a GPU prediction from it would divide each
-loop's seconds per item by the measured GPU/CPU throughput ratio of that loop's kernel (feature
-extraction, a training step), which only a run on the GPU measures: run ``make rehearsal`` there.
+**The GPU column without a GPU** (``predicted_gpu_s``): every torch operator the capped unit runs
+is counted (:mod:`privrepro.rehearsal.device_model`: FLOPs by ``torch.utils.flop_counter``'s
+formulas, bytes read and written, the CPU time inside it), and the same prediction is made with
+each operator's CPU time replaced by its time at the H100 roofline
+(:data:`~privrepro.rehearsal.device_model.H100`); loading, Python and numpy keep the time measured
+here. It is a prediction from operation counts, said so in ``prediction``. On a GPU the same
+command measures the GPU's own rates (``torch.cuda.max_memory_allocated`` for the peak device
+memory) and the operation-count column is a cross-check.
 """
 
 from __future__ import annotations
