@@ -349,6 +349,10 @@ class RehearsalCap:
         """The unit's predicted full count of FLOPs (outside loops once, loops predicted)."""
         return self.outside.flops + sum(r.predicted_flops for r in self.top_level())
 
+    def cached_flops(self) -> float:
+        """:meth:`cached_s` in FLOPs."""
+        return sum(r.predicted_flops for r in self.top_level() if is_cache_loop(r.desc))
+
     def cached_device_s(self) -> float:
         """:meth:`cached_s` on the target GPU."""
         return sum(r.predicted_device_s for r in self.top_level() if is_cache_loop(r.desc))

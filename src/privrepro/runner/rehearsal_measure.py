@@ -285,6 +285,7 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
     scales: list[float] = []
     cached: list[float] = []
     cached_gpu: list[float] = []
+    cached_flops: list[float] = []
     ended_early = False
     loads: list[float] = []
     records: list[LoopRecord] = []
@@ -348,6 +349,7 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
             scales += [r.scale for r in cap.records]
             cached.append(cap.cached_s())
             cached_gpu.append(cap.cached_device_s())
+            cached_flops.append(cap.cached_flops())
             records += cap.records
             statuses.append(status)
     finally:
@@ -372,7 +374,7 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
     row["predicted_s"] = _figure_total(predicted_units, cached, len(units), n_caches)
     row["cache_gpu_s"] = max(cached_gpu) * n_caches
     row["predicted_gpu_s"] = _figure_total(predicted_gpu, cached_gpu, len(units), n_caches)
-    row["predicted_tflop"] = sum(flops) / len(flops) * len(units) / 1e12
+    row["predicted_tflop"] = _figure_total(flops, cached_flops, len(units), n_caches) / 1e12
     row["gpu_model"] = H100.describe()
     lower = worst == "timeout" or ended_early or any(r.interrupted for r in records)
     row["lower_bound"] = lower
