@@ -67,6 +67,11 @@ def test_probed_items_are_fitted_to_a_fixed_plus_a_per_sample_cost() -> None:
     one = LoopRecord("batches", 0, 10, done=1, measured_s=0.014, points=pts[:1])
     one.full_samples, one.run_samples = 50, 2
     assert one.predicted_s == pytest.approx(10 * 0.014 * 25)
+    # an item left midway (the timeout) counts as one item of the time it ran, unscaled: a
+    # lower bound, whatever its size would have been
+    cut = LoopRecord("batches", 0, 10, done=0, measured_s=3.0, interrupted=True)
+    cut.full_samples, cut.run_samples = 128, 4
+    assert cut.predicted_s == pytest.approx(10 * 3.0)
     # a fit that would go negative keeps a, b ≥ 0: a decreasing time is a fixed cost
     flat = [ProbePoint(2, 50, 0.03, 0, 0, 0), ProbePoint(8, 50, 0.01, 0, 0, 0)]
     rec = LoopRecord("batches", 0, 10, done=2, measured_s=0.04, points=flat)
@@ -145,8 +150,10 @@ def test_the_gpu_prediction_keeps_host_time_and_replaces_operator_time() -> None
     rec = LoopRecord("steps", 0, 10, done=2, measured_s=1.0, op_s=0.8, device_s=0.01)
     assert rec.predicted_s == pytest.approx(5.0)
     assert rec.predicted_device_s == pytest.approx(10 * 0.21 / 2)
-    # probed items (scale 4) scale both
-    rec.full_samples, rec.run_samples = 8, 2
+    # the same two items probed at a quarter of their size (one size: scaled linearly) scale both
+    from privrepro.rehearsal.cap import ProbePoint
+
+    rec.points = [ProbePoint(2, 8, 0.5, 0.4, 0.005, 0.0)] * 2
     assert rec.predicted_device_s == pytest.approx(4 * 10 * 0.21 / 2)
     # the unit: 3 s outside loops, 0.5 s of it in operators with a 0.001 s roofline
     cap = RehearsalCap(records=[rec])
@@ -210,18 +217,19 @@ def test_composition_stopped_early_returns_the_t_it_reached() -> None:
     np.testing.assert_array_equal(short, full[:3])
 
 
-def test_a_capped_pb_fig6_ends_with_a_table_of_its_schema(tmp_path: Path) -> None:
+def test_capped_pb_figures_end_with_tables_of_their_schema(tmp_path: Path) -> None:
     """pb Fig. 6 under the paper profile with every loop cut to one item: it used to end in
     "All arrays must be of the same length"; now its unit ends cleanly, its table conforms to
     the figure's schema (checked by the rehearsal), and its prediction is not a lower bound."""
     root = tmp_path / "data"
     write_standin("adult", root, {"train": 50, "test": 50})
     settings = RehearsalSettings(root, tmp_path / "scratch", items=1)
-    row = rehearse_all(["pb/fig6"], settings, in_process=True, echo=False).iloc[0]
-    assert row["status"] == "ok", row["note"]
-    assert not row["note"]
-    assert not row["lower_bound"]
-    assert row["predicted_s"] > 0 and row["predicted_gpu_s"] > 0
+    rows = rehearse_all(["pb/fig5", "pb/fig6"], settings, in_process=True, echo=False)
+    for _, row in rows.iterrows():  # pb Fig. 5: the unit's parameters count as the store's columns
+        assert row["status"] == "ok", row["note"]
+        assert not row["note"]
+        assert not row["lower_bound"]
+        assert row["predicted_s"] > 0 and row["predicted_gpu_s"] > 0
 
 
 def test_the_report_section_states_the_h100_prediction_against_the_target(tmp_path: Path) -> None:

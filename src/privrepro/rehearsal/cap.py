@@ -192,13 +192,14 @@ class LoopRecord:
 
     def at_full_size(self, kind: str) -> float:
         """Its own body's ``kind`` (see :meth:`ProbePoint.value`) over the items it ran, at
-        their full size: probed items fitted (:func:`_at_full_size`), the rest (an item left
-        midway) scaled by :attr:`scale`."""
+        their full size: probed items fitted (:func:`_at_full_size`); the rest (an item left
+        midway, probed or not) as measured, unscaled, so that an unfinished item stays a lower
+        bound."""
         total = self._own_value(kind)
         if not self.points:
-            return total * self.scale
+            return total
         rest = max(0.0, total - sum(p.value(kind) for p in self.points))
-        return _at_full_size(self.points, kind) + rest * self.scale
+        return _at_full_size(self.points, kind) + rest
 
     @property
     def own_device_s(self) -> float:

@@ -200,8 +200,9 @@ def _figure_total(
     return (mean - mean_cached) * n_units + max(cached_s) * n_caches
 
 
-def _table_problems(table: Any, paper: str, figure: str) -> list[str]:
-    """How a unit's table breaks its figure's schema (the runner's bookkeeping columns added)."""
+def _table_problems(table: Any, unit: dict[str, Any], paper: str, figure: str) -> list[str]:
+    """How a unit's table breaks its figure's schema, with what the store adds to it: the
+    runner's bookkeeping columns and the unit's scalar parameters."""
     import pandas as pd
 
     from privrepro.figures.schema import BOOKKEEPING, check_table, load_schema
@@ -213,6 +214,9 @@ def _table_problems(table: Any, paper: str, figure: str) -> list[str]:
     for name, kind in BOOKKEEPING.items():
         if name not in full:
             full[name] = 0 if kind == "int" else "x"
+    for name, value in unit.items():
+        if name not in full and isinstance(value, (bool, int, float, str)):
+            full[name] = value
     return check_table(full, schema)
 
 
@@ -313,7 +317,7 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
             try:
                 with cap.active(settings.count_operations):
                     table = recipe.compute(dict(unit), ctx)
-                problems = _table_problems(table, paper, figure)
+                problems = _table_problems(table, unit, paper, figure)
                 if problems:  # the cap must never leave a wrong-shaped table
                     status = "error"
                     notes.append(f"unit {i}'s capped table breaks its schema: {problems}"[:500])
