@@ -18,9 +18,11 @@ not a loop — counts once, as measured).
 
 **Smaller first items.** Where one item is too slow to finish within the rehearsal's timeout on
 this machine (a ViT-B/16 feature batch, a DP-SGD step through the backbone, an SLL training
-batch) and its cost is linear in its size, the loop body asks :func:`probe` how many of the
-item's samples to run; the loop's record then scales its own time per item by ``full / run``
-(``LoopRecord.scale``, said in the row). Loops with no progress bar can be capped too
+batch) and its cost is affine in its size, the loop body asks :func:`probe` how many of the
+item's samples to run (``probe_samples``, then 4 × that); the loop's record fits
+``a + b·samples`` to its probed items and predicts full ones (:class:`ProbePoint`; an item left
+midway counts unscaled, a lower bound). What a cut loop did not compute is a zero placeholder of
+the full shape (:func:`full_rows`), so the stages after it run at full size. Loops with no progress bar can be capped too
 (:func:`capped`: the pac Ex. 4 optimiser steps inside one chunk of trainings).
 
 **A device prediction from operation counts.** While a cap is active (:meth:`RehearsalCap.active`),
