@@ -48,10 +48,13 @@ from privrepro.pac.training import (
     train_single,
     train_vmap,
 )
+from privrepro.rehearsal.device_model import H100
 
-H100_FP32_FLOPS = 67e12  # NVIDIA H100 SXM, FP32 (non-tensor) peak
-H100_BANDWIDTH = 3.35e12  # HBM3, bytes/s
-EFFICIENCY = 0.5  # assumed fraction of both peaks reached
+# the project's one H100 model (NVIDIA H100 SXM, FP32 non-tensor peak, HBM3 bandwidth, the
+# assumed fraction of both reached), shared with the rehearsal's GPU predictions
+H100_FP32_FLOPS = H100.flops
+H100_BANDWIDTH = H100.bandwidth
+EFFICIENCY = H100.efficiency
 
 
 def _sync(device: str) -> None:

@@ -96,21 +96,21 @@ def composition_dp(
         def bar(ts: range) -> object:
             return each(ts, progress, "pb composition, exact PLD at every T")
 
+        # a progress wrapper that stops early (a rehearsal's cap) returns the first T only
         eps = compose_every_t(plds, int(t_max), [delta], progress=bar)[:, 0]
-        frames.append(_curve(T, "pb", "exact", e0, eps, T * pld_discretization))
+        t_done = T[: len(eps)]
+        frames.append(_curve(t_done, "pb", "exact", e0, eps, t_done * pld_discretization))
     if exact_ts:
         pld = exact_pld(mech, c, c2, check_discretization)
-        ts = [int(t) for t in exact_ts]
-        vals = [
-            pld.self_compose(t).get_epsilon_for_delta(delta)
-            if t > 1
-            else pld.get_epsilon_for_delta(delta)
-            for t in each(ts, progress, "pb composition, dp_accounting check")
-        ]
-        bound = np.asarray(ts) * check_discretization
+        ts, vals = [], []  # the T reached, with their ε (all of exact_ts unless a cap stopped it)
+        for t in each([int(t) for t in exact_ts], progress, "pb composition, dp_accounting check"):
+            composed = pld.self_compose(t) if t > 1 else pld
+            ts.append(t)
+            vals.append(composed.get_epsilon_for_delta(delta))
+        bound = np.asarray(ts, dtype=float) * check_discretization
         frames.append(_curve(ts, "pb", "dp_accounting", e0, vals, bound))
     if reoptimise_per_t and exact_ts:
-        vals, e0s = [], []
+        ts, vals, e0s = [], [], []
         for t in each(exact_ts, progress, "pb composition, ε₀ re-optimised per T"):
             t_arr = np.array([int(t)])
 
@@ -118,9 +118,10 @@ def composition_dp(
                 return float(_paper_curve(s.mechanism(e), d, t_arr, delta)[0])
 
             res = ternary_search(objective, 0.0, float(gauss[0]), 1e-4)
+            ts.append(int(t))
             vals.append(res.epsilon)
             e0s.append(res.eps0)
-        frames.append(_curve(list(exact_ts), "pb", "paper_reoptimised", e0s, vals, np.nan))
+        frames.append(_curve(ts, "pb", "paper_reoptimised", e0s, vals, np.nan))
     out = pd.concat(frames, ignore_index=True)
     out["alpha"] = np.nan
     out["q"] = mech.q

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from privrepro.data.provenance import is_rehearsal_root
+from privrepro.rehearsal.cap import full_rows, probe
 from privrepro.store.atomic import atomic_write_bytes
 
 __all__ = [
@@ -145,10 +146,13 @@ def extract_features(
         batches = progress(batches, "features", (len(images) + batch_size - 1) // batch_size)
     with torch.no_grad():
         for sl in batches:
+            if progress is not None:  # the whole batch, unless a rehearsal probes its loop
+                sl = slice(sl.start, sl.start + probe(sl.stop - sl.start))
             xb = torch.stack([tf(_to_pil(im)) for im in images[sl]]).to(device)
             out.append(model(xb).float().cpu().numpy())
     dim = int(getattr(model, "num_features", 0))
-    return np.concatenate(out).astype(np.float32) if out else np.zeros((0, dim), np.float32)
+    feats = np.concatenate(out).astype(np.float32) if out else np.zeros((0, dim), np.float32)
+    return full_rows(feats, len(images))  # unchanged, unless a rehearsal cut the loop
 
 
 def _safe(text: str) -> str:

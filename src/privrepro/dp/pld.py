@@ -144,10 +144,12 @@ def compose_every_t(
         tail_mass: the mass cut from each tail after each convolution (pessimistically: the
             lower tail moved up to the window, the upper tail to ``+∞``); adds at most
             ``2·T·tail_mass`` to δ.
-        progress: optional wrapper of the T iterator (a progress bar).
+        progress: optional wrapper of the T iterator (a progress bar). A wrapper that stops
+            early (a rehearsal's compute cap) shortens the result to the T it let through.
 
     Returns:
-        ``[t_max, len(deltas)]`` upper bounds on the composed ε (module docstring: error).
+        ``[t_max, len(deltas)]`` upper bounds on the composed ε (module docstring: error); fewer
+        rows (T = 1 … the last T reached) when ``progress`` stopped the loop early.
     """
     check_range("t_max", t_max, ge=1)
     check_range("tail_mass", tail_mass, ge=0, lt=1)
@@ -158,9 +160,12 @@ def compose_every_t(
     if any(not math.isclose(p.interval, h, rel_tol=1e-12) for p in plds):
         raise ConfigError("plds", [p.interval for p in plds], "must share one grid interval")
     out = np.full((int(t_max), len(d)), -np.inf)
+    reached = int(t_max)
     for pld in _merge_close(list(plds)):
-        out = np.maximum(out, _compose_one(pld, int(t_max), d, tail_mass, progress))
-    return out
+        one = _compose_one(pld, int(t_max), d, tail_mass, progress)
+        reached = min(reached, len(one))
+        out[: len(one)] = np.maximum(out[: len(one)], one)
+    return out[:reached]
 
 
 MERGE_TOLERANCE = 1e-12
@@ -221,7 +226,9 @@ def _compose_one(
     out[0] = _epsilon_for_delta(probs, offset, pld.interval, inf, deltas)
     steps = range(2, t_max + 1)
     it = progress(steps) if progress is not None else steps
+    reached = 1
     for t in it:  # type: ignore[attr-defined]
+        reached = t
         n = len(probs) + len(base) - 1
         size = fft.next_fast_len(n, real=True)
         if size not in spectra:
@@ -231,7 +238,7 @@ def _compose_one(
         inf = 1.0 - (1.0 - inf) * (1.0 - base_inf)
         probs, offset, inf = _cut_tails(conv, offset + pld.offset, inf, tail_mass)
         out[t - 1] = _epsilon_for_delta(probs, offset, pld.interval, inf, deltas)
-    return out
+    return out[:reached]
 
 
 def _cut_tails(

@@ -180,6 +180,12 @@ class Figure(ABC, Generic[P]):
         """The predicted peak memory of the largest unit under ``params`` (``None``: small)."""
         return None
 
+    def shared_cache_key(self, unit: Mapping[str, Any]) -> Any:
+        """What identifies the cache a unit builds and other units reuse (cl's features, ip's
+        base model): units with equal keys share it. A rehearsal counts a figure's
+        cache-building stages once per distinct key (``None``, the default: once per figure)."""
+        return None
+
 
 def grid_units(fixed: Mapping[str, Any], **axes: Sequence[Any]) -> list[dict[str, Any]]:
     """One run unit per point of the grid ``axes``, each also holding the ``fixed`` entries.

@@ -166,7 +166,7 @@ def get_base_model(
                 gen,
                 device,
                 loss_fn=loss,
-                progress=progress,
+                progress=_labelled(progress, "base model"),
             )
             history = {"train_loss": res.train_loss}
         model.to(device).eval()
@@ -193,3 +193,11 @@ def get_base_model(
             ),
         )
     return BaseModel(model, logits, acc, key, folder, spec)
+
+
+def _labelled(progress: Any, prefix: str) -> Any:
+    """``progress`` with its loops labelled ``<prefix> <desc>`` (a rehearsal counts the base
+    model's training, cached for every unit and figure that asks, once per model)."""
+    if progress is None:
+        return None
+    return lambda it, desc: progress(it, f"{prefix} {desc}")

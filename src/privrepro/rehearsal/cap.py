@@ -16,6 +16,23 @@ time. The unit's prediction is its measured wall time with each top-level loop's
 replaced by its prediction (the time outside loops — loading, preprocessing, evaluation that is
 not a loop — counts once, as measured).
 
+**Smaller first items.** Where one item is too slow to finish within the rehearsal's timeout on
+this machine (a ViT-B/16 feature batch, a DP-SGD step through the backbone, an SLL training
+batch) and its cost is affine in its size, the loop body asks :func:`probe` how many of the
+item's samples to run (``probe_samples``, then 4 × that); the loop's record fits
+``a + b·samples`` to its probed items and predicts full ones (:class:`ProbePoint`; an item left
+midway counts unscaled, a lower bound). What a cut loop did not compute is a zero placeholder of
+the full shape (:func:`full_rows`), so the stages after it run at full size. Loops with no progress bar can be capped too
+(:func:`capped`: the pac Ex. 4 optimiser steps inside one chunk of trainings).
+
+**A device prediction from operation counts.** While a cap is active (:meth:`RehearsalCap.active`),
+every torch operator is counted (:class:`privrepro.rehearsal.device_model.OperationCount`):
+its FLOPs by ``torch.utils.flop_counter``'s formulas, the bytes of its inputs and outputs, and
+the CPU seconds spent in it, attributed to the innermost open loop. A loop's predicted time on
+the target GPU is then, per item, the time outside torch operators as measured here (Python,
+decoding, numpy) plus each operator at the GPU's roofline
+(:data:`privrepro.rehearsal.device_model.H100`), scaled and nested like the CPU prediction.
+
 Truncating a loop can leave what it builds incomplete (a feature array of a few batches): the
 code after it may then fail on shapes. The rehearsal counts such a failure, after at least one
 loop was capped, as the end of what could be measured (``ended_by``), not as a failure of the
@@ -24,22 +41,77 @@ figure; an error before any cap is a real error.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CACHE_LOOPS", "LoopRecord", "RehearsalCap", "is_cache_loop"]
+import numpy as np
+
+__all__ = [
+    "CACHE_LOOPS",
+    "LoopRecord",
+    "ProbePoint",
+    "RehearsalCap",
+    "active_cap",
+    "capped",
+    "full_rows",
+    "is_cache_loop",
+    "probe",
+]
+
+_ACTIVE: ContextVar[RehearsalCap | None] = ContextVar("privrepro_rehearsal_cap", default=None)
 
 
 #: labels of loops that build a cache shared by later units and figures: cl's backbone features
-#: (``<cache_dir>/cl/features``) and FiLM pixel arrays (``<cache_dir>/cl/images``)
-CACHE_LOOPS = ("features", " pixels")
+#: (``<cache_dir>/cl/features``), FiLM pixel arrays (``<cache_dir>/cl/images``; labels ending so)
+#: and ip's base-model trainings (``<cache_dir>/ip/base-<key>``; labels starting so)
+CACHE_LOOPS = ("features", " pixels", "base model ")
 
 
 def is_cache_loop(desc: str) -> bool:
     """Whether the loop labelled ``desc`` builds a shared cache (see :data:`CACHE_LOOPS`)."""
-    return desc == "features" or desc.endswith(" pixels")
+    return desc == "features" or desc.endswith(" pixels") or desc.startswith("base model ")
+
+
+@dataclass(frozen=True)
+class ProbePoint:
+    """One probed item: samples run and in the full item, and what its own body measured."""
+
+    run: int
+    full: int
+    own_s: float
+    op_s: float
+    device_s: float
+    flops: float
+
+    def value(self, kind: str) -> float:
+        """``own`` (s), ``host`` (own outside torch operators, s), ``device`` (s) or ``flops``."""
+        if kind == "host":
+            return max(0.0, self.own_s - self.op_s)
+        return {"own": self.own_s, "device": self.device_s, "flops": self.flops}[kind]
+
+
+def _at_full_size(points: list[ProbePoint], kind: str) -> float:
+    """The points' quantity at their full sizes: ``a + b·samples`` fitted by least squares where
+    the points ran at two sizes or more (a fixed cost per item, such as an SLL layer's
+    parametrisation, is then not scaled), else scaled linearly; ``a, b ≥ 0``."""
+    xs = [float(p.run) for p in points]
+    ys = [p.value(kind) for p in points]
+    if len(set(xs)) < 2:
+        return sum(y * p.full / p.run for y, p in zip(ys, points, strict=True))
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum(
+        (x - mx) ** 2 for x in xs
+    )
+    a = my - b * mx
+    if b < 0:
+        a, b = my, 0.0
+    elif a < 0:
+        a, b = 0.0, sum(ys) / sum(xs)
+    return sum(a + b * p.full for p in points)
 
 
 @dataclass
@@ -58,6 +130,15 @@ class LoopRecord:
         started: ``time.perf_counter()`` when the loop was entered.
         interrupted: the loop was left in the middle of an item (an error, a timeout): the
             unfinished item counts as one, so its rate is a lower bound.
+        full_samples, run_samples: samples its items hold in the full run and samples they ran
+            (:func:`probe`); their ratio is :attr:`scale`.
+        op_s, flops, nbytes, device_s, ops: the torch operators run in its own body (inner
+            loops excluded): CPU seconds inside them, FLOPs, bytes read and written, their time
+            at the target GPU's roofline, their count.
+        overhead_s: time spent counting them (left out of every prediction).
+        inner_predicted_device_s: the inner loops' predicted full time on the target GPU.
+        inner_predicted_flops: the inner loops' predicted full FLOPs.
+        points: its probed items (see :func:`probe`), fitted to predict a full item.
     """
 
     desc: str
@@ -70,6 +151,17 @@ class LoopRecord:
     first_item_s: float = 0.0
     started: float = 0.0
     interrupted: bool = False
+    full_samples: int = 0
+    run_samples: int = 0
+    op_s: float = 0.0
+    flops: float = 0.0
+    nbytes: float = 0.0
+    device_s: float = 0.0
+    ops: int = 0
+    overhead_s: float = 0.0
+    inner_predicted_device_s: float = 0.0
+    inner_predicted_flops: float = 0.0
+    points: list[ProbePoint] = field(default_factory=list)
 
     @property
     def skipped(self) -> int:
@@ -77,20 +169,75 @@ class LoopRecord:
         return max(0, (self.total or self.done) - self.done)
 
     @property
+    def scale(self) -> float:
+        """How many times the items it ran a full item is (1: items ran whole; see :func:`probe`)."""
+        if self.run_samples <= 0:
+            return 1.0
+        return max(1.0, self.full_samples / self.run_samples)
+
+    @property
+    def _n(self) -> int:
+        return self.done + (1 if self.interrupted else 0)
+
+    @property
+    def own_s(self) -> float:
+        """Measured time in its own body (inner loops excluded), as run (not scaled)."""
+        return max(0.0, self.measured_s - self.inner_measured_s - self.overhead_s)
+
+    def _own_value(self, kind: str) -> float:
+        return {
+            "own": self.own_s,
+            "host": max(0.0, self.own_s - self.op_s),
+            "device": self.device_s,
+            "flops": self.flops,
+        }[kind]
+
+    def at_full_size(self, kind: str) -> float:
+        """Its own body's ``kind`` (see :meth:`ProbePoint.value`) over the items it ran, at
+        their full size: probed items fitted (:func:`_at_full_size`); the rest (an item left
+        midway, probed or not) as measured, unscaled, so that an unfinished item stays a lower
+        bound."""
+        total = self._own_value(kind)
+        if not self.points:
+            return total
+        rest = max(0.0, total - sum(p.value(kind) for p in self.points))
+        return _at_full_size(self.points, kind) + rest
+
+    @property
+    def own_device_s(self) -> float:
+        """Its own body's time on the target GPU at full size: the time outside torch operators
+        as measured, plus the operators at the GPU's roofline."""
+        return self.at_full_size("host") + self.at_full_size("device")
+
+    def _full(self, own: float, inner: float) -> float:
+        n = self._n
+        if self.total is None or n == 0:
+            return own + inner
+        return (own + inner) / n * self.total
+
+    @property
     def seconds_per_item(self) -> float:
-        """Predicted full seconds per item: own time plus inner loops' predicted time."""
-        n = self.done + (1 if self.interrupted else 0)
+        """Predicted full seconds per item: own time (at full size) plus inner loops'
+        predicted time."""
+        n = self._n
         if n == 0:
             return 0.0
-        own = max(0.0, self.measured_s - self.inner_measured_s)
-        return (own + self.inner_predicted_s) / n
+        return (self.at_full_size("own") + self.inner_predicted_s) / n
 
     @property
     def predicted_s(self) -> float:
         """The loop's predicted full time (its measured time when the total is unknown)."""
-        if self.total is None or self.done + self.interrupted == 0:
-            return self.measured_s - self.inner_measured_s + self.inner_predicted_s
-        return self.seconds_per_item * self.total
+        return self._full(self.at_full_size("own"), self.inner_predicted_s)
+
+    @property
+    def predicted_device_s(self) -> float:
+        """The loop's predicted full time on the target GPU (see the module)."""
+        return self._full(self.own_device_s, self.inner_predicted_device_s)
+
+    @property
+    def predicted_flops(self) -> float:
+        """The loop's predicted full count of FLOPs."""
+        return self._full(self.at_full_size("flops"), self.inner_predicted_flops)
 
 
 @dataclass
@@ -105,8 +252,30 @@ class RehearsalCap:
 
     items: int = 2
     per_desc: dict[str, int] = field(default_factory=dict)
+    probe_samples: int = 0
     records: list[LoopRecord] = field(default_factory=list)
+    outside: LoopRecord = field(default_factory=lambda: LoopRecord("(outside loops)", -1, None))
     _stack: list[LoopRecord] = field(default_factory=list, repr=False)
+
+    @contextlib.contextmanager
+    def active(self, count_operations: bool = True) -> Iterator[RehearsalCap]:
+        """Make this the cap that :func:`probe` and :func:`capped` consult, and (with
+        ``count_operations``) count every torch operator run meanwhile (see the module)."""
+        token = _ACTIVE.set(self)
+        try:
+            if count_operations:
+                from privrepro.rehearsal.device_model import OperationCount
+
+                with OperationCount(self.current):
+                    yield self
+            else:
+                yield self
+        finally:
+            _ACTIVE.reset(token)
+
+    def current(self) -> LoopRecord:
+        """The innermost open loop, or :attr:`outside` when none is open."""
+        return self._stack[-1] if self._stack else self.outside
 
     def limit(self, desc: str) -> int:
         """How many items the loop labelled ``desc`` may run."""
@@ -136,11 +305,13 @@ class RehearsalCap:
                     item = next(it)
                 except StopIteration:
                     break
+                before = _snapshot(rec)
                 # time inside the consumer's body counts until the next item is asked for
                 yield item
                 rec.done += 1
                 if rec.done == 1:
                     rec.first_item_s = time.perf_counter() - t0
+                _add_point(rec, before, time.perf_counter() - t0)
         except GeneratorExit:
             rec.interrupted = rec.done < limit
             raise
@@ -150,6 +321,8 @@ class RehearsalCap:
             if parent is not None:
                 parent.inner_measured_s += rec.measured_s
                 parent.inner_predicted_s += rec.predicted_s
+                parent.inner_predicted_device_s += rec.predicted_device_s
+                parent.inner_predicted_flops += rec.predicted_flops
 
     @property
     def capped(self) -> bool:
@@ -163,7 +336,29 @@ class RehearsalCap:
     def predict(self, unit_wall_s: float) -> float:
         """The unit's predicted full wall time, from its capped wall time (see the module)."""
         top = self.top_level()
-        return unit_wall_s - sum(r.measured_s for r in top) + sum(r.predicted_s for r in top)
+        outside = unit_wall_s - sum(r.measured_s for r in top) - self.outside.overhead_s
+        return outside + sum(r.predicted_s for r in top)
+
+    def predict_device(self, unit_wall_s: float) -> float:
+        """The unit's predicted full time on the target GPU: the time outside loops as measured
+        here, less its torch operators' CPU time plus their roofline time, plus each top-level
+        loop's :attr:`LoopRecord.predicted_device_s`."""
+        top = self.top_level()
+        measured = sum(r.measured_s for r in top) + self.outside.op_s + self.outside.overhead_s
+        outside = max(0.0, unit_wall_s - measured)
+        return outside + self.outside.device_s + sum(r.predicted_device_s for r in top)
+
+    def predict_flops(self) -> float:
+        """The unit's predicted full count of FLOPs (outside loops once, loops predicted)."""
+        return self.outside.flops + sum(r.predicted_flops for r in self.top_level())
+
+    def cached_flops(self) -> float:
+        """:meth:`cached_s` in FLOPs."""
+        return sum(r.predicted_flops for r in self.top_level() if is_cache_loop(r.desc))
+
+    def cached_device_s(self) -> float:
+        """:meth:`cached_s` on the target GPU."""
+        return sum(r.predicted_device_s for r in self.top_level() if is_cache_loop(r.desc))
 
     def cached_s(self) -> float:
         """Predicted time of the top-level loops that build a cache every later unit and figure
@@ -181,3 +376,69 @@ class RehearsalCap:
             tot = None if total is None or r.total is None else total + r.total
             out[r.desc] = (done + r.done, tot, r.seconds_per_item)
         return out
+
+
+def _snapshot(rec: LoopRecord) -> tuple[float, ...]:
+    return (
+        rec.inner_measured_s,
+        rec.overhead_s,
+        rec.op_s,
+        rec.device_s,
+        rec.flops,
+        rec.run_samples,
+        rec.full_samples,
+    )
+
+
+def _add_point(rec: LoopRecord, before: tuple[float, ...], wall: float) -> None:
+    """Record the item just finished as a :class:`ProbePoint` when :func:`probe` cut it."""
+    inner, overhead, op_s, device_s, flops, run, full = (
+        now - then for now, then in zip(_snapshot(rec), before, strict=True)
+    )
+    if run > 0:
+        own = max(0.0, wall - inner - overhead)
+        rec.points.append(ProbePoint(int(run), int(full), own, op_s, device_s, flops))
+
+
+def active_cap() -> RehearsalCap | None:
+    """The cap of the rehearsal running now (:meth:`RehearsalCap.active`), or ``None``."""
+    return _ACTIVE.get()
+
+
+def probe(samples: int) -> int:
+    """How many of the current item's ``samples`` to run: all of them, unless a rehearsal cap
+    with ``probe_samples`` is active, which runs that many (4 × that on odd items) and predicts
+    the open loop's full items from them: ``a + b·samples`` fitted over the probed items, or
+    scaled by ``samples / run`` when one size ran (items whose cost is affine in their size: a
+    batch of images through a network, a batch of a training step)."""
+    cap = _ACTIVE.get()
+    if cap is None or cap.probe_samples <= 0 or not cap._stack:
+        return samples
+    rec = cap._stack[-1]
+    # items alternate between probe_samples and 4 × that: two sizes fit a fixed cost per item
+    run = min(samples, cap.probe_samples * (4 if rec.done % 2 else 1))
+    rec.full_samples += samples
+    rec.run_samples += run
+    return run
+
+
+def full_rows(rows: Any, n: int) -> Any:
+    """``rows`` (an array or tensor whose first axis is items) completed with zero rows to ``n``
+    when a rehearsal cap cut the loop that made them, so the stages after it run at full size on
+    placeholders; unchanged otherwise."""
+    if _ACTIVE.get() is None or len(rows) >= n:
+        return rows
+    missing = (n - len(rows), *tuple(rows.shape[1:]))
+    if isinstance(rows, np.ndarray):
+        return np.concatenate([rows, np.zeros(missing, rows.dtype)])
+    import torch
+
+    return torch.cat([rows, rows.new_zeros(missing)])
+
+
+def capped(iterable: Iterable[Any], desc: str, total: int | None = None) -> Iterable[Any]:
+    """``iterable`` under the active rehearsal cap (its first items, timed), or unchanged: for
+    a loop that has no progress bar but dominates a unit (e.g. the optimiser steps of a chunk
+    of pac trainings)."""
+    cap = _ACTIVE.get()
+    return iterable if cap is None else cap.wrap(iterable, desc, total)

@@ -41,8 +41,11 @@ def rehearsal_section(results: Path, plots: Path) -> list[Block]:
         return []
     table = pd.read_csv(path)
     devices = ", ".join(sorted({str(d) for d in table["device"].dropna()})) or "unknown device"
+    from privrepro.runner.rehearsal import FILM_TUNING, GPU_TARGET_H, gpu_totals
+
     total_h = float(pd.to_numeric(table["predicted_h"], errors="coerce").fillna(0.0).sum())
     not_ok = table[table["status"] != "ok"]
+    gpu = gpu_totals(table) if "predicted_gpu_h" in table else None
     blocks: list[Block] = [
         Heading(2, "Cost of the paper profile (rehearsal)", "rehearsal"),
         Para(
@@ -55,6 +58,22 @@ def rehearsal_section(results: Path, plots: Path) -> list[Block]:
             "bound). Nothing here is a reproduction."
         ),
     ]
+    if gpu is not None:
+        verdict = "within" if gpu["rest_h"] <= GPU_TARGET_H else "over"
+        model = next(iter(table["gpu_model"].dropna()), "an H100 roofline")
+        blocks.append(
+            Para(
+                "**On one H100, predicted from operation counts** (no GPU ran: every torch "
+                "operator of the rehearsed items counted, its FLOPs by "
+                f"`torch.utils.flop_counter`'s formulas and its bytes, at the {model}; loading, "
+                "Python and numpy as measured here): "
+                f"**{gpu['rest_h']:,.1f} h** for every figure but cl FiLM tuning, {verdict} the "
+                f"{GPU_TARGET_H:g} h target, and **{gpu['film_h']:,.1f} h** for cl FiLM tuning "
+                f"({', '.join(FILM_TUNING)}); {gpu['lower_bounds']:.0f} rows are lower bounds "
+                "(`lower bound` column). A prediction, not a measurement: `make rehearsal` on a "
+                "GPU measures it."
+            )
+        )
     rows = []
     for _, r in table.sort_values(["paper", "figure"]).iterrows():
         rows.append(
@@ -65,6 +84,8 @@ def rehearsal_section(results: Path, plots: Path) -> list[Block]:
                 _num(r.get("load_s"), ".1f"),
                 _num(r.get("s_per_unit"), ".3g"),
                 _num(r.get("predicted_h"), ".3g"),
+                _num(r.get("predicted_gpu_h"), ".3g"),
+                "yes" if str(r.get("lower_bound")) == "True" else "",
                 _gb(r.get("peak_host_bytes")),
                 _gb(r.get("peak_device_bytes")),
             ]
@@ -78,11 +99,13 @@ def rehearsal_section(results: Path, plots: Path) -> list[Block]:
                 "load (s)",
                 "s / unit",
                 "predicted (h)",
+                "H100 predicted (h)",
+                "lower bound",
                 "peak host (GB)",
                 "peak device (GB)",
             ],
             rows,
-            ["l", "l", "r", "r", "r", "r", "r", "r"],
+            ["l", "l", "r", "r", "r", "r", "r", "l", "r", "r"],
         )
     )
     png = plots / "rehearsal.png"

@@ -14,18 +14,31 @@ How the prediction is made (the ``prediction`` column says which case applies):
 * the figure's is the mean predicted unit time of the units run × the number of units (units of a
   sweep are assumed to cost alike; the first units of the list are the ones run);
 * the time before the first loop (reading the full-size files, decoding, building the model) is
-  ``load_s``, counted once per unit.
+  ``load_s``, counted once per unit;
+* a stage that builds a cache later units reuse (cl's features and pixel arrays, ip's base
+  models) counts once per cached model (``n_caches``: distinct ``Figure.shared_cache_key``);
+* an item too slow for the timeout is *probed* where its cost is affine in its size (a feature
+  batch, a training batch, a DP-SGD step): it runs ``probe_samples`` samples (4 × that on the
+  next item) and a full item is fitted (:func:`privrepro.rehearsal.cap.probe`); the rows a loop
+  skipped are zero placeholders, so the stages after it run at full size;
+* ``lower_bound`` is true where a unit hit the timeout, ended early after a capped loop, or left
+  a loop midway: the stages not measured are missing from its prediction.
 
-On a GPU the same command measures the GPU's rates (``torch.cuda.max_memory_allocated`` for the
-peak device memory). A CPU row predicts the CPU's cost; a GPU prediction from it would divide each
-loop's seconds per item by the measured GPU/CPU throughput ratio of that loop's kernel (feature
-extraction, a training step), which only a run on the GPU measures: run ``make rehearsal`` there.
+**The GPU column without a GPU** (``predicted_gpu_s``): every torch operator the capped unit runs
+is counted (:mod:`privrepro.rehearsal.device_model`: FLOPs by ``torch.utils.flop_counter``'s
+formulas, bytes read and written, the CPU time inside it), and the same prediction is made with
+each operator's CPU time replaced by its time at the H100 roofline
+(:data:`~privrepro.rehearsal.device_model.H100`); loading, Python and numpy keep the time measured
+here. It is a prediction from operation counts, said so in ``prediction``. On a GPU the same
+command measures the GPU's own rates (``torch.cuda.max_memory_allocated`` for the peak device
+memory) and the operation-count column is a cross-check.
 """
 
 from __future__ import annotations
 
 import logging
 import resource
+import shutil
 import signal
 import time
 from collections.abc import Sequence
@@ -35,6 +48,7 @@ from types import FrameType
 from typing import Any
 
 from privrepro.rehearsal.cap import LoopRecord, RehearsalCap
+from privrepro.rehearsal.device_model import H100
 
 __all__ = ["GIB", "RehearsalSettings", "RehearsalTimeout", "rehearse_figure", "weights_overrides"]
 
@@ -62,6 +76,10 @@ class RehearsalSettings:
         host_bytes: host memory of the target machine (a figure needing more does not fit).
         device_bytes: device memory of the target GPU.
         device: ``auto``, ``cpu`` or ``cuda``.
+        probe_samples: where an item's cost is linear in its size (a batch), it runs this many
+            samples and its time is scaled (0: items run whole; :func:`privrepro.rehearsal.cap.probe`).
+        count_operations: count every torch operator for the GPU prediction
+            (:mod:`privrepro.rehearsal.device_model`).
     """
 
     root: Path
@@ -72,6 +90,8 @@ class RehearsalSettings:
     host_bytes: int = 128 * GIB
     device_bytes: int = 80 * GIB
     device: str = "auto"
+    probe_samples: int = 4
+    count_operations: bool = True
 
 
 class RehearsalTimeout(BaseException):
@@ -172,6 +192,36 @@ def _is_oom(exc: BaseException) -> bool:
     return type(exc).__name__ == "OutOfMemoryError" or "out of memory" in str(exc).lower()
 
 
+def _figure_total(
+    units_s: list[float], cached_s: list[float], n_units: int, n_caches: int
+) -> float:
+    """Mean unit time × units, with the cache-building part counted once per cached model."""
+    mean, mean_cached = sum(units_s) / len(units_s), sum(cached_s) / len(cached_s)
+    return (mean - mean_cached) * n_units + max(cached_s) * n_caches
+
+
+def _table_problems(table: Any, unit: dict[str, Any], paper: str, figure: str) -> list[str]:
+    """How a unit's table breaks its figure's schema (types, NaN, ranges, values), with what the
+    store adds to it: the runner's bookkeeping columns and the unit's scalar parameters."""
+    import pandas as pd
+
+    from privrepro.figures.schema import BOOKKEEPING, check_table, load_schema
+
+    schema = load_schema(paper, figure)
+    if schema is None or not isinstance(table, pd.DataFrame):
+        return []
+    full = table.copy()
+    for name, kind in BOOKKEEPING.items():
+        if name not in full:
+            full[name] = 0 if kind == "int" else "x"
+    for name, value in unit.items():
+        if name not in full and isinstance(value, (bool, int, float, str)):
+            full[name] = value
+    # a column may come from another unit of the figure (pb Fig. 5's panels): only the figure's
+    # whole table must hold every column
+    return [p for p in check_table(full, schema) if not p.endswith("is missing")]
+
+
 def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, Any]:
     """Rehearse ``experiment`` (``cl/fig5_cosine``) and return its ``results/rehearsal.csv`` row."""
     from privrepro.config.validation import build_params
@@ -221,6 +271,9 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
         row["note"] = f"{type(exc).__name__}: {exc}"[:500]
         return row
     row["device"] = device
+    # the figure starts from no cache, as the full run does: a cache left by an earlier rehearsal
+    # holds placeholders (rows a capped loop skipped) and would hide the stage that builds it
+    shutil.rmtree(scratch / "cache" / paper / figure, ignore_errors=True)
     cuda = device == "cuda"
     if cuda:
         import torch
@@ -233,7 +286,13 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
     ):
         logging.getLogger("privrepro").setLevel(logging.INFO)
     predicted_units: list[float] = []
+    predicted_gpu: list[float] = []
+    flops: list[float] = []
+    scales: list[float] = []
     cached: list[float] = []
+    cached_gpu: list[float] = []
+    cached_flops: list[float] = []
+    ended_early = False
     loads: list[float] = []
     records: list[LoopRecord] = []
     statuses: list[str] = []
@@ -242,7 +301,7 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
     old = signal.signal(signal.SIGALRM, _alarm) if hasattr(signal, "SIGALRM") else None
     try:
         for i, unit in enumerate(units[: max(1, settings.units)]):
-            cap = RehearsalCap(items=settings.items)
+            cap = RehearsalCap(items=settings.items, probe_samples=settings.probe_samples)
             ctx = UnitContext(
                 seed=0,
                 unit_id=f"rehearsal-{experiment}-{i}",
@@ -258,7 +317,12 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
             if old is not None:
                 signal.setitimer(signal.ITIMER_REAL, settings.unit_timeout_s)
             try:
-                recipe.compute(dict(unit), ctx)
+                with cap.active(settings.count_operations):
+                    table = recipe.compute(dict(unit), ctx)
+                problems = _table_problems(table, unit, paper, figure)
+                if problems:  # the cap must never leave a wrong-shaped table
+                    status = "error"
+                    notes.append(f"unit {i}'s capped table breaks its schema: {problems}"[:500])
             except RehearsalTimeout as stop:
                 status = "timeout"
                 notes.append(
@@ -270,7 +334,11 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
                     status = "does not fit (memory)"
                 elif cap.capped:
                     status = "ok"
-                    notes.append(f"ended after a capped loop: {type(exc).__name__}: {exc}"[:300])
+                    ended_early = True
+                    notes.append(
+                        f"unit {i} ended after a capped loop (what follows is not measured: "
+                        f"the prediction is a lower bound): {type(exc).__name__}: {exc}"[:300]
+                    )
                 else:
                     status = "error"
                     notes.append(f"{type(exc).__name__}: {exc}"[:500])
@@ -282,7 +350,12 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
             first = min((r.started for r in cap.records), default=None)
             loads.append((first - t0) if first is not None else wall)
             predicted_units.append(cap.predict(wall))
+            predicted_gpu.append(cap.predict_device(wall))
+            flops.append(cap.predict_flops())
+            scales += [r.scale for r in cap.records]
             cached.append(cap.cached_s())
+            cached_gpu.append(cap.cached_device_s())
+            cached_flops.append(cap.cached_flops())
             records += cap.records
             statuses.append(status)
     finally:
@@ -301,14 +374,42 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
     row["s_per_unit"] = sum(predicted_units) / len(predicted_units)
     row.update(loop_summary(records))
     # a cache-building stage (features, pixels) runs once: for the first unit, not for each
-    row["cache_s"] = max(cached)
-    row["predicted_s"] = (row["s_per_unit"] - sum(cached) / len(cached)) * len(units) + max(cached)
+    n_caches = len({repr(recipe.shared_cache_key(u)) for u in units})
+    row["n_caches"] = n_caches
+    row["cache_s"] = max(cached) * n_caches
+    row["predicted_s"] = _figure_total(predicted_units, cached, len(units), n_caches)
+    row["cache_gpu_s"] = max(cached_gpu) * n_caches
+    row["predicted_gpu_s"] = _figure_total(predicted_gpu, cached_gpu, len(units), n_caches)
+    row["predicted_tflop"] = _figure_total(flops, cached_flops, len(units), n_caches) / 1e12
+    row["gpu_model"] = H100.describe()
+    lower = worst == "timeout" or ended_early or any(r.interrupted for r in records)
+    row["lower_bound"] = lower
+    probed = max(scales, default=1.0)
     row["loops"] = _describe(records)
     row["prediction"] = (
-        f"mean predicted unit time of {len(walls)} unit(s) run × {len(units)} units, with the "
-        "cache-building loops (features, pixels) counted once; each unit: capped wall time with "
-        "every top-level loop's measured time replaced by total × s/item"
-        + (" (a lower bound: a unit hit the timeout)" if worst == "timeout" else "")
+        f"CPU: mean predicted unit time of {len(walls)} unit(s) run × {len(units)} units, the "
+        f"cache-building loops (features, pixels, ip base models) counted once per cached "
+        f"model ({n_caches}); each unit: capped wall time with every top-level loop's measured "
+        "time replaced by total × s/item"
+        + (
+            f"; items probed on {settings.probe_samples} samples and scaled linearly "
+            f"(up to ×{probed:.0f})"
+            if probed > 1
+            else ""
+        )
+        + f". GPU: the same loops with each torch operator at the {H100.describe()} (FLOPs by "
+        "torch.utils.flop_counter, bytes of its inputs and outputs), the rest (loading, Python, "
+        "numpy) as measured here: a prediction from operation counts, not a measurement"
+        + (
+            ". A lower bound: "
+            + (
+                "a unit hit the timeout"
+                if worst == "timeout"
+                else "a unit ended early or a loop was left mid-item"
+            )
+            if lower
+            else ""
+        )
     )
     row["peak_host_bytes"] = _peak_host_bytes()
     row["peak_device_bytes"] = 0

@@ -17,6 +17,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from privrepro.rehearsal.cap import capped, full_rows, probe
+
 __all__ = [
     "TrainConfig",
     "TrainResult",
@@ -105,10 +107,12 @@ def predict_logits(
 ) -> Tensor:
     """The model's outputs on ``x`` in eval mode, batched, returned on the CPU."""
     model.eval()
-    outs = [
-        model(x[i : i + batch_size].to(device)).float().cpu() for i in range(0, len(x), batch_size)
-    ]
-    return torch.cat(outs) if outs else torch.empty(0)
+    outs = []
+    # every batch, unless a rehearsal caps the loop (and probes its batches)
+    for i in capped(range(0, len(x), batch_size), "predict batches"):
+        j = i + probe(min(batch_size, len(x) - i))
+        outs.append(model(x[i:j].to(device)).float().cpu())
+    return full_rows(torch.cat(outs), len(x)) if outs else torch.empty(0)
 
 
 def accuracy(
@@ -174,6 +178,8 @@ def train_classifier(
         if progress is not None:  # a bar over the epoch's batches (one permutation, drawn now)
             batches = progress(list(batches), "batches")
         for idx in batches:
+            if progress is not None:  # the whole batch, unless a rehearsal probes its loop
+                idx = idx[: probe(len(idx))]
             xb, yb = x[idx], y[idx]
             pieces = batch_transform(xb, yb, generator) if batch_transform else [(xb, yb)]
             for xp, yp in pieces:

@@ -229,6 +229,11 @@ class AccuracyFigure(Figure[P]):
         paper = self.paper_datasets.get(unit["dataset"], "CIFAR-10")
         return registry_source(unit["dataset"], data_dir, paper)
 
+    def shared_cache_key(self, unit: Mapping[str, Any]) -> Any:
+        """The base model a unit trains or reads (cached per architecture and dataset, for every
+        mode and every figure): the SLL for the ``sll`` group, the ResNet-18 otherwise."""
+        return ("sll" if unit["group"] == "sll" else "resnet", unit["dataset"])
+
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         p, points = params_from_unit(unit), [(float(a), float(e)) for a, e in unit["points"]]
         dataset, mode, group = unit["dataset"], unit["mode"], unit["group"]

@@ -1,0 +1,132 @@
+"""A GPU's time for torch operators run elsewhere: counted FLOPs and bytes at a roofline.
+
+A rehearsal on a machine without the target GPU still runs every torch operator of the paper
+profile's code path (on the CPU). :class:`OperationCount` counts each one as it runs: its FLOPs
+by the formulas of ``torch.utils.flop_counter.FlopCounterMode`` (matmuls, convolutions,
+attention; other operators count 0 FLOPs), the bytes of its tensor inputs and outputs (what it
+reads and writes: the memory traffic of an unfused kernel), and the CPU seconds spent in it. Its
+time on the GPU is taken at the roofline of :class:`DeviceModel`:
+
+    max(FLOPs / (peak FLOP/s × efficiency), bytes / (bandwidth × efficiency), launch)
+
+per operator; view operators (which launch no kernel and move nothing) count nothing. It is a
+*prediction*, not a measurement: the efficiency is assumed, fusion and caching are ignored (bytes
+are an upper bound on the traffic; small operators are floored at one kernel launch), and the
+time outside torch operators is the host's as measured where the rehearsal ran.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from privrepro.rehearsal.cap import LoopRecord
+
+__all__ = ["H100", "DeviceModel", "OperationCount"]
+
+
+@dataclass(frozen=True)
+class DeviceModel:
+    """A GPU as a roofline.
+
+    Attributes:
+        name: what it stands for.
+        flops: peak FLOP/s at the precision the paper profile runs (float32).
+        bandwidth: device memory bandwidth, bytes/s.
+        efficiency: the fraction of both peaks assumed reached (stated in every prediction).
+        launch_s: the least time of one operator (a kernel launch in eager PyTorch).
+    """
+
+    name: str
+    flops: float
+    bandwidth: float
+    efficiency: float = 0.5
+    launch_s: float = 5e-6
+
+    def seconds(self, flops: float, nbytes: float) -> float:
+        """One operator's predicted time."""
+        return max(
+            flops / (self.flops * self.efficiency),
+            nbytes / (self.bandwidth * self.efficiency),
+            self.launch_s,
+        )
+
+    def describe(self) -> str:
+        """The model in words, for a prediction's "how"."""
+        return (
+            f"{self.name} roofline: {self.flops / 1e12:.0f} TFLOP/s FP32, "
+            f"{self.bandwidth / 1e12:.2f} TB/s, at {self.efficiency:.0%} of both, "
+            f"≥ {self.launch_s * 1e6:.0f} µs per operator"
+        )
+
+
+#: NVIDIA H100 SXM: FP32 (non-tensor-core) peak and HBM3 bandwidth at half efficiency; the one
+#: constant every GPU prediction of the project uses (``benchmarks/bench_pac.py`` too)
+H100 = DeviceModel("H100 SXM", flops=67e12, bandwidth=3.35e12, efficiency=0.5)
+
+
+def _nbytes(values: Any) -> int:
+    import torch
+    from torch.utils._pytree import tree_leaves
+
+    total = 0
+    for leaf in tree_leaves(values):
+        if isinstance(leaf, torch.Tensor) and leaf.layout == torch.strided:
+            total += leaf.numel() * leaf.element_size()
+    return total
+
+
+def _is_view(func: Any) -> bool:
+    schema = getattr(func, "_schema", None)
+    if schema is None:
+        return False
+    return any(r.alias_info is not None and not r.alias_info.is_write for r in schema.returns)
+
+
+class OperationCount:
+    """Count every torch operator run inside ``with OperationCount(target):`` into
+    ``target()`` (a :class:`~privrepro.rehearsal.cap.LoopRecord`, asked per operator): FLOPs,
+    bytes, CPU seconds in the operator, count, and the roofline time on ``device``; the time the
+    counting itself takes goes to ``overhead_s``, which the predictions leave out."""
+
+    def __init__(self, target: Callable[[], LoopRecord], device: DeviceModel = H100) -> None:
+        from torch.utils._python_dispatch import TorchDispatchMode
+        from torch.utils.flop_counter import FlopCounterMode
+
+        registry = FlopCounterMode(display=False).flop_registry
+        model = device
+
+        class _Mode(TorchDispatchMode):
+            def __torch_dispatch__(  # type: ignore[override]
+                self, func: Any, types: Any, args: Any = (), kwargs: Any = None
+            ) -> Any:
+                entered = time.perf_counter()
+                kwargs = kwargs or {}
+                t0 = time.perf_counter()
+                out = func(*args, **kwargs)
+                spent = time.perf_counter() - t0
+                rec = target()
+                rec.op_s += spent
+                if not _is_view(func):
+                    formula = registry.get(func._overloadpacket)
+                    flops = float(formula(*args, **kwargs, out_val=out)) if formula else 0.0
+                    nbytes = float(_nbytes((args, kwargs)) + _nbytes(out))
+                    rec.flops += flops
+                    rec.nbytes += nbytes
+                    rec.ops += 1
+                    rec.device_s += model.seconds(flops, nbytes)
+                # the counting's own time is no part of the run's
+                rec.overhead_s += time.perf_counter() - entered - spent
+                return out
+
+        self._mode = _Mode()
+
+    def __enter__(self) -> OperationCount:
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._mode.__exit__(*exc)

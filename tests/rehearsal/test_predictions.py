@@ -1,0 +1,264 @@
+"""The rehearsal's predictions: probed items scaled to full size, loops capped without a bar,
+the GPU prediction from operation counts, cached trainings counted once, and a capped figure
+that ends with a table of its schema."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from torch import nn
+
+from privrepro.dp.pld import compose_every_t
+from privrepro.figures.api import UnitContext
+from privrepro.rehearsal.cap import LoopRecord, RehearsalCap, capped, probe
+from privrepro.rehearsal.device_model import H100, DeviceModel, OperationCount
+from privrepro.rehearsal.standins import write_standin
+from privrepro.runner.rehearsal import FILM_TUNING, gpu_totals, rehearse_all
+from privrepro.runner.rehearsal_measure import RehearsalSettings, _figure_total
+from privrepro.training.classifier import predict_logits
+
+
+def _ctx(tmp_path: Path, cap: RehearsalCap) -> UnitContext:
+    return UnitContext(0, "u", "paper", "cpu", tmp_path, tmp_path, show_progress=False, cap=cap)
+
+
+def test_probe_and_capped_change_nothing_without_a_cap() -> None:
+    assert probe(64) == 64
+    items = range(5)
+    assert capped(items, "steps") is items
+    model = nn.Linear(3, 2)
+    x = torch.randn(20, 3)
+    with torch.no_grad():
+        assert torch.equal(predict_logits(model, x, batch_size=8), model(x))
+
+
+def test_a_probed_batch_runs_a_few_rows_and_the_rest_are_placeholders() -> None:
+    """``predict_logits`` of 20 rows in batches of 8 under a cap of 2 items probing 3 samples:
+    batch 1 runs 3 rows, batch 2 runs 12 → 8 (its size); the output keeps its full shape (the
+    rows run first, then zeros for the rest), so what follows runs at full size."""
+    model, x = nn.Linear(3, 2), torch.randn(20, 3)
+    cap = RehearsalCap(items=2, probe_samples=3)
+    with cap.active(count_operations=False):
+        out = predict_logits(model, x, batch_size=8)
+    assert out.shape == (20, 2)
+    with torch.no_grad():
+        torch.testing.assert_close(out[:3], model(x[:3]))
+        torch.testing.assert_close(out[3:11], model(x[8:16]))
+    assert not out[11:].any()
+    (rec,) = cap.records
+    assert (rec.desc, rec.total, rec.done) == ("predict batches", 3, 2)
+    assert [(p.run, p.full) for p in rec.points] == [(3, 8), (8, 8)]
+
+
+def test_probed_items_are_fitted_to_a_fixed_plus_a_per_sample_cost() -> None:
+    """Closed form: items of 50 samples probed at 2 and 8 samples, measured 0.014 s and
+    0.026 s: a = 0.01 s, b = 0.002 s per sample, a full item 0.11 s; a loop of 10 items: 1.1 s.
+    One size only: scaled linearly (0.014 × 50 / 2 per item)."""
+    from privrepro.rehearsal.cap import ProbePoint
+
+    pts = [ProbePoint(2, 50, 0.014, 0.0, 0.0, 0.0), ProbePoint(8, 50, 0.026, 0.0, 0.0, 0.0)]
+    rec = LoopRecord("batches", 0, 10, done=2, measured_s=0.040, points=pts)
+    assert rec.predicted_s == pytest.approx(10 * 0.11)
+    one = LoopRecord("batches", 0, 10, done=1, measured_s=0.014, points=pts[:1])
+    one.full_samples, one.run_samples = 50, 2
+    assert one.predicted_s == pytest.approx(10 * 0.014 * 25)
+    # an item left midway (the timeout) counts as one item of the time it ran, unscaled: a
+    # lower bound, whatever its size would have been
+    cut = LoopRecord("batches", 0, 10, done=0, measured_s=3.0, interrupted=True)
+    cut.full_samples, cut.run_samples = 128, 4
+    assert cut.predicted_s == pytest.approx(10 * 3.0)
+    # a fit that would go negative keeps a, b ≥ 0: a decreasing time is a fixed cost
+    flat = [ProbePoint(2, 50, 0.03, 0, 0, 0), ProbePoint(8, 50, 0.01, 0, 0, 0)]
+    rec = LoopRecord("batches", 0, 10, done=2, measured_s=0.04, points=flat)
+    assert rec.predicted_s == pytest.approx(10 * 0.02)
+
+
+def test_a_live_probed_loop_records_its_points(tmp_path: Path) -> None:
+    """Items of 50 samples probed on 2: the items run 2 and 8 samples, and the prediction is at
+    least the loop's total × the smaller item's time (a, b ≥ 0)."""
+    cap = RehearsalCap(items=2, probe_samples=2)
+    with cap.active(count_operations=False):
+        for _ in _ctx(tmp_path, cap).progress(range(10), desc="batches"):
+            time.sleep(0.002 * probe(50))
+    rec = cap.records[0]
+    assert [(p.run, p.full) for p in rec.points] == [(2, 50), (8, 50)]
+    assert rec.predicted_s >= 10 * 2 * 0.002
+
+
+def test_a_loop_without_a_bar_is_capped_and_nests() -> None:
+    """pac Example 4's optimiser steps (no bar) inside its chunks of trainings: both capped, the
+    chunks' prediction uses the steps' predicted full time (1,500 steps, not the 2 run)."""
+    cap = RehearsalCap(items=2)
+    seen = []
+    with cap.active(count_operations=False):
+        for c in capped(range(4), "chunks"):
+            seen += [(c, s) for s in capped(range(1500), "pac training steps")]
+    assert seen == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    chunks, steps = cap.records[0], cap.records[1]
+    assert (chunks.depth, steps.depth, steps.total) == (0, 1, 1500)
+    inner = sum(r.predicted_s for r in cap.records[1:])
+    assert chunks.inner_predicted_s == pytest.approx(inner)
+    assert chunks.predicted_s >= 4 / 2 * inner
+
+
+def _net() -> nn.Module:
+    return nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Flatten(), nn.Linear(8 * 8 * 8, 10)
+    )
+
+
+def test_operations_are_counted_with_flop_counters_formulas() -> None:
+    """Forward and backward of a small CNN: the FLOPs counted equal
+    ``torch.utils.flop_counter.FlopCounterMode``'s total (the same formulas); the bytes are at
+    least the input's and the weights' (each read once); the roofline time is at least FLOPs at
+    the H100's effective rate and at least one launch per operator."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    torch.manual_seed(0)
+    net, x = _net(), torch.randn(4, 3, 8, 8)
+    reference = FlopCounterMode(display=False)
+    with reference:
+        net(x).sum().backward()
+    rec = LoopRecord("steps", 0, 1)
+    with OperationCount(lambda: rec):
+        net(x).sum().backward()
+    assert rec.flops == reference.get_total_flops() > 0
+    weights = sum(p.numel() * 4 for p in net.parameters())
+    assert rec.nbytes >= x.numel() * 4 + weights
+    assert rec.device_s >= rec.flops / (H100.flops * H100.efficiency)
+    assert rec.device_s >= rec.ops * H100.launch_s
+    assert rec.op_s > 0 and rec.overhead_s >= 0
+
+
+def test_the_roofline_of_one_operator() -> None:
+    """Closed forms: compute-bound, memory-bound, launch-bound."""
+    gpu = DeviceModel("g", flops=10.0, bandwidth=4.0, efficiency=0.5, launch_s=0.1)
+    assert gpu.seconds(100.0, 1.0) == pytest.approx(20.0)
+    assert gpu.seconds(1.0, 100.0) == pytest.approx(50.0)
+    assert gpu.seconds(0.0, 0.0) == pytest.approx(0.1)
+    assert "67 TFLOP/s" in H100.describe() and "50%" in H100.describe()
+
+
+def test_the_gpu_prediction_keeps_host_time_and_replaces_operator_time() -> None:
+    """A loop of 10 items, 2 run in 1 s of its own, 0.8 s of it inside torch operators whose
+    roofline is 0.01 s: on the GPU an item is (0.2 + 0.01) / 2 s, the loop 10 × that."""
+    rec = LoopRecord("steps", 0, 10, done=2, measured_s=1.0, op_s=0.8, device_s=0.01)
+    assert rec.predicted_s == pytest.approx(5.0)
+    assert rec.predicted_device_s == pytest.approx(10 * 0.21 / 2)
+    # the same two items probed at a quarter of their size (one size: scaled linearly) scale both
+    from privrepro.rehearsal.cap import ProbePoint
+
+    rec.points = [ProbePoint(2, 8, 0.5, 0.4, 0.005, 0.0)] * 2
+    assert rec.predicted_device_s == pytest.approx(4 * 10 * 0.21 / 2)
+    # the unit: 3 s outside loops, 0.5 s of it in operators with a 0.001 s roofline
+    cap = RehearsalCap(records=[rec])
+    cap.outside.op_s, cap.outside.device_s = 0.5, 0.001
+    assert cap.predict_device(unit_wall_s=4.0) == pytest.approx(2.5 + 0.001 + 4 * 10 * 0.21 / 2)
+
+
+def test_a_counted_unit_predicts_its_flops(tmp_path: Path) -> None:
+    """A loop of 6 forward passes, 2 run: the unit's predicted FLOPs are 3 × those counted."""
+    net, x = _net(), torch.randn(2, 3, 8, 8)
+    cap = RehearsalCap(items=2)
+    with cap.active(), torch.no_grad():
+        for _ in _ctx(tmp_path, cap).progress(range(6), desc="batches"):
+            net(x)
+    assert cap.records[0].flops > 0
+    assert cap.predict_flops() == pytest.approx(3 * cap.records[0].flops)
+
+
+def test_cached_stages_count_once_per_cached_model() -> None:
+    """Units of 10 s each, 8 s of it building a cache two models share among 6 units:
+    6 × 2 s + 2 × 8 s."""
+    assert _figure_total([10.0], [8.0], n_units=6, n_caches=2) == pytest.approx(28.0)
+
+
+def test_ip_units_share_a_base_model_per_architecture_and_dataset() -> None:
+    """ip Fig. 3's units: every mode of a group reads one cached base model; the ResNet-18 is
+    shared by the ``resnet`` and ``resnet_tune`` groups."""
+    from privrepro.config.validation import build_params
+    from privrepro.runner.run import compose, effective_params, load_recipe
+
+    cfg = compose("ip/fig3", ["profile=paper"])
+    recipe = load_recipe(str(cfg.figure.recipe))
+    units = recipe.units(build_params(recipe.params_type, effective_params(cfg), "params"))
+    keys = {recipe.shared_cache_key(u) for u in units}
+    assert len(units) > len(keys)
+    assert {k[0] for k in keys} <= {"sll", "resnet"}
+    resnet_groups = {u["group"] for u in units if recipe.shared_cache_key(u)[0] == "resnet"}
+    assert resnet_groups <= {"resnet", "resnet_tune"}
+
+
+def test_gpu_totals_set_film_tuning_apart() -> None:
+    table = pd.DataFrame(
+        {
+            "experiment": ["pb/fig1", "ip/fig3", FILM_TUNING[0]],
+            "predicted_gpu_h": [0.5, 3.0, 40.0],
+            "lower_bound": [False, True, False],
+        }
+    )
+    assert gpu_totals(table) == {"rest_h": 3.5, "film_h": 40.0, "lower_bounds": 1.0}
+
+
+def test_composition_stopped_early_returns_the_t_it_reached() -> None:
+    """``compose_every_t`` under a progress wrapper that stops after T = 3: the rows of T = 1…3,
+    equal to the full run's."""
+    from privrepro.dp.pld import connect_the_dots
+
+    pld = connect_the_dots(0.01, -50, np.linspace(1.0, 0.0, 101) ** 2)
+    full = compose_every_t([pld], 10, [1e-5])
+    short = compose_every_t([pld], 10, [1e-5], progress=lambda ts: list(ts)[:2])
+    assert short.shape == (3, 1)
+    np.testing.assert_array_equal(short, full[:3])
+
+
+def test_capped_pb_figures_end_with_tables_of_their_schema(tmp_path: Path) -> None:
+    """pb Fig. 6 under the paper profile with every loop cut to one item: it used to end in
+    "All arrays must be of the same length"; now its unit ends cleanly, its table conforms to
+    the figure's schema (checked by the rehearsal), and its prediction is not a lower bound."""
+    root = tmp_path / "data"
+    write_standin("adult", root, {"train": 50, "test": 50})
+    settings = RehearsalSettings(root, tmp_path / "scratch", items=1)
+    rows = rehearse_all(["pb/fig5", "pb/fig6"], settings, in_process=True, echo=False)
+    for _, row in rows.iterrows():  # pb Fig. 5: the unit's parameters count as the store's columns
+        assert row["status"] == "ok", row["note"]
+        assert not row["note"]
+        assert not row["lower_bound"]
+        assert row["predicted_s"] > 0 and row["predicted_gpu_s"] > 0
+
+
+def test_the_report_section_states_the_h100_prediction_against_the_target(tmp_path: Path) -> None:
+    """The section gives the H100 totals (FiLM tuning apart), says they are predicted from
+    operation counts, and shows each row's H100 prediction and whether it is a lower bound."""
+    from privrepro.report.document import Para, Table
+    from privrepro.report.rehearsal_section import rehearsal_section
+    from privrepro.runner.rehearsal import COLUMNS
+
+    rows = {
+        "paper": ["pb", "cl"],
+        "figure": ["fig1", "fig4_peft"],
+        "experiment": ["pb/fig1", "cl/fig4_peft"],
+        "status": ["ok", "timeout"],
+        "device": ["cpu", "cpu"],
+        "predicted_h": [0.1, 900.0],
+        "predicted_gpu_h": [0.05, 30.0],
+        "lower_bound": [False, True],
+        "gpu_model": ["H100 SXM roofline", "H100 SXM roofline"],
+    }
+    table = pd.DataFrame(rows).reindex(columns=COLUMNS)
+    (tmp_path / "rehearsal.csv").write_text(table.to_csv(index=False))
+    blocks = rehearsal_section(tmp_path, tmp_path)
+    gpu = next(b for b in blocks if isinstance(b, Para) and "On one H100" in b.text)
+    assert "0.1 h" in gpu.text and "within the 24 h target" in gpu.text
+    assert "30.0 h" in gpu.text and "1 rows are lower bounds" in gpu.text
+    assert "operation counts" in gpu.text
+    tab = next(b for b in blocks if isinstance(b, Table))
+    assert "H100 predicted (h)" in tab.header
+    by_name = {r[0]: r for r in tab.rows}
+    assert by_name["cl/fig4_peft"][tab.header.index("lower bound")] == "yes"
+    assert by_name["pb/fig1"][tab.header.index("H100 predicted (h)")] == "0.05"
