@@ -316,7 +316,11 @@ def main(argv: list[str] | None = None) -> int:
         f"{table['predicted_s'].astype(float).sum() / 3600:.1f} h here; on one H100 (predicted "
         f"from operation counts): {totals['rest_h']:.1f} h for every figure but cl FiLM tuning "
         f"(target ≤ {GPU_TARGET_H:g} h), {totals['film_h']:.1f} h for cl FiLM tuning"
-        + (f"; {totals['lower_bounds']} rows are lower bounds" if totals["lower_bounds"] else "")
+        + (
+            f"; {totals['lower_bounds']:.0f} rows are lower bounds"
+            if totals["lower_bounds"]
+            else ""
+        )
     )
     return 0
 
