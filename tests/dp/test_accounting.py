@@ -84,3 +84,38 @@ def test_bad_arguments() -> None:
         gaussian_epsilon(1.0, 10, 1e-5, sampling_rate=0.5, method="exact")
     with pytest.raises(ConfigError, match="method"):
         gaussian_epsilon(1.0, 10, 1e-5, method="moments")  # type: ignore[arg-type]
+
+
+def test_memoised_opacus_rdp_gives_opacus_values_bit_for_bit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The memo on opacus' per-order RDP (``_memoise_opacus_rdp``) changes no bit: ε from the RDP
+    and PRV accountants equal what opacus gives without it, and the σ calibrated with the memo
+    meets the target under plain opacus within the tolerance."""
+    from opacus.accountants import PRVAccountant, RDPAccountant
+    from opacus.accountants.analysis import rdp
+    from opacus.accountants.analysis.prv import prvs
+
+    from privrepro.dp.accounting import DEFAULT_RDP_ORDERS, _prv
+
+    sigmas, q, steps, delta = (0.7, 1.3, 2.9), 0.07, 40, 1e-5
+    ours_rdp = [gaussian_epsilon(s, steps, delta, sampling_rate=q, method="rdp") for s in sigmas]
+    memo = rdp._compute_rdp
+    assert hasattr(memo, "cache_info") and prvs._compute_rdp is memo
+    ours_prv = _prv(1.3, q, steps, delta, 0.01)
+    sigma = calibrate_noise_multiplier(2.0, delta, steps, sampling_rate=q, method="prv")
+
+    def plain_prv(s: float) -> tuple[float, ...]:
+        acc = PRVAccountant()
+        acc.history = [(s, q, steps)]
+        dprv = acc._get_dprv(eps_error=0.01, delta_error=delta / 1000)
+        return tuple(float(e) for e in dprv.compute_epsilon(delta, delta / 1000, 0.01))
+
+    monkeypatch.setattr(rdp, "_compute_rdp", memo.__wrapped__)  # opacus as shipped
+    monkeypatch.setattr(prvs, "_compute_rdp", memo.__wrapped__)
+    for s, ours in zip(sigmas, ours_rdp, strict=True):
+        acc = RDPAccountant()
+        acc.history = [(s, q, steps)]
+        assert ours.epsilon == acc.get_epsilon(delta, alphas=list(DEFAULT_RDP_ORDERS))
+    assert ours_prv == plain_prv(1.3)
+    assert 2.0 - 0.01 <= plain_prv(sigma)[2] <= 2.0

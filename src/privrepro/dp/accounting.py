@@ -112,6 +112,31 @@ def _opacus_history(accountant: object, sigma: float, q: float, steps: int) -> N
     accountant.history = [(sigma, q, int(steps))]  # type: ignore[attr-defined]
 
 
+def _memoise_opacus_rdp() -> None:
+    """Memoise opacus' RDP of the sampled Gaussian mechanism at one order, ``_compute_rdp(q, σ,
+    α)`` (Mironov, Talwar and Zhang 2019, Sec. 3.3), once per process.
+
+    It is a pure function of three floats that opacus calls again and again with the same
+    arguments: the RDP accountant at every σ a calibration tries (a bisection that visits the
+    same σ for every (steps, ε) at one sampling rate), and the PRV accountant's domain size
+    (Gopi et al. 2021, remark 5.6) twice per evaluation. The same inputs give the same float, so
+    every ε and σ stays opacus' bit for bit (``tests/dp/test_accounting.py``); the series for
+    fractional orders it evaluates in pure Python was most of the cl PEFT figures' calibration
+    time. Both modules that call it by name get the memoised function; an opacus without it is
+    left as it is.
+    """
+    from opacus.accountants.analysis import rdp
+    from opacus.accountants.analysis.prv import prvs
+
+    fn = getattr(rdp, "_compute_rdp", None)
+    if fn is None or hasattr(fn, "cache_info"):
+        return
+    memo = functools.lru_cache(maxsize=1 << 18)(fn)
+    rdp._compute_rdp = memo
+    if getattr(prvs, "_compute_rdp", None) is fn:
+        prvs._compute_rdp = memo
+
+
 @functools.lru_cache(maxsize=65536)
 def _rdp_epsilon(
     sigma: float, q: float, steps: int, delta: float, orders: tuple[float, ...]
@@ -120,6 +145,7 @@ def _rdp_epsilon(
 
     from opacus.accountants import RDPAccountant
 
+    _memoise_opacus_rdp()
     acc = RDPAccountant()
     _opacus_history(acc, sigma, q, steps)
     with warnings.catch_warnings():
@@ -133,6 +159,7 @@ def _prv(
 ) -> tuple[float, float, float]:
     from opacus.accountants import PRVAccountant
 
+    _memoise_opacus_rdp()
     acc = PRVAccountant()
     _opacus_history(acc, sigma, q, steps)
     delta_error = delta / 1000
