@@ -6,6 +6,7 @@ import math
 
 import pytest
 import torch
+from torch import nn
 
 from privrepro.models.lipschitz import (
     layer_lipschitz_bound,
@@ -86,6 +87,18 @@ def test_sll_scaling_is_tight_at_one() -> None:
     assert bound == pytest.approx(1.0, rel=1e-6)
 
 
+@pytest.mark.parametrize("shape", [(30, 20), (20, 30), (25, 25)])
+def test_dense_spectral_norm_matches_svd(shape: tuple[int, int]) -> None:
+    """The dense SLL layers' ‖A‖₂ from the Gram matrix's largest eigenvalue equals the largest
+    singular value (LAPACK's SVD), wide, tall and rank-deficient."""
+    from privrepro.models.lipschitz import _spectral_norm
+
+    a = torch.randn(shape, generator=gen(5), dtype=torch.float64)
+    a[-1] = a[0]  # rank-deficient
+    assert _spectral_norm(a) == pytest.approx(float(torch.linalg.svdvals(a)[0]), rel=1e-12)
+    assert _spectral_norm(torch.zeros(shape, dtype=torch.float64)) == 0.0
+
+
 def test_power_iteration_matches_svd() -> None:
     m = torch.randn(30, 20, generator=gen(3), dtype=torch.float64)
     est = power_iteration(lambda v: v @ m.T, lambda u: u @ m, (1, 20), gen(4), n_iter=2000)
@@ -150,3 +163,51 @@ def test_network_bound_and_notebook_assumption() -> None:
     with torch.no_grad():
         ratio = (net(x) - net(y)).norm(dim=1) / (x - y).flatten(1).norm(dim=1)
     assert float(ratio.max()) <= total * (1 + 1e-5)
+
+
+@pytest.mark.parametrize("kind", ["conv", "dense"])
+@pytest.mark.parametrize("optimizer", ["sgd", "adam-foreach", "adam-fused"])
+def test_inference_reuses_t_until_the_weights_change(kind: str, optimizer: str) -> None:
+    """Without a recorded gradient a layer keeps t (module docstring); the kept t must equal
+    compute_t() before and after every way the weights change: an optimiser step (plain,
+    foreach and fused Adam), load_state_dict and a dtype move."""
+    torch.manual_seed(0)
+    layer: nn.Module = (
+        SDPBasedLipschitzConvLayer(4, 3) if kind == "conv" else SDPBasedLipschitzLinearLayer(6, 5)
+    )
+    x = torch.randn(3, 4, 6, 6) if kind == "conv" else torch.randn(3, 6)
+
+    def reference(module: nn.Module, inputs: torch.Tensor) -> torch.Tensor:
+        with torch.enable_grad():  # the graph path recomputes t: the closed form, uncached
+            return module(inputs.requires_grad_(False)).detach()
+
+    def kept(module: nn.Module, inputs: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            return module(inputs)
+
+    assert torch.equal(kept(layer, x), reference(layer, x))
+    first = layer._t_cache.value
+    assert first is not None
+    kept(layer, x)
+    assert layer._t_cache.value is first  # reused, not recomputed
+    opt: torch.optim.Optimizer
+    if optimizer == "sgd":
+        opt = torch.optim.SGD(layer.parameters(), lr=0.5)
+    else:
+        opt = torch.optim.Adam(
+            layer.parameters(),
+            lr=0.5,
+            foreach=optimizer == "adam-foreach",
+            fused=optimizer == "adam-fused" or None,
+        )
+    for _ in range(2):
+        opt.zero_grad()
+        layer(x).square().sum().backward()
+        opt.step()
+        assert torch.equal(kept(layer, x), reference(layer, x))
+    other = type(layer)(*((4, 3) if kind == "conv" else (6, 5)))
+    layer.load_state_dict(other.state_dict())
+    assert torch.equal(kept(layer, x), reference(layer, x))
+    assert torch.equal(kept(layer, x), kept(other, x))
+    layer.double()
+    assert torch.equal(kept(layer, x.double()), reference(layer, x.double()))

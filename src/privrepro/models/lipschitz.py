@@ -4,8 +4,9 @@ A network's global Lipschitz constant is bounded by the product of its layers' b
 
 * SLL residual layers (conv and dense), ``x − 2 Wᵀ T D W x`` with ReLU slopes D ∈ [0, I]: with
   ``A = T^{1/2} W`` the Jacobian is ``I − 2 AᵀDA`` whose eigenvalues lie in ``[1 − 2‖A‖², 1]``,
-  so the layer's constant is exactly bounded by ``max(1, 2‖A‖₂² − 1)``; ‖A‖₂ by power iteration
-  (≤ 1 by construction, Araujo et al. 2023, Thm. 3).
+  so the layer's constant is exactly bounded by ``max(1, 2‖A‖₂² − 1)``; ‖A‖₂ (≤ 1 by
+  construction, Araujo et al. 2023, Thm. 3) by power iteration for convolutions and exactly, from
+  the largest eigenvalue of the Gram matrix, for dense layers.
 * ``LinearNormalized``: ‖Q‖₂ of the row-normalised weight, in [1, √k] — the ip notebooks assume 1
   for it without checking (the note, M4).
 * Linear maps (convolutions, linear layers, pooling, padding, flatten): their operator norm by
@@ -127,7 +128,7 @@ def _sll_bound(
     root_t = t.sqrt()
     if isinstance(layer64, SDPBasedLipschitzLinearLayer):
         a = root_t[:, None] * layer64.weights.detach()
-        a_norm = float(torch.linalg.matrix_norm(a, ord=2))
+        a_norm = _spectral_norm(a)
     else:
         kernel = layer64.kernel.detach()
         pad = layer64.padding
@@ -141,6 +142,14 @@ def _sll_bound(
 
         a_norm = power_iteration(apply, apply_t, shape, generator, n_iter)
     return max(1.0, 2.0 * a_norm**2 - 1.0)
+
+
+def _spectral_norm(a: Tensor) -> float:
+    """‖A‖₂ = √λ_max(A Aᵀ) (or AᵀA, the smaller side), by a symmetric eigensolver: the same value
+    as an SVD (to rounding: λ_max is well conditioned) at a fraction of its cost (SLL small's
+    2048 × 2880 dense layers: ≈ 2 s against ≈ 14 s for ``matrix_norm(ord=2)`` on 2 cores)."""
+    gram = a @ a.T if a.shape[0] <= a.shape[1] else a.T @ a
+    return float(torch.linalg.eigvalsh(gram)[-1].clamp(min=0.0)) ** 0.5
 
 
 def _as_double(layer: nn.Module) -> nn.Module:
@@ -160,9 +169,12 @@ def layer_lipschitz_bound(
     if isinstance(layer, _ONE_LIPSCHITZ):
         return 1.0, "1-Lipschitz by construction"
     if isinstance(layer, (SDPBasedLipschitzConvLayer, SDPBasedLipschitzLinearLayer)):
-        return _sll_bound(
-            layer, input_shape, generator, n_iter
-        ), "SLL: max(1, 2‖T^½W‖²−1), power iteration"
+        how = (
+            "power iteration"
+            if isinstance(layer, SDPBasedLipschitzConvLayer)
+            else "Gram eigenvalue"
+        )
+        return _sll_bound(layer, input_shape, generator, n_iter), f"SLL: max(1, 2‖T^½W‖²−1), {how}"
     if isinstance(layer, LinearNormalized):
         q = torch.nn.functional.normalize(layer.weight.detach().to(torch.float64), p=2, dim=1)
         return float(torch.linalg.matrix_norm(q, ord=2)), "‖Q‖₂ of the row-normalised weight (SVD)"

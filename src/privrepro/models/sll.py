@@ -11,11 +11,20 @@ The SLL network of the ip paper's experiments ("SLL small": 20 conv layers, 7 de
 inner 2048) is :func:`sll_network` with its defaults; it ends with the row-normalised
 :class:`LinearNormalized` whose ℓ2 norm is *not* 1 in general (see
 :func:`privrepro.models.lipschitz.network_lipschitz_bound`).
+
+**Inference reuses T.** ``t`` depends on the weights only, yet a plain forward recomputes it:
+for SLL small that is seven 2048 × 2880 Gram products (≈ 170 GFLOP) per batch whatever the
+batch size. When no gradient is being recorded (evaluation, ``torch.no_grad``), each layer
+keeps ``t`` and recomputes it only when its weights change (:class:`_TCache`: the kept value is
+used while the parameters equal the snapshot it was computed from, so any write to them — an
+optimiser step, ``load_state_dict``, a ``.to()`` — invalidates it). Training recomputes it in
+the graph as before.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
@@ -30,6 +39,43 @@ __all__ = [
     "safe_inv",
     "sll_network",
 ]
+
+
+class _TCache:
+    """``t`` of one SLL layer, kept while its parameters are unchanged (see the module).
+
+    "Unchanged" is checked exactly: the kept value is reused only while every parameter equals
+    (``torch.equal``) the snapshot it was computed from, on the same device and dtype. A
+    version counter would be cheaper but misses in-place writes that do not bump it (fused
+    Adam, ``p.data`` writes); the comparison reads the layer's weights once per forward, a small
+    fraction of the Gram product it saves (≈ 6 M reads against 24 GFLOP per SLL-small dense layer).
+    """
+
+    def __init__(self) -> None:
+        self.snapshot: tuple[Tensor, ...] = ()
+        self.value: Tensor | None = None
+
+    def _holds(self, params: tuple[Tensor, ...]) -> bool:
+        return (
+            self.value is not None
+            and len(self.snapshot) == len(params)
+            and all(
+                s.device == p.device and s.dtype == p.dtype and torch.equal(s, p)
+                for s, p in zip(self.snapshot, params, strict=True)
+            )
+        )
+
+    def get(self, params: tuple[Tensor, ...], compute: Callable[[], Tensor]) -> Tensor:
+        """``compute()`` in the graph when a gradient is recorded, else the kept value while
+        ``params`` are unchanged."""
+        if torch.is_grad_enabled() and any(p.requires_grad for p in params):
+            return compute()
+        with torch.no_grad():
+            if not self._holds(params):
+                self.value = compute()
+                self.snapshot = tuple(p.detach().clone() for p in params)
+        assert self.value is not None
+        return self.value
 
 
 def safe_inv(x: Tensor) -> Tensor:
@@ -56,6 +102,7 @@ class SDPBasedLipschitzConvLayer(nn.Module):
         self.kernel = nn.Parameter(torch.empty(inner_dim, cin, kernel_size, kernel_size))
         self.bias = nn.Parameter(torch.empty(1, inner_dim, 1, 1))
         self.q = nn.Parameter(torch.empty(inner_dim))
+        self._t_cache = _TCache()
         self.reset_parameters()
 
     def reset_parameters(self, generator: torch.Generator | None = None) -> None:
@@ -75,7 +122,7 @@ class SDPBasedLipschitzConvLayer(nn.Module):
         return safe_inv((q_inv * ktk * q).sum((1, 2, 3)))
 
     def forward(self, x: Tensor) -> Tensor:
-        t = self.compute_t().reshape(1, -1, 1, 1)
+        t = self._t_cache.get((self.kernel, self.q), self.compute_t).reshape(1, -1, 1, 1)
         res = F.conv2d(x, self.kernel, padding=self.padding) + self.bias
         res = t * F.relu(res)
         return x - 2.0 * F.conv_transpose2d(res, self.kernel, padding=self.padding)
@@ -89,6 +136,7 @@ class SDPBasedLipschitzLinearLayer(nn.Module):
         self.weights = nn.Parameter(torch.empty(inner_dim, cin))
         self.bias = nn.Parameter(torch.empty(1, inner_dim))
         self.q = nn.Parameter(torch.empty(inner_dim))
+        self._t_cache = _TCache()
         self.reset_parameters()
 
     def reset_parameters(self, generator: torch.Generator | None = None) -> None:
@@ -107,7 +155,7 @@ class SDPBasedLipschitzLinearLayer(nn.Module):
         return safe_inv((q_inv[:, None] * wwt * q[None, :]).abs().sum(1))
 
     def forward(self, x: Tensor) -> Tensor:
-        t = self.compute_t()
+        t = self._t_cache.get((self.weights, self.q), self.compute_t)
         res = t * F.relu(F.linear(x, self.weights) + self.bias)
         return x - 2.0 * F.linear(res, self.weights.T)
 
