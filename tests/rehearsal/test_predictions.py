@@ -18,8 +18,13 @@ from privrepro.figures.api import UnitContext
 from privrepro.rehearsal.cap import LoopRecord, RehearsalCap, capped, probe
 from privrepro.rehearsal.device_model import H100, DeviceModel, OperationCount
 from privrepro.rehearsal.standins import write_standin
-from privrepro.runner.rehearsal import FILM_TUNING, gpu_totals, rehearse_all
-from privrepro.runner.rehearsal_measure import RehearsalSettings, _figure_total
+from privrepro.runner.rehearsal import FILM_TUNING, gpu_totals, mark_shared_caches, rehearse_all
+from privrepro.runner.rehearsal_measure import (
+    RehearsalSettings,
+    UnitCost,
+    figure_total,
+    units_to_run,
+)
 from privrepro.training.classifier import predict_logits
 
 
@@ -76,6 +81,23 @@ def test_probed_items_are_fitted_to_a_fixed_plus_a_per_sample_cost() -> None:
     flat = [ProbePoint(2, 50, 0.03, 0, 0, 0), ProbePoint(8, 50, 0.01, 0, 0, 0)]
     rec = LoopRecord("batches", 0, 10, done=2, measured_s=0.04, points=flat)
     assert rec.predicted_s == pytest.approx(10 * 0.02)
+
+
+def test_host_time_is_a_fixed_cost_per_item_unless_declared_per_sample() -> None:
+    """Closed form: items of 500 samples probed at 4 and 16, each 0.10 s then 0.15 s outside
+    torch operators (Python) and 1 s / 4 s of operators at the GPU's roofline. By default the
+    host part is a fixed cost per item, their mean 0.125 s: the 0.05 s between the probes is not
+    extrapolated to 500 samples (it would give 2.2 s). Declared per sample (image decoding), it
+    is fitted: a = 0.0833 s, b = 0.004167 s per sample, 2.167 s per full item."""
+    from privrepro.rehearsal.cap import ProbePoint
+
+    pts = [ProbePoint(4, 500, 1.10, 1.0, 1.0, 0.0), ProbePoint(16, 500, 4.15, 4.0, 4.0, 0.0)]
+    rec = LoopRecord("noise batches", 0, 20, done=2, measured_s=5.25, op_s=5.0, points=pts)
+    assert rec.at_full_size("host") == pytest.approx(2 * 0.125)
+    rec.host_per_sample = True
+    assert rec.at_full_size("host") == pytest.approx(2 * (0.1 - 4 * 0.05 / 12 + 500 * 0.05 / 12))
+    # the operators are fitted either way: a = 0, b = 0.25 s per sample → 125 s per item
+    assert rec.at_full_size("device") == pytest.approx(2 * 125.0)
 
 
 def test_a_live_probed_loop_records_its_points(tmp_path: Path) -> None:
@@ -142,6 +164,26 @@ def test_the_roofline_of_one_operator() -> None:
     assert gpu.seconds(1.0, 100.0) == pytest.approx(50.0)
     assert gpu.seconds(0.0, 0.0) == pytest.approx(0.1)
     assert "67 TFLOP/s" in H100.describe() and "50%" in H100.describe()
+    # convolutions at the TF32 peak PyTorch lets cuDNN use by default (torch's TF32 note)
+    tf32 = DeviceModel("g", flops=10.0, bandwidth=4.0, efficiency=0.5, conv_flops=40.0)
+    assert tf32.seconds(100.0, 1.0, conv=True) == pytest.approx(5.0)
+    assert tf32.seconds(100.0, 1.0) == pytest.approx(20.0)
+    assert torch.backends.cudnn.allow_tf32 and not torch.backends.cuda.matmul.allow_tf32
+
+
+def test_convolutions_are_counted_at_the_convolution_peak() -> None:
+    """A counted conv2d (forward and backward) is timed at ``conv_flops``, a matmul at ``flops``."""
+    gpu = DeviceModel("g", flops=1e9, bandwidth=1e15, efficiency=1.0, launch_s=0.0, conv_flops=1e11)
+    rec = LoopRecord("x", 0, None)
+    conv = nn.Conv2d(3, 8, 3)
+    x = torch.randn(2, 3, 8, 8)
+    with OperationCount(lambda: rec, gpu):
+        conv(x).sum().backward()
+    assert rec.flops > 0 and rec.device_s == pytest.approx(rec.flops / 1e11, rel=1e-4)
+    mm = LoopRecord("y", 0, None)
+    with OperationCount(lambda: mm, gpu):
+        torch.randn(16, 16) @ torch.randn(16, 16)
+    assert mm.device_s == pytest.approx(2 * 16**3 / 1e9, rel=1e-4)
 
 
 def test_the_gpu_prediction_keeps_host_time_and_replaces_operator_time() -> None:
@@ -150,10 +192,14 @@ def test_the_gpu_prediction_keeps_host_time_and_replaces_operator_time() -> None
     rec = LoopRecord("steps", 0, 10, done=2, measured_s=1.0, op_s=0.8, device_s=0.01)
     assert rec.predicted_s == pytest.approx(5.0)
     assert rec.predicted_device_s == pytest.approx(10 * 0.21 / 2)
-    # the same two items probed at a quarter of their size (one size: scaled linearly) scale both
+    # the same two items probed at a quarter of their size (one size: scaled linearly) scale
+    # the operators 4×; the host time is Python's fixed cost per item, not scaled
     from privrepro.rehearsal.cap import ProbePoint
 
     rec.points = [ProbePoint(2, 8, 0.5, 0.4, 0.005, 0.0)] * 2
+    assert rec.predicted_device_s == pytest.approx(10 * (0.2 + 4 * 0.01) / 2)
+    # ... unless the loop declared host work per sample (decoding): then scaled 4× as well
+    rec.host_per_sample = True
     assert rec.predicted_device_s == pytest.approx(4 * 10 * 0.21 / 2)
     # the unit: 3 s outside loops, 0.5 s of it in operators with a 0.001 s roofline
     cap = RehearsalCap(records=[rec])
@@ -173,9 +219,58 @@ def test_a_counted_unit_predicts_its_flops(tmp_path: Path) -> None:
 
 
 def test_cached_stages_count_once_per_cached_model() -> None:
-    """Units of 10 s each, 8 s of it building a cache two models share among 6 units:
-    6 × 2 s + 2 × 8 s."""
-    assert _figure_total([10.0], [8.0], n_units=6, n_caches=2) == pytest.approx(28.0)
+    """Units of 10 s each, 8 s of it building a cache two models share among 6 units (one unit
+    run): 6 × 2 s + 2 × 8 s."""
+    run = [UnitCost("c", "A", 10.0, 8.0)]
+    body, caches = figure_total(run, ["c"] * 6, ["A", "A", "A", "B", "B", "B"])
+    assert body == pytest.approx(12.0)
+    assert caches == {"A": 8.0, "B": 8.0}
+    assert body + sum(caches.values()) == pytest.approx(28.0)
+
+
+def test_each_cost_class_is_predicted_from_its_own_units() -> None:
+    """Closed form, ip-like: 2 SLL units (class s, run one: 5 s + a 100 s base model A) and 4
+    ResNet-Tune units (class t, run one: 50 s + a 20 s base model B; its second key C is not
+    run and takes the cost of its class's B); a class-t unit that found B already built (0 s
+    cached) does not lower B. Body: 2 × 5 + 4 × 50; caches A 100, B 20, C 20."""
+    runs = [UnitCost("s", "A", 105.0, 100.0), UnitCost("t", "B", 70.0, 20.0)]
+    runs.append(UnitCost("t", "B", 50.0, 0.0))
+    body, caches = figure_total(
+        runs, ["s", "s", "t", "t", "t", "t"], ["A", "A", "B", "B", "C", "C"]
+    )
+    assert body == pytest.approx(2 * 5 + 4 * 50)
+    assert caches == {"A": 100.0, "B": 20.0, "C": 20.0}
+
+
+def test_a_rehearsal_runs_the_first_units_of_each_cost_class() -> None:
+    assert units_to_run(["s", "s", "r", "t", "r", "t"], 1) == [0, 2, 3]
+    assert units_to_run(["s", "s", "r", "t", "r", "t"], 2) == [0, 1, 2, 3, 4, 5]
+    assert units_to_run([None] * 4, 1) == [0]
+
+
+def test_a_cache_several_figures_share_is_counted_once_in_the_totals() -> None:
+    """Two ip figures build the same SLL base model (key A: 10 CPU h, 1 H100 h); the second
+    figure's row keeps its own cost and marks A as shared, so the totals count A once."""
+    import json
+
+    table = pd.DataFrame(
+        {
+            "experiment": ["ip/fig3", "ip/fig4", "pb/fig1"],
+            "predicted_h": [12.0, 11.0, 0.1],
+            "predicted_gpu_h": [1.5, 1.25, 0.1],
+            "lower_bound": [False, False, False],
+            "cache_keys": [
+                json.dumps({"A": [36000.0, 3600.0, 5.0]}),
+                json.dumps({"A": [36000.0, 3600.0, 5.0], "B": [3600.0, 360.0, 1.0]}),
+                json.dumps({"pb/fig1": [0.0, 0.0, 0.0]}),
+            ],
+        }
+    )
+    marked = mark_shared_caches(table)
+    assert list(marked["cache_shared_s"]) == [0.0, 36000.0, 0.0]
+    totals = gpu_totals(marked)
+    assert totals["rest_h"] == pytest.approx(1.5 + 0.25 + 0.1)
+    assert totals["cpu_h"] == pytest.approx(12.0 + 1.0 + 0.1)
 
 
 def test_ip_units_share_a_base_model_per_architecture_and_dataset() -> None:
@@ -189,9 +284,20 @@ def test_ip_units_share_a_base_model_per_architecture_and_dataset() -> None:
     units = recipe.units(build_params(recipe.params_type, effective_params(cfg), "params"))
     keys = {recipe.shared_cache_key(u) for u in units}
     assert len(units) > len(keys)
-    assert {k[0] for k in keys} <= {"sll", "resnet"}
-    resnet_groups = {u["group"] for u in units if recipe.shared_cache_key(u)[0] == "resnet"}
-    assert resnet_groups <= {"resnet", "resnet_tune"}
+    assert {k[:2] for k in keys} == {
+        ("ip-base", "sll"),
+        ("ip-base", "resnet"),
+        ("ip-tune", "cifar10"),
+    }
+    resnet_groups = {u["group"] for u in units if recipe.shared_cache_key(u)[1] == "resnet"}
+    assert resnet_groups == {"resnet"}
+    assert len({recipe.shared_cache_key(u) for u in units if u["group"] == "resnet_tune"}) == 2
+    assert {recipe.cost_class(u) for u in units} == {"sll", "resnet", "resnet_tune"}
+    # Fig. 4 (an ε sweep) trains the same base models: equal keys across figures
+    cfg4 = compose("ip/fig4", ["profile=paper"])
+    recipe4 = load_recipe(str(cfg4.figure.recipe))
+    units4 = recipe4.units(build_params(recipe4.params_type, effective_params(cfg4), "params"))
+    assert {recipe4.shared_cache_key(u) for u in units4} == keys
 
 
 def test_gpu_totals_set_film_tuning_apart() -> None:
@@ -202,7 +308,7 @@ def test_gpu_totals_set_film_tuning_apart() -> None:
             "lower_bound": [False, True, False],
         }
     )
-    assert gpu_totals(table) == {"rest_h": 3.5, "film_h": 40.0, "lower_bounds": 1.0}
+    assert gpu_totals(table) == {"rest_h": 3.5, "film_h": 40.0, "cpu_h": 0.0, "lower_bounds": 1.0}
 
 
 def test_composition_stopped_early_returns_the_t_it_reached() -> None:
@@ -262,3 +368,48 @@ def test_the_report_section_states_the_h100_prediction_against_the_target(tmp_pa
     by_name = {r[0]: r for r in tab.rows}
     assert by_name["cl/fig4_peft"][tab.header.index("lower bound")] == "yes"
     assert by_name["pb/fig1"][tab.header.index("H100 predicted (h)")] == "0.05"
+
+
+def test_gauss_input_evaluation_is_capped_and_probed_under_a_rehearsal() -> None:
+    """``gauss_input_accuracy`` over 3 draws of 20 images in batches of 8, under a cap of 2 items
+    probing 3 samples: 2 draws, each of 2 batches (3 then 8 images, as ``predict_logits``); with
+    no cap every draw and batch runs (each accuracy a multiple of 1/20, the same as a plain loop)."""
+    from privrepro.inference.evaluate import gauss_input_accuracy
+
+    model, x = nn.Sequential(nn.Flatten(), nn.Linear(12, 3)), torch.rand(20, 3, 2, 2)
+    y = torch.randint(0, 3, (20,), generator=torch.Generator().manual_seed(0))
+    sigmas = [0.0, 0.5]
+    full = gauss_input_accuracy(
+        model, x, y, sigmas, 3, torch.Generator().manual_seed(1), batch_size=8
+    )
+    assert full.shape == (2, 3) and np.allclose(full * 20, np.round(full * 20))
+    with torch.no_grad():
+        clean = float((model(x).argmax(1) == y).float().mean())
+    assert full[0] == pytest.approx([clean] * 3)
+    cap = RehearsalCap(items=2, probe_samples=3)
+    with cap.active(count_operations=False):
+        gauss_input_accuracy(model, x, y, sigmas, 3, torch.Generator().manual_seed(1), batch_size=8)
+    draws, *batches = cap.records
+    assert (draws.desc, draws.total, draws.done) == ("noise draws", 3, 2)
+    assert [(b.desc, b.total, b.done) for b in batches] == [("noise batches", 3, 2)] * 2
+    assert [(p.run, p.full) for p in batches[0].points] == [(3, 8), (8, 8)]
+
+
+def test_member_logits_are_capped_to_full_shape_under_a_rehearsal() -> None:
+    """A member's logits over 20 rows in batches of 8 under a cap probing 3 samples: the rows run
+    match the member, the rest are zero placeholders of the full shape (the same contract as
+    ``predict_logits``); without a cap the logits are the member's on every row."""
+    from privrepro.continual.peft.members import Member, member_logits
+
+    head = nn.Linear(4, 2)
+    member = Member("head", np.array([0, 1]), head)
+    x = torch.randn(20, 4)
+    with torch.no_grad():
+        torch.testing.assert_close(member_logits(member, x, batch=8), head(x))
+        cap = RehearsalCap(items=2, probe_samples=3)
+        with cap.active(count_operations=False):
+            out = member_logits(member, x, batch=8)
+        assert out.shape == (20, 2)
+        torch.testing.assert_close(out[:3], head(x[:3]))
+        torch.testing.assert_close(out[3:11], head(x[8:16]))
+        assert not out[11:].any()

@@ -147,7 +147,7 @@ def extract_features(
     with torch.no_grad():
         for sl in batches:
             if progress is not None:  # the whole batch, unless a rehearsal probes its loop
-                sl = slice(sl.start, sl.start + probe(sl.stop - sl.start))
+                sl = slice(sl.start, sl.start + probe(sl.stop - sl.start, host_per_sample=True))
             xb = torch.stack([tf(_to_pil(im)) for im in images[sl]]).to(device)
             out.append(model(xb).float().cpu().numpy())
     dim = int(getattr(model, "num_features", 0))

@@ -36,6 +36,7 @@ from privrepro.inference.calibration import MODES, gauss_input_sigma
 from privrepro.inference.data import ImageData
 from privrepro.inference.evaluate import Evaluation, gauss_input_accuracy
 from privrepro.inference.networks import NormalizedNet
+from privrepro.rehearsal.cap import active_cap, capped, probe
 from privrepro.seeding import torch_stream
 from privrepro.training.classifier import TrainConfig, train_classifier
 
@@ -104,9 +105,11 @@ def fine_tune_noisy(
     def val_loss(m: torch.nn.Module) -> float:
         m.eval()
         total = 0.0
-        for i in range(0, len(x_val_noisy), 500):
-            logits = m(x_val_noisy[i : i + 500].to(device))
-            total += float(F.cross_entropy(logits, y_val[i : i + 500].to(device), reduction="sum"))
+        # every batch, unless a rehearsal caps the loop and probes a few images of a batch
+        for i in capped(range(0, len(x_val_noisy), 500), "validation batches"):
+            j = i + probe(min(500, len(x_val_noisy) - i))
+            logits = m(x_val_noisy[i:j].to(device))
+            total += float(F.cross_entropy(logits, y_val[i:j].to(device), reduction="sum"))
         m.train()
         return total / max(len(x_val_noisy), 1)
 
@@ -162,7 +165,7 @@ def select_tuned(
         )
 
     if mode == "repo_compat":
-        tests = np.stack([test_acc(m) for m in models])  # [M, S, D]
+        tests = np.stack([test_acc(m) for m in capped(models, "tuned model tests")])  # [M, S, D]
         chosen = tests.mean(2).argmax(0)
         return chosen, tests[chosen, np.arange(len(sigmas))]
     vals = np.stack(
@@ -178,7 +181,7 @@ def select_tuned(
                 batch_size,
                 device,
             )
-            for m in models
+            for m in capped(models, "tuned model validations")  # all, unless rehearsed
         ]
     )
     chosen = vals.mean(2).argmax(0)
@@ -271,4 +274,11 @@ def tuned_family(
                 )
                 save_state(model, folder / "model.pt")
         out.append(TunedModel(eps_t, eps_tr, model.to(device).eval()))
+    if out and len(out) < len(points) and active_cap() is not None:
+        # a rehearsal capped the loop: the models it did not tune are the tuned ones again
+        # (placeholders), so that the selection after it runs over the full family
+        out += [
+            TunedModel(et, etr, out[i % len(out)].model)
+            for i, (et, etr) in enumerate(points[len(out) :])
+        ]
     return out
