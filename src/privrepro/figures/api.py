@@ -182,8 +182,16 @@ class Figure(ABC, Generic[P]):
 
     def shared_cache_key(self, unit: Mapping[str, Any]) -> Any:
         """What identifies the cache a unit builds and other units reuse (cl's features, ip's
-        base model): units with equal keys share it. A rehearsal counts a figure's
-        cache-building stages once per distinct key (``None``, the default: once per figure)."""
+        base model): units with equal keys share it, in this figure and in any other figure
+        of the same run (the key must then name what the cache holds, not the figure). A
+        rehearsal counts each cache-building stage once per distinct key over all figures
+        (``None``, the default: once per figure, shared with no other figure)."""
+        return None
+
+    def cost_class(self, unit: Mapping[str, Any]) -> Any:
+        """Units with equal classes cost alike: a rehearsal runs the first unit of each class
+        and predicts the others of its class from it (``None``, the default: every unit alike,
+        such as the points of a sweep; ip: the series group, whose stages differ)."""
         return None
 
 

@@ -66,14 +66,20 @@ _ACTIVE: ContextVar[RehearsalCap | None] = ContextVar("privrepro_rehearsal_cap",
 
 
 #: labels of loops that build a cache shared by later units and figures: cl's backbone features
-#: (``<cache_dir>/cl/features``), FiLM pixel arrays (``<cache_dir>/cl/images``; labels ending so)
-#: and ip's base-model trainings (``<cache_dir>/ip/base-<key>``; labels starting so)
-CACHE_LOOPS = ("features", " pixels", "base model ")
+#: (``<cache_dir>/cl/features``), FiLM pixel arrays (``<cache_dir>/cl/images``; labels ending so),
+#: ip's base-model trainings (``<cache_dir>/ip/base-<key>``; labels starting so) and ip's tuned
+#: ResNet family (``<cache_dir>/ip/tune-<key>``; labels starting so)
+CACHE_LOOPS = ("features", " pixels", "base model ", "tuned models ")
 
 
 def is_cache_loop(desc: str) -> bool:
     """Whether the loop labelled ``desc`` builds a shared cache (see :data:`CACHE_LOOPS`)."""
-    return desc == "features" or desc.endswith(" pixels") or desc.startswith("base model ")
+    return (
+        desc == "features"
+        or desc.endswith(" pixels")
+        or desc.startswith("base model ")
+        or desc.startswith("tuned models ")
+    )
 
 
 @dataclass(frozen=True)
@@ -94,12 +100,15 @@ class ProbePoint:
         return {"own": self.own_s, "device": self.device_s, "flops": self.flops}[kind]
 
 
-def _at_full_size(points: list[ProbePoint], kind: str) -> float:
+def _at_full_size(points: list[ProbePoint], kind: str, per_sample: bool = True) -> float:
     """The points' quantity at their full sizes: ``a + b·samples`` fitted by least squares where
     the points ran at two sizes or more (a fixed cost per item, such as an SLL layer's
-    parametrisation, is then not scaled), else scaled linearly; ``a, b ≥ 0``."""
+    parametrisation, is then not scaled), else scaled linearly; ``a, b ≥ 0``. With
+    ``per_sample=False`` the quantity is a fixed cost per item: the points' mean, unscaled."""
     xs = [float(p.run) for p in points]
     ys = [p.value(kind) for p in points]
+    if not per_sample:
+        return sum(ys) / len(ys) * len(points)
     if len(set(xs)) < 2:
         return sum(y * p.full / p.run for y, p in zip(ys, points, strict=True))
     mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
@@ -139,6 +148,11 @@ class LoopRecord:
         inner_predicted_device_s: the inner loops' predicted full time on the target GPU.
         inner_predicted_flops: the inner loops' predicted full FLOPs.
         points: its probed items (see :func:`probe`), fitted to predict a full item.
+        host_per_sample: its items do host work per sample (decoding images): the time outside
+            torch operators is fitted like the rest; otherwise (the default) it is Python's
+            fixed cost per item, taken as the probed items' mean. Fitting it would extrapolate
+            a few tens of milliseconds of noise between a 4- and a 16-sample probe to seconds
+            per 500-sample item.
     """
 
     desc: str
@@ -162,6 +176,7 @@ class LoopRecord:
     inner_predicted_device_s: float = 0.0
     inner_predicted_flops: float = 0.0
     points: list[ProbePoint] = field(default_factory=list)
+    host_per_sample: bool = False
 
     @property
     def skipped(self) -> int:
@@ -201,7 +216,8 @@ class LoopRecord:
         if not self.points:
             return total
         rest = max(0.0, total - sum(p.value(kind) for p in self.points))
-        return _at_full_size(self.points, kind) + rest
+        per_sample = kind != "host" or self.host_per_sample
+        return _at_full_size(self.points, kind, per_sample) + rest
 
     @property
     def own_device_s(self) -> float:
@@ -405,16 +421,19 @@ def active_cap() -> RehearsalCap | None:
     return _ACTIVE.get()
 
 
-def probe(samples: int) -> int:
+def probe(samples: int, host_per_sample: bool = False) -> int:
     """How many of the current item's ``samples`` to run: all of them, unless a rehearsal cap
     with ``probe_samples`` is active, which runs that many (4 × that on odd items) and predicts
     the open loop's full items from them: ``a + b·samples`` fitted over the probed items, or
     scaled by ``samples / run`` when one size ran (items whose cost is affine in their size: a
-    batch of images through a network, a batch of a training step)."""
+    batch of images through a network, a batch of a training step). ``host_per_sample``: the
+    item's work outside torch operators grows with its samples too (decoding images); by default
+    it is a fixed cost per item (see :attr:`LoopRecord.host_per_sample`)."""
     cap = _ACTIVE.get()
     if cap is None or cap.probe_samples <= 0 or not cap._stack:
         return samples
     rec = cap._stack[-1]
+    rec.host_per_sample = rec.host_per_sample or host_per_sample
     # items alternate between probe_samples and 4 × that: two sizes fit a fixed cost per item
     run = min(samples, cap.probe_samples * (4 if rec.done % 2 else 1))
     rec.full_samples += samples

@@ -9,6 +9,8 @@ time on the GPU is taken at the roofline of :class:`DeviceModel`:
 
     max(FLOPs / (peak FLOP/s × efficiency), bytes / (bandwidth × efficiency), launch)
 
+(the peak of convolutions is the TF32 tensor cores' that PyTorch lets cuDNN use by default)
+
 per operator; view operators (which launch no kernel and move nothing) count nothing. It is a
 *prediction*, not a measurement: the efficiency is assumed, fusion and caching are ignored (bytes
 are an upper bound on the traffic; small operators are floored at one kernel launch), and the
@@ -25,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from privrepro.rehearsal.cap import LoopRecord
 
-__all__ = ["H100", "DeviceModel", "OperationCount"]
+__all__ = ["CONVOLUTIONS", "H100", "DeviceModel", "OperationCount"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,10 @@ class DeviceModel:
     Attributes:
         name: what it stands for.
         flops: peak FLOP/s at the precision the paper profile runs (float32).
+        conv_flops: peak FLOP/s of convolutions, where they run at another precision by
+            default (PyTorch lets cuDNN use TF32 tensor cores for convolutions unless
+            ``torch.backends.cudnn.allow_tf32`` is turned off; matmuls stay float32 unless
+            ``torch.backends.cuda.matmul.allow_tf32`` is turned on). ``None``: ``flops``.
         bandwidth: device memory bandwidth, bytes/s.
         efficiency: the fraction of both peaks assumed reached (stated in every prediction).
         launch_s: the least time of one operator (a kernel launch in eager PyTorch).
@@ -45,11 +51,13 @@ class DeviceModel:
     bandwidth: float
     efficiency: float = 0.5
     launch_s: float = 5e-6
+    conv_flops: float | None = None
 
-    def seconds(self, flops: float, nbytes: float) -> float:
-        """One operator's predicted time."""
+    def seconds(self, flops: float, nbytes: float, conv: bool = False) -> float:
+        """One operator's predicted time (``conv``: a convolution, at :attr:`conv_flops`)."""
+        peak = self.conv_flops if conv and self.conv_flops else self.flops
         return max(
-            flops / (self.flops * self.efficiency),
+            flops / (peak * self.efficiency),
             nbytes / (self.bandwidth * self.efficiency),
             self.launch_s,
         )
@@ -60,12 +68,22 @@ class DeviceModel:
             f"{self.name} roofline: {self.flops / 1e12:.0f} TFLOP/s FP32, "
             f"{self.bandwidth / 1e12:.2f} TB/s, at {self.efficiency:.0%} of both, "
             f"≥ {self.launch_s * 1e6:.0f} µs per operator"
+            + (
+                f", convolutions at {self.conv_flops / 1e12:.0f} TFLOP/s TF32"
+                if self.conv_flops
+                else ""
+            )
         )
 
 
-#: NVIDIA H100 SXM: FP32 (non-tensor-core) peak and HBM3 bandwidth at half efficiency; the one
-#: constant every GPU prediction of the project uses (``benchmarks/bench_pac.py`` too)
-H100 = DeviceModel("H100 SXM", flops=67e12, bandwidth=3.35e12, efficiency=0.5)
+#: NVIDIA H100 SXM: FP32 (non-tensor-core) peak for matmuls and the rest, TF32 tensor-core peak
+#: (dense, 494 TFLOP/s) for convolutions (PyTorch's default, see :class:`DeviceModel`), HBM3
+#: bandwidth, all at half efficiency; the one constant every GPU prediction of the project uses
+#: (``benchmarks/bench_pac.py`` too, whose trainings are matmuls)
+H100 = DeviceModel("H100 SXM", flops=67e12, bandwidth=3.35e12, efficiency=0.5, conv_flops=494e12)
+
+#: the operators that run on cuDNN's convolution kernels (TF32 by default on an H100)
+CONVOLUTIONS = frozenset({"convolution", "convolution_backward", "_convolution", "conv2d"})
 
 
 def _nbytes(values: Any) -> int:
@@ -117,7 +135,8 @@ class OperationCount:
                     rec.flops += flops
                     rec.nbytes += nbytes
                     rec.ops += 1
-                    rec.device_s += model.seconds(flops, nbytes)
+                    conv = func._overloadpacket.__name__ in CONVOLUTIONS
+                    rec.device_s += model.seconds(flops, nbytes, conv)
                 # the counting's own time is no part of the run's
                 rec.overhead_s += time.perf_counter() - entered - spent
                 return out

@@ -43,7 +43,7 @@ def rehearsal_section(results: Path, plots: Path) -> list[Block]:
     devices = ", ".join(sorted({str(d) for d in table["device"].dropna()})) or "unknown device"
     from privrepro.runner.rehearsal import FILM_TUNING, GPU_TARGET_H, gpu_totals
 
-    total_h = float(pd.to_numeric(table["predicted_h"], errors="coerce").fillna(0.0).sum())
+    total_h = gpu_totals(table)["cpu_h"]
     not_ok = table[table["status"] != "ok"]
     gpu = gpu_totals(table) if "predicted_gpu_h" in table else None
     blocks: list[Block] = [
@@ -55,7 +55,8 @@ def rehearsal_section(results: Path, plots: Path) -> list[Block]:
             f"item (`make rehearsal`, `{path.as_posix()}`). Measured on {devices}. Predicted wall "
             f"time of the whole paper profile on this device: **{total_h:,.1f} h** "
             f"({len(table)} figures; {len(not_ok)} not `ok`, a timeout's prediction is a lower "
-            "bound). Nothing here is a reproduction."
+            "bound; a cache several figures share, an ip base model, counted once, as the run "
+            "builds it once). Nothing here is a reproduction."
         ),
     ]
     if gpu is not None:

@@ -11,12 +11,14 @@ How the prediction is made (the ``prediction`` column says which case applies):
 * each capped loop's full time is ``total × seconds per item`` (inner loops predicted first, see
   :mod:`privrepro.rehearsal.cap`); the unit's is its capped wall time with the top-level loops'
   measured time replaced by their predictions;
-* the figure's is the mean predicted unit time of the units run × the number of units (units of a
-  sweep are assumed to cost alike; the first units of the list are the ones run);
+* the figure's is, per cost class (:meth:`privrepro.figures.api.Figure.cost_class`: ip's series
+  groups; one class elsewhere, units of a sweep costing alike), the mean predicted time of the
+  units run of that class × its number of units; the first unit(s) of each class are run;
 * the time before the first loop (reading the full-size files, decoding, building the model) is
   ``load_s``, counted once per unit;
 * a stage that builds a cache later units reuse (cl's features and pixel arrays, ip's base
-  models) counts once per cached model (``n_caches``: distinct ``Figure.shared_cache_key``);
+  models) counts once per cached model (``n_caches``: distinct ``Figure.shared_cache_key``),
+  and once over all figures where several figures build the same one (``cache_keys``);
 * an item too slow for the timeout is *probed* where its cost is affine in its size (a feature
   batch, a training batch, a DP-SGD step): it runs ``probe_samples`` samples (4 × that on the
   next item) and a full item is fitted (:func:`privrepro.rehearsal.cap.probe`); the rows a loop
@@ -36,6 +38,7 @@ memory) and the operation-count column is a cross-check.
 
 from __future__ import annotations
 
+import json
 import logging
 import resource
 import shutil
@@ -50,7 +53,16 @@ from typing import Any
 from privrepro.rehearsal.cap import LoopRecord, RehearsalCap
 from privrepro.rehearsal.device_model import H100
 
-__all__ = ["GIB", "RehearsalSettings", "RehearsalTimeout", "rehearse_figure", "weights_overrides"]
+__all__ = [
+    "GIB",
+    "RehearsalSettings",
+    "RehearsalTimeout",
+    "UnitCost",
+    "figure_total",
+    "rehearse_figure",
+    "units_to_run",
+    "weights_overrides",
+]
 
 GIB = 1024**3
 
@@ -192,12 +204,56 @@ def _is_oom(exc: BaseException) -> bool:
     return type(exc).__name__ == "OutOfMemoryError" or "out of memory" in str(exc).lower()
 
 
-def _figure_total(
-    units_s: list[float], cached_s: list[float], n_units: int, n_caches: int
-) -> float:
-    """Mean unit time × units, with the cache-building part counted once per cached model."""
-    mean, mean_cached = sum(units_s) / len(units_s), sum(cached_s) / len(cached_s)
-    return (mean - mean_cached) * n_units + max(cached_s) * n_caches
+def units_to_run(classes: Sequence[Any], per_class: int) -> list[int]:
+    """Indices of the units a rehearsal runs: the first ``per_class`` units of each cost class
+    (:meth:`privrepro.figures.api.Figure.cost_class`), in the order of the list."""
+    seen: dict[str, int] = {}
+    out = []
+    for i, c in enumerate(classes):
+        key = repr(c)
+        if seen.get(key, 0) < max(1, per_class):
+            seen[key] = seen.get(key, 0) + 1
+            out.append(i)
+    return out
+
+
+@dataclass(frozen=True)
+class UnitCost:
+    """One rehearsed unit's predicted cost (seconds, GPU seconds or FLOPs: one quantity),
+    ``cached`` of it in cache-building loops, with the unit's cost class and cache key."""
+
+    cost_class: str
+    cache_key: str
+    total: float
+    cached: float
+
+
+def figure_total(
+    runs: Sequence[UnitCost], classes: Sequence[str], keys: Sequence[str]
+) -> tuple[float, dict[str, float]]:
+    """A figure's predicted cost from the units it ran: ``(body, caches)``.
+
+    ``body``: over every unit of the figure (``classes[i]`` is unit i's cost class), the mean
+    cost outside cache-building loops of the units run of its class (of all units run when none
+    of its class ran). ``caches``: per distinct cache key (``keys[i]``), the cache-building cost,
+    counted once: the most any unit run with that key measured, else that of the units run of
+    the class of the key's first unit. The figure's total is ``body + sum(caches.values())``;
+    caches with equal keys in other figures are counted once over the figures
+    (:func:`privrepro.runner.rehearsal.mark_shared_caches`).
+    """
+    by_class: dict[str, list[UnitCost]] = {}
+    for r in runs:
+        by_class.setdefault(r.cost_class, []).append(r)
+    body = 0.0
+    for c in classes:
+        rs = by_class.get(c, list(runs))
+        body += sum(r.total - r.cached for r in rs) / len(rs)
+    caches: dict[str, float] = {}
+    for k, c in zip(keys, classes, strict=True):
+        if k not in caches:
+            rs = [r for r in runs if r.cache_key == k] or by_class.get(c) or list(runs)
+            caches[k] = max(r.cached for r in rs)
+    return body, caches
 
 
 def _table_problems(table: Any, unit: dict[str, Any], paper: str, figure: str) -> list[str]:
@@ -285,13 +341,13 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
         logging.getLogger("privrepro").level > logging.INFO
     ):
         logging.getLogger("privrepro").setLevel(logging.INFO)
+    classes = [repr(recipe.cost_class(u)) for u in units]
+    keys = [
+        experiment if k is None else repr(k) for k in (recipe.shared_cache_key(u) for u in units)
+    ]
+    runs: dict[str, list[UnitCost]] = {"cpu": [], "gpu": [], "flops": []}
     predicted_units: list[float] = []
-    predicted_gpu: list[float] = []
-    flops: list[float] = []
     scales: list[float] = []
-    cached: list[float] = []
-    cached_gpu: list[float] = []
-    cached_flops: list[float] = []
     ended_early = False
     loads: list[float] = []
     records: list[LoopRecord] = []
@@ -300,7 +356,8 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
     walls: list[float] = []
     old = signal.signal(signal.SIGALRM, _alarm) if hasattr(signal, "SIGALRM") else None
     try:
-        for i, unit in enumerate(units[: max(1, settings.units)]):
+        for i in units_to_run(classes, settings.units):
+            unit = units[i]
             cap = RehearsalCap(items=settings.items, probe_samples=settings.probe_samples)
             ctx = UnitContext(
                 seed=0,
@@ -350,12 +407,13 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
             first = min((r.started for r in cap.records), default=None)
             loads.append((first - t0) if first is not None else wall)
             predicted_units.append(cap.predict(wall))
-            predicted_gpu.append(cap.predict_device(wall))
-            flops.append(cap.predict_flops())
+            for kind, total, part in (
+                ("cpu", cap.predict(wall), cap.cached_s()),
+                ("gpu", cap.predict_device(wall), cap.cached_device_s()),
+                ("flops", cap.predict_flops(), cap.cached_flops()),
+            ):
+                runs[kind].append(UnitCost(classes[i], keys[i], total, part))
             scales += [r.scale for r in cap.records]
-            cached.append(cap.cached_s())
-            cached_gpu.append(cap.cached_device_s())
-            cached_flops.append(cap.cached_flops())
             records += cap.records
             statuses.append(status)
     finally:
@@ -373,24 +431,33 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
     row["load_s"] = sum(loads) / len(loads)
     row["s_per_unit"] = sum(predicted_units) / len(predicted_units)
     row.update(loop_summary(records))
-    # a cache-building stage (features, pixels) runs once: for the first unit, not for each
-    n_caches = len({repr(recipe.shared_cache_key(u)) for u in units})
+    # a cache-building stage (features, pixels, base models) runs once per cache key, not per unit
+    totals = {kind: figure_total(r, classes, keys) for kind, r in runs.items()}
+    n_caches = len(totals["cpu"][1])
     row["n_caches"] = n_caches
-    row["cache_s"] = max(cached) * n_caches
-    row["predicted_s"] = _figure_total(predicted_units, cached, len(units), n_caches)
-    row["cache_gpu_s"] = max(cached_gpu) * n_caches
-    row["predicted_gpu_s"] = _figure_total(predicted_gpu, cached_gpu, len(units), n_caches)
-    row["predicted_tflop"] = _figure_total(flops, cached_flops, len(units), n_caches) / 1e12
+    row["cost_classes"] = len(set(classes))
+    row["cache_s"] = sum(totals["cpu"][1].values())
+    row["predicted_s"] = totals["cpu"][0] + row["cache_s"]
+    row["cache_gpu_s"] = sum(totals["gpu"][1].values())
+    row["predicted_gpu_s"] = totals["gpu"][0] + row["cache_gpu_s"]
+    row["predicted_tflop"] = (totals["flops"][0] + sum(totals["flops"][1].values())) / 1e12
+    row["cache_keys"] = json.dumps(
+        {
+            k: [v, totals["gpu"][1][k], totals["flops"][1][k] / 1e12]
+            for k, v in totals["cpu"][1].items()
+        }
+    )
     row["gpu_model"] = H100.describe()
     lower = worst == "timeout" or ended_early or any(r.interrupted for r in records)
     row["lower_bound"] = lower
     probed = max(scales, default=1.0)
     row["loops"] = _describe(records)
     row["prediction"] = (
-        f"CPU: mean predicted unit time of {len(walls)} unit(s) run × {len(units)} units, the "
-        f"cache-building loops (features, pixels, ip base models) counted once per cached "
-        f"model ({n_caches}); each unit: capped wall time with every top-level loop's measured "
-        "time replaced by total × s/item"
+        f"CPU: per cost class ({row['cost_classes']}), the mean predicted time of its unit(s) "
+        f"run ({len(walls)} in all) × its units ({len(units)} in all), the cache-building "
+        f"loops (features, pixels, ip base models) counted once per cached model ({n_caches}; "
+        "once over all figures where figures share it); each unit: capped wall time with every "
+        "top-level loop's measured time replaced by total × s/item"
         + (
             f"; items probed on {settings.probe_samples} samples and scaled linearly "
             f"(up to ×{probed:.0f})"

@@ -15,7 +15,7 @@ import pandas as pd
 from privrepro.config.validation import param
 from privrepro.data.provenance import DataSource, registry_source
 from privrepro.figures.api import Figure, UnitContext, grid_units
-from privrepro.inference.basemodels import BaseModelSpec, get_base_model
+from privrepro.inference.basemodels import BaseModelSpec, get_base_model, spec_key
 from privrepro.inference.calibration import MODES
 from privrepro.inference.data import load_image_data
 from privrepro.inference.evaluate import Evaluation
@@ -230,9 +230,23 @@ class AccuracyFigure(Figure[P]):
         return registry_source(unit["dataset"], data_dir, paper)
 
     def shared_cache_key(self, unit: Mapping[str, Any]) -> Any:
-        """The base model a unit trains or reads (cached per architecture and dataset, for every
-        mode and every figure): the SLL for the ``sll`` group, the ResNet-18 otherwise."""
-        return ("sll" if unit["group"] == "sll" else "resnet", unit["dataset"])
+        """The cache a unit builds or reads, for every figure: the base model
+        (``<cache_dir>/ip/base-<key>``, for every mode) of the ``sll`` (the SLL) and ``resnet``
+        (the ResNet-18) groups, and the tuned family of its mode (``<cache_dir>/ip/tune-<key>``)
+        of the ``resnet_tune`` group; each with the hash of what it depends on (architecture,
+        data, training, tuning grid), so that figures with equal specs share it."""
+        p = params_from_unit(dict(unit))
+        kind = "sll" if unit["group"] == "sll" else "resnet"
+        spec = (p.sll if kind == "sll" else p.resnet).spec(unit["dataset"], p.data)
+        if unit["group"] == "resnet_tune":  # the tuned family of its mode (its base model too)
+            tune = {"tune": asdict(p.tune), "mode": unit["mode"], "delta": p.delta}
+            return ("ip-tune", unit["dataset"], unit["mode"], spec_key(spec, 0, tune))
+        return ("ip-base", kind, unit["dataset"], spec_key(spec, 0))
+
+    def cost_class(self, unit: Mapping[str, Any]) -> Any:
+        """The series group: an SLL unit (its Lipschitz bound, Gauss-Output and -Input), a ResNet
+        unit and a ResNet Tune unit (66 noisy fine-tunings) cost differently."""
+        return unit["group"]
 
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         p, points = params_from_unit(unit), [(float(a), float(e)) for a, e in unit["points"]]
