@@ -395,6 +395,15 @@ def test_gauss_input_evaluation_is_capped_and_probed_under_a_rehearsal() -> None
     assert [(p.run, p.full) for p in batches[0].points] == [(3, 8), (8, 8)]
 
 
+def test_a_capped_list_is_completed_with_its_last_item_only_under_a_cap() -> None:
+    from privrepro.rehearsal.cap import full_list
+
+    assert full_list([1, 2], 4) == [1, 2]
+    with RehearsalCap().active(count_operations=False):
+        assert full_list([1, 2], 4) == [1, 2, 2, 2]
+        assert full_list([], 3) == [] and full_list([1, 2, 3], 2) == [1, 2, 3]
+
+
 def test_member_logits_are_capped_to_full_shape_under_a_rehearsal() -> None:
     """A member's logits over 20 rows in batches of 8 under a cap probing 3 samples: the rows run
     match the member, the rest are zero placeholders of the full shape (the same contract as

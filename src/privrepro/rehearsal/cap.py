@@ -57,6 +57,7 @@ __all__ = [
     "RehearsalCap",
     "active_cap",
     "capped",
+    "full_list",
     "full_rows",
     "is_cache_loop",
     "probe",
@@ -453,6 +454,15 @@ def full_rows(rows: Any, n: int) -> Any:
     import torch
 
     return torch.cat([rows, rows.new_zeros(missing)])
+
+
+def full_list(items: list[Any], n: int) -> list[Any]:
+    """``items`` completed to ``n`` entries by repeating its last one when a rehearsal cap cut
+    the loop that made them (placeholders: e.g. the predictions after each task of a capped
+    task loop), so the stages after it run at full size; unchanged otherwise (or when empty)."""
+    if _ACTIVE.get() is None or not items or len(items) >= n:
+        return items
+    return items + [items[-1]] * (n - len(items))
 
 
 def capped(iterable: Iterable[Any], desc: str, total: int | None = None) -> Iterable[Any]:

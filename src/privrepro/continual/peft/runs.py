@@ -40,6 +40,7 @@ from privrepro.continual.peft.settings import (
 from privrepro.continual.peft.tuning import tune_hyper, unclipped_if_nondp
 from privrepro.continual.scenarios import Scenario
 from privrepro.continual.workspace import Progress, Workspace, steps_bar
+from privrepro.rehearsal.cap import full_list
 from privrepro.seeding import numpy_stream, torch_stream
 from privrepro.training.dpsgd import DPSGDHyper
 from privrepro.training.rows import select_rows
@@ -259,7 +260,7 @@ def _naive(r: _RunState, progress: Progress, desc: str) -> dict[str, list[torch.
     for t, m in enumerate(progress(members, desc=desc, total=r.nb)):
         preds.append(r.predict(m).cpu())
         r.log_privacy(t, m, r.hps[min(t, r.nb - 1)].batch_size)
-    return {"argmax": preds} if preds else {}
+    return {"argmax": full_list(preds, r.nb)} if preds else {}  # full_list: see _ensemble
 
 
 def _stack_row(r: _RunState, z: torch.Tensor, label_ids: np.ndarray, width: int) -> torch.Tensor:
@@ -307,6 +308,10 @@ def _ensemble(r: _RunState, progress: Progress, desc: str) -> dict[str, list[tor
                 r.logits[f"labels{t}"] = m.label_ids
         r.log_privacy(t, m, r.hps[min(t, r.nb - 1)].batch_size)
         del m
+    # unchanged, unless a rehearsal capped the tasks: the tasks not run repeat the last one's
+    # predictions (placeholders), so the accuracy matrix and the entropy rule run at full size
+    preds = {rule: full_list(plist, r.nb) for rule, plist in preds.items()}
+    stack = full_list(stack, r.nb)
     if "entropy" in run.rules:
         mask = torch.zeros(r.nb, stack[0].shape[1], dtype=torch.bool)
         for t in range(r.nb):
