@@ -277,7 +277,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--target", action="append", default=[], help="e.g. pac-ex4")
     parser.add_argument("--items", type=int, default=2, help="items per capped loop")
     parser.add_argument("--units", type=int, default=1, help="units per figure")
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per unit")
+    parser.add_argument(
+        "--timeout", type=float, default=120.0, help="seconds per unit (then a lower bound)"
+    )
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
     parser.add_argument("--host-gib", type=float, default=128.0, help="target host memory")
     parser.add_argument("--device-gib", type=float, default=80.0, help="target GPU memory")
