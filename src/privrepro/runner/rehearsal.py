@@ -276,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plots", default="plots", help="where rehearsal.png goes")
     parser.add_argument("--target", action="append", default=[], help="e.g. pac-ex4")
     parser.add_argument("--items", type=int, default=2, help="items per capped loop")
-    parser.add_argument("--units", type=int, default=1, help="units per figure")
+    parser.add_argument("--units", type=int, default=1, help="units run per cost class")
     parser.add_argument(
         "--timeout", type=float, default=120.0, help="seconds per unit (then a lower bound)"
     )
