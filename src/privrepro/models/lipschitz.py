@@ -146,8 +146,8 @@ def _sll_bound(
 
 def _spectral_norm(a: Tensor) -> float:
     """‖A‖₂ = √λ_max(A Aᵀ) (or AᵀA, the smaller side), by a symmetric eigensolver: the same value
-    as an SVD (to rounding: λ_max is well conditioned) at a fraction of its cost (SLL small's
-    2048 × 2880 dense layers: ≈ 2 s against ≈ 14 s for ``matrix_norm(ord=2)`` on 2 cores)."""
+    as an SVD (to rounding: λ_max is well conditioned) for less (SLL small's 2048 × 2880 dense
+    layers in float64: 1.7 s against 2.7 s for ``matrix_norm(ord=2)`` on 2 idle cores)."""
     gram = a @ a.T if a.shape[0] <= a.shape[1] else a.T @ a
     return float(torch.linalg.eigvalsh(gram)[-1].clamp(min=0.0)) ** 0.5
 
