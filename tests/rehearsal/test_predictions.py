@@ -300,6 +300,26 @@ def test_ip_units_share_a_base_model_per_architecture_and_dataset() -> None:
     assert {recipe4.shared_cache_key(u) for u in units4} == keys
 
 
+def test_cl_cosine_figures_share_the_features_of_a_benchmark() -> None:
+    """cl Figs. 3, 4 and 5 (cosine) read the same CIFAR-100 feature files: one key; each
+    benchmark is its own cost class (ImageNet-R's JPEGs cost differently from CIFAR's arrays)."""
+    from privrepro.config.validation import build_params
+    from privrepro.runner.run import compose, effective_params, load_recipe
+
+    keys, classes = {}, {}
+    for name in ("cl/fig3_cosine", "cl/fig4_cosine", "cl/fig5_cosine"):
+        cfg = compose(name, ["profile=paper"])
+        recipe = load_recipe(str(cfg.figure.recipe))
+        units = recipe.units(build_params(recipe.params_type, effective_params(cfg), "params"))
+        keys[name] = {recipe.shared_cache_key(u) for u in units}
+        classes[name] = {recipe.cost_class(u) for u in units}
+    assert classes["cl/fig3_cosine"] == {"cifar100", "imagenet-r"}
+    assert classes["cl/fig4_cosine"] == {"cifar100"}
+    (cifar,) = keys["cl/fig4_cosine"]
+    assert cifar in keys["cl/fig3_cosine"] and cifar in keys["cl/fig5_cosine"]
+    assert keys["cl/fig3_cosine"] == keys["cl/fig5_cosine"] and len(keys["cl/fig3_cosine"]) == 2
+
+
 def test_gpu_totals_set_film_tuning_apart() -> None:
     table = pd.DataFrame(
         {

@@ -4,6 +4,7 @@ repeats with min/max error bars)."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -76,6 +77,22 @@ class CosineFigure(Figure[P]):
     def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
         name = unit.get("dataset", self.benchmark)
         return benchmark_source(str(name), str(unit["features"]["source"]), data_dir)
+
+    def shared_cache_key(self, unit: Mapping[str, Any]) -> Any:
+        """The backbone features of the unit's benchmark (``<cache_dir>/cl/features/``, one file
+        per backbone, dataset and split): every cosine unit and figure with the same benchmark
+        and feature source reads the same files."""
+        f = unit["features"]
+        name = str(unit.get("dataset", self.benchmark))
+        split_seed = f.get("imagenet_r_split_seed") if name == "imagenet-r" else None
+        model_kwargs = json.dumps(f.get("model_kwargs", {}), sort_keys=True, default=str)
+        source = (f["source"], f["backbone"], f.get("weights"), model_kwargs)
+        return ("cl-features", name, *source, split_seed, f.get("synthetic_seed"))
+
+    def cost_class(self, unit: Mapping[str, Any]) -> Any:
+        """The benchmark: its images (CIFAR-100's 60,000 32×32 arrays, ImageNet-R's 30,000
+        JPEGs, the 5-Datasets) cost differently to extract."""
+        return str(unit.get("dataset", self.benchmark))
 
 
 def cosine_inputs(unit: dict[str, Any], ctx: UnitContext) -> dict[str, Any]:
