@@ -101,15 +101,12 @@ class ProbePoint:
         return {"own": self.own_s, "device": self.device_s, "flops": self.flops}[kind]
 
 
-def _at_full_size(points: list[ProbePoint], kind: str, per_sample: bool = True) -> float:
+def _at_full_size(points: list[ProbePoint], kind: str) -> float:
     """The points' quantity at their full sizes: ``a + b·samples`` fitted by least squares where
     the points ran at two sizes or more (a fixed cost per item, such as an SLL layer's
-    parametrisation, is then not scaled), else scaled linearly; ``a, b ≥ 0``. With
-    ``per_sample=False`` the quantity is a fixed cost per item: the points' mean, unscaled."""
+    parametrisation, is then not scaled), else scaled linearly; ``a, b ≥ 0``."""
     xs = [float(p.run) for p in points]
     ys = [p.value(kind) for p in points]
-    if not per_sample:
-        return sum(ys) / len(ys) * len(points)
     if len(set(xs)) < 2:
         return sum(y * p.full / p.run for y, p in zip(ys, points, strict=True))
     mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
@@ -151,7 +148,7 @@ class LoopRecord:
         points: its probed items (see :func:`probe`), fitted to predict a full item.
         host_per_sample: its items do host work per sample (decoding images): the time outside
             torch operators is fitted like the rest; otherwise (the default) it is Python's
-            fixed cost per item, taken as the probed items' mean. Fitting it would extrapolate
+            fixed cost per item, counted as measured, unscaled. Fitting it would extrapolate
             a few tens of milliseconds of noise between a 4- and a 16-sample probe to seconds
             per 500-sample item.
     """
@@ -214,11 +211,10 @@ class LoopRecord:
         midway, probed or not) as measured, unscaled, so that an unfinished item stays a lower
         bound."""
         total = self._own_value(kind)
-        if not self.points:
-            return total
+        if not self.points or (kind == "host" and not self.host_per_sample):
+            return total  # no probe, or Python's fixed cost per item: as measured
         rest = max(0.0, total - sum(p.value(kind) for p in self.points))
-        per_sample = kind != "host" or self.host_per_sample
-        return _at_full_size(self.points, kind, per_sample) + rest
+        return _at_full_size(self.points, kind) + rest
 
     @property
     def own_device_s(self) -> float:

@@ -82,8 +82,9 @@ class DeviceModel:
 #: (``benchmarks/bench_pac.py`` too, whose trainings are matmuls)
 H100 = DeviceModel("H100 SXM", flops=67e12, bandwidth=3.35e12, efficiency=0.5, conv_flops=494e12)
 
-#: the operators that run on cuDNN's convolution kernels (TF32 by default on an H100)
-CONVOLUTIONS = frozenset({"convolution", "convolution_backward", "_convolution", "conv2d"})
+#: the operators that run on cuDNN's convolution kernels (TF32 by default on an H100), as a
+#: dispatch mode sees them (``conv2d`` and the like reach it as ``convolution``)
+CONVOLUTIONS = frozenset({"convolution", "convolution_backward"})
 
 
 def _nbytes(values: Any) -> int:

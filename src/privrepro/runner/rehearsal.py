@@ -275,10 +275,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", default="results", help="where rehearsal.csv goes")
     parser.add_argument("--plots", default="plots", help="where rehearsal.png goes")
     parser.add_argument("--target", action="append", default=[], help="e.g. pac-ex4")
-    parser.add_argument("--items", type=int, default=2, help="items per capped loop")
-    parser.add_argument("--units", type=int, default=1, help="units run per cost class")
+    defaults = RehearsalSettings(Path(), Path())
+    parser.add_argument("--items", type=int, default=defaults.items, help="items per capped loop")
     parser.add_argument(
-        "--timeout", type=float, default=120.0, help="seconds per unit (then a lower bound)"
+        "--units", type=int, default=defaults.units, help="units run per cost class"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=defaults.unit_timeout_s,
+        help="seconds per unit (then a lower bound)",
     )
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda")
     parser.add_argument("--host-gib", type=float, default=128.0, help="target host memory")
@@ -286,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--probe",
         type=int,
-        default=4,
+        default=defaults.probe_samples,
         help="samples per probed batch (a batch's time is scaled to its full size; 0: whole)",
     )
     parser.add_argument(

@@ -346,7 +346,6 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
         experiment if k is None else repr(k) for k in (recipe.shared_cache_key(u) for u in units)
     ]
     runs: dict[str, list[UnitCost]] = {"cpu": [], "gpu": [], "flops": []}
-    predicted_units: list[float] = []
     scales: list[float] = []
     ended_early = False
     loads: list[float] = []
@@ -406,7 +405,6 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
             walls.append(wall)
             first = min((r.started for r in cap.records), default=None)
             loads.append((first - t0) if first is not None else wall)
-            predicted_units.append(cap.predict(wall))
             for kind, total, part in (
                 ("cpu", cap.predict(wall), cap.cached_s()),
                 ("gpu", cap.predict_device(wall), cap.cached_device_s()),
@@ -429,7 +427,7 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
     row["units_run"] = len(walls)
     row["capped_wall_s"] = sum(walls)
     row["load_s"] = sum(loads) / len(loads)
-    row["s_per_unit"] = sum(predicted_units) / len(predicted_units)
+    row["s_per_unit"] = sum(r.total for r in runs["cpu"]) / len(runs["cpu"])
     row.update(loop_summary(records))
     # a cache-building stage (features, pixels, base models) runs once per cache key, not per unit
     totals = {kind: figure_total(r, classes, keys) for kind, r in runs.items()}
