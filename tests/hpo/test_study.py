@@ -120,9 +120,10 @@ def test_a_progress_loop_shows_the_trials_and_a_capped_one_ends_the_study(tmp_pa
     from privrepro.rehearsal.cap import RehearsalCap
 
     cap = RehearsalCap(items=2)
-    ctx = UnitContext(0, "u", "paper", "cpu", tmp_path, tmp_path, show_progress=False, cap=cap)
+    ctx = UnitContext(0, "u", "paper", "cpu", tmp_path, tmp_path, show_progress=False)
     study = open_study("capped", "sqlite://", sampler="random", seed=0)
-    run_study(study, _objective, n_complete=5, progress=ctx.progress)
+    with cap.active(count_operations=False):
+        run_study(study, _objective, n_complete=5, progress=ctx.progress)
     assert len(complete_trials(study)) == 2
     assert (cap.records[0].desc, cap.records[0].total, cap.records[0].skipped) == ("trials", 5, 3)
     # without a cap the same bar runs the study to its count

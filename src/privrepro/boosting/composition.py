@@ -96,7 +96,7 @@ def composition_dp(
         def bar(ts: range) -> object:
             return each(ts, progress, "pb composition, exact PLD at every T")
 
-        # a progress wrapper that stops early (a rehearsal's cap) returns the first T only
+        # a progress wrapper that stops early (a loop budget) returns the first T only
         eps = compose_every_t(plds, int(t_max), [delta], progress=bar)[:, 0]
         t_done = T[: len(eps)]
         frames.append(_curve(t_done, "pb", "exact", e0, eps, t_done * pld_discretization))

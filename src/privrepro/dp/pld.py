@@ -145,7 +145,7 @@ def compose_every_t(
             lower tail moved up to the window, the upper tail to ``+∞``); adds at most
             ``2·T·tail_mass`` to δ.
         progress: optional wrapper of the T iterator (a progress bar). A wrapper that stops
-            early (a rehearsal's compute cap) shortens the result to the T it let through.
+            early (a loop budget, :mod:`privrepro.loop_budget`) shortens the result to the T it let through.
 
     Returns:
         ``[t_max, len(deltas)]`` upper bounds on the composed ε (module docstring: error); fewer

@@ -21,7 +21,7 @@ How the prediction is made (the ``prediction`` column says which case applies):
   and once over all figures where several figures build the same one (``cache_keys``);
 * an item too slow for the timeout is *probed* where its cost is affine in its size (a feature
   batch, a training batch, a DP-SGD step): it runs ``probe_samples`` samples (4 × that on the
-  next item) and a full item is fitted (:func:`privrepro.rehearsal.cap.probe`); the rows a loop
+  next item) and a full item is fitted (:meth:`privrepro.rehearsal.cap.RehearsalCap.item_size`); the rows a loop
   skipped are zero placeholders, so the stages after it run at full size;
 * ``lower_bound`` is true where a unit hit the timeout, ended early after a capped loop, or left
   a loop midway: the stages not measured are missing from its prediction.
@@ -89,7 +89,7 @@ class RehearsalSettings:
         device_bytes: device memory of the target GPU.
         device: ``auto``, ``cpu`` or ``cuda``.
         probe_samples: where an item's cost is linear in its size (a batch), it runs this many
-            samples and its time is scaled (0: items run whole; :func:`privrepro.rehearsal.cap.probe`).
+            samples and its time is scaled (0: items run whole; :meth:`privrepro.rehearsal.cap.RehearsalCap.item_size`).
         count_operations: count every torch operator for the GPU prediction
             (:mod:`privrepro.rehearsal.device_model`).
     """
@@ -366,7 +366,6 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
                 data_dir=Path(settings.root),
                 cache_dir=scratch / "cache" / paper / figure,
                 show_progress=False,
-                cap=cap,
             )
             t0 = time.perf_counter()
             status = "ok"

@@ -44,7 +44,7 @@ from privrepro.dp.accounting import (
     calibrate_noise_multiplier,
     gaussian_epsilon,
 )
-from privrepro.rehearsal.cap import probe
+from privrepro.loop_budget import item_size
 from privrepro.training.per_sample import PerSampleClipper, unsupported_modules
 from privrepro.training.rows import Rows, gather_rows, num_rows
 
@@ -384,8 +384,8 @@ def train_dpsgd(
         for _ in loop:
             idx = poisson_batch(n, q, generator)
             total_b += idx.numel()
-            if progress is not None:  # the whole batch, unless a rehearsal probes its loop
-                idx = idx[: probe(idx.numel())]
+            if progress is not None:  # the whole batch, unless a loop budget sizes it
+                idx = idx[: item_size(idx.numel())]
             sums = [torch.zeros_like(p) for p in params]
             loss_acc = 0.0
             for chunk in _chunks(idx, physical_batch):

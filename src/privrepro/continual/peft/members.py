@@ -29,7 +29,7 @@ from numpy.typing import ArrayLike, NDArray
 from torch import Tensor, nn
 
 from privrepro.config import ConfigError
-from privrepro.rehearsal.cap import capped, full_rows, probe
+from privrepro.loop_budget import budgeted, full_rows, item_size
 from privrepro.training.dpsgd import (
     DPSGDHyper,
     PrivacyRecord,
@@ -282,9 +282,9 @@ def member_logits(member: Member, x: Rows, batch: int = 1024) -> Tensor:
     ``x`` is gathered ``batch`` rows at a time."""
     member.model.eval()
     n = num_rows(x)
-    outs = [  # every batch, unless a rehearsal caps the loop and probes a few rows of a batch
-        member.model(gather_rows(x, slice(s, s + probe(min(batch, n - s)))))
-        for s in capped(range(0, n, batch), "member logit batches")
+    outs = [  # every batch, unless a loop budget shortens the loop and sizes its batches
+        member.model(gather_rows(x, slice(s, s + item_size(min(batch, n - s)))))
+        for s in budgeted(range(0, n, batch), "member logit batches")
     ]
     if not outs:
         return torch.zeros(0, member.label_ids.size, device=x.device)

@@ -40,7 +40,7 @@ from privrepro.continual.peft.settings import (
 from privrepro.continual.peft.tuning import tune_hyper, unclipped_if_nondp
 from privrepro.continual.scenarios import Scenario
 from privrepro.continual.workspace import Progress, Workspace, steps_bar
-from privrepro.rehearsal.cap import full_list
+from privrepro.loop_budget import full_list
 from privrepro.seeding import numpy_stream, torch_stream
 from privrepro.training.dpsgd import DPSGDHyper
 from privrepro.training.rows import select_rows
@@ -308,7 +308,7 @@ def _ensemble(r: _RunState, progress: Progress, desc: str) -> dict[str, list[tor
                 r.logits[f"labels{t}"] = m.label_ids
         r.log_privacy(t, m, r.hps[min(t, r.nb - 1)].batch_size)
         del m
-    # unchanged, unless a rehearsal capped the tasks: the tasks not run repeat the last one's
+    # unchanged, unless a loop budget shortened the tasks: the tasks not run repeat the last one's
     # predictions (placeholders), so the accuracy matrix and the entropy rule run at full size
     preds = {rule: full_list(plist, r.nb) for rule, plist in preds.items()}
     stack = full_list(stack, r.nb)
