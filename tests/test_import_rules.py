@@ -36,7 +36,7 @@ SHORT_NAMES = ("ip", "pb", "cl", "pac")
 """The papers' short names, in the same order."""
 EDGE = ("runner",)
 """The parts that may read Hydra / omegaconf."""
-ABOVE_LIBRARIES = ("figures", "report", "runner")
+ABOVE_LIBRARIES = ("figures", "report", "runner", "rehearsal")
 """The parts above the libraries, in order: recipes, the report, the command line."""
 
 

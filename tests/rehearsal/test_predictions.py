@@ -18,14 +18,14 @@ from privrepro.figures.api import UnitContext
 from privrepro.loop_budget import budgeted, item_size
 from privrepro.rehearsal.cap import LoopRecord, RehearsalCap
 from privrepro.rehearsal.device_model import H100, DeviceModel, OperationCount
-from privrepro.rehearsal.standins import write_standin
-from privrepro.runner.rehearsal import FILM_TUNING, gpu_totals, mark_shared_caches, rehearse_all
-from privrepro.runner.rehearsal_measure import (
+from privrepro.rehearsal.measure import (
     RehearsalSettings,
     UnitCost,
     figure_total,
     units_to_run,
 )
+from privrepro.rehearsal.rehearse import FILM_TUNING, gpu_totals, mark_shared_caches, rehearse_all
+from privrepro.rehearsal.standins import write_standin
 from privrepro.training.classifier import predict_logits
 
 
@@ -368,9 +368,9 @@ def test_capped_pb_figures_end_with_tables_of_their_schema(tmp_path: Path) -> No
 def test_the_report_section_states_the_h100_prediction_against_the_target(tmp_path: Path) -> None:
     """The section gives the H100 totals (FiLM tuning apart), says they are predicted from
     operation counts, and shows each row's H100 prediction and whether it is a lower bound."""
+    from privrepro.rehearsal.rehearse import COLUMNS
     from privrepro.report.document import Para, Table
     from privrepro.report.rehearsal_section import rehearsal_section
-    from privrepro.runner.rehearsal import COLUMNS
 
     rows = {
         "paper": ["pb", "cl"],

@@ -10,11 +10,11 @@ import pytest
 
 from privrepro.figures.api import UnitContext
 from privrepro.rehearsal.cap import LoopRecord, RehearsalCap
+from privrepro.rehearsal.measure import RehearsalSettings
+from privrepro.rehearsal.rehearse import COLUMNS, main, rehearse_all
 from privrepro.rehearsal.standins import write_standin
 from privrepro.report.document import Heading, Image, Table
 from privrepro.report.rehearsal_section import rehearsal_section
-from privrepro.runner.rehearsal import COLUMNS, main, rehearse_all
-from privrepro.runner.rehearsal_measure import RehearsalSettings
 
 
 def _ctx(tmp_path: Path) -> UnitContext:

@@ -9,8 +9,8 @@ and measures what the full run would cost.
   for real data (``make rehearsal-data``).
 * :mod:`privrepro.rehearsal.cap` — the compute cap: a :class:`~.cap.RehearsalCap` in the unit
   context makes every ``ctx.progress`` loop run its first items and predicts the rest.
-* :mod:`privrepro.runner.rehearsal_measure` — one figure under the paper profile on the stand-ins,
+* :mod:`privrepro.rehearsal.measure` — one figure under the paper profile on the stand-ins,
   capped: peak host and device memory, load time, rates, counts and the predicted full cost.
-* :mod:`privrepro.runner.rehearsal` — ``make rehearsal``: every figure, each in its own process,
+* :mod:`privrepro.rehearsal.rehearse` — ``make rehearsal``: every figure, each in its own process,
   into ``results/rehearsal.csv`` and ``plots/rehearsal.png``.
 """

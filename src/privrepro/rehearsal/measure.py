@@ -239,7 +239,7 @@ def figure_total(
     counted once: the most any unit run with that key measured, else that of the units run of
     the class of the key's first unit. The figure's total is ``body + sum(caches.values())``;
     caches with equal keys in other figures are counted once over the figures
-    (:func:`privrepro.runner.rehearsal.mark_shared_caches`).
+    (:func:`privrepro.rehearsal.rehearse.mark_shared_caches`).
     """
     by_class: dict[str, list[UnitCost]] = {}
     for r in runs:

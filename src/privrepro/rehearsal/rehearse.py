@@ -1,11 +1,11 @@
 """``make rehearsal``: every paper-profile figure on the full-size stand-ins, capped and measured.
 
-    python -m privrepro.runner.rehearsal --root data/rehearsal            # every figure
-    python -m privrepro.runner.rehearsal --root data/rehearsal --target pac-ex4 --items 3
+    python -m privrepro.rehearsal.rehearse --root data/rehearsal            # every figure
+    python -m privrepro.rehearsal.rehearse --root data/rehearsal --target pac-ex4 --items 3
 
 With ``--target``, the rows of those figures in an existing ``rehearsal.csv`` are replaced and
 the others kept. Each figure is rehearsed in its own process
-(:func:`privrepro.runner.rehearsal_measure.rehearse_figure`), so its peak host memory is its own and a figure that crashes or runs out of memory is a row, not
+(:func:`privrepro.rehearsal.measure.rehearse_figure`), so its peak host memory is its own and a figure that crashes or runs out of memory is a row, not
 the end of the rehearsal. Writes ``results/rehearsal.csv`` (one row per figure: the measured
 memory, load time, rates, the full run's counts and the predicted wall time, and how it was
 predicted) and ``plots/rehearsal.png``. The rehearsal's store and caches go to ``--scratch``:
@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from privrepro.runner.rehearsal_measure import GIB, RehearsalSettings, rehearse_figure
+from privrepro.rehearsal.measure import GIB, RehearsalSettings, rehearse_figure
 
 __all__ = [
     "COLUMNS",
@@ -96,7 +96,7 @@ def _child(experiment: str, settings: RehearsalSettings, timeout_s: float) -> di
         cmd = [
             sys.executable,
             "-m",
-            "privrepro.runner.rehearsal",
+            "privrepro.rehearsal.rehearse",
             "--one",
             experiment,
             "--json",
