@@ -79,7 +79,7 @@ rehearsal-data: $(ENV_STAMP) ## Write full-size stand-in datasets and random wei
 	$(RUN) python -m privrepro.rehearsal.standins --root "$(or $(DATA),$(PRIVREPRO_DATA),data/rehearsal)" $(ARGS)
 
 rehearsal: $(ENV_STAMP) ## Rehearse every paper-profile figure on the stand-ins (DATA=<root>), capped: results/rehearsal.csv, plots/rehearsal.png
-	$(RUN) python -m privrepro.rehearsal.rehearse --root "$(or $(DATA),$(PRIVREPRO_DATA),data/rehearsal)" $(ARGS)
+	$(RUN) python -m privrepro.rehearsal --root "$(or $(DATA),$(PRIVREPRO_DATA),data/rehearsal)" $(ARGS)
 
 bench: $(ENV_STAMP) ## Benchmarks: speedup = baseline time / project time (> 1 faster); ARGS='--device cuda' or names
 	$(RUN) python -m privrepro.bench $(ARGS)

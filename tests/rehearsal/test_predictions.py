@@ -24,8 +24,9 @@ from privrepro.rehearsal.measure import (
     figure_total,
     units_to_run,
 )
-from privrepro.rehearsal.rehearse import FILM_TUNING, gpu_totals, mark_shared_caches, rehearse_all
+from privrepro.rehearsal.rehearse import rehearse_all
 from privrepro.rehearsal.standins import write_standin
+from privrepro.rehearsal.summary import FILM_TUNING, gpu_totals, mark_shared_caches
 from privrepro.training.classifier import predict_logits
 
 
@@ -284,7 +285,7 @@ def test_ip_units_share_a_base_model_per_architecture_and_dataset() -> None:
     """ip Fig. 3's units: every mode of a group reads one cached base model; the ResNet-18 is
     shared by the ``resnet`` and ``resnet_tune`` groups."""
     from privrepro.config.validation import build_params
-    from privrepro.runner.run import compose, effective_params, load_recipe
+    from privrepro.runner.plan import compose, effective_params, load_recipe
 
     cfg = compose("ip/fig3", ["profile=paper"])
     recipe = load_recipe(str(cfg.figure.recipe))
@@ -311,7 +312,7 @@ def test_cl_cosine_figures_share_the_features_of_a_benchmark() -> None:
     """cl Figs. 3, 4 and 5 (cosine) read the same CIFAR-100 feature files: one key; each
     benchmark is its own cost class (ImageNet-R's JPEGs cost differently from CIFAR's arrays)."""
     from privrepro.config.validation import build_params
-    from privrepro.runner.run import compose, effective_params, load_recipe
+    from privrepro.runner.plan import compose, effective_params, load_recipe
 
     keys, classes = {}, {}
     for name in ("cl/fig3_cosine", "cl/fig4_cosine", "cl/fig5_cosine"):
@@ -368,7 +369,7 @@ def test_capped_pb_figures_end_with_tables_of_their_schema(tmp_path: Path) -> No
 def test_the_report_section_states_the_h100_prediction_against_the_target(tmp_path: Path) -> None:
     """The section gives the H100 totals (FiLM tuning apart), says they are predicted from
     operation counts, and shows each row's H100 prediction and whether it is a lower bound."""
-    from privrepro.rehearsal.rehearse import COLUMNS
+    from privrepro.rehearsal.summary import COLUMNS
     from privrepro.report.document import Para, Table
     from privrepro.report.rehearsal_section import rehearsal_section
 

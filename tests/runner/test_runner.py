@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 from recipes_for_tests import scratch_paths
 
-from privrepro.runner.run import compose, run_config, run_experiment
+from privrepro.runner.plan import compose
+from privrepro.runner.run import run_config, run_experiment
 from privrepro.store.units import UNIT_ID
 
 HERE = Path(__file__).resolve().parent

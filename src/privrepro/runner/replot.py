@@ -17,7 +17,8 @@ from typing import Any
 import pandas as pd
 
 from privrepro.config.validation import build_params
-from privrepro.runner.run import draw, load_recipe
+from privrepro.runner.plan import load_recipe
+from privrepro.runner.run import draw
 from privrepro.runner.tables import read_table, select_units
 
 __all__ = ["main", "replot"]
@@ -68,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", type=Path, default=Path("results"))
     parser.add_argument("--plots", type=Path, default=Path("plots"))
     args = parser.parse_args(argv)
-    from privrepro.runner.all import quiet_console_logging
+    from privrepro.commands import quiet_console_logging
 
     quiet_console_logging()
     made = replot(args.results, args.plots)

@@ -2,12 +2,13 @@
 
 The steps, in order, each before the next can start:
 
-1. **Validate.** Build the recipe's parameter dataclass from the ``params`` Hydra composed (the
-   recipe's defaults, the experiment's values, the profile's, the command line's: what
-   ``--cfg job`` prints); any unknown key or out-of-range value raises
-   :class:`~privrepro.config.ConfigError` naming key, value and range. The root keys, the output
-   folders and the memory the largest unit is predicted to need are checked too
-   (:mod:`privrepro.runner.preflight`). Nothing has been computed or written.
+1. **Plan.** :func:`privrepro.runner.plan.plan_config`: the recipe the experiment names, its
+   parameter dataclass built from the ``params`` Hydra composed (the recipe's defaults, the
+   experiment's values, the profile's, the command line's: what ``--cfg job`` prints), the units;
+   any unknown key or out-of-range value raises :class:`~privrepro.config.ConfigError` naming
+   key, value and range. The root keys, the device, the weights, the output folders and the
+   memory the largest unit is predicted to need are checked too. Nothing has been computed or
+   written.
 2. **Units.** Each unit dict is hashed with the figure, profile, seed and recipe version; a unit
    whose folder verifies in the store is loaded, the rest are computed and sealed (a folder that
    fails verification is moved aside and computed again).
@@ -20,7 +21,6 @@ The steps, in order, each before the next can start:
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import time
@@ -33,28 +33,21 @@ from typing import Any
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
-from privrepro.config.validation import ConfigError, assumptions_of, build_params
+from privrepro.config.validation import assumptions_of
 from privrepro.data.registry import MissingDataError
 from privrepro.figures.api import Figure, UnitContext
 from privrepro.runner import tables
-from privrepro.runner.environment import resolve_device, run_environment
-from privrepro.runner.preflight import (
-    PROFILES,
-    check_memory,
-    check_output_paths,
-    validate_root,
-)
+from privrepro.runner.environment import run_environment
+from privrepro.runner.plan import compose, plan_config
+from privrepro.runner.preflight import PROFILES
 from privrepro.store.atomic import atomic_write_table
-from privrepro.store.units import UnitStore, unit_hash
+from privrepro.store.units import UnitStore
 
 __all__ = [
     "PROFILES",
     "FigureRun",
-    "compose",
     "draw",
-    "effective_params",
     "footer",
-    "load_recipe",
     "mark_stand_in",
     "run_config",
     "run_experiment",
@@ -85,47 +78,6 @@ class FigureRun:
     table_units: int = 0
 
 
-def load_recipe(path: str) -> Figure[Any]:
-    """Instantiate the recipe named ``package.module:Class``."""
-    module_name, _, class_name = path.partition(":")
-    if not class_name:
-        raise ConfigError("figure.recipe", path, "must read 'package.module:ClassName'")
-    try:
-        cls = getattr(importlib.import_module(module_name), class_name)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError("figure.recipe", path, f"cannot be imported ({exc})") from exc
-    if not (isinstance(cls, type) and issubclass(cls, Figure)):
-        raise ConfigError(
-            "figure.recipe", path, "must name a privrepro.figures.api.Figure subclass"
-        )
-    return cls()
-
-
-def effective_params(cfg: DictConfig) -> dict[str, Any]:
-    """The ``params`` Hydra composed, resolved: exactly what ``--cfg job`` prints.
-
-    Hydra merges, in order, the recipe's defaults (``recipe/<module>:<Class>``), the experiment's
-    values, the profile's (``conf/params/<paper>/<figure>/<profile>.yaml``, after any shared
-    per-profile file the experiment lists) and the command line's ``params.*``; nothing is merged
-    after it.
-    """
-    return OmegaConf.to_container(cfg.params, resolve=True)  # type: ignore[return-value]
-
-
-def _unit_identity(
-    paper: str, figure: str, recipe: Figure[Any], profile: str, seed: int, unit: Mapping[str, Any]
-) -> dict[str, Any]:
-    return {
-        "paper": paper,
-        "figure": figure,
-        "profile": profile,
-        "seed": seed,
-        "recipe": f"{type(recipe).__module__}:{type(recipe).__qualname__}",
-        "version": getattr(recipe, "version", 1),
-        "unit": dict(unit),
-    }
-
-
 def _jsonable(obj: Any) -> Any:
     if is_dataclass(obj) and not isinstance(obj, type):
         return asdict(obj)
@@ -152,19 +104,6 @@ class _UnitLog:
         self.handler.close()
 
 
-def _check_unique_units(units: Sequence[Mapping[str, Any]], ids: Sequence[str]) -> None:
-    seen: dict[str, int] = {}
-    for i, uid in enumerate(ids):
-        if uid in seen:
-            raise ConfigError(
-                "params",
-                json.dumps(units[i], default=str)[:200],
-                f"gives run units {seen[uid]} and {i} the same config; a repeated value in a "
-                "list of params makes the same unit twice",
-            )
-        seen[uid] = i
-
-
 def _data_dir_source(cfg: DictConfig) -> str:
     """Where ``paths.data_dir`` came from: command line, ``PRIVREPRO_DATA`` or the default.
 
@@ -180,20 +119,6 @@ def _data_dir_source(cfg: DictConfig) -> str:
     return "the default of paths.data_dir"
 
 
-def _check_weights(params: Any, paths: Any) -> None:
-    """Every weights file the parameters need exists or can be downloaded (see
-    :func:`privrepro.models.weights.check_weights`); else a one-line ``ConfigError``."""
-    from privrepro.models.weights import check_weights, weights_needed
-
-    if weights_needed(params):
-        from functools import partial
-
-        from privrepro.continual.features import has_cached_features
-
-        cached = partial(has_cached_features, Path(paths.cache_dir))
-        check_weights(params, Path(paths.data_dir), cached)
-
-
 def run_config(cfg: DictConfig, multirun: bool = False, repo: Path | None = None) -> FigureRun:
     """Run the figure ``cfg`` describes (a composed root config: what ``--cfg job`` prints).
 
@@ -202,29 +127,13 @@ def run_config(cfg: DictConfig, multirun: bool = False, repo: Path | None = None
     """
     started = time.perf_counter()
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    validate_root(cfg)
-    paper, figure = str(cfg.figure.paper), str(cfg.figure.name)
-    recipe = load_recipe(str(cfg.figure.recipe))
-    params: Any = build_params(recipe.params_type, effective_params(cfg), "params")
-    profile, seed, force = str(cfg.profile.name), int(cfg.seed), bool(cfg.get("force", False))
-    requested = (
-        str(cfg.device)
-        if str(cfg.get("device", "auto")) != "auto"
-        else str(cfg.profile.get("device", "auto"))
-    )
-    device = resolve_device(requested)
-    paths = cfg.paths
+    plan = plan_config(cfg)  # every check, before any compute
+    paper, figure, recipe, params = plan.paper, plan.figure, plan.recipe, plan.params
+    profile, seed, force = plan.profile, plan.seed, bool(cfg.get("force", False))
+    device, paths = plan.device, cfg.paths
+    units, identities, ids, unit_sources = plan.units, plan.identities, plan.unit_ids, plan.sources
     store = UnitStore(Path(paths.experiments_dir), paper, figure)
-    recipe_id = (f"{type(recipe).__module__}:{type(recipe).__qualname__}", recipe_version(recipe))
-
-    units = recipe.units(params)
-    unit_sources = [recipe.data_source(u, Path(paths.data_dir)) for u in units]
-    _check_weights(params, paths)  # missing pretrained weights: one line, before any compute
-    identities = [_unit_identity(paper, figure, recipe, profile, seed, u) for u in units]
-    ids = [unit_hash(i) for i in identities]
-    _check_unique_units(units, ids)
-    check_memory(recipe, params)
-    check_output_paths(cfg, plot=bool(cfg.get("plot", True)))
+    recipe_id = plan.recipe_id
     env = run_environment(device, profile, repo)
     store.sweep_abandoned()
 
@@ -336,11 +245,6 @@ def run_config(cfg: DictConfig, multirun: bool = False, repo: Path | None = None
     )
 
 
-def recipe_version(recipe: Figure[Any]) -> int:
-    """The recipe's ``version`` (1 unless it declares one): part of every unit's identity."""
-    return int(getattr(recipe, "version", 1))
-
-
 def footer(meta: Mapping[str, Any], selected_units: int | None = None) -> str:
     """The provenance line under a plot: figure, profile, and which rows of the table it shows.
 
@@ -374,19 +278,6 @@ def mark_stand_in(fig: Any, table: pd.DataFrame) -> None:
 
     if "data" in table.columns:
         stand_in_title(fig, [str(d) for d in table["data"].dropna().unique()])
-
-
-def compose(experiment: str, overrides: Sequence[str] = (), conf: Path | None = None) -> DictConfig:
-    """Compose the root config for ``experiment`` with overrides, outside a Hydra app."""
-    from hydra import compose as hydra_compose
-    from hydra import initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-
-    from privrepro.runner.catalog import conf_dir
-
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(conf or conf_dir()), version_base="1.3"):
-        return hydra_compose("config", overrides=[f"experiment={experiment}", *overrides])
 
 
 def run_experiment(

@@ -469,7 +469,7 @@ def rebuild(
 
 def _summarise_record(record: Mapping[str, Any], derived: DerivedTable, files: TableFiles) -> None:
     from privrepro.config.validation import build_params
-    from privrepro.runner.run import load_recipe
+    from privrepro.runner.plan import load_recipe
     from privrepro.store.atomic import atomic_write_table
 
     selection_ids = list(record.get("selection") or [])
@@ -512,7 +512,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", type=Path, default=Path("results"))
     parser.add_argument("--figure", action="append", default=[], help="paper/figure (repeatable)")
     args = parser.parse_args(argv)
-    from privrepro.runner.all import quiet_console_logging
+    from privrepro.commands import quiet_console_logging
 
     quiet_console_logging()
     stores = [
