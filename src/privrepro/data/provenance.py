@@ -82,13 +82,16 @@ def is_stand_in_label(label: object) -> bool:
 def read_from(dataset: str, data_dir: str | Path | None) -> DataSource:
     """What a loader reading the paper's ``dataset`` from the data root ``data_dir`` gets.
 
-    The real dataset (its paper name, :data:`privrepro.data.standin.PAPER_NAMES`), unless the
+    The real dataset (its paper name, :data:`privrepro.data.standin_checks.PAPER_NAMES`), unless the
     dataset's folder under the root (or the root, or a parent) holds :data:`REHEARSAL_MARKER`:
     then the files are the rehearsal's format-real stand-ins and the label says so. The loaders
-    label what they read with the same function (:func:`privrepro.data.standin.data_source_of`),
+    label what they read with the same function (:func:`privrepro.data.standin_checks.data_source_of`),
     so a table's ``data`` column and the loaders' ``data_source`` never disagree.
     """
-    from privrepro.data.standin import PAPER_NAMES, data_source_of  # standin imports this module
+    from privrepro.data.standin_checks import (  # standin imports this module
+        PAPER_NAMES,
+        data_source_of,
+    )
 
     if data_dir is None or dataset not in PAPER_NAMES:
         return DataSource(PAPER_NAMES.get(dataset, dataset))
@@ -110,7 +113,7 @@ def registry_source(dataset: str, data_dir: str | Path | None, paper_dataset: st
     """
     if dataset in STAND_IN_DATASETS:
         return DataSource(STAND_IN_DATASETS[dataset], stand_in_for=paper_dataset)
-    from privrepro.data.standin import PAPER_NAMES
+    from privrepro.data.standin_checks import PAPER_NAMES
 
     source = read_from(dataset, data_dir)
     name = PAPER_NAMES.get(dataset, dataset)

@@ -9,7 +9,7 @@ to obtain it. Checksums are verified with torchvision's MD5 list unless ``verify
 
 Rehearsal stand-ins (:mod:`privrepro.rehearsal.standins`) fail those checksums by design: a file
 whose MD5 is not the release's is accepted only when a rehearsal marker above it lists the file
-with its current MD5 (:func:`privrepro.data.standin.checksum_status`), and the load says so in
+with its current MD5 (:func:`privrepro.data.standin_checks.checksum_status`), and the load says so in
 the log. Every dataset
 returned carries ``meta["data_source"]``, the real dataset or the rehearsal stand-in for it.
 
@@ -33,7 +33,7 @@ import numpy as np
 from privrepro.config.validation import ConfigError
 from privrepro.data.arrays import ArrayDataset
 from privrepro.data.registry import MissingDataError, register_dataset
-from privrepro.data.standin import checksum_status, data_source_of, log_stand_in
+from privrepro.data.standin_checks import checksum_status, data_source_of, log_stand_in
 
 __all__ = ["load_cifar10", "load_cifar100", "load_idx_split", "load_mnist"]
 

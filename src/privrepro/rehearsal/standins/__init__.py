@@ -8,7 +8,7 @@ initialised checkpoints in the formats the paper profile loads (timm's ViT-B/16 
 ip SLL and ResNet-18 state dicts). Every folder written holds the rehearsal marker (a manifest of
 its files' MD5s), so nothing read from it can pass for real data: the loaders accept the
 stand-ins' checksums only under the marker and label what they read "rehearsal stand-in"
-(:mod:`privrepro.data.standin`).
+(:mod:`privrepro.data.standin_checks`).
 
 Pixels are seeded smooth class patterns with noise (:mod:`.pixels`): deterministic from the
 seed, cheap to make, separable by class. See ``docs/rehearsal.md`` for the layout, the measured
