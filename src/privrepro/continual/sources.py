@@ -29,13 +29,9 @@ import numpy as np
 from privrepro.config import ConfigError
 from privrepro.continual.scenarios import train_test_split_indices
 from privrepro.data.arrays import ArrayDataset
+from privrepro.data.provenance import data_source_of, folder_source
 from privrepro.data.registry import MissingDataError
-from privrepro.data.standin_checks import (
-    checksum_status,
-    data_source_of,
-    folder_source,
-    log_stand_in,
-)
+from privrepro.data.standin_checks import checksum_status, log_stand_in
 
 __all__ = [
     "IMAGE_SUFFIXES",

@@ -89,7 +89,8 @@ def load_adult(root: str | Path, split: str = "all", download: bool = False) -> 
                 raise MissingDataError("adult", path, _HOW)
         frames.append(_read_one(path))
     records = pd.concat(frames, ignore_index=True)
-    from privrepro.data.standin_checks import data_source_of, log_stand_in
+    from privrepro.data.provenance import data_source_of
+    from privrepro.data.standin_checks import log_stand_in
 
     records.attrs["data_source"] = data_source_of(root, "adult")  # real, or rehearsal stand-in
     if records.attrs["data_source"].is_stand_in:

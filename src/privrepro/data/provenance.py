@@ -16,10 +16,15 @@ from pathlib import Path
 
 __all__ = [
     "ANALYTIC",
+    "PAPER_NAMES",
     "REHEARSAL_MARKER",
+    "REHEARSAL_NAME",
     "STAND_IN_DATASETS",
     "UNDECLARED",
     "DataSource",
+    "data_source_of",
+    "dataset_folder",
+    "folder_source",
     "is_rehearsal_root",
     "is_stand_in_label",
     "read_from",
@@ -82,17 +87,12 @@ def is_stand_in_label(label: object) -> bool:
 def read_from(dataset: str, data_dir: str | Path | None) -> DataSource:
     """What a loader reading the paper's ``dataset`` from the data root ``data_dir`` gets.
 
-    The real dataset (its paper name, :data:`privrepro.data.standin_checks.PAPER_NAMES`), unless the
-    dataset's folder under the root (or the root, or a parent) holds :data:`REHEARSAL_MARKER`:
-    then the files are the rehearsal's format-real stand-ins and the label says so. The loaders
-    label what they read with the same function (:func:`privrepro.data.standin_checks.data_source_of`),
-    so a table's ``data`` column and the loaders' ``data_source`` never disagree.
+    The real dataset (its paper name, :data:`PAPER_NAMES`), unless the dataset's folder under
+    the root (or the root, or a parent) holds :data:`REHEARSAL_MARKER`: then the files are the
+    rehearsal's format-real stand-ins and the label says so. The loaders label what they read
+    with the same function (:func:`data_source_of`), so a table's ``data`` column and the
+    loaders' ``data_source`` never disagree.
     """
-    from privrepro.data.standin_checks import (  # standin imports this module
-        PAPER_NAMES,
-        data_source_of,
-    )
-
     if data_dir is None or dataset not in PAPER_NAMES:
         return DataSource(PAPER_NAMES.get(dataset, dataset))
     return data_source_of(data_dir, dataset)
@@ -113,8 +113,6 @@ def registry_source(dataset: str, data_dir: str | Path | None, paper_dataset: st
     """
     if dataset in STAND_IN_DATASETS:
         return DataSource(STAND_IN_DATASETS[dataset], stand_in_for=paper_dataset)
-    from privrepro.data.standin_checks import PAPER_NAMES
-
     source = read_from(dataset, data_dir)
     name = PAPER_NAMES.get(dataset, dataset)
     if not source.is_stand_in and name != paper_dataset:
@@ -126,3 +124,64 @@ def is_rehearsal_root(path: str | Path) -> bool:
     """Whether ``path`` or one of its parents holds the rehearsal stand-in marker."""
     p = Path(path).expanduser().resolve()
     return any((q / REHEARSAL_MARKER).is_file() for q in (p, *p.parents))
+
+
+#: ``DataSource.name`` of everything read from a marked folder.
+REHEARSAL_NAME = "rehearsal stand-in"
+
+#: The paper's name of each dataset the loaders read, by the project's dataset key.
+PAPER_NAMES: dict[str, str] = {
+    "cifar10": "CIFAR-10",
+    "cifar100": "CIFAR-100",
+    "mnist": "MNIST",
+    "fashionmnist": "Fashion-MNIST",
+    "svhn": "SVHN",
+    "notmnist": "notMNIST",
+    "imagenet-r": "ImageNet-R",
+    "5-datasets": "5-Datasets",
+    "adult": "UCI Adult",
+}
+
+# Where each dataset's files live under the data root (torchvision's and the archives' layouts).
+_FOLDERS: dict[str, tuple[str, ...]] = {
+    "cifar10": ("cifar-10-batches-py",),
+    "cifar100": ("cifar-100-python",),
+    "mnist": ("MNIST",),
+    "fashionmnist": ("FashionMNIST",),
+    "svhn": ("",),  # torchvision's SVHN reads <root>/{train,test}_32x32.mat
+    "notmnist": ("notMNIST_small",),
+    "imagenet-r": ("imagenet-r",),
+    "adult": ("adult",),
+    "5-datasets": ("MNIST", "", "notMNIST_small", "FashionMNIST", "cifar-10-batches-py"),
+}
+
+
+def dataset_folder(root: str | Path, dataset: str) -> Path:
+    """The folder under ``root`` that holds ``dataset``'s files (the root itself for SVHN)."""
+    if dataset not in _FOLDERS:
+        raise ValueError(f"dataset = {dataset!r}: must be one of {sorted(_FOLDERS)}")
+    return Path(root) / _FOLDERS[dataset][0]
+
+
+def data_source_of(root: str | Path, dataset: str) -> DataSource:
+    """What a loader reads for ``dataset`` under ``root``: the real dataset, or the rehearsal
+    stand-in for it when its folder or a parent holds the rehearsal marker.
+
+    ``dataset`` is a key of :data:`PAPER_NAMES` (``5-datasets`` is a stand-in as soon as one
+    member's folder is marked).
+    """
+    if dataset not in _FOLDERS:
+        raise ValueError(f"dataset = {dataset!r}: must be one of {sorted(_FOLDERS)}")
+    marked = any(is_rehearsal_root(Path(root) / sub) for sub in _FOLDERS[dataset])
+    paper = PAPER_NAMES[dataset]
+    return DataSource(REHEARSAL_NAME, stand_in_for=paper) if marked else DataSource(paper)
+
+
+def folder_source(folder: str | Path, name: str) -> DataSource:
+    """The :class:`DataSource` of files read from ``folder`` (any folder): ``name`` (its paper
+    name when :data:`PAPER_NAMES` knows it), or the rehearsal stand-in for it when ``folder`` or
+    a parent holds the marker."""
+    paper = PAPER_NAMES.get(name, name)
+    if is_rehearsal_root(folder):
+        return DataSource(REHEARSAL_NAME, stand_in_for=paper)
+    return DataSource(paper)

@@ -13,10 +13,11 @@ marker in two ways:
    it lists that file with the MD5 it has now; the acceptance is logged once per folder. Without
    a marker the usual "MD5 does not match" error stands, so a stand-in moved out of its marked
    folder, or a corrupt stand-in, is refused like any corrupt download.
-2. **Labelling.** :func:`data_source_of` returns the :class:`~privrepro.data.provenance.DataSource`
-   of a dataset under a root: the real dataset's name, or ``"rehearsal stand-in"`` standing in
-   for it when its folder (or a parent) is marked. Loaders put it in ``ArrayDataset.meta`` under
-   ``"data_source"``; whatever writes a table's ``data`` column can call the function directly.
+2. **Labelling.** :func:`~privrepro.data.provenance.data_source_of` returns the
+   :class:`~privrepro.data.provenance.DataSource` of a dataset under a root: the real dataset's
+   name, or ``"rehearsal stand-in"`` standing in for it when its folder (or a parent) is marked.
+   Loaders put it in ``ArrayDataset.meta`` under ``"data_source"``; whatever writes a table's
+   ``data`` column can call the function directly.
 """
 
 from __future__ import annotations
@@ -27,82 +28,17 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from privrepro.data.provenance import REHEARSAL_MARKER, DataSource, is_rehearsal_root
+from privrepro.data.provenance import REHEARSAL_MARKER
 
 __all__ = [
-    "PAPER_NAMES",
-    "REHEARSAL_NAME",
     "checksum_status",
-    "data_source_of",
-    "dataset_folder",
     "file_md5",
-    "folder_source",
     "log_stand_in",
     "read_marker",
     "standin_md5",
 ]
 
 log = logging.getLogger("privrepro.data")
-
-#: ``DataSource.name`` of everything read from a marked folder.
-REHEARSAL_NAME = "rehearsal stand-in"
-
-#: The paper's name of each dataset the loaders read, by the project's dataset key.
-PAPER_NAMES: dict[str, str] = {
-    "cifar10": "CIFAR-10",
-    "cifar100": "CIFAR-100",
-    "mnist": "MNIST",
-    "fashionmnist": "Fashion-MNIST",
-    "svhn": "SVHN",
-    "notmnist": "notMNIST",
-    "imagenet-r": "ImageNet-R",
-    "5-datasets": "5-Datasets",
-    "adult": "UCI Adult",
-}
-
-# Where each dataset's files live under the data root (torchvision's and the archives' layouts).
-_FOLDERS: dict[str, tuple[str, ...]] = {
-    "cifar10": ("cifar-10-batches-py",),
-    "cifar100": ("cifar-100-python",),
-    "mnist": ("MNIST",),
-    "fashionmnist": ("FashionMNIST",),
-    "svhn": ("",),  # torchvision's SVHN reads <root>/{train,test}_32x32.mat
-    "notmnist": ("notMNIST_small",),
-    "imagenet-r": ("imagenet-r",),
-    "adult": ("adult",),
-    "5-datasets": ("MNIST", "", "notMNIST_small", "FashionMNIST", "cifar-10-batches-py"),
-}
-
-
-def dataset_folder(root: str | Path, dataset: str) -> Path:
-    """The folder under ``root`` that holds ``dataset``'s files (the root itself for SVHN)."""
-    if dataset not in _FOLDERS:
-        raise ValueError(f"dataset = {dataset!r}: must be one of {sorted(_FOLDERS)}")
-    return Path(root) / _FOLDERS[dataset][0]
-
-
-def data_source_of(root: str | Path, dataset: str) -> DataSource:
-    """What a loader reads for ``dataset`` under ``root``: the real dataset, or the rehearsal
-    stand-in for it when its folder or a parent holds the rehearsal marker.
-
-    ``dataset`` is a key of :data:`PAPER_NAMES` (``5-datasets`` is a stand-in as soon as one
-    member's folder is marked).
-    """
-    if dataset not in _FOLDERS:
-        raise ValueError(f"dataset = {dataset!r}: must be one of {sorted(_FOLDERS)}")
-    marked = any(is_rehearsal_root(Path(root) / sub) for sub in _FOLDERS[dataset])
-    paper = PAPER_NAMES[dataset]
-    return DataSource(REHEARSAL_NAME, stand_in_for=paper) if marked else DataSource(paper)
-
-
-def folder_source(folder: str | Path, name: str) -> DataSource:
-    """The :class:`DataSource` of files read from ``folder`` (any folder): ``name`` (its paper
-    name when :data:`PAPER_NAMES` knows it), or the rehearsal stand-in for it when ``folder`` or
-    a parent holds the marker."""
-    paper = PAPER_NAMES.get(name, name)
-    if is_rehearsal_root(folder):
-        return DataSource(REHEARSAL_NAME, stand_in_for=paper)
-    return DataSource(paper)
 
 
 def file_md5(path: str | Path, chunk: int = 1 << 20) -> str:

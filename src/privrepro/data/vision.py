@@ -32,8 +32,9 @@ import numpy as np
 
 from privrepro.config.validation import ConfigError
 from privrepro.data.arrays import ArrayDataset
+from privrepro.data.provenance import data_source_of
 from privrepro.data.registry import MissingDataError, register_dataset
-from privrepro.data.standin_checks import checksum_status, data_source_of, log_stand_in
+from privrepro.data.standin_checks import checksum_status, log_stand_in
 
 __all__ = ["load_cifar10", "load_cifar100", "load_idx_split", "load_mnist"]
 
