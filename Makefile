@@ -58,7 +58,7 @@ plots: $(ENV_STAMP) ## Redraw every plot from results/ without recomputing
 	$(RUN) python -m privrepro.runner.replot
 
 tables: $(ENV_STAMP) ## Derive every results/ table (+ meta, summary) from the run store; computes nothing
-	$(RUN) python -m privrepro.runner.tables $(ARGS)
+	$(RUN) python -m privrepro.runner.figure_tables $(ARGS)
 
 report: $(ENV_STAMP) ## Write REPORT.md and REPORT.html: reproduced numbers against the papers'
 	$(RUN) python -m privrepro.report
@@ -82,7 +82,7 @@ rehearsal: $(ENV_STAMP) ## Rehearse every paper-profile figure on the stand-ins 
 	$(RUN) python -m privrepro.rehearsal --root "$(or $(DATA),$(PRIVREPRO_DATA),data/rehearsal)" $(ARGS)
 
 bench: $(ENV_STAMP) ## Benchmarks: speedup = baseline time / project time (> 1 faster); ARGS='--device cuda' or names
-	$(RUN) python -m privrepro.bench $(ARGS)
+	$(RUN) python -m privrepro.benchmark_harness $(ARGS)
 
 lint: $(ENV_STAMP) ## ruff: lint and format check
 	$(RUN) ruff check src tests benchmarks

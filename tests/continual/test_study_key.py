@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from privrepro.continual.peft.hyperparameter_search import objective_settings, study_name
 from privrepro.continual.peft.settings import (
     FeatureSettings,
     FilmSettings,
@@ -13,8 +14,7 @@ from privrepro.continual.peft.settings import (
     TrainSettings,
     TuningSettings,
 )
-from privrepro.continual.peft.tuning import objective_settings, study_name
-from privrepro.training.tuning import study_name as keyed_study_name
+from privrepro.training.optuna_studies import study_name as keyed_study_name
 
 RUN = PeftRun(benchmark="cifar100", method="peft_head", epsilon=1.0)
 

@@ -17,7 +17,7 @@ import pytest
 
 from privrepro.config.validation import assumptions_of, build_params
 from privrepro.data.provenance import UNDECLARED, is_stand_in_label
-from privrepro.figures.schema import check_table, load_schema
+from privrepro.figures.table_schema import check_table, load_schema
 from privrepro.report.claims import build_claim_card
 from privrepro.report.references import load_references
 from privrepro.report.results import load_results

@@ -22,7 +22,6 @@ import numpy as np
 import pandas as pd
 
 from privrepro.boosting._checks import check_range
-from privrepro.boosting._dp import gaussian_delta_mu
 from privrepro.boosting._progress import Progress, each
 from privrepro.boosting.accounting import composition_epsilon_curve
 from privrepro.boosting.batch import gaussian_epsilon_batch
@@ -33,6 +32,7 @@ from privrepro.boosting.design import (
     ternary_search,
 )
 from privrepro.boosting.exact import exact_pld, exact_plds_connect_dots, exact_rdp
+from privrepro.boosting.gaussian_mu import gaussian_delta_mu
 from privrepro.boosting.mechanism import BoostedMechanism
 from privrepro.config import ConfigError
 from privrepro.dp.pld import compose_every_t

@@ -17,7 +17,7 @@ Building blocks: :mod:`.benchmarks` (:func:`load_benchmark`, :class:`FeatureSpec
 :mod:`.blurry` (i-Blurry / Si-Blurry), :mod:`.label_spaces` (S_data, S_prior, S_prior^const,
 dummy labels, remapping, S_learned), :mod:`.cosine` (the classifier), :mod:`.features`
 (frozen-backbone features and their cache), :mod:`.sources` (ImageNet-R, notMNIST, SVHN,
-FashionMNIST images), :mod:`.synthetic` (stand-in features), :mod:`.metrics` (AA_t, AF_t),
+FashionMNIST images), :mod:`.synthetic_features` (stand-in features), :mod:`.metrics` (AA_t, AF_t),
 :mod:`.peft` (members, data, tuning, runs), :mod:`.ensemble` (prediction rules),
 :mod:`.baselines` (Naive, Non-CL).
 
@@ -53,8 +53,8 @@ if TYPE_CHECKING:
         ensemble_all_orders,
         run_peft,
     )
+    from privrepro.continual.repeat_summaries import final_metrics, median_min_max
     from privrepro.continual.scenarios import ContinualData, Scenario
-    from privrepro.continual.tables import final_metrics, median_min_max
     from privrepro.continual.workspace import Workspace
 
 _EXPORTS = {
@@ -81,7 +81,7 @@ _EXPORTS = {
         "run_peft",
     ),
     "privrepro.continual.scenarios": ("ContinualData", "Scenario"),
-    "privrepro.continual.tables": ("final_metrics", "median_min_max"),
+    "privrepro.continual.repeat_summaries": ("final_metrics", "median_min_max"),
     "privrepro.continual.workspace": ("Workspace",),
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}

@@ -40,6 +40,14 @@ from privrepro.inference.data import ImageData, load_image_data
 from privrepro.inference.evaluate import Evaluation, gauss_input_accuracy, gauss_output_accuracy
 from privrepro.inference.mechanisms import gauss_input, gauss_output, lap_output
 from privrepro.inference.networks import ArchSpec, NormalizedNet, build_network, lipschitz_bound
+from privrepro.inference.noisy_finetuning import (
+    TunedModel,
+    TuneGrid,
+    fine_tune_noisy,
+    noise_space_of,
+    select_tuned,
+    tuned_family,
+)
 from privrepro.inference.sweep import (
     SERIES,
     SERIES_LABEL,
@@ -51,14 +59,6 @@ from privrepro.inference.sweep import (
     resnet_series,
     sll_series,
     tuned_sweep,
-)
-from privrepro.inference.tuning import (
-    TunedModel,
-    TuneGrid,
-    fine_tune_noisy,
-    noise_space_of,
-    select_tuned,
-    tuned_family,
 )
 from privrepro.training.classifier import TrainConfig
 

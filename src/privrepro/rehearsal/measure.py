@@ -264,7 +264,7 @@ def _table_problems(table: Any, unit: dict[str, Any], paper: str, figure: str) -
     store adds to it: the runner's bookkeeping columns and the unit's scalar parameters."""
     import pandas as pd
 
-    from privrepro.figures.schema import BOOKKEEPING, check_table, load_schema
+    from privrepro.figures.table_schema import BOOKKEEPING, check_table, load_schema
 
     schema = load_schema(paper, figure)
     if schema is None or not isinstance(table, pd.DataFrame):

@@ -1,7 +1,7 @@
 """A figure's table is derived from the run store, never edited (``make tables``).
 
-    python -m privrepro.runner.tables                      # every figure in experiments/
-    python -m privrepro.runner.tables --figure pb/fig1     # one figure
+    python -m privrepro.runner.figure_tables                      # every figure in experiments/
+    python -m privrepro.runner.figure_tables --figure pb/fig1     # one figure
 
 ``results/<paper>/<figure>.parquet`` is a pure function of the verified units in
 ``experiments/<paper>/<figure>/``: every unit whose manifest verifies and whose recipe and version

@@ -15,7 +15,7 @@ computed or written. Its callers:
 
 * a run (:func:`privrepro.runner.run.run_config`) computes the plan's units and derives the
   figure's table with the plan's recipe (:attr:`FigurePlan.recipe_id`);
-* table derivation (``make tables``, :mod:`privrepro.runner.tables`) takes a figure's recipe from
+* table derivation (``make tables``, :mod:`privrepro.runner.figure_tables`) takes a figure's recipe from
   its experiment config through :func:`configured_recipe`, never from a name read from a file;
 * the rehearsal (``privrepro.rehearsal``) plans the paper profile with ``check=False`` and
   checks the target machine instead of this one.

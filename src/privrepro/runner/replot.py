@@ -17,9 +17,9 @@ from typing import Any
 import pandas as pd
 
 from privrepro.config.validation import build_params
+from privrepro.runner.figure_tables import read_table, select_units
 from privrepro.runner.plan import load_recipe
 from privrepro.runner.run import draw
-from privrepro.runner.tables import read_table, select_units
 
 __all__ = ["main", "replot"]
 

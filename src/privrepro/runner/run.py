@@ -14,7 +14,7 @@ The steps, in order, each before the next can start:
    fails verification is moved aside and computed again).
 3. **Table.** Under the figure's lock, ``results/<paper>/<figure>.parquet`` (and its CSV export) is
    derived from every verified unit of the figure in the store, whatever this run computed
-   (:mod:`privrepro.runner.tables`); ``<figure>.summary.csv`` is summarised from this run's units
+   (:mod:`privrepro.runner.figure_tables`); ``<figure>.summary.csv`` is summarised from this run's units
    (the *selection*) and ``<figure>.meta.json`` records the run, the selection and every unit.
 4. **Plot.** ``plots/<paper>/<figure>.png`` and ``.pdf`` from the selection alone.
 """
@@ -36,7 +36,7 @@ from omegaconf import DictConfig, OmegaConf
 from privrepro.config.validation import assumptions_of
 from privrepro.data.registry import MissingDataError
 from privrepro.figures.api import Figure, UnitContext
-from privrepro.runner import tables
+from privrepro.runner import figure_tables as tables
 from privrepro.runner.environment import run_environment
 from privrepro.runner.plan import compose, plan_config
 from privrepro.runner.preflight import PROFILES

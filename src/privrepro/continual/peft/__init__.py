@@ -9,12 +9,13 @@ One call runs a whole experiment, from the data to tidy rows::
 
 Modules: :mod:`.members` (FiLM and head-only members, Alg. 2's loop), :mod:`.settings` (the run
 and its settings, with their ranges), :mod:`.data` (features or images of a run),
-:mod:`.tuning` (the Optuna study of a run and the transfer to each task's size), :mod:`.runs`
+:mod:`.hyperparameter_search` (the Optuna study of a run and the transfer to each task's size), :mod:`.runs`
 (:func:`run_peft`, :func:`ensemble_all_orders`). Naive and Non-CL members:
 :mod:`privrepro.continual.baselines`.
 """
 
 from privrepro.continual.peft.data import PeftData, load_film_images, load_peft_data
+from privrepro.continual.peft.hyperparameter_search import Tuned, study_name, tune_hyper
 from privrepro.continual.peft.members import (
     PEFT_KINDS,
     Member,
@@ -41,7 +42,6 @@ from privrepro.continual.peft.settings import (
     check_settings,
     eps_label,
 )
-from privrepro.continual.peft.tuning import Tuned, study_name, tune_hyper
 
 __all__ = [
     "FILM_BENCHMARKS",

@@ -5,7 +5,7 @@ process sampler": one study per (benchmark, kind, scenario, label space, ε, rep
 in a journal file (or an RDB) so every run of that combination reuses it. The study tunes on "a
 dataset that is representative of one task", split 70:30 into tuning and validation data
 (5-Datasets: 10 % / 4.28 % of the CIFAR-10 task); each run then transfers the result to its own
-data size (:func:`privrepro.training.tuning.transfer_hyper`).
+data size (:func:`privrepro.training.optuna_studies.transfer_hyper`).
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def objective_settings(
     """Everything a trial's objective depends on beyond the study's name: training, the search
     space and tuning split, FiLM, the data (``features``) and the scenario's shape. Two runs
     whose tunings differ in any of these get different studies
-    (:func:`privrepro.training.tuning.study_name`); runs that agree share the trials."""
+    (:func:`privrepro.training.optuna_studies.study_name`); runs that agree share the trials."""
     search = {k: v for k, v in asdict(tuning).items() if k not in _NOT_SEEN_BY_TRIALS}
     shape = {k: getattr(run, k) for k in ("nb_tasks", "disjoint_pct", "blurry_pct", "order")}
     return {
@@ -154,14 +154,14 @@ def tune_hyper(
     trials' bar follows :mod:`privrepro.progress`.
     """
     from privrepro.continual.peft.members import member_logits, train_member
-    from privrepro.training.tuning import (
+    from privrepro.training.optuna_studies import (
         SearchSpace,
         complete_trials,
         open_study,
         run_study,
         suggest_hyper,
     )
-    from privrepro.training.tuning import study_name as keyed_study_name
+    from privrepro.training.optuna_studies import study_name as keyed_study_name
 
     t0, n_tune, tune_idx, val_idx = tuning_split(run, scenario, tuning, seed)
     if not tuning.enabled:

@@ -6,7 +6,7 @@
    split) drawn from the repeat's own stream, shared by every run of that repeat — and the
    released label spaces (S_prior / S_prior^const, dummy labels);
 2. DP-SGD's hyperparameters, tuned once per (benchmark, kind, ε, repeat) in a resumable Optuna
-   study and transferred to each task's data size (:func:`~.tuning.tune_hyper`);
+   study and transferred to each task's data size (:func:`~.hyperparameter_search.tune_hyper`);
 3. the members (PEFT Ensemble), checkpoints (Naive) or single model (Non-CL), each evaluated on
    the test set as soon as it is trained, ``acc[t, i]`` under each prediction rule;
 4. tidy rows: ``row == "acc"`` (rule, t, i, value), ``"metric"`` (rule, AA / AF, t, value),
@@ -28,6 +28,7 @@ import torch
 
 from privrepro.config import ConfigError
 from privrepro.continual.peft.data import PeftData, load_peft_data
+from privrepro.continual.peft.hyperparameter_search import tune_hyper, unclipped_if_nondp
 from privrepro.continual.peft.settings import (
     FeatureSettings,
     FilmSettings,
@@ -37,7 +38,6 @@ from privrepro.continual.peft.settings import (
     check_settings,
     eps_label,
 )
-from privrepro.continual.peft.tuning import tune_hyper, unclipped_if_nondp
 from privrepro.continual.scenarios import Scenario
 from privrepro.continual.workspace import Progress, Workspace, steps_bar
 from privrepro.loop_budget import full_list
@@ -217,7 +217,7 @@ class _RunState:
 def _non_cl(r: _RunState, hp0: DPSGDHyper, n_tune: int, train: TrainSettings) -> pd.DataFrame:
     """Non-CL (Alg. A2): one model on all tasks' data, evaluated once (AA over all tasks)."""
     from privrepro.continual.baselines import train_non_cl
-    from privrepro.training.tuning import transfer_hyper
+    from privrepro.training.optuna_studies import transfer_hyper
 
     all_ix = np.concatenate(r.sc.train_tasks)
     hp = unclipped_if_nondp(transfer_hyper(hp0, n_tune, len(all_ix)), train)
@@ -350,7 +350,7 @@ def run_peft(
         study_tag: appended to study names (the harness: the profile).
         generator: DP-SGD's sampling and noise (default: a stream of ``seed`` and ``run``).
     """
-    from privrepro.training.tuning import transfer_hyper
+    from privrepro.training.optuna_studies import transfer_hyper
 
     features = features or FeatureSettings()
     film = film or FilmSettings()
