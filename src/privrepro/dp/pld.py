@@ -40,7 +40,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from privrepro.config import ConfigError
-from privrepro.dp._checks import check_range
+from privrepro.dp.checks import check_range
 
 __all__ = [
     "DiscretePLD",
