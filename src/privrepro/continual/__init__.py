@@ -27,8 +27,9 @@ any compute. The exports load lazily: importing the cosine classifier does not i
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from privrepro.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from privrepro.continual.benchmarks import FeatureSpec, load_benchmark, make_scenario
@@ -84,7 +85,7 @@ _EXPORTS = {
     "privrepro.continual.repeat_summaries": ("final_metrics", "median_min_max"),
     "privrepro.continual.workspace": ("Workspace",),
 }
-_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "ContinualData",
@@ -116,15 +117,3 @@ __all__ = [
     "run_five_datasets_orders",
     "run_peft",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        value = getattr(importlib.import_module(_WHERE[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'privrepro.continual' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])

@@ -14,34 +14,83 @@ and its settings, with their ranges), :mod:`.data` (features or images of a run)
 :mod:`privrepro.continual.baselines`.
 """
 
-from privrepro.continual.peft.data import PeftData, load_film_images, load_peft_data
-from privrepro.continual.peft.hyperparameter_search import Tuned, study_name, tune_hyper
-from privrepro.continual.peft.members import (
-    PEFT_KINDS,
-    Member,
-    film_parameter_count,
-    iter_ensemble,
-    local_targets,
-    make_film,
-    member_logits,
-    new_head,
-    small_vit,
-    train_member,
-    vit_b16_film_count,
-)
-from privrepro.continual.peft.runs import PeftOutput, ensemble_all_orders, peft_scenario, run_peft
-from privrepro.continual.peft.settings import (
-    FILM_BENCHMARKS,
-    METHODS,
-    FeatureSettings,
-    FilmSettings,
-    PeftRun,
-    TrainSettings,
-    TuningSettings,
-    check_film_source,
-    check_settings,
-    eps_label,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from privrepro.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from privrepro.continual.peft.data import PeftData, load_film_images, load_peft_data
+    from privrepro.continual.peft.hyperparameter_search import Tuned, study_name, tune_hyper
+    from privrepro.continual.peft.members import (
+        PEFT_KINDS,
+        Member,
+        film_parameter_count,
+        iter_ensemble,
+        local_targets,
+        make_film,
+        member_logits,
+        new_head,
+        small_vit,
+        train_member,
+        vit_b16_film_count,
+    )
+    from privrepro.continual.peft.runs import (
+        PeftOutput,
+        ensemble_all_orders,
+        peft_scenario,
+        run_peft,
+    )
+    from privrepro.continual.peft.settings import (
+        FILM_BENCHMARKS,
+        METHODS,
+        FeatureSettings,
+        FilmSettings,
+        PeftRun,
+        TrainSettings,
+        TuningSettings,
+        check_film_source,
+        check_settings,
+        eps_label,
+    )
+
+_EXPORTS = {
+    "privrepro.continual.peft.data": ("PeftData", "load_film_images", "load_peft_data"),
+    "privrepro.continual.peft.hyperparameter_search": ("Tuned", "study_name", "tune_hyper"),
+    "privrepro.continual.peft.members": (
+        "PEFT_KINDS",
+        "Member",
+        "film_parameter_count",
+        "iter_ensemble",
+        "local_targets",
+        "make_film",
+        "member_logits",
+        "new_head",
+        "small_vit",
+        "train_member",
+        "vit_b16_film_count",
+    ),
+    "privrepro.continual.peft.runs": (
+        "PeftOutput",
+        "ensemble_all_orders",
+        "peft_scenario",
+        "run_peft",
+    ),
+    "privrepro.continual.peft.settings": (
+        "FILM_BENCHMARKS",
+        "METHODS",
+        "FeatureSettings",
+        "FilmSettings",
+        "PeftRun",
+        "TrainSettings",
+        "TuningSettings",
+        "check_film_source",
+        "check_settings",
+        "eps_label",
+    ),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "FILM_BENCHMARKS",

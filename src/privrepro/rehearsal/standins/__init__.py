@@ -15,13 +15,32 @@ seed, cheap to make, separable by class. See ``docs/rehearsal.md`` for the layou
 cost of writing everything at full size, and how the rehearsal uses these files.
 """
 
-from privrepro.rehearsal.standins.catalog import (
-    STANDINS,
-    StandIn,
-    Written,
-    check_root,
-    write_standin,
-    write_standins,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from privrepro.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from privrepro.rehearsal.standins.catalog import (
+        STANDINS,
+        StandIn,
+        Written,
+        check_root,
+        write_standin,
+        write_standins,
+    )
+
+_EXPORTS = {
+    "privrepro.rehearsal.standins.catalog": (
+        "STANDINS",
+        "StandIn",
+        "Written",
+        "check_root",
+        "write_standin",
+        "write_standins",
+    ),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = ["STANDINS", "StandIn", "Written", "check_root", "write_standin", "write_standins"]
