@@ -15,8 +15,9 @@ computed or written. Its callers:
 
 * a run (:func:`privrepro.runner.run.run_config`) computes the plan's units and derives the
   figure's table with the plan's recipe (:attr:`FigurePlan.recipe_id`);
-* table derivation (``make tables``, :mod:`privrepro.runner.figure_tables`) takes a figure's recipe from
-  its experiment config through :func:`configured_recipe`, never from a name read from a file;
+* :func:`configured_recipe` gives the recipe an experiment config names, for deriving a figure's
+  table outside a run (``make tables``, :mod:`privrepro.runner.figure_tables`) from the
+  configuration rather than from a name read from a file;
 * the rehearsal (``privrepro.rehearsal``) plans the paper profile with ``check=False`` and
   checks the target machine instead of this one.
 """
