@@ -154,7 +154,7 @@ def plot_rehearsal(table: pd.DataFrame) -> Any:
     return fig
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="privrepro-rehearsal", description=__doc__)
     parser.add_argument("--root", default="data/rehearsal", help="the stand-in data root")
     parser.add_argument("--scratch", default="data/rehearsal-scratch", help="store and caches")
@@ -187,23 +187,52 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--json", help=argparse.SUPPRESS)
     parser.add_argument("--settings", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    return parser
 
+
+def _child_settings(text: str) -> RehearsalSettings:
+    """The settings a parent process handed to the child of one figure (all values as text)."""
+    raw = json.loads(text)
+    return RehearsalSettings(
+        root=Path(raw["root"]),
+        scratch=Path(raw["scratch"]),
+        items=int(raw["items"]),
+        units=int(raw["units"]),
+        unit_timeout_s=float(raw["unit_timeout_s"]),
+        host_bytes=int(raw["host_bytes"]),
+        device_bytes=int(raw["device_bytes"]),
+        device=raw["device"],
+        probe_samples=int(raw["probe_samples"]),
+        count_operations=raw["count_operations"] == "True",
+    )
+
+
+def _write(
+    table: pd.DataFrame, names: list[str], args: argparse.Namespace
+) -> tuple[Path, pd.DataFrame, list[Path]]:
+    """Write ``rehearsal.csv`` (with ``--target``, the other figures' rows of an existing one
+    kept) and ``rehearsal.png``; return the CSV's path, the table written and the plot's paths."""
+    from privrepro.plotting.style import save_figure, use_style
+    from privrepro.store.atomic import atomic_write_text
+
+    out = Path(args.results) / "rehearsal.csv"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if args.target and out.is_file():  # rehearsing some figures again replaces only their rows
+        old = pd.read_csv(out)
+        kept = old[~old["experiment"].isin(names)].astype(object)
+        table = pd.concat([kept, table.astype(object)], ignore_index=True)
+        table = table.sort_values(["paper", "figure"], kind="stable").reset_index(drop=True)
+        table = mark_shared_caches(table)
+    atomic_write_text(out, table.to_csv(index=False))
+    use_style()
+    plots = save_figure(plot_rehearsal(table), Path(args.plots) / "rehearsal")
+    return out, table, list(plots)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     if args.one:  # the child process of one figure
-        raw = json.loads(args.settings)
-        settings = RehearsalSettings(
-            root=Path(raw["root"]),
-            scratch=Path(raw["scratch"]),
-            items=int(raw["items"]),
-            units=int(raw["units"]),
-            unit_timeout_s=float(raw["unit_timeout_s"]),
-            host_bytes=int(raw["host_bytes"]),
-            device_bytes=int(raw["device_bytes"]),
-            device=raw["device"],
-            probe_samples=int(raw["probe_samples"]),
-            count_operations=raw["count_operations"] == "True",
-        )
-        row = rehearse_figure(args.one, settings)
+        row = rehearse_figure(args.one, _child_settings(args.settings))
         Path(args.json).write_text(json.dumps(row, default=str))
         return 0
 
@@ -234,21 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         names = [e.name for e in list_experiments()]
     t0 = time.perf_counter()
-    table = rehearse_all(names, settings)
-    from privrepro.plotting.style import save_figure, use_style
-    from privrepro.store.atomic import atomic_write_text
-
-    out = Path(args.results) / "rehearsal.csv"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if args.target and out.is_file():  # rehearsing some figures again replaces only their rows
-        old = pd.read_csv(out)
-        kept = old[~old["experiment"].isin(names)].astype(object)
-        table = pd.concat([kept, table.astype(object)], ignore_index=True)
-        table = table.sort_values(["paper", "figure"], kind="stable").reset_index(drop=True)
-        table = mark_shared_caches(table)
-    atomic_write_text(out, table.to_csv(index=False))
-    use_style()
-    plots = save_figure(plot_rehearsal(table), Path(args.plots) / "rehearsal")
+    out, table, plots = _write(rehearse_all(names, settings), names, args)
     totals = gpu_totals(table)
     print(
         f"{len(table)} figures rehearsed in {time.perf_counter() - t0:.0f} s: "
