@@ -1,9 +1,10 @@
 """Rehearse one figure: the paper profile's code path on stand-ins, capped, measured, predicted.
 
-:func:`rehearse_figure` composes the experiment under ``profile=paper`` with the data root at the
-stand-ins and a scratch store, validates it as the runner does (parameters, weights, the
-recipe's memory estimate), and computes the first unit(s) with a :class:`RehearsalCap` in the
-unit context. Nothing is written to the run store or the results tables: the row it returns goes
+:func:`rehearse_figure` plans the experiment with the runner's own plan step
+(:func:`plan_rehearsal`: ``profile=paper``, the data root at the stand-ins, a scratch store, the
+stand-in weights where the profile needs pretrained ones), checks the recipe's memory estimate
+against the target machine, and computes the first unit(s) of each cost class with a
+:class:`RehearsalCap` installed as the loop budget (:mod:`privrepro.loop_budget`). Nothing is written to the run store or the results tables: the row it returns goes
 to ``results/rehearsal.csv`` only, with ``data`` saying "rehearsal stand-in".
 
 How the prediction is made (the ``prediction`` column says which case applies):
