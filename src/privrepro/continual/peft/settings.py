@@ -13,8 +13,8 @@ key, the value and the range.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
-from typing import Any
+from dataclasses import asdict, dataclass, fields
+from typing import Any, ClassVar
 
 from privrepro.config import ConfigError, param, validate
 from privrepro.continual.benchmarks import BENCHMARKS
@@ -33,6 +33,7 @@ __all__ = [
     "check_film_source",
     "check_settings",
     "eps_label",
+    "identity",
 ]
 
 #: benchmarks whose real images the FiLM path reads (``FeatureSettings.source = "backbone"``).
@@ -122,6 +123,16 @@ class TuningSettings:
     lr: float = param(1e-3, gt=0, doc="fixed lr when not tuning")
     batch_size: float = param(64.0, gt=0, doc="fixed expected batch size when not tuning")
     clip: float = param(1.0, gt=0, doc="fixed clipping bound when not tuning")
+    label_space: str = param(
+        "const",
+        choices=["const", "run"],
+        assumed="App. E.1 tunes 'for each combination of privacy budget (ε, δ) and seed once': "
+        "one study per (benchmark, ε, δ, repeat, seed), its trials in S_prior^const without "
+        "dummy labels, shared by every label configuration; 'run': each run's own label space",
+    )
+
+    #: fields added after units were stored, omitted from an identity at this value
+    IDENTITY_DEFAULTS: ClassVar[dict[str, Any]] = {"label_space": "const"}
 
     def check(self, prefix: str = "tuning") -> None:
         """The learning-rate range must be ordered (Table A2: 1e-7 … 1e-2)."""
@@ -131,6 +142,14 @@ class TuningSettings:
                 self.lr_low,
                 f"must be < {prefix}.lr_high = {self.lr_high} (the tuned range, Table A2)",
             )
+
+
+def identity(settings: Any) -> dict[str, Any]:
+    """A settings group as the plain dict that enters a unit's or a study's identity: every
+    field, except those of ``IDENTITY_DEFAULTS`` at their value there (fields added after units
+    and studies were stored, which keep their hashes while the new field is at its default)."""
+    left_out: Mapping[str, Any] = getattr(settings, "IDENTITY_DEFAULTS", {})
+    return {k: v for k, v in asdict(settings).items() if not (k in left_out and v == left_out[k])}
 
 
 def eps_label(eps: float | None) -> str:

@@ -170,12 +170,13 @@ class EnsembleParams(PeftParams):
 
 
 def peft_settings(p: PeftParams) -> dict[str, Any]:
-    """The four settings groups every PEFT run unit carries, as plain dicts (hashable config)."""
+    """The four settings groups every PEFT run unit carries, as plain dicts (hashable config;
+    a field added later is left out at its default: :func:`~privrepro.continual.peft.identity`)."""
     return {
-        "features": vars(p.features),
-        "film": vars(p.film),
-        "train": vars(p.train),
-        "tuning": vars(p.tuning),
+        "features": peft.identity(p.features),
+        "film": peft.identity(p.film),
+        "train": peft.identity(p.train),
+        "tuning": peft.identity(p.tuning),
     }
 
 
