@@ -188,10 +188,17 @@ def peft_units(p: PeftParams, fixed: dict[str, Any], **axes: Any) -> list[dict[s
 
 def checked(p: PeftParams, units: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``units``, once every benchmark of a FiLM unit is known to have real images (before any
-    compute: :func:`~privrepro.continual.peft.check_film_source`)."""
+    compute: :func:`~privrepro.continual.peft.check_film_source`), each PEFT Ensemble unit
+    marked ``members: "keyed"``: its members draw their DP-SGD noise from the stream of their
+    member key and are shared with every unit and figure that trains the same members
+    (:mod:`privrepro.continual.peft.shared_members`), not from the unit's own stream — what the
+    unit computes, hence part of its identity. Naive and Non-CL units keep their own stream."""
     peft.check_film_source(
         p.features, [u["benchmark"] for u in units], [u["method"] for u in units]
     )
+    for u in units:
+        if str(u["method"]).startswith("peft_"):
+            u["members"] = "keyed"
     return units
 
 

@@ -45,8 +45,6 @@ class LabelGranularityParams(cl.EnsembleParams):
 
 class LabelGranularityPeft(cl.PeftFigure[LabelGranularityParams]):
     title = "PEFT Ensemble under exact / constant prior label sets and dummy labels (Table A3)"
-    #: 2: every label configuration is tuned by the one study of S_prior^const (App. E.1)
-    version = 2
 
     def units(self, p: LabelGranularityParams) -> list[dict[str, Any]]:
         fixed = {"method": p.method, "dummy_reference": p.dummy_reference, "nb_tasks": p.nb_tasks}
