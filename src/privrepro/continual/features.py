@@ -130,13 +130,18 @@ def extract_features(
     device: str = "cpu",
     transform: Callable[[Any], Any] | None = None,
     progress: Callable[[Iterable[Any], str, int], Iterable[Any]] | None = None,
+    precision: str = "fp32",
 ) -> np.ndarray:
     """The backbone's features of every image, ``float32 [N, K]``.
 
     ``images``: uint8 arrays (``[N, H, W]`` grey, ``[N, H, W, 3]`` colour) or file paths; each is
     converted to RGB and passed through ``transform`` (default: :func:`backbone_transform`).
+    ``precision``: the backbone's arithmetic (``"fp32"``, ``"tf32"``, ``"bf16"`` autocast;
+    :mod:`privrepro.training.precision`); the features are returned in float32.
     """
     import torch
+
+    from privrepro.training.precision import compute_precision
 
     tf = transform or backbone_transform(model)
     model = model.to(device)
@@ -144,7 +149,7 @@ def extract_features(
     batches: Iterable[slice] = _batches(len(images), batch_size)
     if progress is not None:
         batches = progress(batches, "features", (len(images) + batch_size - 1) // batch_size)
-    with torch.no_grad():
+    with torch.no_grad(), compute_precision(precision, device):
         for sl in batches:
             if progress is not None:  # the whole batch, unless a rehearsal probes its loop
                 sl = slice(sl.start, sl.start + probe(sl.stop - sl.start, host_per_sample=True))

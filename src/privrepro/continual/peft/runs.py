@@ -20,6 +20,7 @@ member logits (5-Datasets, Table A7): its members do not depend on the order.
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -127,6 +128,7 @@ class _RunState:
         hps: list[DPSGDHyper],
         film: FilmSettings,
         generator: torch.Generator,
+        precision: str = "fp32",
     ) -> None:
         self.run, self.data, self.sc, self.ids, self.hps = run, data, scenario, label_ids, hps
         self.nb = scenario.nb_tasks
@@ -140,6 +142,7 @@ class _RunState:
             "generator": generator,
             "backbone": data.backbone,
             "physical_batch": film.physical_batch,
+            "precision": precision,
         }
         self.base = {
             "benchmark": run.benchmark,
@@ -174,7 +177,7 @@ class _RunState:
         """The member's argmax prediction (global labels) on the test set."""
         from privrepro.continual.peft.members import member_logits
 
-        z = member_logits(member, self.data.test_x)
+        z = member_logits(member, self.data.test_x, precision=self.train_kw["precision"])
         return torch.as_tensor(member.label_ids, device=self.dev)[z.argmax(1)]
 
     def accuracy(self, preds: list[torch.Tensor]) -> np.ndarray:
@@ -307,7 +310,7 @@ def _ensemble(r: _RunState, progress: Progress, desc: str) -> dict[str, list[tor
         device=r.dev,
     )
     for t, m in enumerate(progress(members, desc=desc, total=r.nb)):
-        z = member_logits(m, r.data.test_x).float()
+        z = member_logits(m, r.data.test_x, precision=r.train_kw["precision"])
         lid = torch.as_tensor(m.label_ids, device=r.dev)
         for rule, (ss, ll) in best.items():
             s, lab = member_best(z, lid, rule)
@@ -401,21 +404,24 @@ def run_peft(
         groups = {"train": identity(train)}
         if run.kind == "film":
             groups.update(film=identity(film), features=identity(features))
-        key = member_key(
-            kind=run.kind,
-            train_x=data.train_x,
-            train_y=data.train_y,
-            tasks=sc.train_tasks,
-            label_ids=ids,
-            hypers=hps,
-            settings=groups,
-            seed=seed,
-            device=ws.device,
-        )
-        generator = member_stream(seed, key, ws.device)
+        inputs: dict[str, Any] = {
+            "kind": run.kind,
+            "train_x": data.train_x,
+            "train_y": data.train_y,
+            "tasks": sc.train_tasks,
+            "label_ids": ids,
+            "hypers": hps,
+            "seed": seed,
+            "device": ws.device,
+        }
+        key = member_key(settings=groups, **inputs)
+        # the stream leaves the precision out: an fp32 and a bf16 run of the same members draw
+        # the same batches and noise (their cache keys differ)
+        groups["train"] = identity(replace(train, precision="fp32"))
+        generator = member_stream(seed, member_key(settings=groups, **inputs), ws.device)
     elif generator is None:
         generator = torch_stream(seed, "cl-peft", repr(run), "dpsgd", device=ws.device)
-    r = _RunState(run, data, sc, ids, hps, film, generator)
+    r = _RunState(run, data, sc, ids, hps, film, generator, train.precision)
     r.member_key, r.cache_dir = key, str(ws.cache_dir)
     r.train_kw["progress"] = steps_bar(ws.progress)
     if run.family == "noncl":

@@ -13,14 +13,16 @@ key, the value and the range.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 from privrepro.config import ConfigError, param, validate
+from privrepro.config.identity import identity
 from privrepro.continual.benchmarks import BENCHMARKS
 from privrepro.continual.blurry import BLURRY_KINDS
 from privrepro.continual.ensemble import RULES
 from privrepro.continual.label_spaces import DUMMY_REFERENCES, LABEL_POLICIES
+from privrepro.training.precision import PRECISIONS
 
 __all__ = [
     "FILM_BENCHMARKS",
@@ -60,6 +62,15 @@ class FeatureSettings:
         assumed="the paper's ViT-B/16 in21k weights via timm (not named)",
     )
     weights: str = param("", doc="local checkpoint of the backbone ('' = timm hub cache)")
+    precision: str = param(
+        "fp32",
+        choices=list(PRECISIONS),
+        doc="the backbone's arithmetic extracting head runs' features: fp32, tf32 or bf16 "
+        "autocast (privrepro.training.precision); its cache files are apart",
+    )
+
+    #: fields added after units were stored, omitted from an identity at this value
+    IDENTITY_DEFAULTS: ClassVar[dict[str, Any]] = {"precision": "fp32"}
 
 
 @dataclass(frozen=True)
@@ -103,6 +114,15 @@ class TrainSettings:
         assumed="non-DP runs: the paper does not say whether "
         "clipping is kept; default: no clipping, no noise",
     )
+    precision: str = param(
+        "fp32",
+        choices=list(PRECISIONS),
+        doc="the model's forward and backward in DP-SGD and evaluation: fp32, tf32 or bf16 "
+        "autocast; DP-SGD's norms, clipping and noise stay float32 (privrepro.training.precision)",
+    )
+
+    #: fields added after units were stored, omitted from an identity at this value
+    IDENTITY_DEFAULTS: ClassVar[dict[str, Any]] = {"precision": "fp32"}
 
 
 @dataclass(frozen=True)
@@ -142,14 +162,6 @@ class TuningSettings:
                 self.lr_low,
                 f"must be < {prefix}.lr_high = {self.lr_high} (the tuned range, Table A2)",
             )
-
-
-def identity(settings: Any) -> dict[str, Any]:
-    """A settings group as the plain dict that enters a unit's or a study's identity: every
-    field, except those of ``IDENTITY_DEFAULTS`` at their value there (fields added after units
-    and studies were stored, which keep their hashes while the new field is at its default)."""
-    left_out: Mapping[str, Any] = getattr(settings, "IDENTITY_DEFAULTS", {})
-    return {k: v for k, v in asdict(settings).items() if not (k in left_out and v == left_out[k])}
 
 
 def eps_label(eps: float | None) -> str:

@@ -262,8 +262,9 @@ def tune_hyper(
             backbone=data.backbone,
             physical_batch=film.physical_batch,
             progress=steps_bar(progress),
+            precision=train.precision,
         )
-        z = member_logits(m, x_val)
+        z = member_logits(m, x_val, precision=train.precision)
         pred = torch.as_tensor(m.label_ids, device=z.device)[z.argmax(1)]
         return float((pred == y_val).float().mean())
 

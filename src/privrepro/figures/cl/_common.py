@@ -7,13 +7,14 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
+from privrepro.config.identity import identity
 from privrepro.continual import peft
 from privrepro.continual.benchmarks import FeatureSpec
 from privrepro.continual.plots import final_accuracy_markers
@@ -65,7 +66,7 @@ def cosine_units(params: Any, fixed: tuple[str, ...], **axes: Any) -> list[dict[
     """:func:`~privrepro.figures.api.grid_units` of a cosine figure: the ``fixed`` parameters
     and the ``features`` group in every unit."""
     common = {k: getattr(params, k) for k in fixed}
-    return grid_units({**common, "features": asdict(params.features)}, **axes)
+    return grid_units({**common, "features": identity(params.features)}, **axes)
 
 
 class CosineFigure(Figure[P]):
@@ -87,7 +88,9 @@ class CosineFigure(Figure[P]):
         split_seed = f.get("imagenet_r_split_seed") if name == "imagenet-r" else None
         model_kwargs = json.dumps(f.get("model_kwargs", {}), sort_keys=True, default=str)
         source = (f["source"], f["backbone"], f.get("weights"), model_kwargs)
-        return ("cl-features", name, *source, split_seed, f.get("synthetic_seed"))
+        key = ("cl-features", name, *source, split_seed, f.get("synthetic_seed"))
+        precision = f.get("precision", "fp32")  # its own cache files, unless fp32
+        return key if precision == "fp32" else (*key, precision)
 
     def cost_class(self, unit: Mapping[str, Any]) -> Any:
         """The benchmark: its images (CIFAR-100's 60,000 32×32 arrays, ImageNet-R's 30,000
