@@ -119,3 +119,39 @@ def test_the_runner_records_the_plan_and_restores_threads(store_overrides: list[
     assert threads["threads"] == 1 and threads["requested"] == 1 and threads["cpus"] >= 1
     with pytest.raises(ConfigError, match="threads"):
         run_experiment("pb/fig1", ["profile=tiny", "threads=0", "plot=false", *store_overrides])
+
+
+@pytest.mark.slow
+def test_a_joblib_multirun_divides_the_cpus_among_its_workers(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from privrepro.threads import available_cpus
+
+    repo = Path(__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    cmd = [
+        sys.executable,
+        "-m",
+        "privrepro.runner.cli",
+        "-m",
+        "hydra/launcher=local",  # joblib, n_jobs = 2
+        "experiment=pb/fig1",
+        "profile=tiny",
+        "seed=0,1",
+        f"paths.experiments_dir={tmp_path / 'exp'}",
+        f"paths.results_dir={tmp_path / 'res'}",
+        f"paths.plots_dir={tmp_path / 'plots'}",
+        "progress=false",
+        "plot=false",
+    ]
+    done = subprocess.run(cmd, env=env, cwd=repo, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    records = [
+        json.loads(p.read_text())["threads"] for p in tmp_path.glob("exp/pb/fig1/*/env.json")
+    ]
+    assert len(records) == 2
+    cpus = available_cpus().cpus
+    for rec in records:
+        assert rec["workers"] == 2 and rec["cpus"] == cpus
+        assert rec["threads"] == max(1, cpus // 2)
