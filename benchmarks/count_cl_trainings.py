@@ -2,6 +2,7 @@
 repeat a computation already made.
 
     python benchmarks/count_cl_trainings.py --profile smoke --root SCRATCH [--figure cl/figA1 ...]
+    python benchmarks/count_cl_trainings.py --grid paper       # counted from the grids, no compute
 
 Runs the PEFT figures (``cl/fig3_peft``, ``fig4_peft``, ``fig5_peft``, ``figA1``, ``tA7_peft``, in
 that order; ``--figure`` picks some) of one profile in this process, into a fresh store under
@@ -144,12 +145,108 @@ def count(figures: list[str], profile: str, root: Path) -> Any:
     return table, sorted(studies)
 
 
+def grid_counts(profile: str, figures: list[str]) -> Any:
+    """Per figure, from the units its grid makes under ``profile`` (nothing computed): the FiLM
+    runs, the FiLM studies and PEFT ensembles it is the first to ask for (studies keyed as
+    :func:`privrepro.continual.peft.tuning.study_run` keys them — label configurations in
+    S_prior^const, 5-Datasets orders in the canonical order's study, as the tuning rows agree
+    there — ensembles by their run's settings and its study), and the Naive/Non-CL runs."""
+    from dataclasses import replace
+
+    import pandas as pd
+
+    from privrepro.config.validation import build_params
+    from privrepro.continual.peft import (
+        FeatureSettings,
+        FilmSettings,
+        PeftRun,
+        TrainSettings,
+        TuningSettings,
+    )
+    from privrepro.continual.peft.tuning import objective_settings, study_name
+    from privrepro.runner.run import compose, effective_params, load_recipe
+    from privrepro.training.tuning import study_name as keyed
+
+    studies: set[str] = set()
+    ensembles: set[str] = set()
+    out = []
+    for fig in figures:
+        cfg = compose(fig, [f"profile={profile}"])
+        recipe = load_recipe(str(cfg.figure.recipe))
+        units = recipe.units(build_params(recipe.params_type, effective_params(cfg), "params"))
+        row = {
+            "figure": fig,
+            "units": len(units),
+            "film_runs": 0,
+            "new_film_studies": 0,
+            "new_film_ensembles": 0,
+            "film_baseline_runs": 0,
+        }
+        for u in units:
+            run = PeftRun.from_unit(u)
+            if run.kind != "film":
+                continue
+            row["film_runs"] += 1
+            groups = (
+                TuningSettings(**u["tuning"]),
+                TrainSettings(**u["train"]),
+                FilmSettings(**u["film"]),
+                FeatureSettings(**u["features"]),
+            )
+            key = run
+            if groups[0].label_space == "const":
+                key = replace(
+                    key, label_policy="prior_const", dummy_factor=1, dummy_reference="base"
+                )
+            key = replace(key, order=())
+            study = keyed(study_name(key, 0, profile), objective_settings(key, *groups))
+            row["new_film_studies"] += study not in studies
+            studies.add(study)
+            if run.family != "peft":
+                row["film_baseline_runs"] += 1
+                continue
+            spec = [
+                run.benchmark,
+                run.blurry,
+                run.nb_tasks,
+                run.disjoint_pct,
+                run.blurry_pct,
+                list(run.order),
+                run.label_policy,
+                run.dummy_factor,
+                run.dummy_reference,
+                run.epsilon,
+                run.repeat,
+                u["train"],
+                u["film"],
+                u["features"],
+                study,
+            ]
+            ens = _digest(spec)
+            row["new_film_ensembles"] += ens not in ensembles
+            ensembles.add(ens)
+        out.append(row)
+    return pd.DataFrame(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--profile", default="smoke")
-    ap.add_argument("--root", type=Path, required=True, help="a scratch folder (must not exist)")
+    ap.add_argument("--root", type=Path, help="a scratch folder (must not exist)")
     ap.add_argument("--figure", action="append", default=[], help="e.g. cl/figA1 (repeatable)")
+    ap.add_argument("--grid", metavar="PROFILE", help="count from PROFILE's grids, no compute")
     args = ap.parse_args(argv)
+    if args.grid:
+        import pandas as pd
+
+        grid = grid_counts(args.grid, args.figure or FIGURES)
+        with pd.option_context("display.width", 200, "display.max_columns", None):
+            print(grid.to_string(index=False))
+        print(grid.drop(columns="figure").sum().to_string())
+        return 0
+    if args.root is None:
+        print("--root: needed unless --grid is given", file=sys.stderr)
+        return 2
     if args.root.exists():
         print(f"--root {args.root}: exists; give a fresh scratch folder", file=sys.stderr)
         return 2
