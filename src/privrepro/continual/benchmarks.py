@@ -248,17 +248,23 @@ def _backbone_features(
             )
         return model_box[0]
 
+    # what the cached features depend on beyond the file's name (checked on every cache hit)
+    expect = {
+        "weights": spec.weights or "timm hub",
+        "model_kwargs": dict(spec.model_kwargs),
+        "precision": spec.precision,
+    }
+
     def feats(part: ImagePart, split: str) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
         def compute() -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
             ds = part.load()
             x = extract_features(
                 model(), ds.x, spec.batch_size, device, progress=progress, precision=spec.precision
             )
-            meta = {"weights": spec.weights or "timm hub", "n": len(ds.y)}
-            return x, ds.y, {**meta, "precision": spec.precision}
+            return x, ds.y, {**expect, "n": len(ds.y)}
 
         key = spec.cache_backbone
-        x, y, meta = cached_features(cache_dir, key, part.dataset, split, compute)
+        x, y, meta = cached_features(cache_dir, key, part.dataset, split, compute, expect)
         return x, np.asarray(y) + part.label_offset, meta
 
     metas: dict[str, Any] = {}

@@ -47,6 +47,9 @@ log = logging.getLogger("privrepro.continual")
 
 FeatureSet = tuple[np.ndarray, np.ndarray, dict[str, Any]]
 
+#: what a cache file written before an entry was recorded was extracted with
+_RECORD_DEFAULTS: dict[str, Any] = {"precision": "fp32", "model_kwargs": {}}
+
 
 def create_backbone(
     name: str = DEFAULT_BACKBONE,
@@ -204,15 +207,31 @@ def cached_features(
     dataset: str,
     split: str,
     compute: Callable[[], tuple[np.ndarray, np.ndarray, dict[str, Any]]],
+    expect: dict[str, Any] | None = None,
 ) -> FeatureSet:
     """Features from the cache, or ``compute()`` them once and cache them.
 
     ``compute`` returns ``(x, y, meta)``; the backbone name, dataset and split are added to the
-    metadata, which is returned with the arrays (and recorded by the figures).
+    metadata, which is returned with the arrays (and recorded by the figures). ``expect``: what
+    the features were extracted with beyond the file's name (the weights, the backbone's
+    constructor arguments, the precision; an entry a file written before lacks reads as
+    ``defaults``' value): a cached file that records another value is refused in one line rather
+    than read as this run's features.
     """
     path = feature_cache_path(cache_dir, backbone, dataset, split)
     if path.is_file():
         x, y, meta = load_feature_file(path)
+        for key, want in (expect or {}).items():
+            got = meta.get(key, _RECORD_DEFAULTS.get(key))
+            if got != want:
+                from privrepro.config import ConfigError
+
+                raise ConfigError(
+                    f"features.{key}",
+                    want,
+                    f"the feature cache {path} holds features extracted with {key} = {got!r}; "
+                    "remove that file (or use another paths.cache_dir) to extract them again",
+                )
         meta["cache_hit"] = True
         return x, y, meta
     x, y, meta = compute()
