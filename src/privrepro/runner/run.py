@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, is_dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -37,11 +37,12 @@ from privrepro.config.validation import assumptions_of
 from privrepro.data.registry import MissingDataError
 from privrepro.figures.api import Figure, UnitContext
 from privrepro.runner import figure_tables as tables
-from privrepro.runner.environment import run_environment
+from privrepro.runner.environment import launcher_workers, run_environment
 from privrepro.runner.plan import compose, plan_config
 from privrepro.runner.preflight import PROFILES
 from privrepro.store.atomic import atomic_write_table
 from privrepro.store.units import UnitStore
+from privrepro.threads import plan_threads, use_threads
 
 __all__ = [
     "PROFILES",
@@ -134,7 +135,8 @@ def run_config(cfg: DictConfig, multirun: bool = False, repo: Path | None = None
     units, identities, ids, unit_sources = plan.units, plan.identities, plan.unit_ids, plan.sources
     store = UnitStore(Path(paths.experiments_dir), paper, figure)
     recipe_id = plan.recipe_id
-    env = run_environment(device, profile, repo)
+    threads = plan_threads(cfg.get("threads", "auto"), launcher_workers() if multirun else 1)
+    env = {**run_environment(device, profile, repo), "threads": threads.as_record()}
     store.sweep_abandoned()
 
     computed = reused = 0
@@ -147,7 +149,7 @@ def run_config(cfg: DictConfig, multirun: bool = False, repo: Path | None = None
         enabled=show and len(units) > 1,
         unit="unit",
     )
-    for unit, identity, uid, source in bar:
+    for unit, identity, uid, source in _threads_while(bar, threads.threads):
         if force:
             store.discard(uid)
         if store.is_complete(uid):
@@ -243,6 +245,13 @@ def run_config(cfg: DictConfig, multirun: bool = False, repo: Path | None = None
         table_rows=len(derived.table),
         table_units=len(derived.units),
     )
+
+
+def _threads_while(items: Iterable[Any], n: int) -> Iterator[Any]:
+    """``items``, with torch's and the BLAS threads at ``n`` while the loop over them runs (the
+    CPUs the job may use: :mod:`privrepro.threads`); given back when the loop ends or fails."""
+    with use_threads(n):
+        yield from items
 
 
 def footer(meta: Mapping[str, Any], selected_units: int | None = None) -> str:

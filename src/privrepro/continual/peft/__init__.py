@@ -9,8 +9,9 @@ One call runs a whole experiment, from the data to tidy rows::
 
 Modules: :mod:`.members` (FiLM and head-only members, Alg. 2's loop), :mod:`.settings` (the run
 and its settings, with their ranges), :mod:`.data` (features or images of a run),
-:mod:`.hyperparameter_search` (the Optuna study of a run and the transfer to each task's size), :mod:`.runs`
-(:func:`run_peft`, :func:`ensemble_all_orders`). Naive and Non-CL members:
+:mod:`.hyperparameter_search` (the Optuna study of a run and the transfer to each task's
+size), :mod:`.scenario` (a run's tasks), :mod:`.runs` (:func:`run_peft`,
+:func:`ensemble_all_orders`). Naive and Non-CL members:
 :mod:`privrepro.continual.baselines`.
 """
 
@@ -36,12 +37,8 @@ if TYPE_CHECKING:
         train_member,
         vit_b16_film_count,
     )
-    from privrepro.continual.peft.runs import (
-        PeftOutput,
-        ensemble_all_orders,
-        peft_scenario,
-        run_peft,
-    )
+    from privrepro.continual.peft.runs import PeftOutput, ensemble_all_orders, run_peft
+    from privrepro.continual.peft.scenario import peft_scenario
     from privrepro.continual.peft.settings import (
         FILM_BENCHMARKS,
         METHODS,
@@ -53,6 +50,7 @@ if TYPE_CHECKING:
         check_film_source,
         check_settings,
         eps_label,
+        identity,
     )
 
 _EXPORTS = {
@@ -71,12 +69,8 @@ _EXPORTS = {
         "train_member",
         "vit_b16_film_count",
     ),
-    "privrepro.continual.peft.runs": (
-        "PeftOutput",
-        "ensemble_all_orders",
-        "peft_scenario",
-        "run_peft",
-    ),
+    "privrepro.continual.peft.runs": ("PeftOutput", "ensemble_all_orders", "run_peft"),
+    "privrepro.continual.peft.scenario": ("peft_scenario",),
     "privrepro.continual.peft.settings": (
         "FILM_BENCHMARKS",
         "METHODS",
@@ -88,6 +82,7 @@ _EXPORTS = {
         "check_film_source",
         "check_settings",
         "eps_label",
+        "identity",
     ),
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
@@ -110,6 +105,7 @@ __all__ = [
     "ensemble_all_orders",
     "eps_label",
     "film_parameter_count",
+    "identity",
     "iter_ensemble",
     "load_film_images",
     "load_peft_data",
