@@ -70,10 +70,13 @@ def noise_norms(table: pd.DataFrame, title: str) -> Any:
 def private_accuracy(table: pd.DataFrame, paper_noisy: float | None = None) -> Any:
     """:func:`~privrepro.pac.private.make_private`'s rows (plus ``architecture`` and ``pool``):
     the released model's held-out accuracy with noise against ``v``, per method, beside its clean
-    accuracy; the paper's noisy accuracy at v = 1 as a cross when given."""
+    accuracy and chance (one over the classes of the architecture's output layer); the paper's
+    noisy accuracy at v = 1 as a cross when given. Every budget is labelled on the log axis."""
     fig, ax = new_figure(width=6.0, height=3.6)
     clean = float(table["accuracy_clean"].iloc[0])
     ax.axhline(clean, color="0.3", lw=1, label=f"no noise ({clean:.1%})")
+    classes = int(str(table["architecture"].iloc[0]).split("-")[-1])
+    ax.axhline(1 / classes, color="0.5", lw=1, ls=":", label=f"chance (1/{classes})")
     for i, (method, sub) in enumerate(table.groupby("method")):
         sub = sub.sort_values("v")
         style = {"marker": "o", "ms": 4, "capsize": 3, "color": f"C{i}"}
@@ -82,6 +85,9 @@ def private_accuracy(table: pd.DataFrame, paper_noisy: float | None = None) -> A
     if paper_noisy is not None:
         ax.scatter([1.0], [paper_noisy], marker="x", color="k", zorder=5, label="paper (v = 1)")
     clean_log_axis(ax, "x")
+    budgets = sorted(float(v) for v in table["v"].unique())
+    ax.set_xticks(budgets, [f"{v:g}" for v in budgets])  # each budget run, not only decades
+    ax.set_ylim(0, 1.02)
     ax.set_xlabel("MI budget v (nats)")
     ax.set_ylabel("held-out accuracy of M(X*) + B")
     arch = table["architecture"].iloc[0]

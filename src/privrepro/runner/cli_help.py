@@ -21,7 +21,7 @@ __all__ = ["PROFILE_ENV", "check_arguments", "closest", "usage", "with_profile_f
 PROFILE_ENV = "PRIVREPRO_PROFILE"
 
 #: config groups chosen with ``group=option`` (not keys of the composed config)
-_GROUPS = ("experiment", "profile")
+_GROUPS = ("experiment", "profile", "tracking")
 
 _OPTIONS = """\
 main options (key=value, Hydra syntax):
@@ -31,6 +31,7 @@ main options (key=value, Hydra syntax):
   seed=N                       root seed of every random stream (default 0)
   params.<key>=<value>         any parameter of the figure (`--cfg job` prints them all)
   force=true                   recompute units the store already holds
+  tracking=mlflow              log units (params, per-step metrics), table and plot to MLflow
   device=auto|cpu|cuda         auto: CUDA when present
   progress=false               no progress bars (they are off anyway when not on a terminal)
   paths.data_dir=DIR           the data root (default: $PRIVREPRO_DATA, else ./data)

@@ -40,6 +40,7 @@ from privrepro.continual.peft.settings import (
 from privrepro.continual.peft.tuning import tune_hyper, unclipped_if_nondp
 from privrepro.continual.scenarios import Scenario
 from privrepro.continual.workspace import Progress, Workspace, steps_bar
+from privrepro.metrics import prefixed
 from privrepro.rehearsal.cap import full_list
 from privrepro.seeding import numpy_stream, torch_stream
 from privrepro.training.dpsgd import DPSGDHyper
@@ -374,6 +375,7 @@ def run_peft(
         tag=study_tag,
         features=features,
         progress=ws.progress,
+        log_metric=prefixed(ws.metrics, "tuning/"),
     )
     hp0, n_tune = tuned.hyper, tuned.n_tune
     hps = [unclipped_if_nondp(transfer_hyper(hp0, n_tune, len(ix)), train) for ix in sc.train_tasks]
@@ -381,6 +383,7 @@ def run_peft(
         generator = torch_stream(seed, "cl-peft", repr(run), "dpsgd", device=ws.device)
     r = _RunState(run, data, sc, ids, hps, film, generator)
     r.train_kw["progress"] = steps_bar(ws.progress)
+    r.train_kw["log_metric"] = prefixed(ws.metrics, "dpsgd/")
     if run.family == "noncl":
         return PeftOutput(_non_cl(r, hp0, n_tune, train), r.logits)
     family = _naive if run.family == "naive" else _ensemble

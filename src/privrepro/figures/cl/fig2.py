@@ -8,6 +8,7 @@ at ε = 1, δ = 1e-7 classes of fewer than 13 samples are dropped with probabili
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +17,7 @@ import pandas as pd
 
 from privrepro.continual.label_spaces import class_drop_curve, class_drop_summary
 from privrepro.data.provenance import ANALYTIC
-from privrepro.figures.api import Figure, UnitContext, grid_units, param
+from privrepro.figures.api import Figure, PaperValue, UnitContext, grid_units, param
 from privrepro.plotting.style import new_figure
 
 __all__ = ["DropParams", "DropProbability"]
@@ -102,3 +103,30 @@ class DropProbability(Figure[DropParams]):
         ax.set_title("cl Fig. 2 — small classes cannot be released under (ε, δ)-DP")
         ax.legend(ncol=2, loc="lower left", frameon=False)
         return fig
+
+    def mark_paper_values(
+        self, fig: Any, values: Sequence[PaperValue], table: pd.DataFrame, params: DropParams
+    ) -> None:
+        """The caption's class size (k = 12 at ε = 1, δ = 1e-7: "fewer than 13 samples") as a
+        black cross on its curve, labelled with where the paper printed it."""
+        ax = fig.axes[0]
+        rest = []
+        for v in values:
+            eps, delta = v.where.get("epsilon"), v.where.get("delta")
+            on = table[(table["epsilon"] == eps) & (table["delta"] == delta)]
+            at = on[on["k"] == round(v.value)]
+            if not v.metric.startswith("largest_k_dropped") or at.empty:
+                rest.append(v)
+                continue
+            y = float(at["drop_probability_lb"].iloc[0])
+            ax.plot([v.value], [y], "X", color="k", ms=8, zorder=6, label="paper (caption)")
+            ax.annotate(
+                f"paper: k = {v.value:g} at ε={eps:g}, δ={delta:.0e}\n({v.source})",
+                (v.value, y),
+                xytext=(-12, -30),
+                textcoords="offset points",
+                ha="right",
+                fontsize=7.5,
+                arrowprops={"arrowstyle": "-", "color": "0.3", "lw": 0.8},
+            )
+        super().mark_paper_values(fig, rest, table, params)
