@@ -79,9 +79,7 @@ class DropProbability(Figure[DropParams]):
             for eps in epsilons:
                 sub = table[(table["epsilon"] == eps) & (table["delta"] == delta)].sort_values("k")
                 if not sub.empty:
-                    ax.plot(
-                        sub["k"], sub["drop_probability_lb"], styles[j % 4], color=colours[eps]
-                    )
+                    ax.plot(sub["k"], sub["drop_probability_lb"], styles[j % 4], color=colours[eps])
         ax.axhline(params.threshold, color="0.4", lw=0.8, ls=":")
         ax.text(
             ax.get_xlim()[1],
