@@ -221,7 +221,13 @@ class Figure(ABC, Generic[P]):
         knows where a value sits on its axes overrides this to draw it there."""
         if not values:
             return
-        shown = [f"paper, {v.source}: {v.quantity} = {v.value:g}" for v in values[:3]]
+        summary = self.summarize(table, params)
+        rows = [] if summary is None else summary.to_dict("records")
+        shown = []
+        for v in values[:3]:
+            ours = [r["value"] for r in rows if v.matches(r)]
+            here = f" (here {float(ours[0]):.4g})" if len(ours) == 1 else ""
+            shown.append(f"paper, {v.source}: {v.quantity} = {v.value:g}{here}")
         if len(values) > 3:
             shown.append(f"… and {len(values) - 3} more paper values (REPORT.md)")
         fig.text(0.01, -0.01, "\n".join(shown), ha="left", va="top", fontsize=7, color="0.2")
