@@ -101,7 +101,7 @@ def stand_in_title(fig: Any, labels: Sequence[str]) -> str | None:
     if not stand_ins:
         return None
     text = "On stand-in data, not the paper's: " + "; ".join(short_stand_in(s) for s in stand_ins)
-    width = max(70, int(fig.get_figwidth() * 19))  # characters of 8-point text per line
+    width = max(60, int(fig.get_figwidth() * 13))  # characters of bold 8-point text per line
     fig.text(
         0.5,
         1.0,
