@@ -222,7 +222,11 @@ class Figure(ABC, Generic[P]):
         if not values:
             return
         summary = self.summarize(table, params)
-        rows = [] if summary is None else summary.to_dict("records")
+        rows: list[dict[str, Any]] = (
+            []
+            if summary is None
+            else [{str(k): v for k, v in r.items()} for r in summary.to_dict("records")]
+        )
         shown = []
         for v in values[:3]:
             ours = [r["value"] for r in rows if v.matches(r)]
