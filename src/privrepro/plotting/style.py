@@ -82,12 +82,12 @@ def short_stand_in(label: str) -> str:
     m = re.match(r"^(.*?) \(stand-in for (.*?)(;\s*shaped.*)?\)$", label.strip(), re.S)
     if not m:
         return label
-    name, paper, shaped = m.group(1), m.group(2), m.group(3)
+    name, paper, shaped = (re.sub(r"\s*\([^()]*\)", "", g or "") for g in m.groups())
     return f"{name} for {paper}" + (", shaped like the paper's" if shaped else "")
 
 
 def stand_in_title(fig: Any, labels: Sequence[str]) -> str | None:
-    """Name the stand-in data above ``fig``'s own titles, in red, in at most two lines; return
+    """Name the stand-in data above ``fig``'s own titles, in red, in at most three lines; return
     the text (or ``None``).
 
     ``labels`` are the values of the table's ``data`` column; those naming a stand-in
@@ -105,7 +105,7 @@ def stand_in_title(fig: Any, labels: Sequence[str]) -> str | None:
     fig.text(
         0.5,
         1.0,
-        textwrap.fill(text, width=width, max_lines=2, placeholder=" …"),
+        textwrap.fill(text, width=width, max_lines=3, placeholder=" …"),
         ha="center",
         va="bottom",
         fontsize=8,
