@@ -14,6 +14,8 @@ MATH: dict[str, str] = {
     "S_prior^const": r"$S_{\mathrm{prior}}^{\mathrm{const}}$",
     "S_prior": r"$S_{\mathrm{prior}}$",
     "|S(Q(X̃))|": r"$|S(Q(\tilde{X}))|$",
+    "AA_t": r"$\mathrm{AA}_t$",
+    "AF_t": r"$\mathrm{AF}_t$",
 }
 
 

@@ -82,7 +82,7 @@ class FiveDatasetsCosine(cl.CosineFigure[FiveDatasetsParams]):
         ):
             ax = axes[0][col]
             task_curves(ax, table, order, value)
-            ax.set_ylabel(label)
+            ax.set_ylabel(math_text(label))
             ax.set_title(f"5-Datasets, {name}")
             ax.legend(frameon=False, fontsize=7)
         fig.suptitle(
