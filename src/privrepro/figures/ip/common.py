@@ -315,7 +315,9 @@ STYLE = {"repo_compat": "-", "corrected": "--"}
 """The line style of each mode in every ip plot."""
 
 
-def finish_axes(ax: Any, xlabel: str, colours: Mapping[str, str], modes: Sequence[str]) -> None:
+def finish_axes(
+    ax: Any, xlabel: str, colours: Mapping[str, str], modes: Sequence[str], marker: str | None = "o"
+) -> None:
     """The accuracy axis and the legend every ip curve shares: one entry per colour (``label →
     colour``) and one per line style (the modes), each said once, beside the axes."""
     from matplotlib.lines import Line2D
@@ -323,7 +325,7 @@ def finish_axes(ax: Any, xlabel: str, colours: Mapping[str, str], modes: Sequenc
     ax.set_xlabel(xlabel)
     ax.set_ylabel("accuracy")
     ax.set_ylim(0, 1.02)
-    handles = [Line2D([], [], color=c, marker="o", ms=3, label=k) for k, c in colours.items()]
+    handles = [Line2D([], [], color=c, marker=marker, ms=3, label=k) for k, c in colours.items()]
     handles += [Line2D([], [], color="0.35", ls=STYLE[m], label=display("mode", m)) for m in modes]
     ax.legend(
         handles=handles, fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False

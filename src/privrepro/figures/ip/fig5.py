@@ -72,5 +72,5 @@ class GaussOutputTradeoff(AccuracyFigure[Fig5Params]):
             fontsize=9,
         )
         modes = [m for m in STYLE if m in set(table["mode"])]
-        finish_axes(ax, "privacy budget ε (true values)", colours, modes)
+        finish_axes(ax, "privacy budget ε (true values)", colours, modes, marker=None)
         return fig
