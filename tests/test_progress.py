@@ -108,6 +108,10 @@ def test_lines_name_the_enclosing_loops_and_respect_the_interval(
     text = out.getvalue()
     assert "progress: units › dp-sgd steps: 1/3 (33%)" in text
     assert "progress: units: 1/2 units (50%)" in text
+    import numpy as np
+
+    grid = np.linspace(0.0, 1.0, 4)  # any iterable: an array has no truth value
+    assert [float(x) for x in progress_bar(grid, desc="grid", file=out)] == list(grid)
     monkeypatch.setenv("CI", "true")
     out = _Log()
     for _ in progress_bar(range(3), desc="ci", file=out):

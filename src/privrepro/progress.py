@@ -175,7 +175,7 @@ class LineProgress:
 
     def __iter__(self) -> Iterator[Any]:
         try:
-            for item in self.iterable or ():
+            for item in () if self.iterable is None else self.iterable:
                 yield item
                 self.update()
         finally:
