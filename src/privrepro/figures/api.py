@@ -228,12 +228,13 @@ class Figure(ABC, Generic[P]):
             else [{str(k): v for k, v in r.items()} for r in summary.to_dict("records")]
         )
         shown = []
-        for v in values[:3]:
+        first = values if len(values) <= 4 else values[:3]
+        for v in first:
             ours = [r["value"] for r in rows if v.matches(r)]
             here = f" (here {float(ours[0]):.4g})" if len(ours) == 1 else ""
             shown.append(f"paper, {v.source}: {v.quantity} = {v.value:g}{here}")
-        if len(values) > 3:
-            shown.append(f"… and {len(values) - 3} more paper values (REPORT.md)")
+        if len(values) > len(first):
+            shown.append(f"… and {len(values) - len(first)} more paper values (REPORT.md)")
         fig.text(0.01, -0.01, "\n".join(shown), ha="left", va="top", fontsize=7, color="0.2")
 
     def estimate_memory(self, params: P) -> MemoryEstimate | None:
