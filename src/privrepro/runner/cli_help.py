@@ -38,6 +38,8 @@ main options (key=value, Hydra syntax):
   paths.experiments_dir=DIR    the run store (put it on a shared file system for a cluster)
   -m ... key=a,b               a sweep: one job per value; hydra/launcher=local runs them in
                                parallel here, hydra/launcher=slurm on a SLURM cluster
+                               (each sweep: its own folder under <experiments>/_sweeps/)
+  -m ... worker=0,1            two workers on the same units, sharing each tuning study
   --cfg job                    print the composed configuration and exit
   --hydra-help                 Hydra's own flags
 environment: PRIVREPRO_DATA (data root), PRIVREPRO_PROFILE (profile when none is given)"""
