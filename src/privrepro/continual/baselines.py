@@ -39,6 +39,7 @@ def iter_naive(
     physical_batch: int = 256,
     progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
     log_metric: MetricLogger | None = None,
+    precision: str = "fp32",
 ) -> Iterator[Member]:
     """Naive fine-tuning (Alg. A1): yields the checkpoint after each task (one model, one label
     space ``label_ids`` for the whole stream, e.g. S_prior^const); ``log_metric`` gets each
@@ -60,6 +61,7 @@ def iter_naive(
             physical_batch=physical_batch,
             progress=progress,
             log_metric=prefixed(log_metric, f"task{t}/"),
+            precision=precision,
         )
         model = member.model
         yield member
@@ -77,6 +79,7 @@ def train_non_cl(
     physical_batch: int = 256,
     progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
     log_metric: MetricLogger | None = None,
+    precision: str = "fp32",
 ) -> Member:
     """Non-CL baseline (Alg. A2): one DP-SGD run on all tasks' data at once."""
     return train_member(
@@ -91,4 +94,5 @@ def train_non_cl(
         composition="single",
         progress=progress,
         log_metric=log_metric,
+        precision=precision,
     )

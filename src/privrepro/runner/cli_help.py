@@ -33,6 +33,8 @@ main options (key=value, Hydra syntax):
   force=true                   recompute units the store already holds
   tracking=mlflow              log units (params, per-step metrics), table and plot to MLflow
   device=auto|cpu|cuda         auto: CUDA when present
+  threads=auto|N               torch/BLAS threads; auto: the CPUs this job may use (affinity,
+                               cgroup quota, OMP_NUM_THREADS), shared by a multirun's workers
   progress=false               no progress bars (they are off anyway when not on a terminal)
   paths.data_dir=DIR           the data root (default: $PRIVREPRO_DATA, else ./data)
   paths.experiments_dir=DIR    the run store (put it on a shared file system for a cluster)
