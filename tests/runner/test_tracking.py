@@ -57,16 +57,21 @@ def test_tracking_mlflow_logs_units_metrics_table_and_plot(tmp_path: Path) -> No
     assert {"results/fig3_peft.csv", "results/fig3_peft.meta.json", "plots/fig3_peft.png"} <= files
 
     table = pd.read_parquet(tmp_path / "res" / "cl" / "fig3_peft.parquet")
+    tuned_here: list[int] = []
     for unit in unit_runs:
         assert unit.info.status == "FINISHED"
         assert unit.data.tags["mlflow.parentRunId"] == fig.info.run_id  # nested in the figure
         uid = unit.data.tags["privrepro.unit_id"]
         rows = table[table["unit_id"] == uid]
         assert unit.data.params["method"] == rows["method"].iloc[0]  # the unit's parameters
-        # tuning: one value per trial this run completed, the best of them as best_value
+        # tuning: one value per trial the unit ran, the best of them as best_value; a unit whose
+        # study another unit already tuned (identical objective: tuned once) runs none
         trials = client.get_metric_history(unit.info.run_id, "tuning/trial_value")
         best = client.get_metric_history(unit.info.run_id, "tuning/best_value")
-        assert len(trials) == n_trials and best[-1].value == max(m.value for m in trials)
+        assert len(trials) in (0, n_trials)
+        if trials:
+            assert best[-1].value == max(m.value for m in trials)
+        tuned_here.append(len(trials))
         # DP-SGD: a loss per step of each task's run, its ε spent ending at the table's value
         privacy = rows[rows["row"] == "privacy"].sort_values("task")
         for _, prow in privacy.iterrows():
@@ -80,6 +85,7 @@ def test_tracking_mlflow_logs_units_metrics_table_and_plot(tmp_path: Path) -> No
             # ε spent grows with the steps (composition) up to the calibrated target
             values = [m.value for m in sorted(eps, key=lambda m: m.step)]
             assert values == sorted(values) and values[-1] <= prow["dp_epsilon_target"] + 0.011
+    assert sum(tuned_here) >= n_trials  # the first unit's study was tuned, and logged
 
 
 def test_tracking_uri_that_cannot_be_opened_is_one_line_before_any_compute(
