@@ -19,7 +19,8 @@ from privrepro.commands import command_parser, quiet_console_logging
 from privrepro.config.validation import ConfigError
 from privrepro.data.registry import MissingDataError
 from privrepro.runner.catalog import list_experiments, resolve_target
-from privrepro.runner.cli import error_line, report_run
+from privrepro.runner.cli import report_run
+from privrepro.runner.preflight import error_line
 from privrepro.runner.run import run_experiment
 
 __all__ = ["main"]

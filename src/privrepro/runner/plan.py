@@ -10,7 +10,7 @@ the experiment config names (:func:`load_recipe`), its validated parameters (the
 composed, :func:`effective_params`, through
 :func:`~privrepro.config.validation.build_params`), the units and their identities in the store,
 then the preflight: the device, pretrained weights, the largest unit's memory on this machine,
-the output folders. Each failure is a one-line :class:`~privrepro.config.ConfigError` and nothing has been
+the output folders, the studies' and tracking stores. Each failure is a one-line :class:`~privrepro.config.ConfigError` and nothing has been
 computed or written. Its callers:
 
 * a run (:func:`privrepro.runner.run.run_config`) computes the plan's units and derives the
@@ -37,6 +37,7 @@ from privrepro.config.validation import ConfigError, build_params
 from privrepro.data.provenance import DataSource
 from privrepro.figures.api import Figure
 from privrepro.runner.preflight import check_memory, check_output_paths, validate_root
+from privrepro.runner.storages import check_storages
 from privrepro.store.units import unit_hash
 
 __all__ = [
@@ -201,7 +202,8 @@ def plan_config(cfg: DictConfig, *, check: bool = True) -> FigurePlan:
     With ``check`` (a run on this machine), the preflight too, each check before the next step
     that needs it: the device (:func:`~privrepro.runner.environment.resolve_device`), the
     pretrained weights the parameters name, the largest unit's memory
-    (:func:`~privrepro.runner.preflight.check_memory`) and writable output folders. Without it
+    (:func:`~privrepro.runner.preflight.check_memory`), writable output folders and the studies'
+    and tracking stores (:func:`~privrepro.runner.storages.check_storages`). Without it
     (the rehearsal, which checks the target machine instead), ``device`` is the one requested.
     """
     validate_root(cfg)
@@ -224,6 +226,7 @@ def plan_config(cfg: DictConfig, *, check: bool = True) -> FigurePlan:
     if check:
         check_memory(recipe, params)
         check_output_paths(cfg, plot=bool(cfg.get("plot", True)))
+        check_storages(params, cfg)  # every study and tracking store opens
     return FigurePlan(cfg, paper, figure, recipe, params, device, units, identities, ids, sources)
 
 

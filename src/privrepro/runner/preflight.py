@@ -1,7 +1,8 @@
 """Checks made before any compute: root keys, output paths, and the memory a unit will need.
 
 Each failure is a :class:`~privrepro.config.ConfigError` naming the key, the value and what is
-allowed, so the command line reports it in one line with exit status 2 and nothing is computed.
+allowed, so the command line reports it in one line (:func:`error_line`) with exit status 2 and
+nothing is computed.
 """
 
 from __future__ import annotations
@@ -13,12 +14,14 @@ from typing import Any
 from omegaconf import DictConfig
 
 from privrepro.config.validation import ConfigError
+from privrepro.data.registry import MissingDataError
 
 __all__ = [
     "PROFILES",
     "available_memory",
     "check_memory",
     "check_writable",
+    "error_line",
     "validate_root",
 ]
 
@@ -37,9 +40,10 @@ def validate_root(cfg: DictConfig) -> None:
     profile = cfg.get("profile", {}).get("name")
     if profile not in PROFILES:
         raise ConfigError("profile.name", profile, f"must be one of {list(PROFILES)}")
-    seed = cfg.get("seed")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ConfigError("seed", seed, "must be an integer >= 0")
+    for key in ("seed", "worker"):
+        value = cfg.get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ConfigError(key, value, "must be an integer >= 0")
     for key in _BOOLEANS:
         value = cfg.get(key, False)
         if not isinstance(value, bool):
@@ -138,3 +142,12 @@ def check_memory(recipe: Any, params: Any, available: int | None = None) -> None
             f"a unit would need about {_gib(estimate.bytes)}{how}; must fit in "
             f"{_gib(budget)} ({MEMORY_HEADROOM:.0%} of the {_gib(available)} available here)",
         )
+
+
+def error_line(exc: BaseException) -> str | None:
+    """The one line a configuration or missing-data error is reported in (else ``None``)."""
+    if isinstance(exc, ConfigError):
+        return f"configuration error: {exc}"
+    if isinstance(exc, MissingDataError):
+        return f"missing data: {exc}"
+    return None
