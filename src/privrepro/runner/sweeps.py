@@ -158,8 +158,7 @@ def check_sweep_stores(config: DictConfig, config_name: str) -> None:
     :class:`~privrepro.config.ConfigError`)."""
     from hydra import compose
 
-    from privrepro.config.validation import build_params
-    from privrepro.runner.plan import effective_params, load_recipe
+    from privrepro.runner.plan import plan_config
     from privrepro.runner.storages import check_storages
 
     task = [str(o) for o in config.hydra.overrides.task]
@@ -167,8 +166,7 @@ def check_sweep_stores(config: DictConfig, config_name: str) -> None:
     seen: set[str] = set()
     for job in _representative_jobs(task):
         cfg = compose(config_name=config_name, overrides=[*hydra_overrides, *job])
-        recipe = load_recipe(str(cfg.figure.recipe))
-        params: Any = build_params(recipe.params_type, effective_params(cfg), "params")
+        params = plan_config(cfg, check=False).params  # the run's own plan, without the machine
         key = repr((sorted(_storages(params)), OmegaConf.to_container(cfg.get("tracking") or {})))
         if key in seen:
             continue
