@@ -11,7 +11,7 @@ A data root written by the rehearsal's stand-in writers holds the marker file
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 __all__ = [
@@ -43,11 +43,18 @@ class DataSource:
         shaped: when a stand-in was shaped to sit in the paper's regime (say, synthetic features
             whose non-private accuracy lands near the paper's), how, in words a reader cannot
             miss; else ``None``.
+        fingerprint: what identifies the files read from a data root
+            (:func:`privrepro.data.standin.data_fingerprint`: the release for a dataset whose
+            every file is checked against the release's checksums, else a hash of the files or
+            of a stand-in marker's listing); ``None`` for data that does not come from a data
+            root (formulas, embedded or generated data). It is part of a unit's identity: the
+            same unit on other data is another unit. It is not part of :attr:`label`.
     """
 
     name: str
     stand_in_for: str | None = None
     shaped: str | None = None
+    fingerprint: str | None = None
 
     @property
     def is_stand_in(self) -> bool:
@@ -84,7 +91,8 @@ def read_from(dataset: str, data_dir: str | Path | None) -> DataSource:
 
     The real dataset (its paper name, :data:`privrepro.data.standin.PAPER_NAMES`), unless the
     dataset's folder under the root (or the root, or a parent) holds :data:`REHEARSAL_MARKER`:
-    then the files are the rehearsal's format-real stand-ins and the label says so. The loaders
+    then the files are the rehearsal's format-real stand-ins and the label says so. Its
+    ``fingerprint`` says which files these are (part of a unit's identity). The loaders
     label what they read with the same function (:func:`privrepro.data.standin.data_source_of`),
     so a table's ``data`` column and the loaders' ``data_source`` never disagree.
     """
@@ -92,7 +100,7 @@ def read_from(dataset: str, data_dir: str | Path | None) -> DataSource:
 
     if data_dir is None or dataset not in PAPER_NAMES:
         return DataSource(PAPER_NAMES.get(dataset, dataset))
-    return data_source_of(data_dir, dataset)
+    return data_source_of(data_dir, dataset, identify=True)
 
 
 #: Registry datasets that only ever stand in for a paper's dataset (embedded or generated).
@@ -115,7 +123,7 @@ def registry_source(dataset: str, data_dir: str | Path | None, paper_dataset: st
     source = read_from(dataset, data_dir)
     name = PAPER_NAMES.get(dataset, dataset)
     if not source.is_stand_in and name != paper_dataset:
-        return DataSource(name, stand_in_for=paper_dataset)
+        return replace(source, stand_in_for=paper_dataset)
     return source
 
 

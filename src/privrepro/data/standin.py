@@ -1,4 +1,4 @@
-"""How loaders treat files written by the rehearsal's stand-in writers.
+"""How loaders treat files written by the rehearsal's stand-in writers, and what identifies data.
 
 The writers (:mod:`privrepro.rehearsal.standins`) put synthetic data in the real on-disk formats
 at the real sizes, so that the paper profile can be rehearsed without the real datasets. Nothing
@@ -6,17 +6,24 @@ they write may pass for real data, so every folder they write holds the marker f
 :data:`~privrepro.data.provenance.REHEARSAL_MARKER`: a JSON manifest that says what the files
 are and lists the MD5 of each file below it.
 
-A loader that checks checksums (torchvision's MD5 list of the real release) reacts to the
-marker in two ways:
+**A marker labels; it never vouches.** A loader that checks checksums (the release's MD5 list)
+reacts to the marker in two ways, and neither makes a file trusted:
 
-1. **Stand-in mode.** A file whose MD5 is not the release's is accepted only when a marker above
-   it lists that file with the MD5 it has now; the acceptance is logged once per folder. Without
-   a marker the usual "MD5 does not match" error stands, so a stand-in moved out of its marked
-   folder, or a corrupt stand-in, is refused like any corrupt download.
+1. **Stand-in mode.** A file whose MD5 is not the release's is read only when a marker above it
+   lists that file with the MD5 it has now, and then only as a stand-in (the data is labelled
+   so everywhere, and is read through the same restricted readers as real data: a pickle is
+   still unpickled by :mod:`privrepro.data.safe_pickle`). Without a marker the usual "MD5 does
+   not match" error stands, so a stand-in moved out of its marked folder, or a corrupt
+   stand-in, is refused like any corrupt download.
 2. **Labelling.** :func:`data_source_of` returns the :class:`~privrepro.data.provenance.DataSource`
    of a dataset under a root: the real dataset's name, or ``"rehearsal stand-in"`` standing in
    for it when its folder (or a parent) is marked. Loaders put it in ``ArrayDataset.meta`` under
    ``"data_source"``; whatever writes a table's ``data`` column can call the function directly.
+
+**What identifies data.** :func:`data_fingerprint` says which files a dataset is read from: the
+release itself for a dataset whose every file is checked against the release's checksums, else
+a hash of the files (or of the marker's listing of them). It is part of a unit's identity, so a
+unit computed on other data is another unit.
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -32,14 +41,18 @@ from privrepro.data.provenance import REHEARSAL_MARKER, DataSource, is_rehearsal
 __all__ = [
     "PAPER_NAMES",
     "REHEARSAL_NAME",
+    "RELEASE_CHECKED",
     "checksum_status",
+    "data_fingerprint",
     "data_source_of",
     "dataset_folder",
     "file_md5",
     "folder_source",
     "log_stand_in",
     "read_marker",
+    "stand_in_source",
     "standin_md5",
+    "unverified_source",
 ]
 
 log = logging.getLogger("privrepro.data")
@@ -81,18 +94,152 @@ def dataset_folder(root: str | Path, dataset: str) -> Path:
     return Path(root) / _FOLDERS[dataset][0]
 
 
-def data_source_of(root: str | Path, dataset: str) -> DataSource:
+def data_source_of(root: str | Path, dataset: str, identify: bool = False) -> DataSource:
     """What a loader reads for ``dataset`` under ``root``: the real dataset, or the rehearsal
     stand-in for it when its folder or a parent holds the rehearsal marker.
 
     ``dataset`` is a key of :data:`PAPER_NAMES` (``5-datasets`` is a stand-in as soon as one
-    member's folder is marked).
+    member's folder is marked). ``identify``: also fill in
+    :attr:`~privrepro.data.provenance.DataSource.fingerprint` (:func:`data_fingerprint`).
     """
     if dataset not in _FOLDERS:
         raise ValueError(f"dataset = {dataset!r}: must be one of {sorted(_FOLDERS)}")
-    marked = any(is_rehearsal_root(Path(root) / sub) for sub in _FOLDERS[dataset])
+    marked = any(is_rehearsal_root(f) for f in _file_folders(root, dataset))
     paper = PAPER_NAMES[dataset]
-    return DataSource(REHEARSAL_NAME, stand_in_for=paper) if marked else DataSource(paper)
+    source = DataSource(REHEARSAL_NAME, stand_in_for=paper) if marked else DataSource(paper)
+    if identify:
+        source = replace(source, fingerprint=data_fingerprint(root, dataset))
+    return source
+
+
+def _file_folders(root: str | Path, dataset: str) -> list[Path]:
+    """The folders ``dataset``'s files lie in (a marker there or above marks them)."""
+    members = _MEMBERS.get(dataset, (dataset,))
+    return [Path(root) / _FOLDERS[m][0] / _RAW.get(m, "") for m in members]
+
+
+def stand_in_source(dataset: str) -> DataSource:
+    """The :class:`DataSource` of files a marker's listing admitted: a rehearsal stand-in."""
+    return DataSource(REHEARSAL_NAME, stand_in_for=PAPER_NAMES.get(dataset, dataset))
+
+
+def unverified_source(dataset: str) -> DataSource:
+    """The :class:`DataSource` of files read without their checksums checked
+    (``verify_checksums=False``): never the paper's dataset, a stand-in for it."""
+    paper = PAPER_NAMES.get(dataset, dataset)
+    return DataSource(f"unverified files in the {paper} format", stand_in_for=paper)
+
+
+#: Datasets whose loaders check every file against the release's checksums before reading it:
+#: any copy that loads is the release, so the release is their identity.
+RELEASE_CHECKED = frozenset({"cifar10", "cifar100", "mnist", "fashionmnist", "svhn"})
+_MEMBERS = {"5-datasets": ("mnist", "svhn", "notmnist", "fashionmnist", "cifar10")}
+_RAW = {"mnist": "raw", "fashionmnist": "raw"}  # torchvision's idx files lie in <folder>/raw
+_IMAGE_FOLDERS = frozenset({"notmnist", "imagenet-r"})
+_DIGESTS: dict[tuple[object, ...], str] = {}
+
+
+def _sha256_file(path: Path) -> str:
+    """The SHA-256 of a file, remembered per (path, size, mtime, inode) within the process."""
+    try:
+        st = path.stat()
+    except OSError:
+        return "absent"
+    key = ("file", str(path), st.st_size, st.st_mtime_ns, st.st_ino)
+    if key not in _DIGESTS:
+        h = hashlib.sha256()
+        try:
+            with open(path, "rb") as fh:
+                while block := fh.read(1 << 20):
+                    h.update(block)
+        except OSError:
+            return "unreadable"
+        _DIGESTS[key] = h.hexdigest()
+    return _DIGESTS[key]
+
+
+def _listing_digest(folder: Path) -> str:
+    """The SHA-256 of an image folder's files: relative paths and sizes (not contents)."""
+    if not folder.is_dir():
+        return "absent"
+    dirs = []
+    for current, subdirs, _ in os.walk(folder):
+        subdirs.sort()
+        try:
+            dirs.append((current, os.stat(current).st_mtime_ns))
+        except OSError:
+            continue
+    key = ("listing", str(folder), tuple(dirs))
+    if key not in _DIGESTS:
+        h = hashlib.sha256()
+        for current, subdirs, files in os.walk(folder):
+            subdirs.sort()
+            for name in sorted(files):
+                path = Path(current) / name
+                try:
+                    size = path.stat().st_size
+                except OSError:
+                    size = -1
+                h.update(f"{path.relative_to(folder).as_posix()}\0{size}\n".encode())
+        _DIGESTS[key] = h.hexdigest()
+    return _DIGESTS[key]
+
+
+def _marker_digest(folder: Path) -> str:
+    """The SHA-256 of the listings (file names and MD5s) of every marker at or above ``folder``."""
+    listings = []
+    p = folder.expanduser().resolve()
+    for q in (p, *p.parents):
+        manifest = read_marker(q)
+        if manifest is not None:
+            listings.append(manifest.get("files") or {})
+    text = json.dumps(listings, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _dataset_files(root: str | Path, dataset: str) -> list[Path]:
+    """The files of a :data:`RELEASE_CHECKED` dataset under ``root`` (SVHN's ``.mat`` files lie
+    at the root itself, among anything else)."""
+    folder = _file_folders(root, dataset)[0]
+    if not folder.is_dir():
+        return []
+    pattern = "*_32x32.mat" if dataset == "svhn" else "*"
+    return sorted(p for p in folder.glob(pattern) if p.is_file() and p.name != REHEARSAL_MARKER)
+
+
+def data_fingerprint(root: str | Path, dataset: str, verified: bool = True) -> str:
+    """What identifies the files ``dataset`` is read from under the data root ``root``.
+
+    * A dataset of :data:`RELEASE_CHECKED`, not marked: ``"<name> release"``; its loader refuses
+      any file that is not the release's, so every copy that loads is the same data. Read with
+      ``verified=False`` (its checksums not checked): the SHA-256 of its files' contents.
+    * Marked (a rehearsal stand-in): the SHA-256 of its markers' listings (each file's MD5),
+      which its loader checks every file against.
+    * UCI Adult (no checksum published): the SHA-256 of ``adult.data`` and ``adult.test``.
+    * An image folder (ImageNet-R, notMNIST): the SHA-256 of its files' relative paths and
+      sizes (not of their contents: a file replaced by another of the same size keeps it).
+    * 5-Datasets: its members' fingerprints together.
+
+    Missing files give the fingerprint of their absence; the load then fails, naming them.
+    """
+    if dataset in _MEMBERS:
+        parts = [data_fingerprint(root, m, verified) for m in _MEMBERS[dataset]]
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    if dataset not in _FOLDERS:
+        raise ValueError(f"dataset = {dataset!r}: must be one of {sorted(_FOLDERS)}")
+    folder = dataset_folder(root, dataset)
+    if dataset == "adult":
+        files = [_sha256_file(folder / n) for n in ("adult.data", "adult.test")]
+        return "sha256:" + hashlib.sha256(" ".join(files).encode()).hexdigest()
+    if dataset in _IMAGE_FOLDERS:
+        return "listing:" + _listing_digest(folder)
+    if not verified:
+        files = [f"{p.name} {_sha256_file(p)}" for p in _dataset_files(root, dataset)]
+        return "sha256:" + hashlib.sha256("\n".join(files).encode()).hexdigest()
+    marked = _file_folders(root, dataset)[0]
+    if is_rehearsal_root(marked):
+        return "stand-in:" + _marker_digest(marked)
+    return f"{PAPER_NAMES[dataset]} release"
 
 
 def folder_source(folder: str | Path, name: str) -> DataSource:
@@ -153,8 +300,10 @@ def checksum_status(path: str | Path, md5: str | None) -> str | None:
     Returns:
         ``"release"`` when the file has the release's MD5 (or no MD5 is known and it exists),
         ``"stand-in"`` when it is a rehearsal stand-in whose MD5 matches the manifest of a marker
-        above it (the loader then says so with :func:`log_stand_in`), ``None`` otherwise
-        (missing or corrupt file, or a file that is neither the release nor a listed stand-in).
+        above it (the loader then reads it as a stand-in, labels it so and says so with
+        :func:`log_stand_in`; it is not trusted any further: pickles still go through the
+        restricted unpickler), ``None`` otherwise (missing or corrupt file, or a file that is
+        neither the release nor a listed stand-in).
     """
     path = Path(path)
     if not path.is_file():
