@@ -7,9 +7,11 @@
 
 A configuration error (unknown key, value out of range, a unit too big for the machine, an
 unwritable output folder, a multirun of zero jobs) is reported in one line naming the key, the
-value and the allowed range, with exit status 2, before anything is computed. A missing dataset
-file is reported the same way: one line naming the file, how to obtain it and what points at the
-data root, exit status 2.
+value and the allowed range, with exit status 2, before anything is computed. A missing or
+damaged dataset file is reported the same way: one line naming the file (and what differs), how
+to obtain a good copy and what points at the data root, exit status 2. An I/O failure while
+writing (a full disk, a special file system) is one line naming the path, exit status 1; the
+store is left as it was (a unit's build folder is removed, every file is written atomically).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import hydra
 from omegaconf import DictConfig
 
 from privrepro.config.validation import ConfigError
-from privrepro.data.registry import MissingDataError
+from privrepro.data.registry import DamagedDataError, MissingDataError
 from privrepro.runner.catalog import conf_dir
 
 __all__ = ["main"]
@@ -45,11 +47,19 @@ def report_run(run: object) -> None:
 
 
 def error_line(exc: BaseException) -> str | None:
-    """The one line a configuration or missing-data error is reported in (else ``None``)."""
+    """The one line a configuration, data or I/O error is reported in (else ``None``).
+
+    An I/O error is reported only when it names its file (every write of the store, the results
+    and the plots does); one that names none is a bug, and keeps its traceback.
+    """
     if isinstance(exc, ConfigError):
         return f"configuration error: {exc}"
+    if isinstance(exc, DamagedDataError):
+        return f"damaged data: {exc}"
     if isinstance(exc, MissingDataError):
         return f"missing data: {exc}"
+    if isinstance(exc, OSError) and exc.filename:
+        return f"I/O error: {exc.strerror or type(exc).__name__}: {exc.filename}"
     return None
 
 
@@ -87,6 +97,12 @@ def _app(cfg: DictConfig) -> None:
     except (ConfigError, MissingDataError) as exc:
         print(f"privrepro: {error_line(exc)}", file=sys.stderr)
         sys.exit(2)
+    except OSError as exc:  # a full disk, a read-only or special file system: the path named
+        line = error_line(exc)
+        if line is None:
+            raise
+        print(f"privrepro: {line}", file=sys.stderr)
+        sys.exit(1)
     report_run(run)
 
 

@@ -34,6 +34,7 @@ import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
 from privrepro.config.validation import ConfigError, assumptions_of, build_params
+from privrepro.data.provenance import DataSource
 from privrepro.data.registry import MissingDataError
 from privrepro.figures.api import Figure, UnitContext
 from privrepro.runner import tables
@@ -113,9 +114,18 @@ def effective_params(cfg: DictConfig) -> dict[str, Any]:
 
 
 def _unit_identity(
-    paper: str, figure: str, recipe: Figure[Any], profile: str, seed: int, unit: Mapping[str, Any]
+    paper: str,
+    figure: str,
+    recipe: Figure[Any],
+    profile: str,
+    seed: int,
+    unit: Mapping[str, Any],
+    data: DataSource | None = None,
 ) -> dict[str, Any]:
-    return {
+    """A unit's identity (its ``config.json``; its hash names its folder). ``data``: what the
+    unit reads; its fingerprint, for data read from a data root, is part of the identity, so the
+    same unit on other data is another unit."""
+    identity = {
         "paper": paper,
         "figure": figure,
         "profile": profile,
@@ -124,6 +134,9 @@ def _unit_identity(
         "version": getattr(recipe, "version", 1),
         "unit": dict(unit),
     }
+    if data is not None and data.fingerprint is not None:
+        identity["data"] = data.fingerprint
+    return identity
 
 
 def _jsonable(obj: Any) -> Any:
@@ -220,7 +233,10 @@ def run_config(cfg: DictConfig, multirun: bool = False, repo: Path | None = None
     units = recipe.units(params)
     unit_sources = [recipe.data_source(u, Path(paths.data_dir)) for u in units]
     _check_weights(params, paths)  # missing pretrained weights: one line, before any compute
-    identities = [_unit_identity(paper, figure, recipe, profile, seed, u) for u in units]
+    identities = [
+        _unit_identity(paper, figure, recipe, profile, seed, u, source)
+        for u, source in zip(units, unit_sources, strict=True)
+    ]
     ids = [unit_hash(i) for i in identities]
     _check_unique_units(units, ids)
     check_memory(recipe, params)
@@ -270,7 +286,8 @@ def run_config(cfg: DictConfig, multirun: bool = False, repo: Path | None = None
                 "wall_time_s": time.perf_counter() - t0,
                 "unit_id": uid,
                 "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                # what the unit ran on (depends on the data root, not part of its identity)
+                # what the unit ran on (its fingerprint, where it read a data root, is part of
+                # its identity; the label is not)
                 "data": source.label,
                 "data_source": asdict(source),
             }
@@ -359,9 +376,20 @@ def footer(meta: Mapping[str, Any], selected_units: int | None = None) -> str:
 def draw(
     recipe: Figure[Any], table: pd.DataFrame, params: Any, stem: Path, meta: Mapping[str, Any]
 ) -> list[Path]:
-    """Plot the table with the recipe and save PNG and PDF with a provenance footer."""
-    from privrepro.plotting.style import save_figure, use_style
+    """Plot the table with the recipe and save PNG and PDF with a provenance footer.
 
+    Temporaries a killed save of this plot left (``.tmp-<figure>.png-*``, older than a minute:
+    a save takes well under that) and any older than an hour in its folder are removed first.
+    """
+    from privrepro.plotting.style import save_figure, use_style
+    from privrepro.store.atomic import leftover_temporaries
+
+    folder = Path(stem).parent
+    names = (f"{Path(stem).name}.png", f"{Path(stem).name}.pdf")
+    for stale in leftover_temporaries(folder, names, older_than_s=60.0) + leftover_temporaries(
+        folder, older_than_s=3600.0
+    ):
+        stale.unlink(missing_ok=True)
     use_style()
     fig = recipe.plot(table, params)
     mark_stand_in(fig, table)
