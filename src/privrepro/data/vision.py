@@ -254,8 +254,8 @@ def load_idx_split(
 def _cifar_entry(
     entry: Any, path: Path, name: str, label_key: str, classes: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The images ``uint8 [N, 32, 32, 3]`` and labels of one CIFAR batch dict, checked against
-    the format."""
+    """The rows ``uint8 [N, 3072]`` (1,024 red, green then blue values of each 32×32 image) and
+    labels of one CIFAR batch dict, checked against the format."""
 
     def bad(problem: str) -> DamagedDataError:
         return DamagedDataError(name, path, problem, _CIFAR_HOW)
@@ -274,7 +274,7 @@ def _cifar_entry(
         raise bad(f"its {label_key!r} are not integers") from None
     if y.shape != (len(data),) or (len(y) and (y.min() < 0 or y.max() >= classes)):
         raise bad(f"its {label_key!r} are not {len(data)} labels in [0, {classes})")
-    return data.reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1), y
+    return data, y
 
 
 def _load_pickle(path: Path, name: str) -> Any:
@@ -320,8 +320,9 @@ def _load_cifar(
         xs.append(x)
         ys.append(y)
     source = _source(root, name, statuses, folder, verify)
+    images = np.concatenate(xs).reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1)  # as torchvision
     return ArrayDataset(
-        np.ascontiguousarray(np.concatenate(xs), dtype=np.uint8),
+        images,
         np.concatenate(ys),
         list(classes),
         f"{name}/{split}",
