@@ -8,7 +8,8 @@ The steps, in order, each before the next can start:
    :class:`~privrepro.config.ConfigError` naming key, value and range. The root keys, the output
    folders and the memory the largest unit is predicted to need are checked too
    (:mod:`privrepro.runner.preflight`). Nothing has been computed or written.
-2. **Units.** Each unit dict is hashed with the figure, profile, seed and recipe version; a unit
+2. **Units.** Each unit dict is hashed with the figure, profile, seed, recipe version and, for a
+   unit that reads the data root, the fingerprint of the data it reads; a unit
    whose folder verifies in the store is loaded, the rest are computed and sealed (a folder that
    fails verification is moved aside and computed again).
 3. **Table.** Under the figure's lock, ``results/<paper>/<figure>.parquet`` (and its CSV export) is
