@@ -33,17 +33,22 @@ MEMORY_HEADROOM = 0.8
 
 
 def validate_root(cfg: DictConfig) -> None:
-    """The root keys: profile, seed, strict booleans, device, and the output paths' form."""
+    """The root keys: profile, seed, strict booleans, threads, device, and the output paths'
+    form."""
     profile = cfg.get("profile", {}).get("name")
     if profile not in PROFILES:
         raise ConfigError("profile.name", profile, f"must be one of {list(PROFILES)}")
-    seed = cfg.get("seed")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ConfigError("seed", seed, "must be an integer >= 0")
+    for key in ("seed", "worker"):
+        value = cfg.get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ConfigError(key, value, "must be an integer >= 0")
     for key in _BOOLEANS:
         value = cfg.get(key, False)
         if not isinstance(value, bool):
             raise ConfigError(key, value, "must be true or false")
+    from privrepro.threads import check_threads
+
+    check_threads(cfg.get("threads", "auto"), "threads")
     for key in ("paper", "name", "recipe"):
         if not cfg.get("figure", {}).get(key):
             raise ConfigError(f"figure.{key}", None, "must be set by the experiment config")

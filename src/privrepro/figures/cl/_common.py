@@ -7,13 +7,14 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
+from privrepro.config.identity import identity
 from privrepro.continual import peft
 from privrepro.continual.benchmarks import FeatureSpec
 from privrepro.continual.plots import final_accuracy_markers
@@ -57,15 +58,15 @@ NON_DP = "non-DP"
 
 def workspace_of(ctx: UnitContext) -> Workspace:
     """The library's :class:`~privrepro.continual.Workspace` of a unit: data root, cache,
-    device and progress bars of its context."""
-    return Workspace(ctx.data_dir, ctx.cache_dir, ctx.device, ctx.progress)
+    device, progress bars and per-step metrics of its context."""
+    return Workspace(ctx.data_dir, ctx.cache_dir, ctx.device, ctx.progress, metrics=ctx.metrics)
 
 
 def cosine_units(params: Any, fixed: tuple[str, ...], **axes: Any) -> list[dict[str, Any]]:
     """:func:`~privrepro.figures.api.grid_units` of a cosine figure: the ``fixed`` parameters
     and the ``features`` group in every unit."""
     common = {k: getattr(params, k) for k in fixed}
-    return grid_units({**common, "features": asdict(params.features)}, **axes)
+    return grid_units({**common, "features": identity(params.features)}, **axes)
 
 
 class CosineFigure(Figure[P]):
@@ -89,7 +90,9 @@ class CosineFigure(Figure[P]):
         split_seed = f.get("imagenet_r_split_seed") if name == "imagenet-r" else None
         model_kwargs = json.dumps(f.get("model_kwargs", {}), sort_keys=True, default=str)
         source = (f["source"], f["backbone"], f.get("weights"), model_kwargs)
-        return ("cl-features", name, *source, split_seed, f.get("synthetic_seed"))
+        key = ("cl-features", name, *source, split_seed, f.get("synthetic_seed"))
+        precision = f.get("precision", "fp32")  # its own cache files, unless fp32
+        return key if precision == "fp32" else (*key, precision)
 
     def cost_class(self, unit: Mapping[str, Any]) -> Any:
         """The benchmark: its images (CIFAR-100's 60,000 32×32 arrays, ImageNet-R's 30,000
@@ -172,12 +175,13 @@ class EnsembleParams(PeftParams):
 
 
 def peft_settings(p: PeftParams) -> dict[str, Any]:
-    """The four settings groups every PEFT run unit carries, as plain dicts (hashable config)."""
+    """The four settings groups every PEFT run unit carries, as plain dicts (hashable config;
+    a field added later is left out at its default: :func:`~privrepro.continual.peft.identity`)."""
     return {
-        "features": vars(p.features),
-        "film": vars(p.film),
-        "train": vars(p.train),
-        "tuning": vars(p.tuning),
+        "features": peft.identity(p.features),
+        "film": peft.identity(p.film),
+        "train": peft.identity(p.train),
+        "tuning": peft.identity(p.tuning),
     }
 
 
@@ -189,10 +193,17 @@ def peft_units(p: PeftParams, fixed: dict[str, Any], **axes: Any) -> list[dict[s
 
 def checked(p: PeftParams, units: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``units``, once every benchmark of a FiLM unit is known to have real images (before any
-    compute: :func:`~privrepro.continual.peft.check_film_source`)."""
+    compute: :func:`~privrepro.continual.peft.check_film_source`), each PEFT Ensemble unit
+    marked ``members: "keyed"``: its members draw their DP-SGD noise from the stream of their
+    member key and are shared with every unit and figure that trains the same members
+    (:mod:`privrepro.continual.peft.shared_members`), not from the unit's own stream — what the
+    unit computes, hence part of its identity. Naive and Non-CL units keep their own stream."""
     peft.check_film_source(
         p.features, [u["benchmark"] for u in units], [u["method"] for u in units]
     )
+    for u in units:
+        if str(u["method"]).startswith("peft_"):
+            u["members"] = "keyed"
     return units
 
 
@@ -264,8 +275,8 @@ def plot_final(
         ax.set_xlabel("privacy level (δ = 1e-5)")
     handles, labels = axes[0][0].get_legend_handles_labels()
     if handles:
-        fig.legend(
-            handles, labels, loc="outside lower center", ncol=min(3, len(labels)), fontsize=8
-        )
+        # two columns of method names per panel fit its width (three overran one panel)
+        ncol = min(len(labels), 2 * len(panels))
+        fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize=8)
     fig.suptitle("median over repeats, min/max as error bars", fontsize=9)
     return fig
