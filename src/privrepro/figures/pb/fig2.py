@@ -3,7 +3,9 @@
 Panels (Sec. 5.1): (a) (ε, δ)-DP, ρ = 0.9, Δ = 1; (b) (ε, δ)-DP, ρ = 0.8, Δ = 4; (c) RDP, ρ = 0.9,
 Δ = 1; (d) RDP, ρ = 0.8, Δ = 4. Series: the Gaussian meeting the same utility constraint and
 PB-DP with relative-error, fixed and absolute-error regions, ε₀ chosen by Algorithm 2 with the
-paper's formulas (solid); the same mechanisms' exact ε (dashed) and the sound bound (dotted).
+paper's formulas (solid); the same mechanisms' exact ε (dashed); the exact ε at the best design,
+the ε₀ minimising it (dotted; :mod:`privrepro.boosting.exact_design`). The sound bound stays in
+the table, undrawn.
 """
 
 from __future__ import annotations
@@ -58,7 +60,8 @@ class PrivacyVsRegionSize(pb.SweepFigure[Fig2Params]):
             "size",
             "|S(Q(X̃))|",
             titles,
-            "pb Fig. 2 — ε vs region size; solid: paper's accounting, dashed: exact",
+            "pb Fig. 2 — ε vs region size; solid: paper's accounting, dashed: exact at its ε₀, "
+            "dotted: exact at the best design",
         )
 
     def summarize(self, table: pd.DataFrame, params: Any) -> pd.DataFrame:
