@@ -19,7 +19,7 @@ ENV_STAMP := .venv/.privrepro-synced
 
 .DEFAULT_GOAL := help
 .PHONY: help env figures plots tables report report-check test test-fast test-system bench lint typecheck check list clean-results
-.PHONY: rehearsal-data rehearsal
+.PHONY: rehearsal-data rehearsal gpu-check
 
 help: ## List the targets
 	@echo "privrepro — reproduce four DP papers (PROFILE=$(PROFILE); set PROFILE=paper for the papers' grids)"
@@ -80,6 +80,9 @@ rehearsal-data: $(ENV_STAMP) ## Write full-size stand-in datasets and random wei
 
 rehearsal: $(ENV_STAMP) ## Rehearse every paper-profile figure on the stand-ins (DATA=<root>), capped: results/rehearsal.csv, plots/rehearsal.png
 	$(RUN) python -m privrepro.runner.rehearsal --root "$(or $(DATA),$(PRIVREPRO_DATA),data/rehearsal)" $(ARGS)
+
+gpu-check: $(ENV_STAMP) ## GPU paths in <= 8 min: gpu tests, bench --device cuda --quick, 4 figures rehearsed; results/gpu-check/ (no GPU: CPU parts only)
+	$(RUN) python benchmarks/gpu_check.py $(ARGS)
 
 bench: $(ENV_STAMP) ## Benchmarks: speedup = baseline time / project time (> 1 faster); ARGS='--device cuda' or names
 	$(RUN) python -m privrepro.bench $(ARGS)

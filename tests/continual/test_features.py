@@ -115,3 +115,37 @@ def test_tiny_vit_source(tmp_path: Path) -> None:
     data, meta = load_benchmark("5-datasets", spec, tmp_path, tmp_path / "cache")
     assert data.num_classes == 50 and data.train_x.shape[0] == 50
     assert meta["weights"] == "random" and np.isfinite(data.train_x).all()
+
+
+def test_a_cached_feature_file_of_other_weights_is_refused(tmp_path: Path) -> None:
+    """The cache file is named by backbone, dataset and split; what else the features depend on
+    (weights, constructor arguments, precision) is recorded and checked on every hit."""
+    import numpy as np
+
+    from privrepro.config import ConfigError
+    from privrepro.continual.features import cached_features
+
+    calls = []
+
+    def compute() -> tuple[np.ndarray, np.ndarray, dict[str, object]]:
+        calls.append(1)
+        return np.ones((2, 3), np.float32), np.arange(2), {"weights": "a.safetensors"}
+
+    cached_features(tmp_path, "vit", "cifar100", "train", compute, {"weights": "a.safetensors"})
+    _, _, meta = cached_features(
+        tmp_path,
+        "vit",
+        "cifar100",
+        "train",
+        compute,
+        {"weights": "a.safetensors", "precision": "fp32"},
+    )
+    assert meta["cache_hit"] and len(calls) == 1  # a file without a precision: fp32
+    for other in (
+        {"weights": "b.safetensors"},
+        {"precision": "bf16"},
+        {"model_kwargs": {"img_size": 32}},
+    ):
+        with pytest.raises(ConfigError, match=f"features.{next(iter(other))}"):
+            cached_features(tmp_path, "vit", "cifar100", "train", compute, other)
+    assert len(calls) == 1

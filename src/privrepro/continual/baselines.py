@@ -37,6 +37,7 @@ def iter_naive(
     backbone: nn.Module | None = None,
     physical_batch: int = 256,
     progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+    precision: str = "fp32",
 ) -> Iterator[Member]:
     """Naive fine-tuning (Alg. A1): yields the checkpoint after each task (one model, one label
     space ``label_ids`` for the whole stream, e.g. S_prior^const)."""
@@ -56,6 +57,7 @@ def iter_naive(
             init=model,
             physical_batch=physical_batch,
             progress=progress,
+            precision=precision,
         )
         model = member.model
         yield member
@@ -72,6 +74,7 @@ def train_non_cl(
     backbone: nn.Module | None = None,
     physical_batch: int = 256,
     progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+    precision: str = "fp32",
 ) -> Member:
     """Non-CL baseline (Alg. A2): one DP-SGD run on all tasks' data at once."""
     return train_member(
@@ -85,4 +88,5 @@ def train_non_cl(
         physical_batch=physical_batch,
         composition="single",
         progress=progress,
+        precision=precision,
     )

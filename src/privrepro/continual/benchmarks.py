@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -39,6 +39,7 @@ from privrepro.continual.scenarios import (
     split_imagenet_r,
 )
 from privrepro.continual.synthetic import synthetic_benchmark
+from privrepro.training.precision import PRECISIONS
 
 __all__ = [
     "BENCHMARKS",
@@ -105,6 +106,20 @@ class FeatureSource:
     synthetic_seed: int = param(0, ge=0, doc="seed of the synthetic feature space")
     synthetic_dim: int = param(768, ge=2, doc="dimension of synthetic features (ViT-B: 768)")
     tiny_per_class: int = param(4, ge=1, doc="images per class for the tiny-vit source")
+    precision: str = param(
+        "fp32",
+        choices=list(PRECISIONS),
+        doc="the backbone's arithmetic extracting features: fp32, tf32 or bf16 autocast "
+        "(privrepro.training.precision); each precision has its own cache files",
+    )
+
+    #: fields added after units were stored, omitted from an identity at this value
+    IDENTITY_DEFAULTS: ClassVar[dict[str, Any]] = {"precision": "fp32"}
+
+    @property
+    def cache_backbone(self) -> str:
+        """The backbone's name in feature-cache file names: with ``-<precision>`` unless fp32."""
+        return self.backbone if self.precision == "fp32" else f"{self.backbone}-{self.precision}"
 
 
 @dataclass(frozen=True)
@@ -233,13 +248,23 @@ def _backbone_features(
             )
         return model_box[0]
 
+    # what the cached features depend on beyond the file's name (checked on every cache hit)
+    expect = {
+        "weights": spec.weights or "timm hub",
+        "model_kwargs": dict(spec.model_kwargs),
+        "precision": spec.precision,
+    }
+
     def feats(part: ImagePart, split: str) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
         def compute() -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
             ds = part.load()
-            x = extract_features(model(), ds.x, spec.batch_size, device, progress=progress)
-            return x, ds.y, {"weights": spec.weights or "timm hub", "n": len(ds.y)}
+            x = extract_features(
+                model(), ds.x, spec.batch_size, device, progress=progress, precision=spec.precision
+            )
+            return x, ds.y, {**expect, "n": len(ds.y)}
 
-        x, y, meta = cached_features(cache_dir, spec.backbone, part.dataset, split, compute)
+        key = spec.cache_backbone
+        x, y, meta = cached_features(cache_dir, key, part.dataset, split, compute, expect)
         return x, np.asarray(y) + part.label_offset, meta
 
     metas: dict[str, Any] = {}
@@ -282,6 +307,8 @@ def _tiny_vit_features(
     c = _NUM_CLASSES[benchmark]
     name = str(TINY_VIT["name"])
     key = f"{name}-random-{TINY_VIT['img_size']}px"
+    if spec.precision != "fp32":
+        key = f"{key}-{spec.precision}"
     model_box: list[Any] = []
 
     def compute(split: str) -> Callable[[], tuple[np.ndarray, np.ndarray, dict[str, Any]]]:
@@ -296,7 +323,9 @@ def _tiny_vit_features(
             ds = synthetic_images(
                 None, n=n, num_classes=c, shape=(3, 32, 32), seed=spec.synthetic_seed, split=split
             )
-            x = extract_features(model_box[0], ds.x, spec.batch_size, device)
+            x = extract_features(
+                model_box[0], ds.x, spec.batch_size, device, precision=spec.precision
+            )
             return x, ds.y, {"weights": "random", "images": "synthetic_images", "n": n}
 
         return run

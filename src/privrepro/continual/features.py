@@ -47,6 +47,9 @@ log = logging.getLogger("privrepro.continual")
 
 FeatureSet = tuple[np.ndarray, np.ndarray, dict[str, Any]]
 
+#: what a cache file written before an entry was recorded was extracted with
+_RECORD_DEFAULTS: dict[str, Any] = {"precision": "fp32", "model_kwargs": {}}
+
 
 def create_backbone(
     name: str = DEFAULT_BACKBONE,
@@ -130,13 +133,18 @@ def extract_features(
     device: str = "cpu",
     transform: Callable[[Any], Any] | None = None,
     progress: Callable[[Iterable[Any], str, int], Iterable[Any]] | None = None,
+    precision: str = "fp32",
 ) -> np.ndarray:
     """The backbone's features of every image, ``float32 [N, K]``.
 
     ``images``: uint8 arrays (``[N, H, W]`` grey, ``[N, H, W, 3]`` colour) or file paths; each is
     converted to RGB and passed through ``transform`` (default: :func:`backbone_transform`).
+    ``precision``: the backbone's arithmetic (``"fp32"``, ``"tf32"``, ``"bf16"`` autocast;
+    :mod:`privrepro.training.precision`); the features are returned in float32.
     """
     import torch
+
+    from privrepro.training.precision import compute_precision
 
     tf = transform or backbone_transform(model)
     model = model.to(device)
@@ -144,7 +152,7 @@ def extract_features(
     batches: Iterable[slice] = _batches(len(images), batch_size)
     if progress is not None:
         batches = progress(batches, "features", (len(images) + batch_size - 1) // batch_size)
-    with torch.no_grad():
+    with torch.no_grad(), compute_precision(precision, device):
         for sl in batches:
             if progress is not None:  # the whole batch, unless a rehearsal probes its loop
                 sl = slice(sl.start, sl.start + probe(sl.stop - sl.start, host_per_sample=True))
@@ -199,15 +207,31 @@ def cached_features(
     dataset: str,
     split: str,
     compute: Callable[[], tuple[np.ndarray, np.ndarray, dict[str, Any]]],
+    expect: dict[str, Any] | None = None,
 ) -> FeatureSet:
     """Features from the cache, or ``compute()`` them once and cache them.
 
     ``compute`` returns ``(x, y, meta)``; the backbone name, dataset and split are added to the
-    metadata, which is returned with the arrays (and recorded by the figures).
+    metadata, which is returned with the arrays (and recorded by the figures). ``expect``: what
+    the features were extracted with beyond the file's name (the weights, the backbone's
+    constructor arguments, the precision; an entry a file written before lacks reads as
+    ``defaults``' value): a cached file that records another value is refused in one line rather
+    than read as this run's features.
     """
     path = feature_cache_path(cache_dir, backbone, dataset, split)
     if path.is_file():
         x, y, meta = load_feature_file(path)
+        for key, want in (expect or {}).items():
+            got = meta.get(key, _RECORD_DEFAULTS.get(key))
+            if got != want:
+                from privrepro.config import ConfigError
+
+                raise ConfigError(
+                    f"features.{key}",
+                    want,
+                    f"the feature cache {path} holds features extracted with {key} = {got!r}; "
+                    "remove that file (or use another paths.cache_dir) to extract them again",
+                )
         meta["cache_hit"] = True
         return x, y, meta
     x, y, meta = compute()

@@ -32,6 +32,8 @@ main options (key=value, Hydra syntax):
   params.<key>=<value>         any parameter of the figure (`--cfg job` prints them all)
   force=true                   recompute units the store already holds
   device=auto|cpu|cuda         auto: CUDA when present
+  threads=auto|N               torch/BLAS threads; auto: the CPUs this job may use (affinity,
+                               cgroup quota, OMP_NUM_THREADS), shared by a multirun's workers
   progress=false               no progress bars (they are off anyway when not on a terminal)
   paths.data_dir=DIR           the data root (default: $PRIVREPRO_DATA, else ./data)
   paths.experiments_dir=DIR    the run store (put it on a shared file system for a cluster)

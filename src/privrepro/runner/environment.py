@@ -10,7 +10,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-__all__ = ["git_state", "package_versions", "resolve_device", "run_environment"]
+__all__ = [
+    "git_state",
+    "launcher_workers",
+    "package_versions",
+    "resolve_device",
+    "run_environment",
+]
 
 _PACKAGES = (
     "privrepro",
@@ -102,3 +108,23 @@ def run_environment(device: str, profile: str, repo: Path | None = None) -> dict
         "platform": platform.platform(),
         "profile": profile,
     }
+
+
+def launcher_workers() -> int:
+    """How many jobs of this Hydra multirun run at once on this machine: the joblib launcher's
+    ``n_jobs`` (negative: counted back from the CPUs this process may use, as joblib does); 1
+    outside a Hydra job or under a launcher that gives each job its own allocation (SLURM)."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        n_jobs = HydraConfig.get().launcher.get("n_jobs")
+    except Exception:  # not inside a Hydra job, or a launcher without n_jobs
+        return 1
+    if n_jobs is None:
+        return 1
+    n = int(n_jobs)
+    if n < 0:
+        from privrepro.threads import available_cpus
+
+        n = available_cpus().cpus + 1 + n
+    return max(1, n)

@@ -24,7 +24,7 @@ import importlib
 import json
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, is_dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -37,7 +37,7 @@ from privrepro.config.validation import ConfigError, assumptions_of, build_param
 from privrepro.data.registry import MissingDataError
 from privrepro.figures.api import Figure, UnitContext
 from privrepro.runner import tables
-from privrepro.runner.environment import resolve_device, run_environment
+from privrepro.runner.environment import launcher_workers, resolve_device, run_environment
 from privrepro.runner.preflight import (
     PROFILES,
     check_memory,
@@ -46,6 +46,7 @@ from privrepro.runner.preflight import (
 )
 from privrepro.store.atomic import atomic_write_table
 from privrepro.store.units import UnitStore, unit_hash
+from privrepro.threads import plan_threads, use_threads
 
 __all__ = [
     "PROFILES",
@@ -225,7 +226,8 @@ def run_config(cfg: DictConfig, multirun: bool = False, repo: Path | None = None
     _check_unique_units(units, ids)
     check_memory(recipe, params)
     check_output_paths(cfg, plot=bool(cfg.get("plot", True)))
-    env = run_environment(device, profile, repo)
+    threads = plan_threads(cfg.get("threads", "auto"), launcher_workers() if multirun else 1)
+    env = {**run_environment(device, profile, repo), "threads": threads.as_record()}
     store.sweep_abandoned()
 
     computed = reused = 0
@@ -238,7 +240,7 @@ def run_config(cfg: DictConfig, multirun: bool = False, repo: Path | None = None
         enabled=show and len(units) > 1,
         unit="unit",
     )
-    for unit, identity, uid, source in bar:
+    for unit, identity, uid, source in _threads_while(bar, threads.threads):
         if force:
             store.discard(uid)
         if store.is_complete(uid):
@@ -334,6 +336,13 @@ def run_config(cfg: DictConfig, multirun: bool = False, repo: Path | None = None
         table_rows=len(derived.table),
         table_units=len(derived.units),
     )
+
+
+def _threads_while(items: Iterable[Any], n: int) -> Iterator[Any]:
+    """``items``, with torch's and the BLAS threads at ``n`` while the loop over them runs (the
+    CPUs the job may use: :mod:`privrepro.threads`); given back when the loop ends or fails."""
+    with use_threads(n):
+        yield from items
 
 
 def recipe_version(recipe: Figure[Any]) -> int:

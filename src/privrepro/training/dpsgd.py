@@ -46,6 +46,13 @@ from privrepro.dp.accounting import (
 )
 from privrepro.rehearsal.cap import probe
 from privrepro.training.per_sample import PerSampleClipper, unsupported_modules
+from privrepro.training.precision import (
+    backward_precision,
+    check_precision,
+    compute_precision,
+    exact_arithmetic,
+    widened,
+)
 from privrepro.training.rows import Rows, gather_rows, num_rows
 
 __all__ = [
@@ -283,18 +290,20 @@ class _OpacusClipper:
     """Clipped sums of one physical batch from opacus' ``GradSampleModule`` (backward hooks;
     ``loss.backward()`` also fills the ordinary ``.grad``, which is discarded)."""
 
-    def __init__(self, model: nn.Module, params: list[nn.Parameter]) -> None:
+    def __init__(self, model: nn.Module, params: list[nn.Parameter], exact: bool = False) -> None:
         from opacus import GradSampleModule
 
         self.params = params
+        self.exact = exact  # a reduced-precision model: norms and sums in exact float32
         self.module = GradSampleModule(model, batch_first=True, loss_reduction="sum")
 
     def clipped_sums(self, loss: Tensor, batch: int, clip: float) -> list[Tensor]:
         loss.backward()
-        gs = [p.grad_sample for p in self.params]  # type: ignore[attr-defined]
-        norms = torch.stack([g.reshape(g.shape[0], -1).norm(dim=1) for g in gs]).norm(dim=0)
-        c = clip_factors(norms, clip)
-        sums = [torch.einsum("i,i...->...", c, g) for g in gs]
+        with exact_arithmetic(self.exact):
+            gs = [widened(p.grad_sample) for p in self.params]  # type: ignore[attr-defined]
+            norms = torch.stack([g.reshape(g.shape[0], -1).norm(dim=1) for g in gs]).norm(dim=0)
+            c = clip_factors(norms, clip)
+            sums = [torch.einsum("i,i...->...", c, g) for g in gs]
         for p in self.params:
             p.grad_sample = None  # type: ignore[attr-defined]
             p.grad = None
@@ -307,9 +316,9 @@ class _OpacusClipper:
 class _HookClipper:
     """Clipped sums of one physical batch from :class:`~privrepro.training.per_sample.PerSampleClipper`."""
 
-    def __init__(self, model: nn.Module, params: list[nn.Parameter]) -> None:
+    def __init__(self, model: nn.Module, params: list[nn.Parameter], exact: bool = False) -> None:
         self.module = model
-        self.clipper = PerSampleClipper(model, params)
+        self.clipper = PerSampleClipper(model, params, exact=exact)
 
     def clipped_sums(self, loss: Tensor, batch: int, clip: float) -> list[Tensor]:
         norms = self.clipper.norms(loss, batch)
@@ -319,10 +328,10 @@ class _HookClipper:
         self.clipper.close()
 
 
-def _clipper(engine: str, model: nn.Module, params: list[nn.Parameter]) -> Any:
+def _clipper(engine: str, model: nn.Module, params: list[nn.Parameter], exact: bool) -> Any:
     if engine == "opacus" or (engine == "auto" and unsupported_modules(model)):
-        return _OpacusClipper(model, params)
-    return _HookClipper(model, params)
+        return _OpacusClipper(model, params, exact)
+    return _HookClipper(model, params, exact)
 
 
 def train_dpsgd(
@@ -338,6 +347,7 @@ def train_dpsgd(
     progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
     forward: Callable[[nn.Module, Tensor], Tensor] | None = None,
     engine: str = "auto",
+    precision: str = "fp32",
 ) -> TrainLog:
     """DP-SGD (Adam) on the trainable parameters of ``model`` with per-sample clipping.
 
@@ -360,9 +370,13 @@ def train_dpsgd(
             (:func:`~privrepro.training.per_sample.unsupported_modules`), else opacus. Both give
             the same clipped sums up to floating-point summation order (tested), and the same
             draws from ``generator``.
+        precision: the model's forward and backward in ``"fp32"`` (default), ``"tf32"`` or
+            ``"bf16"`` (:mod:`privrepro.training.precision`); the per-sample norms, clipping,
+            sums and noise stay exact float32 whatever it is.
     """
     if engine not in ENGINES:
         raise ConfigError("engine", engine, f"must be one of {ENGINES}")
+    check_precision(precision)
     n = num_rows(x)
     rec = privacy or privacy_record(n, hp, composition)
     q, steps = rec.sample_rate, rec.steps
@@ -372,8 +386,9 @@ def train_dpsgd(
     opt = torch.optim.Adam(params, lr=hp.lr)
     if steps == 0:
         return TrainLog(rec, 0, 0.0, math.nan)
-    clipper = _clipper(engine, model, params)
+    clipper = _clipper(engine, model, params, exact=precision != "fp32")
     fwd = forward or (lambda m, xb: m(xb))
+    device = params[0].device
     noise_std = rec.noise_multiplier * (hp.clip if math.isfinite(hp.clip) else 0.0)
     expected = q * n
     loop: Iterable[int] = range(steps)
@@ -390,8 +405,11 @@ def train_dpsgd(
             loss_acc = 0.0
             for chunk in _chunks(idx, physical_batch):
                 xb, yb = gather_rows(x, chunk), y[chunk]
-                loss = nn.functional.cross_entropy(fwd(clipper.module, xb), yb, reduction="sum")
-                parts = clipper.clipped_sums(loss, chunk.numel(), hp.clip)
+                with compute_precision(precision, device):
+                    logits = fwd(clipper.module, xb)
+                loss = nn.functional.cross_entropy(widened(logits), yb, reduction="sum")
+                with backward_precision(precision):
+                    parts = clipper.clipped_sums(loss, chunk.numel(), hp.clip)
                 for s, part in zip(sums, parts, strict=True):
                     s.add_(part)
                 loss_acc += float(loss.detach())
@@ -416,12 +434,16 @@ def train_linear_head(
     composition: str = "parallel",
     privacy: PrivacyRecord | None = None,
     progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+    precision: str = "fp32",
 ) -> TrainLog:
     """DP-SGD (Adam) of a softmax-linear head on fixed features, per-sample norms in closed form.
 
     Same step rule as :func:`train_dpsgd` (Poisson batch, clip, noise, divide by ``q n``, Adam),
-    with the clipped sum ``((P − Y) ⊙ c)ᵀ [X, 1]`` computed in one matmul.
+    with the clipped sum ``((P − Y) ⊙ c)ᵀ [X, 1]`` computed in one matmul. ``precision``: the
+    logits' matmul (:mod:`privrepro.training.precision`); the norms and the clipped sum are
+    exact float32 from the float32 features whatever it is.
     """
+    check_precision(precision)
     n = int(feats.shape[0])
     rec = privacy or privacy_record(n, hp, composition)
     q, steps = rec.sample_rate, rec.steps
@@ -440,8 +462,9 @@ def train_linear_head(
         idx = poisson_batch(n, q, generator)
         total_b += idx.numel()
         xb, yb = feats[idx], y[idx]
-        with torch.no_grad():
-            logits = head(xb)
+        with torch.no_grad(), exact_arithmetic(precision != "fp32"):
+            with compute_precision(precision, feats.device):
+                logits = widened(head(xb))
             p = torch.softmax(logits, dim=1)
             resid = p - nn.functional.one_hot(yb, head.out_features).to(p.dtype)
             norms = (

@@ -36,6 +36,8 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
+from privrepro.training.precision import exact_arithmetic, widened
+
 __all__ = [
     "InPlaceOutputError",
     "PerSampleClipper",
@@ -149,7 +151,8 @@ class PerSampleClipper:
     Use as a context manager (the hooks are removed on exit) or call :meth:`close`.
     """
 
-    def __init__(self, model: nn.Module, params: list[nn.Parameter]) -> None:
+    def __init__(self, model: nn.Module, params: list[nn.Parameter], exact: bool = False) -> None:
+        self.exact = exact  # a reduced-precision model: the pieces in exact float32
         bad = unsupported_modules(model)
         if bad:
             raise ValueError("per-sample clipping does not support: " + ", ".join(bad))
@@ -205,17 +208,25 @@ class PerSampleClipper:
                 la.calls.clear()
         per_layer: dict[int, list[tuple[Tensor, Tensor]]] = {}
         for (m, a, z, _), b in zip(calls, backs, strict=True):
-            per_layer.setdefault(id(m), []).append((a, torch.zeros_like(z) if b is None else b))
+            b = torch.zeros_like(z) if b is None else b
+            if self.exact:  # a reduced-precision forward: 16-bit pieces cast to float32
+                a, b = widened(a), widened(b)
+            per_layer.setdefault(id(m), []).append((a, b))
         self._parts = {}
         sq = torch.zeros(batch, device=loss.device, dtype=loss.dtype)
-        for la in self._layers:
-            if counts[id(la.module)]:
-                self._layer_parts(la.module, per_layer[id(la.module)], self._parts, sq)
+        with exact_arithmetic(self.exact):
+            for la in self._layers:
+                if counts[id(la.module)]:
+                    self._layer_parts(la.module, per_layer[id(la.module)], self._parts, sq)
         return sq.sqrt()
 
     def weighted_sums(self, factors: Tensor) -> list[Tensor]:
         """``Σ_i factors_i · g_i``, one tensor per parameter of ``params`` (in that order), for
         the batch of the last :meth:`norms` call (DP-SGD: the clip factors)."""
+        with exact_arithmetic(self.exact):
+            return self._weighted_sums(factors)
+
+    def _weighted_sums(self, factors: Tensor) -> list[Tensor]:
         sums: list[Tensor] = []
         for p in self.params:
             if id(p) not in self._parts:  # a layer the forward did not call

@@ -40,6 +40,7 @@ from privrepro.continual.peft.settings import (
     check_film_source,
     check_settings,
     eps_label,
+    identity,
 )
 from privrepro.continual.peft.tuning import Tuned, study_name, tune_hyper
 
@@ -61,6 +62,7 @@ __all__ = [
     "ensemble_all_orders",
     "eps_label",
     "film_parameter_count",
+    "identity",
     "iter_ensemble",
     "load_film_images",
     "load_peft_data",

@@ -78,6 +78,7 @@ def feature_spec(features: FeatureSettings) -> FeatureSpec:
         weights=features.weights or None,
         synthetic_dim=features.synthetic_dim,
         synthetic_seed=features.synthetic_seed,
+        precision=features.precision,
     )
 
 

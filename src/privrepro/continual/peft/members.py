@@ -37,6 +37,7 @@ from privrepro.training.dpsgd import (
     train_dpsgd,
     train_linear_head,
 )
+from privrepro.training.precision import compute_precision, widened
 from privrepro.training.rows import Rows, gather_rows, num_rows, select_rows
 
 __all__ = [
@@ -220,6 +221,7 @@ def train_member(
     composition: str = "parallel",
     privacy: PrivacyRecord | None = None,
     progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+    precision: str = "fp32",
 ) -> Member:
     """Train one member on one task's data with DP-SGD (cl paper, Alg. 2, one loop body).
 
@@ -229,6 +231,8 @@ def train_member(
             the device batch by batch — and ``backbone`` is the pre-trained timm ViT).
         y: global labels of ``x``; label_ids: the member's released label space.
         init: continue from this model instead of a fresh one (Naive baseline, Alg. A1).
+        precision: the model's arithmetic in DP-SGD (``"fp32"``, ``"tf32"``, ``"bf16"``;
+            :mod:`privrepro.training.precision`).
     """
     if kind not in PEFT_KINDS:
         raise ConfigError("kind", kind, f"must be one of {list(PEFT_KINDS)}")
@@ -260,6 +264,7 @@ def train_member(
             composition=composition,
             privacy=privacy,
             progress=progress,
+            precision=precision,
         )
     else:
         log = train_dpsgd(
@@ -272,20 +277,23 @@ def train_member(
             composition=composition,
             privacy=privacy,
             progress=progress,
+            precision=precision,
         )
     return Member(kind, ids, model, log, num_rows(xk))
 
 
 @torch.no_grad()
-def member_logits(member: Member, x: Rows, batch: int = 1024) -> Tensor:
+def member_logits(member: Member, x: Rows, batch: int = 1024, precision: str = "fp32") -> Tensor:
     """Logits ``(n, |O_l|)`` of a member over its own labels (columns follow ``label_ids``);
-    ``x`` is gathered ``batch`` rows at a time."""
+    ``x`` is gathered ``batch`` rows at a time; the forward in ``precision``, the logits
+    float32."""
     member.model.eval()
     n = num_rows(x)
-    outs = [  # every batch, unless a rehearsal caps the loop and probes a few rows of a batch
-        member.model(gather_rows(x, slice(s, s + probe(min(batch, n - s)))))
-        for s in capped(range(0, n, batch), "member logit batches")
-    ]
+    with compute_precision(precision, x.device):
+        outs = [  # every batch, unless a rehearsal caps the loop and probes a few rows of one
+            widened(member.model(gather_rows(x, slice(s, s + probe(min(batch, n - s))))))
+            for s in capped(range(0, n, batch), "member logit batches")
+        ]
     if not outs:
         return torch.zeros(0, member.label_ids.size, device=x.device)
     return full_rows(torch.cat(outs), n)
@@ -301,6 +309,7 @@ def iter_ensemble(
     backbone: nn.Module | None = None,
     physical_batch: int = 256,
     progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+    precision: str = "fp32",
 ) -> Iterator[Member]:
     """The PEFT Ensemble (cl paper, Alg. 2): for each task t, ``f_t ← init(f^pre)`` and
     ``f_t ← DP-SGD(f_t; D_t)``; yields each member as soon as it is trained, so a caller can
@@ -322,4 +331,5 @@ def iter_ensemble(
             backbone=backbone,
             physical_batch=physical_batch,
             progress=progress,
+            precision=precision,
         )

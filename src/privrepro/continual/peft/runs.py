@@ -20,6 +20,7 @@ member logits (5-Datasets, Table A7): its members do not depend on the order.
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -36,6 +37,7 @@ from privrepro.continual.peft.settings import (
     TuningSettings,
     check_settings,
     eps_label,
+    identity,
 )
 from privrepro.continual.peft.tuning import tune_hyper, unclipped_if_nondp
 from privrepro.continual.scenarios import Scenario
@@ -126,6 +128,7 @@ class _RunState:
         hps: list[DPSGDHyper],
         film: FilmSettings,
         generator: torch.Generator,
+        precision: str = "fp32",
     ) -> None:
         self.run, self.data, self.sc, self.ids, self.hps = run, data, scenario, label_ids, hps
         self.nb = scenario.nb_tasks
@@ -139,6 +142,7 @@ class _RunState:
             "generator": generator,
             "backbone": data.backbone,
             "physical_batch": film.physical_batch,
+            "precision": precision,
         }
         self.base = {
             "benchmark": run.benchmark,
@@ -151,6 +155,8 @@ class _RunState:
             "blurry": run.blurry,
             "order": "-".join(map(str, run.order)),
         }
+        self.member_key = ""  # a PEFT Ensemble's members: their key and cache (run_peft)
+        self.cache_dir: str | None = None
         self.rows: list[dict[str, Any]] = []
         self.privacy: list[dict[str, Any]] = []
         self.logits: dict[str, np.ndarray] = {}
@@ -171,7 +177,7 @@ class _RunState:
         """The member's argmax prediction (global labels) on the test set."""
         from privrepro.continual.peft.members import member_logits
 
-        z = member_logits(member, self.data.test_x)
+        z = member_logits(member, self.data.test_x, precision=self.train_kw["precision"])
         return torch.as_tensor(member.label_ids, device=self.dev)[z.argmax(1)]
 
     def accuracy(self, preds: list[torch.Tensor]) -> np.ndarray:
@@ -292,9 +298,19 @@ def _ensemble(r: _RunState, progress: Progress, desc: str) -> dict[str, list[tor
     preds: dict[str, list[torch.Tensor]] = {}
     stack: list[torch.Tensor] = []
     width = max(int(i.max()) for i in r.ids) + 1
-    members = iter_ensemble(run.kind, r.tasks, r.ids, r.hps, **r.train_kw)
+    from privrepro.continual.peft.shared_members import shared_members
+
+    members = shared_members(  # trained once per member key (their stream: r.train_kw)
+        r.member_key,
+        r.cache_dir,
+        lambda: iter_ensemble(run.kind, r.tasks, r.ids, r.hps, **r.train_kw),
+        nb_tasks=r.nb,
+        backbone=r.data.backbone,
+        dim=int(r.data.train_x.shape[1]) if isinstance(r.data.train_x, torch.Tensor) else 0,
+        device=r.dev,
+    )
     for t, m in enumerate(progress(members, desc=desc, total=r.nb)):
-        z = member_logits(m, r.data.test_x).float()
+        z = member_logits(m, r.data.test_x, precision=r.train_kw["precision"])
         lid = torch.as_tensor(m.label_ids, device=r.dev)
         for rule, (ss, ll) in best.items():
             s, lab = member_best(z, lid, rule)
@@ -348,7 +364,11 @@ def run_peft(
             ``tuning.storage`` names one), the device models train on (``"cuda"`` when
             present) and the progress bar over tasks (:class:`~..workspace.Workspace`).
         study_tag: appended to study names (the harness: the profile).
-        generator: DP-SGD's sampling and noise (default: a stream of ``seed`` and ``run``).
+        generator: DP-SGD's sampling and noise of a Naive or Non-CL run (default: a stream of
+            ``seed`` and ``run``). A PEFT Ensemble's members draw from the stream of their
+            member key and are kept in ``<cache_dir>/cl/members/``: every run, rule set and
+            figure asking for the same members gets them, trained once
+            (:mod:`~privrepro.continual.peft.shared_members`).
     """
     from privrepro.training.tuning import transfer_hyper
 
@@ -377,9 +397,32 @@ def run_peft(
     )
     hp0, n_tune = tuned.hyper, tuned.n_tune
     hps = [unclipped_if_nondp(transfer_hyper(hp0, n_tune, len(ix)), train) for ix in sc.train_tasks]
-    if generator is None:
+    key = ""
+    if run.family == "peft":  # members keyed by what they are trained from, shared by all
+        from privrepro.continual.peft.shared_members import member_key, member_stream
+
+        groups = {"train": identity(train)}
+        if run.kind == "film":
+            groups.update(film=identity(film), features=identity(features))
+        inputs: dict[str, Any] = {
+            "kind": run.kind,
+            "train_x": data.train_x,
+            "train_y": data.train_y,
+            "tasks": sc.train_tasks,
+            "label_ids": ids,
+            "hypers": hps,
+            "seed": seed,
+            "device": ws.device,
+        }
+        key = member_key(settings=groups, **inputs)
+        # the stream leaves the precision out: an fp32 and a bf16 run of the same members draw
+        # the same batches and noise (their cache keys differ)
+        groups["train"] = identity(replace(train, precision="fp32"))
+        generator = member_stream(seed, member_key(settings=groups, **inputs), ws.device)
+    elif generator is None:
         generator = torch_stream(seed, "cl-peft", repr(run), "dpsgd", device=ws.device)
-    r = _RunState(run, data, sc, ids, hps, film, generator)
+    r = _RunState(run, data, sc, ids, hps, film, generator, train.precision)
+    r.member_key, r.cache_dir = key, str(ws.cache_dir)
     r.train_kw["progress"] = steps_bar(ws.progress)
     if run.family == "noncl":
         return PeftOutput(_non_cl(r, hp0, n_tune, train), r.logits)

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, ClassVar
 
 from privrepro.config import ConfigError, param, validate
+from privrepro.config.identity import identity
 from privrepro.continual.benchmarks import BENCHMARKS
 from privrepro.continual.blurry import BLURRY_KINDS
 from privrepro.continual.ensemble import RULES
 from privrepro.continual.label_spaces import DUMMY_REFERENCES, LABEL_POLICIES
+from privrepro.training.precision import PRECISIONS
 
 __all__ = [
     "FILM_BENCHMARKS",
@@ -33,6 +35,7 @@ __all__ = [
     "check_film_source",
     "check_settings",
     "eps_label",
+    "identity",
 ]
 
 #: benchmarks whose real images the FiLM path reads (``FeatureSettings.source = "backbone"``).
@@ -59,6 +62,15 @@ class FeatureSettings:
         assumed="the paper's ViT-B/16 in21k weights via timm (not named)",
     )
     weights: str = param("", doc="local checkpoint of the backbone ('' = timm hub cache)")
+    precision: str = param(
+        "fp32",
+        choices=list(PRECISIONS),
+        doc="the backbone's arithmetic extracting head runs' features: fp32, tf32 or bf16 "
+        "autocast (privrepro.training.precision); its cache files are apart",
+    )
+
+    #: fields added after units were stored, omitted from an identity at this value
+    IDENTITY_DEFAULTS: ClassVar[dict[str, Any]] = {"precision": "fp32"}
 
 
 @dataclass(frozen=True)
@@ -102,6 +114,15 @@ class TrainSettings:
         assumed="non-DP runs: the paper does not say whether "
         "clipping is kept; default: no clipping, no noise",
     )
+    precision: str = param(
+        "fp32",
+        choices=list(PRECISIONS),
+        doc="the model's forward and backward in DP-SGD and evaluation: fp32, tf32 or bf16 "
+        "autocast; DP-SGD's norms, clipping and noise stay float32 (privrepro.training.precision)",
+    )
+
+    #: fields added after units were stored, omitted from an identity at this value
+    IDENTITY_DEFAULTS: ClassVar[dict[str, Any]] = {"precision": "fp32"}
 
 
 @dataclass(frozen=True)
@@ -122,6 +143,16 @@ class TuningSettings:
     lr: float = param(1e-3, gt=0, doc="fixed lr when not tuning")
     batch_size: float = param(64.0, gt=0, doc="fixed expected batch size when not tuning")
     clip: float = param(1.0, gt=0, doc="fixed clipping bound when not tuning")
+    label_space: str = param(
+        "const",
+        choices=["const", "run"],
+        assumed="App. E.1 tunes 'for each combination of privacy budget (ε, δ) and seed once': "
+        "one study per (benchmark, ε, δ, repeat, seed), its trials in S_prior^const without "
+        "dummy labels, shared by every label configuration; 'run': each run's own label space",
+    )
+
+    #: fields added after units were stored, omitted from an identity at this value
+    IDENTITY_DEFAULTS: ClassVar[dict[str, Any]] = {"label_space": "const"}
 
     def check(self, prefix: str = "tuning") -> None:
         """The learning-rate range must be ordered (Table A2: 1e-7 … 1e-2)."""

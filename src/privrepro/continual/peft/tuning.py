@@ -1,17 +1,20 @@
 """DP-SGD hyperparameters of a PEFT run, tuned as the cl paper does (App. F, Table A2).
 
 "For each combination of privacy budget (ε, δ) and seed once using Optuna with the Gaussian
-process sampler": one study per (benchmark, kind, scenario, label space, ε, repeat, seed), kept
-in a journal file (or an RDB) so every run of that combination reuses it. The study tunes on "a
-dataset that is representative of one task", split 70:30 into tuning and validation data
-(5-Datasets: 10 % / 4.28 % of the CIFAR-10 task); each run then transfers the result to its own
-data size (:func:`privrepro.training.tuning.transfer_hyper`).
+process sampler" (App. E.1): one study per (benchmark, kind, scenario, ε, repeat, seed), kept in
+a journal file (or an RDB) so every run of that combination reuses it — the PEFT Ensemble, Naive
+and Non-CL runs of one kind, every label configuration (``tuning.label_space = "const"``: the
+trials run in S_prior^const without dummy labels) and every 5-Datasets task order (the tuning
+task is the CIFAR-10 member whatever its position). The study tunes on "a dataset that is
+representative of one task", split 70:30 into tuning and validation data (5-Datasets: 10 % /
+4.28 % of the CIFAR-10 task); each run then transfers the result to its own data size
+(:func:`privrepro.training.tuning.transfer_hyper`).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +29,7 @@ from privrepro.continual.peft.settings import (
     TrainSettings,
     TuningSettings,
     eps_label,
+    identity,
 )
 from privrepro.continual.scenarios import Scenario
 from privrepro.continual.workspace import Progress, steps_bar
@@ -37,6 +41,7 @@ __all__ = [
     "Tuned",
     "objective_settings",
     "study_name",
+    "study_run",
     "tune_hyper",
     "tuning_split",
     "unclipped_if_nondp",
@@ -79,15 +84,69 @@ def objective_settings(
     space and tuning split, FiLM, the data (``features``) and the scenario's shape. Two runs
     whose tunings differ in any of these get different studies
     (:func:`privrepro.training.tuning.study_name`); runs that agree share the trials."""
-    search = {k: v for k, v in asdict(tuning).items() if k not in _NOT_SEEN_BY_TRIALS}
+    search = {k: v for k, v in identity(tuning).items() if k not in _NOT_SEEN_BY_TRIALS}
     shape = {k: getattr(run, k) for k in ("nb_tasks", "disjoint_pct", "blurry_pct", "order")}
     return {
-        "train": asdict(train),
+        "train": identity(train),
         "tuning": search,
-        "film": asdict(film),
-        "features": None if features is None else asdict(features),
+        "film": identity(film),
+        "features": None if features is None else identity(features),
         "spec": {**shape, "dummy_reference": run.dummy_reference},
     }
+
+
+def _tuning_inputs(
+    run: PeftRun, scenario: Scenario, label_ids: list[np.ndarray], tuning: TuningSettings, seed: int
+) -> tuple[np.ndarray, ...]:
+    """What a study's trials train and score on: the tuning and validation rows and the tuning
+    task's label space."""
+    t0, _, tune_idx, val_idx = tuning_split(run, scenario, tuning, seed)
+    return tune_idx, val_idx, np.asarray(label_ids[t0])
+
+
+def study_run(
+    run: PeftRun,
+    scenario: Scenario,
+    label_ids: list[np.ndarray],
+    tuning: TuningSettings,
+    data: PeftData,
+    seed: int,
+) -> tuple[PeftRun, Scenario, list[np.ndarray]]:
+    """The run whose study tunes ``run``, with its scenario and label spaces: the one run of
+    each study that names it, seeds its sampler and trials and gives its tuning data.
+
+    * ``tuning.label_space = "const"``: the run in S_prior^const without dummy labels, so every
+      label configuration of one (benchmark, ε, repeat, seed) shares one study (App. E.1).
+    * A 5-Datasets task order: the canonical order, when its tuning rows and label space are
+      the very same (the CIFAR-10 member is tuned on wherever it stands), so the orders Naive is
+      trained in share one study instead of repeating its trials.
+    """
+    from privrepro.continual.label_spaces import label_spaces_for
+
+    num_classes = data.num_classes
+    key, key_ids = run, label_ids
+    if tuning.label_space == "const":
+        key = replace(run, label_policy="prior_const", dummy_factor=1, dummy_reference="base")
+        if key != run:
+            key_ids = _space_ids(key, scenario, num_classes, label_spaces_for)
+    if key.order:
+        from privrepro.continual.peft.runs import peft_scenario
+
+        canonical = replace(key, order=())
+        c_sc = peft_scenario(canonical, data.train_y, data.test_y, num_classes, seed)
+        c_ids = _space_ids(canonical, c_sc, num_classes, label_spaces_for)
+        mine = _tuning_inputs(key, scenario, key_ids, tuning, seed)
+        theirs = _tuning_inputs(canonical, c_sc, c_ids, tuning, seed)
+        if all(np.array_equal(a, b) for a, b in zip(mine, theirs, strict=True)):
+            return canonical, c_sc, c_ids
+    return key, scenario, key_ids
+
+
+def _space_ids(
+    run: PeftRun, scenario: Scenario, num_classes: int, spaces_for: Any
+) -> list[np.ndarray]:
+    spaces = spaces_for(run.label_policy, scenario, run.dummy_factor, run.dummy_reference)
+    return [s.ids(num_classes) for s in spaces]
 
 
 def tuning_split(
@@ -145,9 +204,11 @@ def tune_hyper(
 ) -> Tuned:
     """Tune (or, with ``tuning.enabled`` false, fix) DP-SGD's batch size, lr and clipping bound.
 
-    The study is named ``study_name(run, seed, tag)`` plus a digest of everything its objective
-    sees (:func:`objective_settings`, with ``features`` the run's data settings), so two figures
-    whose tunings differ never share trials under one name. It lives at ``tuning.storage`` (an
+    The study is the one of :func:`study_run` (shared by the runs and label configurations
+    of one (benchmark, kind, scenario, ε, repeat, seed)), named ``study_name(key, seed, tag)``
+    plus a digest of everything its objective sees (:func:`objective_settings`, with
+    ``features`` the run's data settings), so two figures whose tunings differ never share
+    trials under one name. It lives at ``tuning.storage`` (an
     RDB URL or file) or in ``studies/<name>.log``; it is resumed, never rerun, and each trial
     trains one member on the tuning data and scores its validation accuracy. ``progress`` (the
     workspace's) shows bars over the trials and each trial's DP-SGD steps; without it the
@@ -163,6 +224,8 @@ def tune_hyper(
     )
     from privrepro.training.tuning import study_name as keyed_study_name
 
+    if tuning.enabled:  # the study's run: its scenario gives the tuning data, its labels the head
+        run, scenario, label_ids = study_run(run, scenario, label_ids, tuning, data, seed)
     t0, n_tune, tune_idx, val_idx = tuning_split(run, scenario, tuning, seed)
     if not tuning.enabled:
         return Tuned(
@@ -199,8 +262,9 @@ def tune_hyper(
             backbone=data.backbone,
             physical_batch=film.physical_batch,
             progress=steps_bar(progress),
+            precision=train.precision,
         )
-        z = member_logits(m, x_val)
+        z = member_logits(m, x_val, precision=train.precision)
         pred = torch.as_tensor(m.label_ids, device=z.device)[z.argmax(1)]
         return float((pred == y_val).float().mean())
 

@@ -7,13 +7,14 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
+from privrepro.config.identity import identity
 from privrepro.continual import peft
 from privrepro.continual.benchmarks import FeatureSpec
 from privrepro.continual.plots import final_accuracy_markers
@@ -65,7 +66,7 @@ def cosine_units(params: Any, fixed: tuple[str, ...], **axes: Any) -> list[dict[
     """:func:`~privrepro.figures.api.grid_units` of a cosine figure: the ``fixed`` parameters
     and the ``features`` group in every unit."""
     common = {k: getattr(params, k) for k in fixed}
-    return grid_units({**common, "features": asdict(params.features)}, **axes)
+    return grid_units({**common, "features": identity(params.features)}, **axes)
 
 
 class CosineFigure(Figure[P]):
@@ -87,7 +88,9 @@ class CosineFigure(Figure[P]):
         split_seed = f.get("imagenet_r_split_seed") if name == "imagenet-r" else None
         model_kwargs = json.dumps(f.get("model_kwargs", {}), sort_keys=True, default=str)
         source = (f["source"], f["backbone"], f.get("weights"), model_kwargs)
-        return ("cl-features", name, *source, split_seed, f.get("synthetic_seed"))
+        key = ("cl-features", name, *source, split_seed, f.get("synthetic_seed"))
+        precision = f.get("precision", "fp32")  # its own cache files, unless fp32
+        return key if precision == "fp32" else (*key, precision)
 
     def cost_class(self, unit: Mapping[str, Any]) -> Any:
         """The benchmark: its images (CIFAR-100's 60,000 32×32 arrays, ImageNet-R's 30,000
@@ -170,12 +173,13 @@ class EnsembleParams(PeftParams):
 
 
 def peft_settings(p: PeftParams) -> dict[str, Any]:
-    """The four settings groups every PEFT run unit carries, as plain dicts (hashable config)."""
+    """The four settings groups every PEFT run unit carries, as plain dicts (hashable config;
+    a field added later is left out at its default: :func:`~privrepro.continual.peft.identity`)."""
     return {
-        "features": vars(p.features),
-        "film": vars(p.film),
-        "train": vars(p.train),
-        "tuning": vars(p.tuning),
+        "features": peft.identity(p.features),
+        "film": peft.identity(p.film),
+        "train": peft.identity(p.train),
+        "tuning": peft.identity(p.tuning),
     }
 
 
@@ -187,10 +191,17 @@ def peft_units(p: PeftParams, fixed: dict[str, Any], **axes: Any) -> list[dict[s
 
 def checked(p: PeftParams, units: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``units``, once every benchmark of a FiLM unit is known to have real images (before any
-    compute: :func:`~privrepro.continual.peft.check_film_source`)."""
+    compute: :func:`~privrepro.continual.peft.check_film_source`), each PEFT Ensemble unit
+    marked ``members: "keyed"``: its members draw their DP-SGD noise from the stream of their
+    member key and are shared with every unit and figure that trains the same members
+    (:mod:`privrepro.continual.peft.shared_members`), not from the unit's own stream — what the
+    unit computes, hence part of its identity. Naive and Non-CL units keep their own stream."""
     peft.check_film_source(
         p.features, [u["benchmark"] for u in units], [u["method"] for u in units]
     )
+    for u in units:
+        if str(u["method"]).startswith("peft_"):
+            u["members"] = "keyed"
     return units
 
 

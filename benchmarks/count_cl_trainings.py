@@ -1,0 +1,269 @@
+"""Count the DP-SGD trainings and tuning studies the cl PEFT figures compute, and which of them
+repeat a computation already made.
+
+    python benchmarks/count_cl_trainings.py --profile smoke --root SCRATCH [--figure cl/figA1 ...]
+    python benchmarks/count_cl_trainings.py --grid paper       # counted from the grids, no compute
+
+Runs the PEFT figures (``cl/fig3_peft``, ``fig4_peft``, ``fig5_peft``, ``figA1``, ``tA7_peft``, in
+that order; ``--figure`` picks some) of one profile in this process, into a fresh store under
+``SCRATCH`` (its studies and caches too), and watches every call of
+:func:`privrepro.continual.peft.members.train_member`. Each call is a *final* training (a
+member, checkpoint or Non-CL model of a run) or a *trial* training (inside an Optuna study). A
+training's fingerprint is what it computes from: the training rows, labels, label space,
+hyperparameters and starting weights; with the state of its random stream added, two trainings
+with equal fingerprints are the same computation, bit for bit.
+
+For each figure it prints and writes (``SCRATCH/counts.csv``): the units; then for final and
+for trial trainings, how many ran, how many have the inputs of an earlier training of this
+figure or of an earlier figure (the same training up to its DP noise: shareable once its noise
+stream follows its inputs), and how many are identical to an earlier one, inputs and stream (a
+pure recomputation); and the study journals written. Threads: one (``OMP_NUM_THREADS=1`` unless set).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import inspect
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+FIGURES = ["cl/fig3_peft", "cl/fig4_peft", "cl/fig5_peft", "cl/figA1", "cl/tA7_peft"]
+
+
+def _digest(*parts: Any) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p if isinstance(p, bytes) else repr(p).encode())
+    return h.hexdigest()[:16]
+
+
+def _rows_digest(x: Any) -> str:
+    import torch
+
+    if isinstance(x, torch.Tensor):
+        return _digest(
+            str(x.dtype), tuple(x.shape), x.detach().cpu().contiguous().numpy().tobytes()
+        )
+    rows = getattr(x, "rows", None)
+    return _digest(type(x).__name__, None if rows is None else rows.tobytes())
+
+
+def _weights_digest(model: Any) -> str:
+    if model is None:
+        return "fresh"
+    return _digest(*(t.detach().cpu().numpy().tobytes() for t in model.state_dict().values()))
+
+
+class Recorder:
+    """The fingerprints of every ``train_member`` call, per figure."""
+
+    def __init__(self) -> None:
+        self.figure = ""
+        self.calls: list[dict[str, Any]] = []
+
+    def wrap(self, fn: Any) -> Any:
+        import numpy as np
+
+        def train_member(kind: str, x: Any, y: Any, label_ids: Any, hp: Any, **kw: Any) -> Any:
+            callers = {f.frame.f_globals.get("__name__", "") for f in inspect.stack()[1:6]}
+            trial = "privrepro.continual.peft.tuning" in callers
+            gen = kw.get("generator")
+            inputs = _digest(
+                kind,
+                _rows_digest(x),
+                np.asarray(y).tobytes(),
+                np.asarray(label_ids).tobytes(),
+                hp,
+                _weights_digest(kw.get("init")),
+                _weights_digest(kw.get("backbone")),
+            )
+            stream = _digest(gen.get_state().numpy().tobytes()) if gen is not None else "none"
+            self.calls.append(
+                {"figure": self.figure, "trial": trial, "inputs": inputs, "stream": stream}
+            )
+            return fn(kind, x, y, label_ids, hp, **kw)
+
+        return train_member
+
+
+def count(figures: list[str], profile: str, root: Path) -> Any:
+    import pandas as pd
+
+    import privrepro.continual.baselines as baselines
+    import privrepro.continual.peft.members as members
+    from privrepro.runner.run import run_experiment
+
+    rec = Recorder()
+    members.train_member = rec.wrap(members.train_member)
+    baselines.train_member = members.train_member
+    overrides = [
+        f"profile={profile}",
+        f"paths.experiments_dir={root}/experiments",
+        f"paths.results_dir={root}/results",
+        f"paths.plots_dir={root}/plots",
+        "progress=false",
+        "plot=false",
+    ]
+    units: dict[str, int] = {}
+    for fig in figures:
+        rec.figure = fig
+        run = run_experiment(fig, overrides)
+        units[fig] = run.computed + run.reused
+    calls = pd.DataFrame(rec.calls)
+    studies = Counter()
+    for log in (root / "experiments" / "_studies").glob("*.log"):
+        studies[log.name] += 1
+    first: dict[tuple[str, str], str] = {}  # (kind, inputs) → the figure that trained it first
+    exact: set[tuple[str, str, str]] = set()
+    out = []
+    for fig in figures:
+        c = calls[calls["figure"] == fig] if len(calls) else calls
+        row: dict[str, Any] = {"figure": fig, "units": units[fig]}
+        for kind, sub in (("final", c[~c["trial"]]), ("trial", c[c["trial"]])):
+            here = earlier = same = 0
+            for _, r in sub.iterrows():
+                key = (kind, str(r["inputs"]))
+                if key in first:
+                    here += first[key] == fig
+                    earlier += first[key] != fig
+                first.setdefault(key, fig)
+                same += (*key, str(r["stream"])) in exact
+                exact.add((*key, str(r["stream"])))
+            row[f"{kind}_trainings"] = len(sub)
+            row[f"{kind}_repeats_this_figure"] = here
+            row[f"{kind}_repeats_earlier_figure"] = earlier
+            row[f"{kind}_identical_recomputations"] = same
+        out.append(row)
+    table = pd.DataFrame(out)
+    table.attrs["studies"] = len(studies)
+    return table, sorted(studies)
+
+
+def grid_counts(profile: str, figures: list[str]) -> Any:
+    """Per figure, from the units its grid makes under ``profile`` (nothing computed): the FiLM
+    runs, the FiLM studies and PEFT ensembles it is the first to ask for (studies keyed as
+    :func:`privrepro.continual.peft.tuning.study_run` keys them — label configurations in
+    S_prior^const, 5-Datasets orders in the canonical order's study, as the tuning rows agree
+    there — ensembles by their run's settings and its study), and the Naive/Non-CL runs."""
+    from dataclasses import replace
+
+    import pandas as pd
+
+    from privrepro.config.validation import build_params
+    from privrepro.continual.peft import (
+        FeatureSettings,
+        FilmSettings,
+        PeftRun,
+        TrainSettings,
+        TuningSettings,
+    )
+    from privrepro.continual.peft.tuning import objective_settings, study_name
+    from privrepro.runner.run import compose, effective_params, load_recipe
+    from privrepro.training.tuning import study_name as keyed
+
+    studies: set[str] = set()
+    ensembles: set[str] = set()
+    out = []
+    for fig in figures:
+        cfg = compose(fig, [f"profile={profile}"])
+        recipe = load_recipe(str(cfg.figure.recipe))
+        units = recipe.units(build_params(recipe.params_type, effective_params(cfg), "params"))
+        row = {
+            "figure": fig,
+            "units": len(units),
+            "film_runs": 0,
+            "new_film_studies": 0,
+            "new_film_ensembles": 0,
+            "film_baseline_runs": 0,
+        }
+        for u in units:
+            run = PeftRun.from_unit(u)
+            if run.kind != "film":
+                continue
+            row["film_runs"] += 1
+            groups = (
+                TuningSettings(**u["tuning"]),
+                TrainSettings(**u["train"]),
+                FilmSettings(**u["film"]),
+                FeatureSettings(**u["features"]),
+            )
+            key = run
+            if groups[0].label_space == "const":
+                key = replace(
+                    key, label_policy="prior_const", dummy_factor=1, dummy_reference="base"
+                )
+            key = replace(key, order=())
+            study = keyed(study_name(key, 0, profile), objective_settings(key, *groups))
+            row["new_film_studies"] += study not in studies
+            studies.add(study)
+            if run.family != "peft":
+                row["film_baseline_runs"] += 1
+                continue
+            spec = [
+                run.benchmark,
+                run.blurry,
+                run.nb_tasks,
+                run.disjoint_pct,
+                run.blurry_pct,
+                list(run.order),
+                run.label_policy,
+                run.dummy_factor,
+                run.dummy_reference,
+                run.epsilon,
+                run.repeat,
+                u["train"],
+                u["film"],
+                u["features"],
+                study,
+            ]
+            ens = _digest(spec)
+            row["new_film_ensembles"] += ens not in ensembles
+            ensembles.add(ens)
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    ap.add_argument("--profile", default="smoke")
+    ap.add_argument("--root", type=Path, help="a scratch folder (must not exist)")
+    ap.add_argument("--figure", action="append", default=[], help="e.g. cl/figA1 (repeatable)")
+    ap.add_argument("--grid", metavar="PROFILE", help="count from PROFILE's grids, no compute")
+    args = ap.parse_args(argv)
+    if args.grid:
+        import pandas as pd
+
+        grid = grid_counts(args.grid, args.figure or FIGURES)
+        with pd.option_context("display.width", 200, "display.max_columns", None):
+            print(grid.to_string(index=False))
+        print(grid.drop(columns="figure").sum().to_string())
+        return 0
+    if args.root is None:
+        print("--root: needed unless --grid is given", file=sys.stderr)
+        return 2
+    if args.root.exists():
+        print(f"--root {args.root}: exists; give a fresh scratch folder", file=sys.stderr)
+        return 2
+    from privrepro.runner.all import quiet_console_logging
+
+    quiet_console_logging()
+    table, studies = count(args.figure or FIGURES, args.profile, args.root)
+    import pandas as pd
+
+    with pd.option_context("display.width", 200, "display.max_columns", None):
+        print(table.to_string(index=False))
+    print(f"\n{len(studies)} study journals under {args.root}/experiments/_studies:")
+    for s in studies:
+        print(f"  {s}")
+    table.to_csv(args.root / "counts.csv", index=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,157 @@
+"""Threads follow the CPUs the job may use (``privrepro.threads``): the affinity mask, a cgroup
+v2 or v1 CPU quota of the process's cgroup or a parent (read from files written here in the
+kernel's formats), ``OMP_NUM_THREADS`` as a per-process cap, the division among a multirun's
+workers, an explicit count, a one-line error for anything else; the runner records the plan in
+each unit's env.json and gives torch's thread count back after the run."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from privrepro.config import ConfigError
+from privrepro.threads import (
+    CpuLimit,
+    available_cpus,
+    cgroup_cpu_quota,
+    check_threads,
+    plan_threads,
+    use_threads,
+)
+
+
+def _v2(tmp: Path, quotas: dict[str, str]) -> tuple[Path, Path]:
+    tmp.mkdir(parents=True, exist_ok=True)
+    proc = tmp / "cgroup"
+    proc.write_text("0::/user.slice/job\n")
+    root = tmp / "fs"
+    for rel, text in quotas.items():
+        (root / rel).mkdir(parents=True, exist_ok=True)
+        (root / rel / "cpu.max").write_text(text + "\n")
+    (root / "user.slice" / "job").mkdir(parents=True, exist_ok=True)
+    return proc, root
+
+
+def test_cgroup_v2_quota_is_the_tightest_of_the_cgroup_and_its_parents(tmp_path: Path) -> None:
+    proc, root = _v2(tmp_path, {"": "max 100000", "user.slice": "250000 100000"})
+    assert cgroup_cpu_quota(proc, root) == (2.5, "cgroup v2 cpu.max")
+    (root / "user.slice" / "job" / "cpu.max").write_text("50000 100000\n")
+    assert cgroup_cpu_quota(proc, root) == (0.5, "cgroup v2 cpu.max")
+
+
+def test_no_quota_and_no_cgroup(tmp_path: Path) -> None:
+    proc, root = _v2(tmp_path, {"": "max 100000"})
+    assert cgroup_cpu_quota(proc, root) is None
+    assert cgroup_cpu_quota(tmp_path / "missing", root) is None
+
+
+def test_cgroup_v1_cfs_quota(tmp_path: Path) -> None:
+    proc = tmp_path / "cgroup"
+    proc.write_text("4:memory:/x\n3:cpu,cpuacct:/docker/abc\n")
+    folder = tmp_path / "fs" / "cpu,cpuacct" / "docker" / "abc"
+    folder.mkdir(parents=True)
+    (folder / "cpu.cfs_quota_us").write_text("150000\n")
+    (folder / "cpu.cfs_period_us").write_text("100000\n")
+    assert cgroup_cpu_quota(proc, tmp_path / "fs") == (1.5, "cgroup v1 cfs quota")
+    (folder / "cpu.cfs_quota_us").write_text("-1\n")  # no quota
+    assert cgroup_cpu_quota(proc, tmp_path / "fs") is None
+
+
+def test_available_cpus_takes_the_quota_when_it_is_below_the_affinity(tmp_path: Path) -> None:
+    mask = len(os.sched_getaffinity(0))
+    proc, root = _v2(tmp_path, {"user.slice/job": "50000 100000"})  # half a CPU: one
+    assert available_cpus(proc, root) == CpuLimit(1, "cgroup v2 cpu.max")
+    proc, root = _v2(tmp_path / "b", {"user.slice/job": f"{(mask + 8) * 100000} 100000"})
+    assert available_cpus(proc, root) == CpuLimit(mask, "affinity")
+
+
+def test_the_plan_divides_among_workers_and_obeys_omp(monkeypatch: pytest.MonkeyPatch) -> None:
+    lim = CpuLimit(16, "cgroup v2 cpu.max")
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    assert plan_threads("auto", 1, lim).threads == 16
+    assert plan_threads("auto", 3, lim).threads == 5  # 16 // 3
+    assert plan_threads("auto", 32, lim).threads == 1  # at least one each
+    monkeypatch.setenv("OMP_NUM_THREADS", "4")
+    plan = plan_threads("auto", 2, lim)
+    assert (plan.threads, plan.omp_num_threads, plan.workers) == (4, 4, 2)
+    assert plan_threads(12, 2, lim).threads == 12  # explicit: what was asked
+    assert plan.as_record()["source"] == "cgroup v2 cpu.max"
+
+
+@pytest.mark.parametrize("bad", [0, -2, 1.5, "four", True])
+def test_a_bad_thread_count_is_one_line(bad: object) -> None:
+    with pytest.raises(ConfigError) as err:
+        check_threads(bad)
+    assert "threads" in str(err.value) and "auto" in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_use_threads_gives_the_counts_back() -> None:
+    import torch
+    from threadpoolctl import threadpool_info
+
+    before = torch.get_num_threads()
+    blas = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+    with use_threads(1):
+        assert torch.get_num_threads() == 1
+        assert all(i["num_threads"] == 1 for i in threadpool_info() if i["user_api"] == "blas")
+    assert torch.get_num_threads() == before
+    assert [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"] == blas
+
+
+def test_the_runner_records_the_plan_and_restores_threads(store_overrides: list[str]) -> None:
+    import torch
+
+    from privrepro.runner.run import run_experiment
+
+    before = torch.get_num_threads()
+    run_experiment("pb/fig1", ["profile=tiny", "threads=1", "plot=false", *store_overrides])
+    assert torch.get_num_threads() == before
+    exp = next(
+        a.split("=", 1)[1] for a in store_overrides if a.startswith("paths.experiments_dir=")
+    )
+    envs = list(Path(exp).glob("pb/fig1/*/env.json"))
+    assert envs
+    threads = json.loads(envs[0].read_text())["threads"]
+    assert threads["threads"] == 1 and threads["requested"] == 1 and threads["cpus"] >= 1
+    with pytest.raises(ConfigError, match="threads"):
+        run_experiment("pb/fig1", ["profile=tiny", "threads=0", "plot=false", *store_overrides])
+
+
+@pytest.mark.slow
+def test_a_joblib_multirun_divides_the_cpus_among_its_workers(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from privrepro.threads import available_cpus
+
+    repo = Path(__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    cmd = [
+        sys.executable,
+        "-m",
+        "privrepro.runner.cli",
+        "-m",
+        "hydra/launcher=local",  # joblib, n_jobs = 2
+        "experiment=pb/fig1",
+        "profile=tiny",
+        "seed=0,1",
+        f"paths.experiments_dir={tmp_path / 'exp'}",
+        f"paths.results_dir={tmp_path / 'res'}",
+        f"paths.plots_dir={tmp_path / 'plots'}",
+        "progress=false",
+        "plot=false",
+    ]
+    done = subprocess.run(cmd, env=env, cwd=repo, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    records = [
+        json.loads(p.read_text())["threads"] for p in tmp_path.glob("exp/pb/fig1/*/env.json")
+    ]
+    assert len(records) == 2
+    cpus = available_cpus().cpus
+    for rec in records:
+        assert rec["workers"] == 2 and rec["cpus"] == cpus
+        assert rec["threads"] == max(1, cpus // 2)
