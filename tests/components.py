@@ -114,19 +114,19 @@ class PostgresServer:
     user: str = "postgres"
 
     def url(self, database: str = "postgres") -> str:
-        """The SQLAlchemy URL (psycopg2 driver) Optuna's RDBStorage takes."""
-        return f"postgresql+psycopg2://{self.user}@127.0.0.1:{self.port}/{database}"
+        """The URL in the README's form, ``postgresql://user@host/db`` (no driver named: the
+        installed SQLAlchemy picks its default, psycopg 3 from 2.1 on)."""
+        return f"postgresql://{self.user}@127.0.0.1:{self.port}/{database}"
 
     def create_database(self) -> str:
         """A new empty database; returns its URL."""
-        import psycopg2
+        import psycopg
 
         name = f"t_{uuid.uuid4().hex[:12]}"
-        conn = psycopg2.connect(host="127.0.0.1", port=self.port, user=self.user, dbname="postgres")
-        conn.autocommit = True
-        with conn.cursor() as cur:
-            cur.execute(f"CREATE DATABASE {name}")
-        conn.close()
+        with psycopg.connect(
+            host="127.0.0.1", port=self.port, user=self.user, dbname="postgres", autocommit=True
+        ) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
         return self.url(name)
 
     def stop(self) -> None:

@@ -210,6 +210,7 @@ def test_every_runnable_command_of_the_readme_and_docs_works_verbatim(
     from privrepro.runner.catalog import resolve_target
 
     ran: list[str] = []
+    outputs: dict[str, str] = {}
     not_run: list[str] = []
     resolved: list[str] = []
     seen: set[str] = set()
@@ -245,6 +246,7 @@ def test_every_runnable_command_of_the_readme_and_docs_works_verbatim(
         assert out.returncode == 0, (
             f"{cmd}\nexit {out.returncode}\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}"
         )
+        outputs[cmd.text] = out.stdout
         ran.append(f"{time.perf_counter() - t0:6.1f} s  {cmd}")
         print(ran[-1], flush=True)
         activated = activated or cmd.text.startswith(_ACTIVATE)
@@ -260,10 +262,24 @@ def test_every_runnable_command_of_the_readme_and_docs_works_verbatim(
     assert (clone / "data" / "rehearsal" / REHEARSAL_MARKER).is_file()  # make rehearsal-data
     assert (clone / "data" / "rehearsal" / "adult" / "adult.data").is_file()
     # the several-machines rehearsal ran through submitit into the shared store, its tuning
-    # studies on PostgreSQL
+    # studies on PostgreSQL (the README's own postgresql:// form), two workers on each study
     import optuna
+    from optuna.trial import TrialState
 
     assert (store / "results" / "cl" / "fig3_peft.csv").is_file()
     assert list((store / "experiments" / "_sweeps").rglob("*_submitted.pkl"))
+    rehearsal = next(c for c in outputs if "hydra/launcher=submitit_local" in c)
+    n_trials = int(re.search(r"params\.tuning\.n_trials=(\d+)", rehearsal).group(1))  # type: ignore[union-attr]
+    assert re.search(r"\bworker=0,1\b", rehearsal) and postgres_url.startswith("postgresql://")
     studies = optuna.get_all_study_summaries(postgres_url)
-    assert studies and all(s.n_trials >= 1 for s in studies)
+    workers: set[str] = set()
+    assert studies
+    for summary in studies:
+        study = optuna.load_study(study_name=summary.study_name, storage=postgres_url)
+        complete = study.get_trials(states=(TrialState.COMPLETE,))
+        assert len(complete) == n_trials, (summary.study_name, len(complete))  # exactly n_trials
+        workers |= {str(t.system_attrs.get("privrepro_worker")) for t in complete}
+    assert len(workers) >= 2, workers  # both workers ran trials of the shared studies
+    # each job's result line printed where the sweep was launched (not only in .submitit/)
+    assert re.search(r"job 0: cl/fig3_peft: \d+ rows", outputs[rehearsal]), outputs[rehearsal]
+    assert re.search(r"job 1: cl/fig3_peft: \d+ rows", outputs[rehearsal])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from privrepro.plotting.names import NAMES, display
+from privrepro.plotting.names import MATH, NAMES, display
 
 
 def test_display_names_known_keys_and_passes_unknown_ones_through() -> None:
@@ -13,7 +13,10 @@ def test_display_names_known_keys_and_passes_unknown_ones_through() -> None:
 
 
 def test_names_are_distinct_within_each_kind_except_declared_aliases() -> None:
-    aliases = {("label_config", "S_prior^const"), ("pac_method", "PAC, Algorithm 1 as stated")}
+    aliases = {
+        ("label_config", MATH["S_prior^const"]),
+        ("pac_method", "PAC, Algorithm 1 as stated"),
+    }
     for kind, names in NAMES.items():
         seen: dict[str, str] = {}
         for key, name in names.items():

@@ -123,11 +123,13 @@ def test_each_value_is_written_once(experiment: str, profile: str) -> None:
 
 
 def test_every_config_file_is_read() -> None:
-    """No file under conf/ that no composition loads (launchers are picked on the command line)."""
+    """No file under conf/ that no composition loads (launchers are picked on the command line,
+    so is a tracking backend other than the default)."""
     loaded = {"config"}
     with _loader(conf_dir()) as loader:
-        for experiment, profile in CASES:
+        for i, (experiment, profile) in enumerate(CASES):
             overrides = [f"experiment={experiment}", f"profile={profile}"]
+            overrides += ["tracking=mlflow"] if i == 0 else []
             defaults = loader.compute_defaults_list("config", overrides, RunMode.RUN).defaults
             loaded |= {d.config_path for d in defaults if d.config_path}
     files = {

@@ -179,7 +179,7 @@ def plot_densities(table: pd.DataFrame, suptitle: str) -> Any:
 def plot_runtime(table: pd.DataFrame, suptitle: str) -> Any:
     """Rows of :func:`~privrepro.boosting.runtime.sampler_runtime`: each sampler's time per call
     over the Gaussian's, and the rejection sampler's proposals per output against ``ρ/p_S``."""
-    from privrepro.plotting.names import display
+    from privrepro.plotting.names import display, math_text
     from privrepro.plotting.style import new_figure
 
     fig, axes = new_figure(1, 2, width=4.2, height=3.2, squeeze=False)
@@ -201,7 +201,7 @@ def plot_runtime(table: pd.DataFrame, suptitle: str) -> Any:
     ax2.set_ylabel("kernel draws per output")
     ax2.set_title("rejection sampler: proposals per output", fontsize=9)
     for a in (ax, ax2):
-        a.set_xlabel("|S(Q(X̃))|")
+        a.set_xlabel(math_text("|S(Q(X̃))|"))
     fig.suptitle(suptitle, fontsize=10)
     return fig
 

@@ -21,6 +21,7 @@ from torch import nn
 
 from privrepro.config import ConfigError
 from privrepro.continual.peft.members import Member, train_member
+from privrepro.metrics import MetricLogger, prefixed
 from privrepro.training.dpsgd import DPSGDHyper
 from privrepro.training.rows import Rows
 
@@ -37,15 +38,17 @@ def iter_naive(
     backbone: nn.Module | None = None,
     physical_batch: int = 256,
     progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+    log_metric: MetricLogger | None = None,
     precision: str = "fp32",
 ) -> Iterator[Member]:
     """Naive fine-tuning (Alg. A1): yields the checkpoint after each task (one model, one label
-    space ``label_ids`` for the whole stream, e.g. S_prior^const)."""
+    space ``label_ids`` for the whole stream, e.g. S_prior^const); ``log_metric`` gets each
+    task's DP-SGD metrics as ``task<t>/<name>``."""
     if len(tasks) != len(hps):
         raise ConfigError("len(hps)", len(hps), f"must equal len(tasks) = {len(tasks)}")
     ids = np.unique(np.asarray(label_ids, dtype=np.int64))
     model: nn.Module | None = None
-    for (x, y), hp in zip(tasks, hps, strict=True):
+    for t, ((x, y), hp) in enumerate(zip(tasks, hps, strict=True)):
         member = train_member(
             kind,
             x,
@@ -57,6 +60,7 @@ def iter_naive(
             init=model,
             physical_batch=physical_batch,
             progress=progress,
+            log_metric=prefixed(log_metric, f"task{t}/"),
             precision=precision,
         )
         model = member.model
@@ -74,6 +78,7 @@ def train_non_cl(
     backbone: nn.Module | None = None,
     physical_batch: int = 256,
     progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+    log_metric: MetricLogger | None = None,
     precision: str = "fp32",
 ) -> Member:
     """Non-CL baseline (Alg. A2): one DP-SGD run on all tasks' data at once."""
@@ -88,5 +93,6 @@ def train_non_cl(
         physical_batch=physical_batch,
         composition="single",
         progress=progress,
+        log_metric=log_metric,
         precision=precision,
     )

@@ -53,6 +53,9 @@ def task_curves(
         x = s["task"] + 0.08 * (j - 1)
         median_errorbar(ax, x, s, fmt="-o", ms=3, capsize=2, color=f"C{j}", label=label)
     ax.set_xlabel("task t")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # tasks are whole: no "task 2.5"
 
 
 def aa_af_curves(
@@ -62,7 +65,7 @@ def aa_af_curves(
     privacy level in ``series`` (:func:`task_curves`)."""
     for ax, value, title in zip(axes, ("aa", "af"), titles, strict=True):
         task_curves(ax, table, series, value)
-        ax.set_ylabel(f"{value.upper()}_t (%)")
+        ax.set_ylabel(rf"$\mathrm{{{value.upper()}}}_t$ (%)")
         ax.set_title(title)
         ax.legend(frameon=False, fontsize=7)
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from privrepro.metrics import MetricLogger
+
 __all__ = ["Progress", "Workspace", "progress_bar", "steps_bar"]
 
 #: ``progress(iterable, desc=..., total=...)`` wraps a long loop, e.g. ``UnitContext.progress``
@@ -49,6 +51,9 @@ class Workspace:
         progress: wraps long loops (tasks, feature batches); :func:`progress_bar` by default.
         studies: the folder of the tuning studies' journal files (default
             ``<cache_dir>/../_studies``, beside the harness's run store).
+        metrics: ``log(name, value, step)`` for per-step metrics (DP-SGD loss and ε spent as
+            ``dpsgd/task<t>/…``, tuning trials as ``tuning/…``; :mod:`privrepro.metrics`), or
+            ``None``.
     """
 
     data_dir: str | Path = "data"
@@ -56,6 +61,7 @@ class Workspace:
     device: str = "cpu"
     progress: Progress = progress_bar
     studies: str | Path | None = None
+    metrics: MetricLogger | None = None
 
     @property
     def study_dir(self) -> Path:

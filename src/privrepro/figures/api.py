@@ -41,12 +41,13 @@ import pandas as pd
 
 from privrepro.config.validation import param
 from privrepro.data.provenance import UNDECLARED, DataSource
+from privrepro.metrics import MetricLogger
 from privrepro.seeding import numpy_stream, torch_stream
 
 if TYPE_CHECKING:
     from privrepro.rehearsal.cap import RehearsalCap
 
-__all__ = ["Figure", "MemoryEstimate", "UnitContext", "grid_units", "param"]
+__all__ = ["Figure", "MemoryEstimate", "PaperValue", "UnitContext", "grid_units", "param"]
 
 P = TypeVar("P")
 
@@ -68,6 +69,8 @@ class UnitContext:
         cap: the rehearsal's compute cap (:class:`privrepro.rehearsal.cap.RehearsalCap`), or
             ``None`` in a real run: when set, every loop wrapped in :meth:`progress` runs only
             its first items and the cap records what it skipped.
+        metrics: ``log(name, value, step)`` for the unit's per-step metrics
+            (:mod:`privrepro.metrics`; the ``tracking`` switch), or ``None``.
     """
 
     seed: int
@@ -79,6 +82,7 @@ class UnitContext:
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("privrepro.unit"))
     show_progress: bool = True
     cap: RehearsalCap | None = None
+    metrics: MetricLogger | None = None
 
     def rng(self, stream: str) -> np.random.Generator:
         """An independent numpy generator for the named stream (``"noise"``, ``"data"``, ...)."""
@@ -121,6 +125,39 @@ class MemoryEstimate:
     key: str
     value: Any
     detail: str = ""
+
+
+@dataclass(frozen=True)
+class PaperValue:
+    """A value the paper printed for a figure, to be marked on its plot.
+
+    Attributes:
+        id: the reference's id (the report's).
+        metric: the summary row's ``metric`` it matches (:meth:`Figure.summarize`).
+        where: the summary columns and values selecting that row (``{"epsilon": 1.0}``).
+        value: the number the paper printed.
+        quantity: what it is, in words; source: where the paper printed it.
+    """
+
+    id: str
+    metric: str
+    where: Mapping[str, Any]
+    value: float
+    quantity: str = ""
+    source: str = ""
+
+    def matches(self, row: Mapping[str, Any]) -> bool:
+        """``row`` (a summary row) is the one this value is about."""
+        if row.get("metric") != self.metric:
+            return False
+        for key, want in self.where.items():
+            got = row.get(key)
+            if isinstance(want, float) and isinstance(got, (int, float)):
+                if abs(float(got) - want) > 1e-9 * max(1.0, abs(want)):
+                    return False
+            elif str(got) != str(want):
+                return False
+        return True
 
 
 class Figure(ABC, Generic[P]):
@@ -175,6 +212,30 @@ class Figure(ABC, Generic[P]):
     def summarize(self, table: pd.DataFrame, params: P) -> pd.DataFrame | None:
         """Named scalars for the report: columns ``metric``, ``value`` and any config columns."""
         return None
+
+    def mark_paper_values(
+        self, fig: Any, values: Sequence[PaperValue], table: pd.DataFrame, params: P
+    ) -> None:
+        """Mark the paper's printed ``values`` on ``fig`` (drawn by :meth:`plot` from
+        ``table``). The default lists them under the axes, one short line each; a recipe that
+        knows where a value sits on its axes overrides this to draw it there."""
+        if not values:
+            return
+        summary = self.summarize(table, params)
+        rows: list[dict[str, Any]] = (
+            []
+            if summary is None
+            else [{str(k): v for k, v in r.items()} for r in summary.to_dict("records")]
+        )
+        shown = []
+        first = values if len(values) <= 4 else values[:3]
+        for v in first:
+            ours = [r["value"] for r in rows if v.matches(r)]
+            here = f" (here {float(ours[0]):.4g})" if len(ours) == 1 else ""
+            shown.append(f"paper, {v.source}: {v.quantity} = {v.value:g}{here}")
+        if len(values) > len(first):
+            shown.append(f"… and {len(values) - len(first)} more paper values (REPORT.md)")
+        fig.text(0.01, -0.01, "\n".join(shown), ha="left", va="top", fontsize=7, color="0.2")
 
     def estimate_memory(self, params: P) -> MemoryEstimate | None:
         """The predicted peak memory of the largest unit under ``params`` (``None``: small)."""

@@ -27,11 +27,14 @@ __all__ = [
 
 
 def clean_log_axis(ax: Any, axis: str = "x") -> None:
-    """A log axis with plain major labels and no minor labels (they overlap on short ranges)."""
+    """A log axis with plain labels at 1, 2 and 5 of each decade and no minor labels (they
+    overlap on short ranges)."""
     import matplotlib.ticker as mticker
 
     target = ax.xaxis if axis == "x" else ax.yaxis
     (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
+    # 1, 2, 5 per decade: a range within one or two decades still gets several labels
+    target.set_major_locator(mticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     target.set_major_formatter(mticker.FormatStrFormatter("%g"))
     target.set_minor_formatter(mticker.NullFormatter())
 
@@ -61,19 +64,23 @@ def noise_norms(table: pd.DataFrame, title: str) -> Any:
         ax.legend(frameon=False)
     ax.margins(x=0.25)
     clean_log_axis(ax, "x")
-    ax.set_xlabel("E‖B‖₂ (upper bound √Tr Σ_B) for MI ≤ v")
+    ax.set_xlabel(r"E‖B‖₂ (upper bound $\sqrt{\mathrm{Tr}\,\Sigma_B}$) for MI ≤ v")
     pool = t["pool"].iloc[0] if "pool" in t else ""
-    ax.set_title(f"E‖B‖ for MI ≤ v, pool {pool}", fontsize=9)
+    # over the figure, not the axes: the method names push the axes right
+    fig.suptitle(f"E‖B‖ for MI ≤ v, pool {pool}", fontsize=9)
     return fig
 
 
 def private_accuracy(table: pd.DataFrame, paper_noisy: float | None = None) -> Any:
     """:func:`~privrepro.pac.private.make_private`'s rows (plus ``architecture`` and ``pool``):
     the released model's held-out accuracy with noise against ``v``, per method, beside its clean
-    accuracy; the paper's noisy accuracy at v = 1 as a cross when given."""
+    accuracy and chance (one over the classes of the architecture's output layer); the paper's
+    noisy accuracy at v = 1 as a cross when given. Every budget is labelled on the log axis."""
     fig, ax = new_figure(width=6.0, height=3.6)
     clean = float(table["accuracy_clean"].iloc[0])
     ax.axhline(clean, color="0.3", lw=1, label=f"no noise ({clean:.1%})")
+    classes = int(str(table["architecture"].iloc[0]).split("-")[-1])
+    ax.axhline(1 / classes, color="0.5", lw=1, ls=":", label=f"chance (1/{classes})")
     for i, (method, sub) in enumerate(table.groupby("method")):
         sub = sub.sort_values("v")
         style = {"marker": "o", "ms": 4, "capsize": 3, "color": f"C{i}"}
@@ -82,6 +89,9 @@ def private_accuracy(table: pd.DataFrame, paper_noisy: float | None = None) -> A
     if paper_noisy is not None:
         ax.scatter([1.0], [paper_noisy], marker="x", color="k", zorder=5, label="paper (v = 1)")
     clean_log_axis(ax, "x")
+    budgets = sorted(float(v) for v in table["v"].unique())
+    ax.set_xticks(budgets, [f"{v:g}" for v in budgets])  # each budget run, not only decades
+    ax.set_ylim(0, 1.02)
     ax.set_xlabel("MI budget v (nats)")
     ax.set_ylabel("held-out accuracy of M(X*) + B")
     arch = table["architecture"].iloc[0]

@@ -7,7 +7,24 @@ selectors for the report and for users' code. A reader of a plot gets the paper'
 
 from __future__ import annotations
 
-__all__ = ["NAMES", "display"]
+__all__ = ["MATH", "NAMES", "display", "math_text"]
+
+#: the papers' symbols as matplotlib mathtext (a plot shows S with its sub- and superscripts)
+MATH: dict[str, str] = {
+    "S_prior^const": r"$S_{\mathrm{prior}}^{\mathrm{const}}$",
+    "S_prior": r"$S_{\mathrm{prior}}$",
+    "|S(Q(X̃))|": r"$|S(Q(\tilde{X}))|$",
+    "AA_t": r"$\mathrm{AA}_t$",
+    "AF_t": r"$\mathrm{AF}_t$",
+}
+
+
+def math_text(text: str) -> str:
+    """``text`` with the papers' symbols written as mathtext (:data:`MATH`), longest first."""
+    for plain, math in sorted(MATH.items(), key=lambda kv: -len(kv[0])):
+        text = text.replace(plain, math)
+    return text
+
 
 NAMES: dict[str, dict[str, str]] = {
     # cl (Tobaben et al., arXiv 2411.04680)
@@ -31,9 +48,9 @@ NAMES: dict[str, dict[str, str]] = {
         "entropy": "Entropy (SAFE)",
     },
     "label_config": {
-        "prior": "S_prior",
-        "const": "S_prior^const",
-        "prior_const": "S_prior^const",
+        "prior": MATH["S_prior"],
+        "const": MATH["S_prior^const"],
+        "prior_const": MATH["S_prior^const"],
         "x10": "+10× dummy",
         "x100": "+100× dummy",
         "x1000": "+1000× dummy",

@@ -12,8 +12,17 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from cycler import cycler
+from matplotlib.figure import Figure
 
-__all__ = ["PALETTE", "STAND_IN_COLOUR", "new_figure", "save_figure", "stand_in_title", "use_style"]
+__all__ = [
+    "PALETTE",
+    "STAND_IN_COLOUR",
+    "WholeFigure",
+    "new_figure",
+    "save_figure",
+    "stand_in_title",
+    "use_style",
+]
 
 #: The colour of the line that names stand-in data above a figure.
 STAND_IN_COLOUR = "#B00020"
@@ -43,37 +52,63 @@ def use_style() -> None:
     plt.rcParams.update(_RC)  # type: ignore[arg-type]
 
 
+class WholeFigure(Figure):
+    """A figure whose plain ``savefig`` keeps everything drawn: ``bbox_inches`` defaults to
+    ``"tight"``, so a legend or a note placed outside the axes is not clipped at the figure's
+    edge (``fig.savefig("sweep.png")`` in a notebook). An explicit ``bbox_inches`` wins."""
+
+    def savefig(self, fname: Any, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("bbox_inches", "tight")
+        super().savefig(fname, *args, **kwargs)
+
+
 def new_figure(
     nrows: int = 1, ncols: int = 1, width: float = 5.0, height: float = 3.6, **kwargs: Any
 ) -> tuple[Any, Any]:
-    """A figure in the project style; ``width``/``height`` are per panel, in inches."""
+    """A figure in the project style; ``width``/``height`` are per panel, in inches. It saves
+    whole with a plain ``savefig`` (:class:`WholeFigure`)."""
     use_style()
+    kwargs.setdefault("FigureClass", WholeFigure)
     fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), **kwargs)
     return fig, axes
 
 
+def short_stand_in(label: str) -> str:
+    """A stand-in's ``data`` label in a few words for a banner: ``"digits 8×8 for CIFAR-10"``;
+    a stand-in shaped to sit in the paper's regime says so (``shaped like the paper's``). The
+    full label stays in the table, its meta and the report."""
+    import re
+
+    m = re.match(r"^(.*?) \(stand-in for (.*?)(;\s*shaped.*)?\)$", label.strip(), re.S)
+    if not m:
+        return label
+    name, paper, shaped = (re.sub(r"\s*\([^()]*\)", "", g or "") for g in m.groups())
+    return f"{name} for {paper}" + (", shaped like the paper's" if shaped else "")
+
+
 def stand_in_title(fig: Any, labels: Sequence[str]) -> str | None:
-    """Name the stand-in data above ``fig``'s own titles, in red; return the text (or ``None``).
+    """Name the stand-in data above ``fig``'s own titles, in red, in at most three lines; return
+    the text (or ``None``).
 
     ``labels`` are the values of the table's ``data`` column; those naming a stand-in
-    (:func:`~privrepro.data.provenance.is_stand_in_label`) are listed. The line sits just above
-    the figure area, so it never covers a title or the data (``save_figure`` keeps it in the
-    tight bounding box).
+    (:func:`~privrepro.data.provenance.is_stand_in_label`) are listed, each in a few words
+    (:func:`short_stand_in`). The line sits just above the figure area, so it never covers a
+    title or the data (``save_figure`` keeps it in the tight bounding box).
     """
     from privrepro.data.provenance import is_stand_in_label
 
     stand_ins = sorted({str(label) for label in labels if is_stand_in_label(label)})
     if not stand_ins:
         return None
-    text = "Computed on stand-in data, not the paper's: " + "; ".join(stand_ins)
-    width = max(60, int(fig.get_figwidth() * 16))
+    text = "On stand-in data, not the paper's: " + "; ".join(short_stand_in(s) for s in stand_ins)
+    width = max(60, int(fig.get_figwidth() * 13))  # characters of bold 8-point text per line
     fig.text(
         0.5,
         1.0,
-        textwrap.fill(text, width=width),
+        textwrap.fill(text, width=width, max_lines=3, placeholder=" …"),
         ha="center",
         va="bottom",
-        fontsize=8.5,
+        fontsize=8,
         fontweight="bold",
         color=STAND_IN_COLOUR,
     )

@@ -11,11 +11,15 @@ __all__ = ["ExperimentEntry", "conf_dir", "list_experiments", "resolve_target"]
 
 
 def conf_dir() -> Path:
-    """The Hydra config root: ``PRIVREPRO_CONF`` or the checkout's ``conf/``."""
+    """The Hydra config root: ``PRIVREPRO_CONF``, else the checkout's ``conf/``, else the copy an
+    installed wheel carries (``privrepro/conf``)."""
     env = os.environ.get("PRIVREPRO_CONF")
     if env:
         return Path(env).resolve()
-    return (Path(__file__).resolve().parents[3] / "conf").resolve()
+    checkout = Path(__file__).resolve().parents[3] / "conf"
+    if checkout.is_dir():
+        return checkout.resolve()
+    return (Path(__file__).resolve().parents[1] / "conf").resolve()
 
 
 @dataclass(frozen=True)

@@ -23,12 +23,14 @@ from omegaconf import DictConfig
 from privrepro.config.validation import ConfigError
 from privrepro.data.registry import MissingDataError
 from privrepro.runner.catalog import conf_dir
+from privrepro.runner.sweeps import invocation, record_command
 
 __all__ = ["main"]
 
 
-def report_run(run: object) -> None:
-    """One line per figure: where its table and plot are, and what was reused."""
+def report_run(run: object) -> str:
+    """One line per figure, printed and returned: where its table and plot are, and what was
+    reused."""
     from privrepro.runner.run import FigureRun
 
     assert isinstance(run, FigureRun)
@@ -38,10 +40,12 @@ def report_run(run: object) -> None:
         if run.table_units > run.computed + run.reused
         else ""
     )
-    print(
+    line = (
         f"{run.paper}/{run.figure}: {len(run.table)} rows -> {run.table_path}{held}; {plots} "
         f"({run.computed} units computed, {run.reused} reused, {run.wall_time_s:.1f} s)"
     )
+    print(line, flush=True)
+    return line
 
 
 def error_line(exc: BaseException) -> str | None:
@@ -75,19 +79,20 @@ def empty_sweep(argv: list[str]) -> ConfigError | None:
 
 
 @hydra.main(config_path=str(conf_dir()), config_name="config", version_base="1.3")
-def _app(cfg: DictConfig) -> None:
+def _app(cfg: DictConfig) -> str:
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
     from privrepro.runner.run import run_config
 
     hc = HydraConfig.get()
+    multirun = hc.mode == RunMode.MULTIRUN
     try:
-        run = run_config(cfg, multirun=hc.mode == RunMode.MULTIRUN, repo=Path.cwd())
+        run = run_config(cfg, multirun=multirun, repo=Path.cwd(), command=invocation(hc, multirun))
     except (ConfigError, MissingDataError) as exc:
         print(f"privrepro: {error_line(exc)}", file=sys.stderr)
         sys.exit(2)
-    report_run(run)
+    return report_run(run)
 
 
 def main() -> None:
@@ -107,6 +112,7 @@ def main() -> None:
     if empty is not None:
         print(f"privrepro: configuration error: {empty}", file=sys.stderr)
         sys.exit(2)
+    record_command(args)  # as typed: recorded by every unit and table, and the sweep folder
     sys.argv[1:] = with_profile_from_env(args)
     _app()
 

@@ -21,7 +21,7 @@ __all__ = ["PROFILE_ENV", "check_arguments", "closest", "usage", "with_profile_f
 PROFILE_ENV = "PRIVREPRO_PROFILE"
 
 #: config groups chosen with ``group=option`` (not keys of the composed config)
-_GROUPS = ("experiment", "profile")
+_GROUPS = ("experiment", "profile", "tracking")
 
 _OPTIONS = """\
 main options (key=value, Hydra syntax):
@@ -31,6 +31,7 @@ main options (key=value, Hydra syntax):
   seed=N                       root seed of every random stream (default 0)
   params.<key>=<value>         any parameter of the figure (`--cfg job` prints them all)
   force=true                   recompute units the store already holds
+  tracking=mlflow              log units (params, per-step metrics), table and plot to MLflow
   device=auto|cpu|cuda         auto: CUDA when present
   threads=auto|N               torch/BLAS threads; auto: the CPUs this job may use (affinity,
                                cgroup quota, OMP_NUM_THREADS), shared by a multirun's workers
@@ -39,6 +40,8 @@ main options (key=value, Hydra syntax):
   paths.experiments_dir=DIR    the run store (put it on a shared file system for a cluster)
   -m ... key=a,b               a sweep: one job per value; hydra/launcher=local runs them in
                                parallel here, hydra/launcher=slurm on a SLURM cluster
+                               (each sweep: its own folder under <experiments>/_sweeps/)
+  -m ... worker=0,1            two workers on the same units, sharing each tuning study
   --cfg job                    print the composed configuration and exit
   --hydra-help                 Hydra's own flags
 environment: PRIVREPRO_DATA (data root), PRIVREPRO_PROFILE (profile when none is given)"""

@@ -37,9 +37,10 @@ def validate_root(cfg: DictConfig) -> None:
     profile = cfg.get("profile", {}).get("name")
     if profile not in PROFILES:
         raise ConfigError("profile.name", profile, f"must be one of {list(PROFILES)}")
-    seed = cfg.get("seed")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ConfigError("seed", seed, "must be an integer >= 0")
+    for key in ("seed", "worker"):
+        value = cfg.get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ConfigError(key, value, "must be an integer >= 0")
     for key in _BOOLEANS:
         value = cfg.get(key, False)
         if not isinstance(value, bool):

@@ -44,6 +44,10 @@ from privrepro.runner.preflight import (
     check_output_paths,
     validate_root,
 )
+from privrepro.runner.storages import check_storages
+from privrepro.runner.sweeps import default_invocation
+from privrepro.runner.tracking import open_tracker
+from privrepro.runner.unit_warnings import library_warnings_to_log
 from privrepro.store.atomic import atomic_write_table
 from privrepro.store.units import UnitStore, unit_hash
 from privrepro.threads import plan_threads, use_threads
@@ -134,7 +138,9 @@ def _jsonable(obj: Any) -> Any:
 
 
 class _UnitLog:
-    """Attach a file handler for the ``privrepro`` logger while a unit computes."""
+    """Attach a file handler for the ``privrepro`` logger while a unit computes; third-party
+    warnings the researcher cannot act on go there too, not to the console
+    (:mod:`privrepro.runner.unit_warnings`)."""
 
     def __init__(self, path: Path) -> None:
         self.handler = logging.FileHandler(path, encoding="utf-8")
@@ -142,13 +148,16 @@ class _UnitLog:
             logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
         )
         self.logger = logging.getLogger("privrepro")
+        self.warnings = library_warnings_to_log()
 
     def __enter__(self) -> None:
         self.logger.addHandler(self.handler)
         if self.logger.level == logging.NOTSET or self.logger.level > logging.INFO:
             self.logger.setLevel(logging.INFO)
+        self.warnings.__enter__()
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *exc: Any) -> None:
+        self.warnings.__exit__(*exc)
         self.logger.removeHandler(self.handler)
         self.handler.close()
 
@@ -195,11 +204,18 @@ def _check_weights(params: Any, paths: Any) -> None:
         check_weights(params, Path(paths.data_dir), cached)
 
 
-def run_config(cfg: DictConfig, multirun: bool = False, repo: Path | None = None) -> FigureRun:
+def run_config(
+    cfg: DictConfig,
+    multirun: bool = False,
+    repo: Path | None = None,
+    command: Mapping[str, Any] | None = None,
+) -> FigureRun:
     """Run the figure ``cfg`` describes (a composed root config: what ``--cfg job`` prints).
 
     ``multirun`` is accepted for the Hydra app; a sweep's jobs and single runs derive the
-    figure's table the same way (from the store, under the figure's lock).
+    figure's table the same way (from the store, under the figure's lock). ``command`` is what
+    each unit and the table's meta record of the command that made them
+    (:func:`privrepro.runner.sweeps.invocation`; default: this process's command line).
     """
     started = time.perf_counter()
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -226,8 +242,14 @@ def run_config(cfg: DictConfig, multirun: bool = False, repo: Path | None = None
     _check_unique_units(units, ids)
     check_memory(recipe, params)
     check_output_paths(cfg, plot=bool(cfg.get("plot", True)))
+    check_storages(params, cfg)  # every study and tracking store opens, before any compute
     threads = plan_threads(cfg.get("threads", "auto"), launcher_workers() if multirun else 1)
-    env = {**run_environment(device, profile, repo), "threads": threads.as_record()}
+    env = {
+        **run_environment(device, profile, repo),
+        "threads": threads.as_record(),
+        **(command or default_invocation()),
+    }
+    tracker = open_tracker(cfg, paper, figure, profile, seed)
     store.sweep_abandoned()
 
     computed = reused = 0
@@ -257,7 +279,7 @@ def run_config(cfg: DictConfig, multirun: bool = False, repo: Path | None = None
                 show_progress=show,
             )
             t0 = time.perf_counter()
-            with _UnitLog(tmp / "log.txt"):
+            with _UnitLog(tmp / "log.txt"), tracker.unit(uid, unit) as ctx.metrics:
                 log.info("unit %s of %s/%s: %s", uid, paper, figure, json.dumps(unit, default=str))
                 try:
                     rows = recipe.compute(dict(unit), ctx)
@@ -323,6 +345,7 @@ def run_config(cfg: DictConfig, multirun: bool = False, repo: Path | None = None
             plot_paths = draw(
                 recipe, selection, params, Path(paths.plots_dir) / paper / figure, meta
             )
+    tracker.figure_done(record, [files.csv, files.summary, files.meta, *plot_paths], ids)
     wall = time.perf_counter() - started
     return FigureRun(
         paper,
@@ -368,11 +391,17 @@ def footer(meta: Mapping[str, Any], selected_units: int | None = None) -> str:
 def draw(
     recipe: Figure[Any], table: pd.DataFrame, params: Any, stem: Path, meta: Mapping[str, Any]
 ) -> list[Path]:
-    """Plot the table with the recipe and save PNG and PDF with a provenance footer."""
+    """Plot the table with the recipe, mark the paper's printed values on it (where they may be
+    compared: :mod:`privrepro.runner.paper_values`) and save PNG and PDF with a provenance
+    footer."""
     from privrepro.plotting.style import save_figure, use_style
+    from privrepro.runner.paper_values import paper_values
 
     use_style()
     fig = recipe.plot(table, params)
+    labels = [str(d) for d in table["data"].dropna().unique()] if "data" in table else []
+    values = paper_values(str(meta["paper"]), str(meta["figure"]), str(meta["profile"]), labels)
+    recipe.mark_paper_values(fig, values, table, params)
     mark_stand_in(fig, table)
     return save_figure(fig, stem, caption=footer(meta))
 
@@ -402,4 +431,8 @@ def run_experiment(
     experiment: str, overrides: Sequence[str] = (), conf: Path | None = None
 ) -> FigureRun:
     """Compose and run one experiment in this process (what tests and ``make figures`` use)."""
-    return run_config(compose(experiment, overrides, conf))
+    command = {
+        "command": default_invocation()["command"],
+        "overrides": [f"experiment={experiment}", *overrides],
+    }
+    return run_config(compose(experiment, overrides, conf), command=command)

@@ -44,6 +44,7 @@ from privrepro.dp.accounting import (
     calibrate_noise_multiplier,
     gaussian_epsilon,
 )
+from privrepro.metrics import MetricLogger
 from privrepro.rehearsal.cap import probe
 from privrepro.training.per_sample import PerSampleClipper, unsupported_modules
 from privrepro.training.precision import (
@@ -285,6 +286,37 @@ def _chunks(idx: Tensor, size: int) -> Iterator[Tensor]:
 
 ENGINES = ("auto", "privrepro", "opacus")
 
+#: how many points of the ε-spent curve a logged run gets (each is one accountant evaluation)
+EPSILON_LOG_POINTS = 10
+
+
+def epsilon_log_steps(steps: int, points: int = EPSILON_LOG_POINTS) -> frozenset[int]:
+    """The steps (1-based) at which a logged run reports ε spent: ``points`` evenly spaced ones,
+    the last step always among them."""
+    if steps <= 0:
+        return frozenset()
+    return frozenset(max(1, round(steps * (i + 1) / points)) for i in range(points)) | {steps}
+
+
+def _log_step(
+    log_metric: MetricLogger,
+    step: int,
+    loss: float,
+    rec: PrivacyRecord,
+    hp: DPSGDHyper,
+    eps_at: frozenset[int],
+) -> None:
+    log_metric("loss", loss, step)
+    if step in eps_at:
+        spent = (
+            rec.epsilon_spent
+            if step == rec.steps
+            else spent_epsilon(
+                rec.noise_multiplier, rec.sample_rate, step, rec.delta, hp.accountant
+            )
+        )
+        log_metric("epsilon_spent", spent, step)
+
 
 class _OpacusClipper:
     """Clipped sums of one physical batch from opacus' ``GradSampleModule`` (backward hooks;
@@ -347,6 +379,7 @@ def train_dpsgd(
     progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
     forward: Callable[[nn.Module, Tensor], Tensor] | None = None,
     engine: str = "auto",
+    log_metric: MetricLogger | None = None,
     precision: str = "fp32",
 ) -> TrainLog:
     """DP-SGD (Adam) on the trainable parameters of ``model`` with per-sample clipping.
@@ -370,6 +403,9 @@ def train_dpsgd(
             (:func:`~privrepro.training.per_sample.unsupported_modules`), else opacus. Both give
             the same clipped sums up to floating-point summation order (tested), and the same
             draws from ``generator``.
+        log_metric: ``log(name, value, step)`` after each step (:mod:`privrepro.metrics`):
+            ``loss`` (the batch's mean cross-entropy) every step, ``epsilon_spent`` (ε of the
+            steps so far, the run's accountant) at :func:`epsilon_log_steps`.
         precision: the model's forward and backward in ``"fp32"`` (default), ``"tf32"`` or
             ``"bf16"`` (:mod:`privrepro.training.precision`); the per-sample norms, clipping,
             sums and noise stay exact float32 whatever it is.
@@ -395,8 +431,9 @@ def train_dpsgd(
     if progress is not None:
         loop = progress(loop)
     total_b, last = 0, math.nan
+    eps_at = epsilon_log_steps(steps) if log_metric is not None else frozenset()
     try:
-        for _ in loop:
+        for step in loop:
             idx = poisson_batch(n, q, generator)
             total_b += idx.numel()
             if progress is not None:  # the whole batch, unless a rehearsal probes its loop
@@ -419,6 +456,8 @@ def train_dpsgd(
             opt.zero_grad(set_to_none=True)
             if idx.numel():
                 last = loss_acc / idx.numel()
+            if log_metric is not None:
+                _log_step(log_metric, step + 1, last, rec, hp, eps_at)
     finally:
         clipper.close()
     return TrainLog(rec, steps, total_b / steps, last)
@@ -434,6 +473,7 @@ def train_linear_head(
     composition: str = "parallel",
     privacy: PrivacyRecord | None = None,
     progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+    log_metric: MetricLogger | None = None,
     precision: str = "fp32",
 ) -> TrainLog:
     """DP-SGD (Adam) of a softmax-linear head on fixed features, per-sample norms in closed form.
@@ -441,7 +481,8 @@ def train_linear_head(
     Same step rule as :func:`train_dpsgd` (Poisson batch, clip, noise, divide by ``q n``, Adam),
     with the clipped sum ``((P − Y) ⊙ c)ᵀ [X, 1]`` computed in one matmul. ``precision``: the
     logits' matmul (:mod:`privrepro.training.precision`); the norms and the clipped sum are
-    exact float32 from the float32 features whatever it is.
+    exact float32 from the float32 features whatever it is. ``log_metric`` as there (the loss
+    of a step is read off the logits the step computed).
     """
     check_precision(precision)
     n = int(feats.shape[0])
@@ -458,7 +499,8 @@ def train_linear_head(
         loop = progress(loop)
     total_b = 0
     last_batch: tuple[Tensor, Tensor] | None = None  # the loss is read off the last batch only
-    for _ in loop:
+    eps_at = epsilon_log_steps(steps) if log_metric is not None else frozenset()
+    for step in loop:
         idx = poisson_batch(n, q, generator)
         total_b += idx.numel()
         xb, yb = feats[idx], y[idx]
@@ -477,6 +519,9 @@ def train_linear_head(
                 par.grad = noisy_mean_gradient(gr, noise_std, expected, generator)
             if idx.numel():
                 last_batch = logits, yb
+            if log_metric is not None:
+                loss = float(nn.functional.cross_entropy(logits, yb)) if idx.numel() else math.nan
+                _log_step(log_metric, step + 1, loss, rec, hp, eps_at)
         opt.step()
         opt.zero_grad(set_to_none=True)
     last = math.nan

@@ -9,7 +9,8 @@ learning rate 1e-7…1e-2; batch size 10…tuning-set size; clipping bound 0.2�
 from the target ε), selecting the best validation accuracy.
 
 Storage: a path ending in ``.log`` is an Optuna journal file (one machine; file lock), anything
-with ``://`` an RDB URL (``sqlite:///…``, ``postgresql://…``), so several workers share one study.
+with ``://`` an RDB URL (``sqlite:///…``, ``postgresql://…``: the installed PostgreSQL driver
+is named when the URL names none, :mod:`.study_storage`), so several workers share one study.
 A study resumes where it stopped: :func:`run_study` counts only ``COMPLETE`` trials and runs until
 there are exactly ``n_complete`` of them (one worker). Trials left ``RUNNING`` by a killed worker
 are marked ``FAIL`` with the reason recorded (system attr ``fail_reason``) and never counted:
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from privrepro.config import ConfigError
+from privrepro.metrics import MetricLogger
 from privrepro.processes import process_alive
 
 if TYPE_CHECKING:  # torch is imported only by the functions that build DP-SGD settings
@@ -159,7 +161,9 @@ def _storage(location: str | Path, heartbeat_interval: int | None) -> Any:
                 "heartbeat_interval": heartbeat_interval,
                 "grace_period": 4 * heartbeat_interval,
             }
-        return _rdb_storage(text, kwargs)
+        from privrepro.training.study_storage import normalize_url
+
+        return _rdb_storage(normalize_url(text), kwargs)
     path = Path(text)
     path.parent.mkdir(parents=True, exist_ok=True)
     return optuna.storages.JournalStorage(JournalFileBackend(str(path)))
@@ -268,6 +272,7 @@ def run_study(
     poll_s: float = 1.0,
     on_trial: Callable[[int], None] | None = None,
     progress: bool | Callable[..., Iterable[Any]] | None = None,
+    log_metric: MetricLogger | None = None,
 ) -> Any:
     """Run trials until the study holds exactly ``n_complete`` COMPLETE trials (one worker).
 
@@ -284,6 +289,10 @@ def run_study(
 
     Without a ``progress`` wrapper, a bar counts the COMPLETE trials (all workers') with an ETA,
     on a terminal only and never under CI (``privrepro.progress``); ``progress=False`` hides it.
+
+    ``log_metric(name, value, step)`` (:mod:`privrepro.metrics`) gets, after each trial this
+    call ran that completed, ``trial_value`` and ``best_value`` (the study's best so far) at the
+    trial's number.
     """
     import optuna
     from optuna.trial import TrialState
@@ -305,7 +314,18 @@ def run_study(
     reap_stale_trials(study)
     if callable(progress):  # the caller's bar over the trials this call starts (and its cap)
         slots = iter(progress(itertools.count(), desc="trials", total=n_complete))
-        return _run_until(study, tagged, started, n_complete, max_failures, poll_s, on_trial, slots)
+        return _run_until(
+            study,
+            tagged,
+            started,
+            n_complete,
+            max_failures,
+            poll_s,
+            on_trial,
+            slots,
+            None,
+            log_metric,
+        )
     with progress_bar(
         desc=f"trials {study.study_name}"[:60], total=n_complete, enabled=progress, unit="trial"
     ) as bar:
@@ -319,6 +339,7 @@ def run_study(
             on_trial,
             itertools.count(),
             bar,
+            log_metric,
         )
 
 
@@ -332,6 +353,7 @@ def _run_until(
     on_trial: Callable[[int], None] | None,
     slots: Iterator[Any],
     bar: Any = None,
+    log_metric: MetricLogger | None = None,
 ) -> Any:
     from optuna.trial import TrialState
 
@@ -356,5 +378,8 @@ def _run_until(
             failures += 1
             if failures > max_failures:
                 raise RuntimeError(f"study {study.study_name}: {failures} failed trials")
+        if log_metric is not None and last is not None and last.state == TrialState.COMPLETE:
+            log_metric("trial_value", float(last.value), last.number)
+            log_metric("best_value", float(study.best_value), last.number)
         if on_trial is not None:
             on_trial(len(complete_trials(study)))

@@ -29,6 +29,7 @@ from numpy.typing import ArrayLike, NDArray
 from torch import Tensor, nn
 
 from privrepro.config import ConfigError
+from privrepro.metrics import MetricLogger, prefixed
 from privrepro.rehearsal.cap import capped, full_rows, probe
 from privrepro.training.dpsgd import (
     DPSGDHyper,
@@ -221,6 +222,7 @@ def train_member(
     composition: str = "parallel",
     privacy: PrivacyRecord | None = None,
     progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+    log_metric: MetricLogger | None = None,
     precision: str = "fp32",
 ) -> Member:
     """Train one member on one task's data with DP-SGD (cl paper, Alg. 2, one loop body).
@@ -231,6 +233,7 @@ def train_member(
             the device batch by batch — and ``backbone`` is the pre-trained timm ViT).
         y: global labels of ``x``; label_ids: the member's released label space.
         init: continue from this model instead of a fresh one (Naive baseline, Alg. A1).
+        log_metric: per-step metrics of the DP-SGD run (:mod:`privrepro.metrics`).
         precision: the model's arithmetic in DP-SGD (``"fp32"``, ``"tf32"``, ``"bf16"``;
             :mod:`privrepro.training.precision`).
     """
@@ -264,6 +267,7 @@ def train_member(
             composition=composition,
             privacy=privacy,
             progress=progress,
+            log_metric=log_metric,
             precision=precision,
         )
     else:
@@ -277,6 +281,7 @@ def train_member(
             composition=composition,
             privacy=privacy,
             progress=progress,
+            log_metric=log_metric,
             precision=precision,
         )
     return Member(kind, ids, model, log, num_rows(xk))
@@ -309,18 +314,20 @@ def iter_ensemble(
     backbone: nn.Module | None = None,
     physical_batch: int = 256,
     progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+    log_metric: MetricLogger | None = None,
     precision: str = "fp32",
 ) -> Iterator[Member]:
     """The PEFT Ensemble (cl paper, Alg. 2): for each task t, ``f_t ← init(f^pre)`` and
     ``f_t ← DP-SGD(f_t; D_t)``; yields each member as soon as it is trained, so a caller can
-    evaluate and drop it (members never see each other's data: parallel composition)."""
+    evaluate and drop it (members never see each other's data: parallel composition).
+    ``log_metric`` gets each member's DP-SGD metrics as ``task<t>/<name>``."""
     if not len(tasks) == len(label_spaces) == len(hps):
         raise ConfigError(
             "len(label_spaces), len(hps)",
             (len(label_spaces), len(hps)),
             f"must both equal len(tasks) = {len(tasks)}",
         )
-    for (x, y), ids, hp in zip(tasks, label_spaces, hps, strict=True):
+    for t, ((x, y), ids, hp) in enumerate(zip(tasks, label_spaces, hps, strict=True)):
         yield train_member(
             kind,
             x,
@@ -331,5 +338,6 @@ def iter_ensemble(
             backbone=backbone,
             physical_batch=physical_batch,
             progress=progress,
+            log_metric=prefixed(log_metric, f"task{t}/"),
             precision=precision,
         )

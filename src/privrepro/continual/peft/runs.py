@@ -42,6 +42,7 @@ from privrepro.continual.peft.settings import (
 from privrepro.continual.peft.tuning import tune_hyper, unclipped_if_nondp
 from privrepro.continual.scenarios import Scenario
 from privrepro.continual.workspace import Progress, Workspace, steps_bar
+from privrepro.metrics import prefixed
 from privrepro.rehearsal.cap import full_list
 from privrepro.seeding import numpy_stream, torch_stream
 from privrepro.training.dpsgd import DPSGDHyper
@@ -394,6 +395,7 @@ def run_peft(
         tag=study_tag,
         features=features,
         progress=ws.progress,
+        log_metric=prefixed(ws.metrics, "tuning/"),
     )
     hp0, n_tune = tuned.hyper, tuned.n_tune
     hps = [unclipped_if_nondp(transfer_hyper(hp0, n_tune, len(ix)), train) for ix in sc.train_tasks]
@@ -424,6 +426,7 @@ def run_peft(
     r = _RunState(run, data, sc, ids, hps, film, generator, train.precision)
     r.member_key, r.cache_dir = key, str(ws.cache_dir)
     r.train_kw["progress"] = steps_bar(ws.progress)
+    r.train_kw["log_metric"] = prefixed(ws.metrics, "dpsgd/")
     if run.family == "noncl":
         return PeftOutput(_non_cl(r, hp0, n_tune, train), r.logits)
     family = _naive if run.family == "naive" else _ensemble

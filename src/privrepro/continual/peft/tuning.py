@@ -33,6 +33,7 @@ from privrepro.continual.peft.settings import (
 )
 from privrepro.continual.scenarios import Scenario
 from privrepro.continual.workspace import Progress, steps_bar
+from privrepro.metrics import MetricLogger, prefixed
 from privrepro.seeding import numpy_stream, torch_stream
 from privrepro.training.dpsgd import DPSGDHyper
 from privrepro.training.rows import select_rows
@@ -201,6 +202,7 @@ def tune_hyper(
     tag: str = "",
     features: FeatureSettings | None = None,
     progress: Progress | None = None,
+    log_metric: MetricLogger | None = None,
 ) -> Tuned:
     """Tune (or, with ``tuning.enabled`` false, fix) DP-SGD's batch size, lr and clipping bound.
 
@@ -212,7 +214,9 @@ def tune_hyper(
     RDB URL or file) or in ``studies/<name>.log``; it is resumed, never rerun, and each trial
     trains one member on the tuning data and scores its validation accuracy. ``progress`` (the
     workspace's) shows bars over the trials and each trial's DP-SGD steps; without it the
-    trials' bar follows :mod:`privrepro.progress`.
+    trials' bar follows :mod:`privrepro.progress`. ``log_metric`` gets each trial's value and
+    the best so far (``trial_value``, ``best_value`` at the trial's number) and each trial's
+    DP-SGD metrics (``trial<n>/loss``, ``trial<n>/epsilon_spent``).
     """
     from privrepro.continual.peft.members import member_logits, train_member
     from privrepro.training.tuning import (
@@ -262,13 +266,14 @@ def tune_hyper(
             backbone=data.backbone,
             physical_batch=film.physical_batch,
             progress=steps_bar(progress),
+            log_metric=prefixed(log_metric, f"trial{trial.number}/"),
             precision=train.precision,
         )
         z = member_logits(m, x_val, precision=train.precision)
         pred = torch.as_tensor(m.label_ids, device=z.device)[z.argmax(1)]
         return float((pred == y_val).float().mean())
 
-    run_study(study, objective, tuning.n_trials, progress=progress)
+    run_study(study, objective, tuning.n_trials, progress=progress, log_metric=log_metric)
     done = complete_trials(study)
     best = max(done, key=lambda t: (t.value, -t.number))
     p = best.params

@@ -58,8 +58,8 @@ NON_DP = "non-DP"
 
 def workspace_of(ctx: UnitContext) -> Workspace:
     """The library's :class:`~privrepro.continual.Workspace` of a unit: data root, cache,
-    device and progress bars of its context."""
-    return Workspace(ctx.data_dir, ctx.cache_dir, ctx.device, ctx.progress)
+    device, progress bars and per-step metrics of its context."""
+    return Workspace(ctx.data_dir, ctx.cache_dir, ctx.device, ctx.progress, metrics=ctx.metrics)
 
 
 def cosine_units(params: Any, fixed: tuple[str, ...], **axes: Any) -> list[dict[str, Any]]:
@@ -272,8 +272,8 @@ def plot_final(
         ax.set_xlabel("privacy level (δ = 1e-5)")
     handles, labels = axes[0][0].get_legend_handles_labels()
     if handles:
-        fig.legend(
-            handles, labels, loc="outside lower center", ncol=min(3, len(labels)), fontsize=8
-        )
+        # two columns of method names per panel fit its width (three overran one panel)
+        ncol = min(len(labels), 2 * len(panels))
+        fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize=8)
     fig.suptitle("median over repeats, min/max as error bars", fontsize=9)
     return fig

@@ -8,6 +8,7 @@ at ε = 1, δ = 1e-7 classes of fewer than 13 samples are dropped with probabili
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +17,7 @@ import pandas as pd
 
 from privrepro.continual.label_spaces import class_drop_curve, class_drop_summary
 from privrepro.data.provenance import ANALYTIC
-from privrepro.figures.api import Figure, UnitContext, grid_units, param
+from privrepro.figures.api import Figure, PaperValue, UnitContext, grid_units, param
 from privrepro.plotting.style import new_figure
 
 __all__ = ["DropParams", "DropProbability"]
@@ -67,22 +68,18 @@ class DropProbability(Figure[DropParams]):
         return pd.DataFrame(class_drop_summary(table, params.threshold))
 
     def plot(self, table: pd.DataFrame, params: DropParams) -> Any:
+        from matplotlib.lines import Line2D
+
         fig, ax = new_figure(width=6.0, height=3.8)
         styles = ["-", "--", ":", "-."]
         epsilons = sorted(table["epsilon"].unique())
+        deltas = sorted(table["delta"].unique(), reverse=True)
         colours = dict(zip(epsilons, [f"C{i}" for i in range(len(epsilons))], strict=True))
-        for j, delta in enumerate(sorted(table["delta"].unique(), reverse=True)):
+        for j, delta in enumerate(deltas):
             for eps in epsilons:
                 sub = table[(table["epsilon"] == eps) & (table["delta"] == delta)].sort_values("k")
-                if sub.empty:
-                    continue
-                ax.plot(
-                    sub["k"],
-                    sub["drop_probability_lb"],
-                    styles[j % len(styles)],
-                    color=colours[eps],
-                    label=f"ε={eps:g}, δ={delta:.0e}",
-                )
+                if not sub.empty:
+                    ax.plot(sub["k"], sub["drop_probability_lb"], styles[j % 4], color=colours[eps])
         ax.axhline(params.threshold, color="0.4", lw=0.8, ls=":")
         ax.text(
             ax.get_xlim()[1],
@@ -97,8 +94,42 @@ class DropProbability(Figure[DropParams]):
         ax.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
         ax.set_xlim(1, table["k"].max())
         ax.set_xlabel("class size k (examples of the label in the task)")
-        ax.set_ylabel("Pr[label dropped] lower bound, 1 − δ_k")
+        ax.set_ylabel(r"Pr[label dropped] lower bound, $1 - \delta_k$")
         ax.set_ylim(-0.02, 1.02)
         ax.set_title("cl Fig. 2 — small classes cannot be released under (ε, δ)-DP")
-        ax.legend(ncol=2, loc="lower left", frameon=False)
+        # colour = ε, line style = δ: each said once
+        handles = [Line2D([], [], color=colours[e], label=f"ε = {e:g}") for e in epsilons]
+        handles += [
+            Line2D([], [], color="0.3", ls=styles[j % 4], label=f"δ = {d:.0e}")
+            for j, d in enumerate(deltas)
+        ]
+        ax.legend(handles=handles, loc="center left", bbox_to_anchor=(1.06, 0.5), frameon=False)
         return fig
+
+    def mark_paper_values(
+        self, fig: Any, values: Sequence[PaperValue], table: pd.DataFrame, params: DropParams
+    ) -> None:
+        """The caption's class size (k = 12 at ε = 1, δ = 1e-7: "fewer than 13 samples") as a
+        black cross on its curve, labelled with where the paper printed it."""
+        ax = fig.axes[0]
+        rest = []
+        for v in values:
+            eps, delta = v.where.get("epsilon"), v.where.get("delta")
+            on = table[(table["epsilon"] == eps) & (table["delta"] == delta)]
+            at = on[on["k"] == round(v.value)]
+            if not v.metric.startswith("largest_k_dropped") or at.empty:
+                rest.append(v)
+                continue
+            y = float(at["drop_probability_lb"].iloc[0])
+            ax.plot([v.value], [y], "X", color="k", ms=8, zorder=6, label="paper (caption)")
+            ax.annotate(
+                f"paper: k = {v.value:g}\nat ε = {eps:g}, δ = {delta:.0e}\n({v.source})",
+                (v.value, y),
+                xytext=(0.715, 0.4),  # between the ε = 0.5 and ε = 0.1 drops: no curve there
+                textcoords="axes fraction",
+                ha="left",
+                fontsize=7.5,
+                bbox={"facecolor": "white", "edgecolor": "0.6", "pad": 2},
+                arrowprops={"arrowstyle": "->", "color": "0.2", "lw": 0.8},
+            )
+        super().mark_paper_values(fig, rest, table, params)

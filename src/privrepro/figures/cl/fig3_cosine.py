@@ -29,6 +29,7 @@ from privrepro.continual.plots import category_markers
 from privrepro.continual.tables import median_min_max
 from privrepro.figures.api import UnitContext, param
 from privrepro.figures.cl import _common as cl
+from privrepro.plotting.names import math_text
 from privrepro.plotting.style import new_figure
 
 __all__ = ["LabelGranularityCosine", "LabelParams"]
@@ -125,7 +126,12 @@ class LabelGranularityCosine(cl.CosineFigure[LabelParams]):
             s = stats[(stats["dataset"] == d) & (stats["epsilon"] == e)]
             configs = [c for c in LABEL_CONFIGS if c in set(s["label_config"])]
             category_markers(
-                ax, s, "label_config", configs, names=label_config_name, label="Cosine Classifier"
+                ax,
+                s,
+                "label_config",
+                configs,
+                names=lambda c: math_text(label_config_name(c)),
+                label="Cosine Classifier",
             )
             ax.tick_params(axis="x", labelrotation=20)
             ax.axvline(1.5, color="0.6", lw=0.8, ls=":")

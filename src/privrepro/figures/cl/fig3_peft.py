@@ -20,7 +20,7 @@ from privrepro.continual.plots import category_markers
 from privrepro.continual.tables import final_metrics
 from privrepro.figures.api import UnitContext, param
 from privrepro.figures.cl import _common as cl
-from privrepro.plotting.names import display
+from privrepro.plotting.names import display, math_text
 from privrepro.plotting.style import new_figure
 
 __all__ = ["LabelGranularityParams", "LabelGranularityPeft"]
@@ -73,7 +73,12 @@ class LabelGranularityPeft(cl.PeftFigure[LabelGranularityParams]):
             f = final_metrics(sub, ["config"])
             configs = [c for c in p.configs if len(f) and c in set(f["config"])]
             category_markers(
-                ax, f, "config", configs, names=label_config_name, label="PEFT Ensemble"
+                ax,
+                f,
+                "config",
+                configs,
+                names=lambda c: math_text(label_config_name(c)),
+                label="PEFT Ensemble",
             )
             ax.set(title=f"{display('benchmark', b)}, {eps_label(e)}")
             ax.set_ylabel("final average accuracy (%)")

@@ -114,7 +114,8 @@ class BlurryData(Figure[BlurryDataParams]):
             ax.set_xlabel("task")
             ax.set_xticks(g["task"])
         axes[0][0].set_ylabel("training samples")
-        axes[0][0].legend(frameon=False, fontsize=7, loc="lower left")
+        handles, labels = axes[0][0].get_legend_handles_labels()  # below the panels, off the bars
+        fig.legend(handles, labels, loc="outside lower center", ncol=3, frameon=False, fontsize=8)
         fig.suptitle(
             f"Split-CIFAR-100 data per task (T={params.nb_tasks}, "
             f"N={params.disjoint_pct:g}, M={params.blurry_pct:g}); "

@@ -21,6 +21,7 @@ from privrepro.continual.plots import aa_af_curves, category_markers
 from privrepro.continual.tables import median_min_max
 from privrepro.figures.api import UnitContext, param
 from privrepro.figures.cl import _common as cl
+from privrepro.plotting.names import math_text
 from privrepro.plotting.style import new_figure
 
 __all__ = ["DomainShiftCosine", "DomainShiftParams"]
@@ -127,6 +128,7 @@ class DomainShiftCosine(cl.CosineFigure[DomainShiftParams]):
                 axes[row][1:], sub, order, [f"{BENCHMARK_NAMES[d]}, Fig. {f}" for f in figs]
             )
         fig.suptitle(
-            "Cosine Classifier, S_prior^const; median with min/max over repeats", fontsize=9
+            math_text("Cosine Classifier, S_prior^const; median with min/max over repeats"),
+            fontsize=9,
         )
         return fig

@@ -21,6 +21,7 @@ from privrepro.continual.metrics import FORGETTING_SINCE
 from privrepro.continual.plots import task_curves
 from privrepro.figures.api import UnitContext, param
 from privrepro.figures.cl import _common as cl
+from privrepro.plotting.names import math_text
 from privrepro.plotting.style import new_figure
 
 __all__ = ["FiveDatasetsCosine", "FiveDatasetsParams"]
@@ -81,11 +82,13 @@ class FiveDatasetsCosine(cl.CosineFigure[FiveDatasetsParams]):
         ):
             ax = axes[0][col]
             task_curves(ax, table, order, value)
-            ax.set_ylabel(label)
+            ax.set_ylabel(math_text(label))
             ax.set_title(f"5-Datasets, {name}")
             ax.legend(frameon=False, fontsize=7)
         fig.suptitle(
-            "Cosine Classifier, S_prior^const; median with min/max over all task orders and models",
+            math_text(
+                "Cosine Classifier, S_prior^const; median with min/max over all task orders and models"
+            ),
             fontsize=9,
         )
         return fig

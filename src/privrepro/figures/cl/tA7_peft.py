@@ -23,7 +23,7 @@ from privrepro.continual.plots import median_errorbar
 from privrepro.continual.scenarios import sample_task_orders
 from privrepro.figures.api import UnitContext, param
 from privrepro.figures.cl import _common as cl
-from privrepro.plotting.names import display
+from privrepro.plotting.names import display, math_text
 from privrepro.plotting.style import new_figure
 from privrepro.seeding import numpy_stream
 
@@ -83,13 +83,14 @@ class FiveDatasetsPeft(cl.PeftFigure[FiveDatasetsParams]):
                 s = g.groupby("t")["value"].agg(["median", "min", "max"]) * 100
                 label = f"{display('cl_method', meth)}, {el}"
                 median_errorbar(ax, s.index, s, fmt="-o", capsize=2, label=label)
-            ax.set(xlabel="task t", ylabel=f"{metric}_t (%)")
+            ax.set(xlabel="task t", ylabel=math_text(f"{metric}_t (%)"))
             ax.set_xticks(sorted({int(t) for t in sub["t"].dropna()}))
         handles, labels = axes[0][0].get_legend_handles_labels()
         if handles:
             fig.legend(handles, labels, loc="outside lower center", ncol=3, fontsize=7.5)
         fig.suptitle(
-            "5-Datasets over task orders: median, min/max (AA_t left, AF_t right)", fontsize=9
+            math_text("5-Datasets over task orders: median, min/max (AA_t left, AF_t right)"),
+            fontsize=9,
         )
         return fig
 

@@ -5,7 +5,7 @@ accuracy curve of Figs. 3 and 4. The two modes: :data:`privrepro.inference.calib
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -293,24 +293,21 @@ class AccuracyCurve(AccuracyFigure[CurveParams]):
 
     def plot(self, table: pd.DataFrame, params: CurveParams) -> Any:
         fig, ax = new_figure(width=5.6, height=3.8)
+        drawn: dict[str, str] = {}
         for (series, mode), sub in split_lines(table, self.x, series=SERIES, mode=list(STYLE)):
-            color, label = (
-                PALETTE[SERIES.index(series)],
-                f"{SERIES_LABEL[series]} ({display('mode', mode)})",
-            )
+            color = PALETTE[SERIES.index(series)]
+            drawn[SERIES_LABEL[series]] = color
             style = {"ls": STYLE[mode], "marker": "o", "ms": 3, "capsize": 2}
-            ax.errorbar(
-                sub[self.x], sub["accuracy"], sub["accuracy_std"], color=color, label=label, **style
-            )
+            ax.errorbar(sub[self.x], sub["accuracy"], sub["accuracy_std"], color=color, **style)
         by_alpha = self.x == "alpha"
         fixed = f"ε = {params.epsilons[0]:g}" if by_alpha else f"α = {params.alphas[0]:g}"
         ax.set_title(
             f"{display('dataset', params.dataset)}: accuracy vs {'α' if by_alpha else 'ε'},"
-            f" {fixed}, δ = {params.delta:g}; {params.n_draws} draws per point\n"
-            "solid: the notebooks' protocol, dashed: corrected",
+            f" {fixed}, δ = {params.delta:g}; {params.n_draws} draws per point",
             fontsize=9,
         )
-        finish_axes(ax, "radius α" if by_alpha else "privacy budget ε")
+        modes = [m for m in STYLE if m in set(table["mode"])]
+        finish_axes(ax, "radius α" if by_alpha else "privacy budget ε", drawn, modes)
         return fig
 
 
@@ -318,9 +315,18 @@ STYLE = {"repo_compat": "-", "corrected": "--"}
 """The line style of each mode in every ip plot."""
 
 
-def finish_axes(ax: Any, xlabel: str) -> None:
-    """The accuracy axis and legend every ip curve shares."""
+def finish_axes(
+    ax: Any, xlabel: str, colours: Mapping[str, str], modes: Sequence[str], marker: str | None = "o"
+) -> None:
+    """The accuracy axis and the legend every ip curve shares: one entry per colour (``label →
+    colour``) and one per line style (the modes), each said once, beside the axes."""
+    from matplotlib.lines import Line2D
+
     ax.set_xlabel(xlabel)
     ax.set_ylabel("accuracy")
     ax.set_ylim(0, 1.02)
-    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False)
+    handles = [Line2D([], [], color=c, marker=marker, ms=3, label=k) for k, c in colours.items()]
+    handles += [Line2D([], [], color="0.35", ls=STYLE[m], label=display("mode", m)) for m in modes]
+    ax.legend(
+        handles=handles, fontsize=7, loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False
+    )

@@ -62,14 +62,15 @@ class GaussOutputTradeoff(AccuracyFigure[Fig5Params]):
     def plot(self, table: pd.DataFrame, params: Fig5Params) -> Any:
         fig, ax = new_figure(width=5.6, height=3.8)
         alphas = sorted(table["alpha"].unique())
+        colours = {f"α = {a:g}": PALETTE[i % len(PALETTE)] for i, a in enumerate(alphas)}
         for (mode, alpha), sub in split_lines(table, "epsilon", mode=list(STYLE), alpha=alphas):
             color = PALETTE[alphas.index(alpha) % len(PALETTE)]
-            label = f"α = {alpha:g} ({display('mode', mode)})"
-            ax.plot(sub["epsilon"], sub["accuracy"], ls=STYLE[mode], color=color, label=label)
+            ax.plot(sub["epsilon"], sub["accuracy"], ls=STYLE[mode], color=color)
         ax.set_title(
             f"{display('dataset', params.dataset)}: SLL Gauss-Output, δ = {params.delta:g}, "
-            f"{params.n_draws} draws; solid: notebooks' protocol, dashed: corrected",
+            f"{params.n_draws} draws",
             fontsize=9,
         )
-        finish_axes(ax, "privacy budget ε (true values)")
+        modes = [m for m in STYLE if m in set(table["mode"])]
+        finish_axes(ax, "privacy budget ε (true values)", colours, modes, marker=None)
         return fig

@@ -118,5 +118,9 @@ class NoiseTable(Figure[P]):
             + [{"metric": "dp_over_pac_theorem3_exact", "value": float(exact)}]
         )
 
+    def mark_paper_values(self, fig: Any, values: Any, table: pd.DataFrame, params: Any) -> None:
+        """Nothing more to mark: the plot draws the paper's printed values itself, as crosses,
+        from the table's ``paper_value`` column."""
+
     def plot(self, table: pd.DataFrame, params: Any) -> Any:
         return plots.noise_norms(table, self.title)

@@ -69,6 +69,10 @@ class Example1(Figure[Example1Params]):
             {"metric": metric, "n": rows["n"].astype(int), "value": rows["success_bound"]}
         )
 
+    def mark_paper_values(self, fig: Any, values: Any, table: pd.DataFrame, params: Any) -> None:
+        """Nothing more to mark: the plot draws the paper's printed values itself, as crosses,
+        from the table's ``paper_value`` column."""
+
     def plot(self, table: pd.DataFrame, params: Example1Params) -> Any:
         title = f"pac Ex. 1 — prior {1 / params.domain_size:g}, MI = {params.mi:g} nat"
         return plots.identification_bounds(table, title)

@@ -18,6 +18,7 @@ import pandas as pd
 
 from privrepro.boosting.plots import plot_sweep
 from privrepro.figures.pb import _common as pb
+from privrepro.plotting.names import math_text
 
 __all__ = ["Fig2Params", "PrivacyVsRegionSize"]
 
@@ -58,7 +59,7 @@ class PrivacyVsRegionSize(pb.SweepFigure[Fig2Params]):
         return plot_sweep(
             table,
             "size",
-            "|S(Q(X̃))|",
+            math_text("|S(Q(X̃))|"),
             titles,
             "pb Fig. 2 — ε vs region size; solid: paper's accounting, dashed: exact at its ε₀, "
             "dotted: exact at the best design",

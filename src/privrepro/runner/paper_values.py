@@ -1,0 +1,83 @@
+"""The values a paper printed for a figure, to be marked on its plot.
+
+Read from the project's reference files (``privrepro/report/references/<paper>*.yaml``, the
+files the report scores against; read here as data, the report's code is not imported): every
+reference of the figure whose source is the paper (``printed``, ``read-off-plot`` or
+``notebook``; values the project derived are not the paper's). A value is marked only where the
+report would compare it: the plot's profile is one of the reference's ``profiles`` and the plot
+was not drawn from stand-in data (practice 7: a stand-in is never held against a paper value).
+
+Each value reaches the recipe's :meth:`~privrepro.figures.api.Figure.mark_paper_values` as a
+:class:`PaperValue`: the summary ``metric`` and the ``where`` columns it matches (the recipe
+knows where that summary row sits on its axes), the value and where the paper printed it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from privrepro.figures.api import PaperValue
+
+__all__ = ["PAPER_KINDS", "paper_values", "reference_dir"]
+
+#: reference sources that are the paper's own numbers (``derived`` ones are the project's)
+PAPER_KINDS = ("printed", "read-off-plot", "notebook")
+
+
+def reference_dir() -> Path:
+    """The shipped reference files (beside the report that scores them)."""
+    return Path(__file__).resolve().parents[1] / "report" / "references"
+
+
+@lru_cache(maxsize=8)
+def _entries(directory: str) -> tuple[tuple[str, dict[str, Any]], ...]:
+    out: list[tuple[str, dict[str, Any]]] = []
+    for path in sorted(Path(directory).glob("*.y*ml")):
+        try:
+            raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError):
+            continue  # the report names a malformed file; a plot goes without its marks
+        paper = str(raw.get("paper", path.stem.split("-")[0]))
+        out += [(paper, v) for v in raw.get("values") or [] if isinstance(v, dict)]
+    return tuple(out)
+
+
+def paper_values(
+    paper: str,
+    figure: str,
+    profile: str,
+    data_labels: Sequence[str] = (),
+    directory: Path | None = None,
+) -> list[PaperValue]:
+    """The paper's values for ``paper``/``figure`` that the plot of ``profile`` may show (none
+    when any of ``data_labels`` names a stand-in)."""
+    from privrepro.data.provenance import is_stand_in_label
+
+    if any(is_stand_in_label(label) for label in data_labels):
+        return []
+    found = []
+    for ref_paper, ref in _entries(str(directory or reference_dir())):
+        source: Mapping[str, Any] = ref.get("source") or {}
+        match: Mapping[str, Any] = ref.get("match") or {}
+        if ref_paper != paper or ref.get("figure") != figure:
+            continue
+        if source.get("kind") not in PAPER_KINDS or match.get("table") != "summary":
+            continue
+        if ref.get("profiles") and profile not in ref["profiles"]:
+            continue
+        found.append(
+            PaperValue(
+                id=str(ref.get("id")),
+                metric=str(match.get("metric")),
+                where=dict(match.get("where") or {}),
+                value=float(ref["value"]),
+                quantity=str(ref.get("quantity", "")),
+                source=str(source.get("where", "")),
+            )
+        )
+    return found

@@ -1,0 +1,231 @@
+"""Experiment tracking, optional: ``tracking=mlflow`` logs every run to MLflow.
+
+    privrepro experiment=cl/fig3_peft tracking=mlflow
+    mlflow ui --backend-store-uri sqlite:///experiments/_mlflow/mlflow.db   # to look
+
+``conf/tracking/<backend>.yaml`` chooses the backend (``none``, the default, or ``mlflow``).
+With MLflow (the ``mlflow`` extra; no server: a local store, ``tracking.uri``):
+
+* each **computed unit** is a run named ``<paper>/<figure> <unit id>``: its parameters (the unit's
+  dict, flattened), profile, seed and data as params; its per-step metrics — DP-SGD's ``loss``
+  and ``epsilon_spent``, the tuning trials' ``trial_value`` and ``best_value`` (the library's
+  ``log_metric`` hook, :mod:`privrepro.metrics`) — and its wall time;
+* each **figure run** is a run named ``<paper>/<figure>`` holding the figure's parameters, the
+  command that made it (tag ``privrepro.command``), the table (CSV, summary, meta) and the plot
+  (PNG, PDF) as artifacts; the unit runs it computed are nested under it.
+
+Units reused from the store were tracked when they were computed; they are not logged again.
+The library never imports MLflow: another backend (TensorBoard, W&B) implements :class:`Tracker`
+with the same three calls.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from privrepro.config.validation import ConfigError
+from privrepro.metrics import MetricLogger
+
+__all__ = ["BACKENDS", "MlflowTracker", "Tracker", "check_tracking", "open_tracker"]
+
+BACKENDS = ("none", "mlflow")
+_INSTALL = "install it: pip install 'privrepro[mlflow]' (or uv sync --extra mlflow)"
+#: MLflow's limits: values per param, params and metrics per batch call
+_PARAM_CHARS, _PARAMS_PER_CALL, _METRICS_PER_CALL = 6000, 100, 1000
+
+
+class Tracker:
+    """No tracking: the interface a backend implements (every call does nothing)."""
+
+    @contextmanager
+    def unit(self, unit_id: str, unit: Mapping[str, Any]) -> Iterator[MetricLogger | None]:
+        """While a unit computes: the ``log_metric`` its loops get (``None``: not tracked)."""
+        yield None
+
+    def figure_done(
+        self, record: Mapping[str, Any], artifacts: Sequence[Path], unit_ids: Sequence[str]
+    ) -> None:
+        """After the table and plot: the figure's run, its artifacts, its units nested in it."""
+
+
+def _settings(cfg: DictConfig) -> dict[str, Any]:
+    node = cfg.get("tracking")
+    if node is None:
+        return {"backend": "none"}
+    settings = OmegaConf.to_container(node, resolve=True)
+    return {str(k): v for k, v in settings.items()} if isinstance(settings, dict) else {}
+
+
+def check_tracking(cfg: DictConfig) -> None:
+    """The tracking store of ``cfg`` opens (created when missing); a one-line ``ConfigError``
+    naming ``tracking.*`` otherwise. Nothing happens without tracking."""
+    settings = _settings(cfg)
+    backend = settings.get("backend", "none")
+    if backend not in BACKENDS:
+        raise ConfigError("tracking.backend", backend, f"must be one of {list(BACKENDS)}")
+    if backend == "mlflow":
+        _mlflow_client(str(settings.get("uri") or ""))
+
+
+def _quiet_mlflow_logs() -> None:
+    """MLflow and alembic report the store's schema creation at INFO on the console."""
+    for name in ("mlflow", "alembic"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def _mlflow_client(uri: str) -> Any:
+    if not uri:
+        raise ConfigError("tracking.uri", uri, "must name an MLflow tracking URI")
+    try:
+        from mlflow.tracking import MlflowClient
+    except ImportError as exc:
+        raise ConfigError("tracking", "mlflow", f"needs MLflow: {_INSTALL}") from exc
+    _quiet_mlflow_logs()
+    try:
+        if uri.startswith("sqlite:///"):  # a new local store: its folder is made
+            Path(uri.removeprefix("sqlite:///")).expanduser().parent.mkdir(
+                parents=True, exist_ok=True
+            )
+        client = MlflowClient(tracking_uri=uri)
+        client.search_experiments(max_results=1)
+    except Exception as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        if "filesystem tracking backend" in first:  # MLflow >= 3.13 refuses its file store
+            first = (
+                "this MLflow keeps its file store only with MLFLOW_ALLOW_FILE_STORE=true "
+                "(the default tracking.uri, a local SQLite store, needs nothing)"
+            )
+        raise ConfigError("tracking.uri", uri, f"cannot be opened: {first[:240]}") from exc
+    return client
+
+
+def open_tracker(cfg: DictConfig, paper: str, figure: str, profile: str, seed: int) -> Tracker:
+    """The tracker ``cfg.tracking`` asks for (:class:`Tracker`, doing nothing, by default)."""
+    settings = _settings(cfg)
+    if settings.get("backend", "none") != "mlflow":
+        return Tracker()
+    return MlflowTracker(
+        _mlflow_client(str(settings["uri"])),
+        experiment=str(settings.get("experiment") or f"{paper}/{figure}"),
+        artifacts=str(settings.get("artifacts") or ""),
+        name=f"{paper}/{figure}",
+        tags={"privrepro.profile": profile, "privrepro.seed": str(seed)},
+    )
+
+
+def flatten(value: Any, prefix: str = "") -> dict[str, str]:
+    """A nested mapping as MLflow params: ``{"a.b": "1"}``; lists as JSON, values cut to
+    MLflow's 6000 characters."""
+    out: dict[str, str] = {}
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            out.update(flatten(v, f"{prefix}{k}."))
+        return out
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    out[prefix.rstrip(".")] = text[:_PARAM_CHARS]
+    return out
+
+
+class MlflowTracker(Tracker):
+    """Tracking to MLflow through ``MlflowClient`` (no global active run): metrics are kept in
+    memory while a unit computes and written in batches when it ends."""
+
+    def __init__(
+        self,
+        client: Any,
+        *,
+        experiment: str,
+        artifacts: str,
+        name: str,
+        tags: Mapping[str, str],
+    ) -> None:
+        self.client, self.name, self.tags = client, name, dict(tags)
+        self.experiment_id = self._experiment(experiment, artifacts)
+        self.unit_runs: dict[str, str] = {}
+
+    def _experiment(self, name: str, artifacts: str) -> str:
+        from mlflow.exceptions import MlflowException
+
+        found = self.client.get_experiment_by_name(name)
+        if found is not None:
+            return str(found.experiment_id)
+        location = Path(artifacts).expanduser().resolve().as_uri() if artifacts else None
+        try:
+            return str(self.client.create_experiment(name, artifact_location=location))
+        except MlflowException:  # another job created it first
+            found = self.client.get_experiment_by_name(name)
+            if found is None:
+                raise
+            return str(found.experiment_id)
+
+    def _log_params(self, run_id: str, params: Mapping[str, str]) -> None:
+        from mlflow.entities import Param
+
+        items = [Param(k, v) for k, v in params.items()]
+        for i in range(0, len(items), _PARAMS_PER_CALL):
+            self.client.log_batch(run_id, params=items[i : i + _PARAMS_PER_CALL])
+
+    @contextmanager
+    def unit(self, unit_id: str, unit: Mapping[str, Any]) -> Iterator[MetricLogger | None]:
+        from mlflow.entities import Metric
+
+        run = self.client.create_run(
+            self.experiment_id,
+            run_name=f"{self.name} {unit_id}",
+            tags={**self.tags, "privrepro.unit_id": unit_id, "privrepro.figure": self.name},
+        )
+        run_id = run.info.run_id
+        self._log_params(run_id, flatten(dict(unit)))
+        buffer: list[Any] = []
+        t0 = time.perf_counter()
+
+        def log_metric(name: str, value: float, step: int) -> None:
+            value = float(value)
+            if math.isfinite(value):  # MLflow stores no ±inf (a non-private run's ε)
+                buffer.append(Metric(name, value, int(time.time() * 1000), int(step)))
+
+        status = "FAILED"
+        try:
+            yield log_metric
+            status = "FINISHED"
+        finally:
+            buffer.append(
+                Metric("wall_time_s", time.perf_counter() - t0, int(time.time() * 1000), 0)
+            )
+            for i in range(0, len(buffer), _METRICS_PER_CALL):
+                self.client.log_batch(run_id, metrics=buffer[i : i + _METRICS_PER_CALL])
+            self.client.set_terminated(run_id, status=status)
+            self.unit_runs[unit_id] = run_id
+
+    def figure_done(
+        self, record: Mapping[str, Any], artifacts: Sequence[Path], unit_ids: Sequence[str]
+    ) -> None:
+        tags = {
+            **self.tags,
+            "privrepro.figure": self.name,
+            "privrepro.command": str(record.get("command", ""))[:5000],
+            "privrepro.overrides": json.dumps(record.get("overrides", []))[:5000],
+            "privrepro.git_sha": str(record.get("git_sha") or ""),
+        }
+        run = self.client.create_run(self.experiment_id, run_name=self.name, tags=tags)
+        run_id = run.info.run_id
+        params = flatten(record.get("params") or {}, "params.")
+        params.update(profile=str(record.get("profile")), seed=str(record.get("seed")))
+        self._log_params(run_id, params)
+        for path in artifacts:
+            if Path(path).is_file():
+                sub = "plots" if Path(path).suffix in (".png", ".pdf", ".svg") else "results"
+                self.client.log_artifact(run_id, str(path), artifact_path=sub)
+        for uid in unit_ids:
+            if uid in self.unit_runs:
+                self.client.set_tag(self.unit_runs[uid], "mlflow.parentRunId", run_id)
+        self.client.set_terminated(run_id, status="FINISHED")

@@ -1,0 +1,148 @@
+"""The tracking switch for real: ``tracking=mlflow`` writes a figure's runs to a local MLflow
+store (no server) with the units' parameters, per-step metrics, the table and the plot."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("mlflow", reason="the mlflow extra (locked in the test group)")
+
+
+def _paths(tmp: Path) -> list[str]:
+    return [
+        f"paths.experiments_dir={tmp / 'exp'}",
+        f"paths.results_dir={tmp / 'res'}",
+        f"paths.plots_dir={tmp / 'plots'}",
+        "progress=false",
+    ]
+
+
+@pytest.mark.slow
+def test_tracking_mlflow_logs_units_metrics_table_and_plot(tmp_path: Path) -> None:
+    from mlflow.tracking import MlflowClient
+
+    from privrepro.runner.run import run_experiment
+
+    n_trials = 2
+    run = run_experiment(
+        "cl/fig3_peft",
+        [
+            "profile=tiny",
+            "params.tuning.enabled=true",
+            f"params.tuning.n_trials={n_trials}",
+            "tracking=mlflow",
+            *_paths(tmp_path),
+        ],
+    )
+    store = tmp_path / "exp" / "_mlflow" / "mlflow.db"
+    assert store.is_file()  # conf/tracking/mlflow.yaml: a local store beside the run store
+    client = MlflowClient(f"sqlite:///{store}")
+    exp = client.get_experiment_by_name("privrepro/cl/fig3_peft")
+    assert exp is not None
+    runs = client.search_runs([exp.experiment_id])
+    figure_runs = [r for r in runs if "privrepro.unit_id" not in r.data.tags]
+    unit_runs = [r for r in runs if "privrepro.unit_id" in r.data.tags]
+    assert len(figure_runs) == 1 and len(unit_runs) == run.computed == 3
+    fig = figure_runs[0]
+    assert fig.info.status == "FINISHED"
+    assert fig.data.params["params.tuning.n_trials"] == str(n_trials)
+    assert "tracking=mlflow" in fig.data.tags["privrepro.overrides"]  # the command: pytest
+    files = {
+        a.path for d in ("results", "plots") for a in client.list_artifacts(fig.info.run_id, d)
+    }
+    assert {"results/fig3_peft.csv", "results/fig3_peft.meta.json", "plots/fig3_peft.png"} <= files
+
+    table = pd.read_parquet(tmp_path / "res" / "cl" / "fig3_peft.parquet")
+    tuned_here: list[int] = []
+    for unit in unit_runs:
+        assert unit.info.status == "FINISHED"
+        assert unit.data.tags["mlflow.parentRunId"] == fig.info.run_id  # nested in the figure
+        uid = unit.data.tags["privrepro.unit_id"]
+        rows = table[table["unit_id"] == uid]
+        assert unit.data.params["method"] == rows["method"].iloc[0]  # the unit's parameters
+        # tuning: one value per trial the unit ran, the best of them as best_value; a unit whose
+        # study another unit already tuned (identical objective: tuned once) runs none
+        trials = client.get_metric_history(unit.info.run_id, "tuning/trial_value")
+        best = client.get_metric_history(unit.info.run_id, "tuning/best_value")
+        assert len(trials) in (0, n_trials)
+        if trials:
+            assert best[-1].value == max(m.value for m in trials)
+        tuned_here.append(len(trials))
+        # DP-SGD: a loss per step of each task's run, its ε spent ending at the table's value
+        privacy = rows[rows["row"] == "privacy"].sort_values("task")
+        for _, prow in privacy.iterrows():
+            t, steps = int(prow["task"]), int(prow["dp_steps"])
+            loss = client.get_metric_history(unit.info.run_id, f"dpsgd/task{t}/loss")
+            eps = client.get_metric_history(unit.info.run_id, f"dpsgd/task{t}/epsilon_spent")
+            assert sorted(m.step for m in loss) == list(range(1, steps + 1))
+            last = max(eps, key=lambda m: m.step)
+            assert last.step == steps
+            assert math.isclose(last.value, prow["dp_epsilon_spent"], rel_tol=1e-12)
+            # ε spent grows with the steps (composition) up to the calibrated target
+            values = [m.value for m in sorted(eps, key=lambda m: m.step)]
+            assert values == sorted(values) and values[-1] <= prow["dp_epsilon_target"] + 0.011
+    assert sum(tuned_here) >= n_trials  # the first unit's study was tuned, and logged
+
+
+def test_tracking_uri_that_cannot_be_opened_is_one_line_before_any_compute(
+    tmp_path: Path,
+) -> None:
+    from privrepro.config import ConfigError
+    from privrepro.runner.run import run_experiment
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    with pytest.raises(ConfigError, match=r"^tracking\.uri = .*cannot be opened"):
+        run_experiment(
+            "pb/fig2",
+            [
+                "profile=tiny",
+                "tracking=mlflow",
+                f"tracking.uri=sqlite:///{blocker}/x/m.db",
+                *_paths(tmp_path),
+            ],
+        )
+    assert not (tmp_path / "exp" / "pb").exists()
+
+
+def test_the_library_hook_gets_dp_sgd_steps_and_tuning_trials() -> None:
+    """``log_metric`` is a plain callable: no tracking package in the library."""
+    import torch
+
+    from privrepro.training.dpsgd import DPSGDHyper, epsilon_log_steps, train_linear_head
+    from privrepro.training.tuning import open_study, run_study
+
+    got: list[tuple[str, float, int]] = []
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.randn(200, 5, generator=g), torch.randint(0, 3, (200,), generator=g)
+    hp = DPSGDHyper(epochs=2.0, batch_size=50.0, lr=1e-2, clip=1.0, epsilon=2.0, delta=1e-5)
+    log = train_linear_head(
+        torch.nn.Linear(5, 3),
+        x,
+        y,
+        hp,
+        generator=g,
+        log_metric=lambda n, v, s: got.append((n, v, s)),
+    )
+    losses = [s for n, _, s in got if n == "loss"]
+    eps = [(s, v) for n, v, s in got if n == "epsilon_spent"]
+    assert losses == list(range(1, log.steps + 1))
+    assert [s for s, _ in eps] == sorted(epsilon_log_steps(log.steps))
+    assert eps[-1] == (log.steps, log.privacy.epsilon_spent)
+
+    trials: list[tuple[str, float, int]] = []
+    study = open_study("hook", "sqlite://", sampler="random")
+    run_study(
+        study,
+        lambda t: t.suggest_float("x", 0, 1),
+        n_complete=3,
+        progress=False,
+        log_metric=lambda n, v, s: trials.append((n, v, s)),
+    )
+    values = [(s, v) for n, v, s in trials if n == "trial_value"]
+    assert [s for s, _ in values] == [0, 1, 2]
+    assert [v for n, v, s in trials if n == "best_value"][-1] == max(v for _, v in values)
