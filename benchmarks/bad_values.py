@@ -42,6 +42,18 @@ CASES: list[tuple[str, list[str], str]] = [
     ("cl/fig2", ["force=no"], "force"),
     ("cl/fig2", ["force=maybe"], "force"),
     ("cl/fig2", ["-m", "seed=range(0,0)"], "seed"),
+    # named in the issue of data and store safety: past the door, or a traceback
+    ("pb/fig7", ["params.epsilon=1e-320"], "params.epsilon"),
+    ("ip/fig3", ["params.n_draws=1e30"], "params.n_draws"),
+    ("pb/fig1", ["params.sigma=1e-320"], "params.sigma"),
+    ("cl/fig2", ["paths.experiments_dir=/proc/x"], "paths.experiments_dir"),
+    # their meaningful ranges: ε where e^ε − 1 and e^ε hold in float64, a σ the grid resolves
+    ("pb/fig7", ["params.epsilon=1e-12"], "params.epsilon"),
+    ("pb/fig7", ["params.epsilon=800"], "params.epsilon"),
+    ("pb/fig1", ["params.sigma=1e-3"], "params.sigma"),
+    ("pb/fig1", ["params.sigma=1e308"], "params.sigma"),
+    ("ip/fig3", ["params.n_draws=100000"], "params.n_draws"),
+    ("pb/fig4", ["params.samples=1e19"], "params.samples"),
     # more of each kind
     ("pb/fig1", ["params.sigma=-1"], "params.sigma"),
     ("pb/fig1", ["params.rho=1.0"], "params.rho"),

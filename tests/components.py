@@ -29,6 +29,7 @@ MISSING = "component missing:"
 INSTALL = {
     "postgresql": "apt-get install -y postgresql",
     "chromium": "apt-get install -y chromium",
+    "setpriv": "apt-get install -y util-linux",
 }
 
 
@@ -211,3 +212,21 @@ def postgres_server() -> Iterator[PostgresServer]:
 def postgres_url(postgres_server: PostgresServer) -> str:
     """The URL of a new, empty database on the throw-away server (one per test)."""
     return postgres_server.create_database()
+
+
+# ----------------------------------------------------------------------------- permissions
+
+
+def unprivileged_prefix() -> list[str]:
+    """A command prefix under which file permissions hold for this process's files.
+
+    Root reads a ``chmod 000`` file all the same (``CAP_DAC_OVERRIDE``); ``setpriv`` (util-linux)
+    drops that capability and ``CAP_DAC_READ_SEARCH`` from the command it starts, so a test of an
+    unreadable file means the same as root and as a user. Empty for a user.
+    """
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        missing("setpriv", "a test of files this process may not read, as root")
+    return [str(setpriv), "--bounding-set=-dac_override,-dac_read_search", "--"]

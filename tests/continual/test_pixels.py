@@ -164,6 +164,9 @@ def test_film_dpsgd_on_host_images_equals_device_tensor() -> None:
     for p, q in zip(members[0].model.parameters(), members[1].model.parameters(), strict=True):
         assert torch.equal(p, q)
     assert members[0].n_train == members[1].n_train == 60
+    # the same weights over batches of 7 and of all 60 rows: equal within float32 rounding (the
+    # BLAS may round a 7-row product differently from a 60-row one; 1e-5 is many roundings of a
+    # ViT-tiny forward, far below the O(1) of a wrong row or a skipped batch)
     z_store = member_logits(members[0], store, batch=7)
-    assert torch.equal(z_store, member_logits(members[1], dense))
+    torch.testing.assert_close(z_store, member_logits(members[1], dense), rtol=1e-5, atol=1e-5)
     assert members[0].model.head.weight.abs().sum() > 0  # it trained

@@ -69,6 +69,26 @@ def test_every_t_equals_a_no_cut_fft_power() -> None:
         assert eps[t - 1] == pytest.approx(ref, rel=1e-9)
 
 
+def test_the_infinity_mass_is_composed() -> None:
+    """A release that, with probability q, reveals the record (an infinite loss) and otherwise
+    loses ε₀: T releases lose T·ε₀ with probability (1 − q)^T and ∞ with 1 − (1 − q)^T, so
+    δ_T(ε) = 1 − (1 − q)^T e^{ε − Tε₀} below Tε₀ (closed form), and ε_T(δ) = ∞ as soon as
+    1 − (1 − q)^T > δ. With q = 0.01, δ = 0.05 that is T ≥ 6 (1 − 0.99⁶ = 0.0585 against
+    1 − 0.99⁵ = 0.0490): a composition that drops the ∞-mass keeps ε finite for every T."""
+    q, eps0, delta, t_max = 0.01, 0.1, 0.05, 10
+    pld = DiscretePLD(eps0, 1, np.array([1.0 - q]), q)
+    T = np.arange(1, t_max + 1)
+    finite = T * eps0 + math.log(1 - delta) - T * math.log(1 - q)
+    expected = np.where(1 - (1 - q) ** T > delta, np.inf, finite)
+    assert list(np.isinf(expected)) == [False] * 5 + [True] * 5
+    every = compose_every_t([pld], t_max, [delta])[:, 0]
+    np.testing.assert_allclose(every, expected, rtol=1e-12)
+    for t in (1, 5, 6, 10):
+        power = compose_power(pld, t)
+        assert power.infinity_mass == pytest.approx(1 - (1 - q) ** t, rel=1e-12)
+        assert power.epsilon_for_delta([delta])[0] == pytest.approx(expected[t - 1], rel=1e-12)
+
+
 def test_epsilon_read_out_is_exact_for_the_grid_distribution() -> None:
     # ε(δ) in closed form between grid points against bisection on the profile δ(ε) itself.
     rng = np.random.default_rng(0)

@@ -107,6 +107,31 @@ def test_m_below_d_low_rank_noise() -> None:
     assert top @ emp @ top == pytest.approx(top @ dense @ top, rel=0.1)  # 4000 draws: SE ~2.2%
 
 
+def test_m_below_d_noise_equals_the_dense_formula_over_all_d_eigenvalues() -> None:
+    """Algorithm 1's anisotropic noise when m < d (Example 4's regime: m = 1,000 samples of
+    d = 24,790 weights; here m = 40, d = 991, the same ratio), against the paper's formula
+    evaluated by brute force: the d x d empirical covariance eigen-decomposed whole, and
+    Sigma_B = sum_j sqrt(lambda_j + c3) (sum_l sqrt(lambda_l + c3)) / (2v) u_j u_j^T over all d
+    eigenpairs, the d - k zero ones included. Those null directions carry most of the noise
+    (their sum_l term is (d - k) sqrt(c3)); a low-rank shortcut that drops them fails."""
+    rng = np.random.default_rng(5)
+    m, d, v, beta, c = 40, 991, 1.0, 0.1, 1e-8
+    basis = np.linalg.qr(rng.standard_normal((d, 3)))[0].T  # 3 orthonormal rows
+    y = (rng.standard_normal((m, 3)) * [0.3, 0.2, 0.1]) @ basis  # norms below r = 1
+    res = algorithm1_from_samples(y, v, beta, c, r=1.0)
+    assert res.branch == "anisotropic" and res.eigenvalues.shape == (m,)
+    centred = y - y.mean(axis=0)
+    lam, u = np.linalg.eigh(centred.T @ centred / m)  # all d eigenpairs, the slow way
+    lam = np.clip(lam, 0.0, None)  # the d - k zeros come out as round-off of either sign
+    c3 = 24.0 * c * v / beta
+    s = np.sqrt(lam + c3)
+    expected = (u * (s * s.sum() / (2.0 * v))) @ u.T
+    np.testing.assert_allclose(res.noise.dense(), expected, rtol=0, atol=1e-9 * expected.max())
+    assert res.noise.trace == pytest.approx(s.sum() ** 2 / (2.0 * v), rel=1e-9)
+    assert res.noise.floor == pytest.approx(np.sqrt(c3) * s.sum() / (2.0 * v), rel=1e-9)
+    assert (d - 3) * np.sqrt(c3) > 0.5 * s.sum()  # most of sum_l is the null directions
+
+
 def test_min_permutation_distance() -> None:
     rng = np.random.default_rng(5)
     a, b = rng.standard_normal((6, 3)), rng.standard_normal((6, 3))

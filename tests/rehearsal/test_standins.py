@@ -1,7 +1,7 @@
 """The stand-in writers write what the real loaders read, and the marker is honoured.
 
 Every dataset is written at a few images in its exact format and read back through the project's
-loaders (torchvision's classes underneath); the same files without their marker fail the
+loaders (torchvision's layouts); the same files without their marker fail the
 release's checksum with the usual message; whatever is read from a marked root is labelled a
 rehearsal stand-in. Full-size counts are the real datasets' (torchvision's documentation, the
 UCI and SVHN pages); one slow test writes MNIST at full size.
@@ -10,6 +10,7 @@ UCI and SVHN pages); one slow test writes MNIST at full size.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 from pathlib import Path
 
@@ -17,7 +18,7 @@ import numpy as np
 import pytest
 
 from privrepro.config import ConfigError
-from privrepro.data import MissingDataError, load_dataset
+from privrepro.data import DamagedDataError, MissingDataError, load_dataset
 from privrepro.data.provenance import REHEARSAL_MARKER, data_source_of
 from privrepro.data.standin_checks import checksum_status, read_marker, standin_md5
 from privrepro.rehearsal.standins import STANDINS, write_standin, write_standins
@@ -157,11 +158,37 @@ def test_without_the_marker_the_checksum_fails_as_usual(tmp_path: Path) -> None:
         lambda: load_svhn(tmp_path, "test"),
         lambda: load_fashionmnist(tmp_path, "test"),
     ):
-        with pytest.raises(MissingDataError, match="MD5 does not match torchvision's"):
+        with pytest.raises(DamagedDataError, match=r"its MD5 \(\w+\) does not match"):
             load()
-    # and nothing read from an unmarked root says stand-in
+    # read unchecked from an unmarked root, they are labelled unverified: never the paper's data
     ds = load_dataset("cifar10", tmp_path, split="test", verify_checksums=False)
-    assert ds.meta["data_source"].label == "CIFAR-10" and not ds.meta["data_source"].is_stand_in
+    source = ds.meta["data_source"]
+    assert source.label == "unverified files in the CIFAR-10 format (stand-in for CIFAR-10)"
+
+
+def test_a_marker_labels_a_stand_in_but_never_vouches_for_a_pickle(tmp_path: Path) -> None:
+    """A stand-in listed by its marker is read as a stand-in, through the restricted
+    unpickler: a pickle naming anything but the format's types is refused all the same."""
+    import os
+    import pickle
+
+    write_standin("cifar10", tmp_path, SMALL["cifar10"])
+    folder = tmp_path / "cifar-10-batches-py"
+    proof = tmp_path / "PWNED"
+
+    class Planted:
+        def __reduce__(self) -> tuple[object, ...]:
+            return (os.system, (f"touch {proof}",))
+
+    path = folder / "test_batch"
+    path.write_bytes(pickle.dumps({"data": Planted(), "labels": [0]}, protocol=4))
+    marker = json.loads((folder / REHEARSAL_MARKER).read_text())
+    marker["files"]["test_batch"] = hashlib.md5(path.read_bytes()).hexdigest()  # vouches
+    (folder / REHEARSAL_MARKER).write_text(json.dumps(marker))
+    assert checksum_status(path, "0" * 32) == "stand-in"  # listed: a stand-in, no more
+    with pytest.raises(DamagedDataError, match="posix.system"):
+        load_dataset("cifar10", tmp_path, split="test")
+    assert not proof.exists()
 
 
 def test_a_changed_stand_in_file_is_refused(tmp_path: Path) -> None:

@@ -240,6 +240,7 @@ claims:
     claim: "PB below Gaussian"
     quote: "PB-DP can reduce the required ε"
     source: {where: "Sec. 5.1"}
+    interpretation: "ε_PB < ε_G at every |S|"
     check:
       kind: compare
       x: size
@@ -267,6 +268,23 @@ claims:
             "unknown key",
         ),
         (('    quote: "PB-DP can reduce the required ε"\n', ""), "quote", "is required"),
+        (('    interpretation: "ε_PB < ε_G at every |S|"\n', ""), "interpretation", "is required"),
+        (("    decided_by:", "    scope: proof\n    decided_by:"), "scope", "must be one of"),
+        (
+            ("    decided_by:", "    readings: [{reading: r}]\n    decided_by:"),
+            "readings[0].why_not",
+            "is required",
+        ),
+        (
+            ("    decided_by:", "    numbers: [{where: {case: absolute}}]\n    decided_by:"),
+            "numbers[0].label",
+            "is required",
+        ),
+        (
+            ("lhs: {name: pb,", "lhs: {table: computed, name: pb,"),
+            "computed",
+            "a selector reads `table: computed`",
+        ),
     ],
 )
 def test_malformed_claim_names_file_id_and_key(

@@ -167,6 +167,17 @@ ISSUE_CASES = [
     ("cl/fig2", ["force=maybe"], "force"),
     ("cl/fig2", ["params.epsilons=[1.0,1.0]"], "params.epsilons"),
     ("cl/fig2", ["paths.experiments_dir=/dev/null/exp"], "paths.experiments_dir"),
+    # the last ones past the door: subnormal, overflowing, unresolvable, a special file system
+    ("pb/fig7", ["params.epsilon=1e-320"], "params.epsilon"),
+    ("pb/fig7", ["params.epsilon=1e-12"], "params.epsilon"),
+    ("pb/fig7", ["params.epsilon=800"], "params.epsilon"),
+    ("ip/fig3", ["params.n_draws=1e30"], "params.n_draws"),
+    ("ip/fig3", ["params.n_draws=100000"], "params.n_draws"),
+    ("pb/fig1", ["params.sigma=1e-320"], "params.sigma"),
+    ("pb/fig1", ["params.sigma=1e-3"], "params.sigma"),
+    ("pb/fig1", ["params.sigma=1e308"], "params.sigma"),
+    ("pb/fig4", ["params.samples=1e19"], "params.samples"),
+    ("cl/fig2", ["paths.experiments_dir=/proc/x"], "paths.experiments_dir"),
 ]
 
 
@@ -288,3 +299,59 @@ def test_finite_numbers_print_their_enforced_range() -> None:
 
     with pytest.raises(ConfigError, match=r"params.mi = inf: must lie in \(0, inf\)"):
         build_params(Example1Params, {"mi": math.inf})
+
+
+def test_the_message_names_the_meaningful_range() -> None:
+    """Each refusal says what is allowed and why (subnormal, 64-bit, the grid's step)."""
+    from privrepro.config.validation import build_params
+    from privrepro.figures.pb.fig1 import Fig1Params
+    from privrepro.figures.pb.fig7 import Fig7Params
+
+    with pytest.raises(ConfigError, match=r"is subnormal .* must lie in \[1e-06, 700.0\]"):
+        build_params(Fig7Params, {"epsilon": 1e-320})
+    with pytest.raises(ConfigError, match=r"must lie in \[1e-06, 700.0\]"):
+        build_params(Fig7Params, {"epsilon": 710.0})
+    with pytest.raises(ConfigError, match=r"params.sigma = 0.001: must be at least .* = 0.0101"):
+        build_params(Fig1Params, {"sigma": 1e-3})
+    assert build_params(Fig1Params, {"sigma": 0.0102}).sigma == 0.0102  # the edge: one step
+    with pytest.raises(ConfigError, match="signed 64-bit integer"):
+        build_params(Fig1Params, {"points": 2**63})
+
+
+def test_io_failures_are_one_line_naming_the_path(tmp_path: Path) -> None:
+    """A full disk (here: a file-size limit, whose writes fail the same way, with EFBIG) while
+    a unit is written, and an output folder on /proc: one line naming the path, and the store
+    left as it was (no build folder, no unit)."""
+    import resource
+
+    def limited() -> None:  # every write past 64 KiB fails
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+
+    out = tmp_path / "full"
+    fig1 = [sys.executable, "-m", "privrepro.runner.cli", "experiment=pb/fig1", "profile=tiny"]
+    proc = subprocess.run(
+        [*fig1, *_outputs(out), "params.points=100001"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=limited,
+    )
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    (line,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("privrepro:")]
+    assert (
+        line.startswith("privrepro: I/O error: File too large: ") and "Traceback" not in proc.stderr
+    )
+    assert str(out / "exp" / "pb" / "fig1") in line  # the unit file it was writing
+    assert [p.name for p in (out / "exp" / "pb" / "fig1").iterdir()] == []  # as it was
+
+    proc = subprocess.run(
+        [*fig1, *_outputs(tmp_path / "proc")[1:4], "paths.experiments_dir=/proc/x"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    (line,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("privrepro:")]
+    assert "paths.experiments_dir = '/proc/x': must be a writable folder" in line

@@ -193,7 +193,12 @@ def test_profile_shrinks_a_grid_and_the_command_line_wins() -> None:
     paper = compose("pb/fig2", ["profile=paper"]).params
     tiny = compose("pb/fig2", ["profile=tiny"]).params
     assert len(tiny.sizes) < len(paper.sizes)
-    assert list(paper.accountants) == ["paper", "exact", "sound"]  # params/pb/fig2/paper.yaml
+    assert list(paper.accountants) == [
+        "paper",
+        "exact",
+        "sound",
+        "best",
+    ]  # params/pb/fig2/paper.yaml
     line = compose("pb/fig2", ["profile=tiny", "params.sizes=[12.0]", "params.tol=0.001"]).params
     assert list(line.sizes) == [12.0] and line.tol == 0.001
     assert line.exact_pairs == tiny.exact_pairs  # the rest of the profile still applies

@@ -240,9 +240,23 @@ def _unit_fault(kind: str) -> Callable[[Path], int]:
             (a / name).write_bytes((b / name).read_bytes())
         elif kind == "env.json deleted":
             (a / "env.json").unlink()
-        elif kind == "manifest.json deleted, rows intact (legacy rule)":
+        elif kind == "manifest.json deleted, rows intact":
+            (a / "manifest.json").unlink()  # not sealed: moved aside and computed again
+        elif kind == "manifest.json deleted, rows edited in both files":
             (a / "manifest.json").unlink()
-            return 0  # verified by the legacy rule and sealed again
+            rows = pd.read_parquet(a / "rows.parquet")
+            rows["x"] = 99.0
+            rows.to_parquet(a / "rows.parquet", index=False)
+            (a / "rows.csv").write_text(rows.to_csv(index=False))
+        elif kind == "rows.csv replaced by a named pipe":
+            (a / "rows.csv").unlink()
+            os.mkfifo(a / "rows.csv")
+        elif kind == "config.json forged to another figure, resealed":
+            config = {**json.loads((a / "config.json").read_text()), "figure": "other"}
+            (a / "config.json").write_text(json.dumps(config))
+            (a / "manifest.json").unlink()
+            names = sorted(p.name for p in a.iterdir())
+            units_module.UnitStore._write_manifest(a, a.name, names)
         elif kind == "whole folder replaced by another unit's":
             shutil.rmtree(a)
             shutil.copytree(b, a)
@@ -305,7 +319,10 @@ CORRUPTIONS: dict[str, Callable[[Path], int]] = {
             "replaced by another unit's config.json",
             "replaced by another unit's manifest.json",
             "env.json deleted",
-            "manifest.json deleted, rows intact (legacy rule)",
+            "manifest.json deleted, rows intact",
+            "manifest.json deleted, rows edited in both files",
+            "rows.csv replaced by a named pipe",
+            "config.json forged to another figure, resealed",
             "whole folder replaced by another unit's",
             "unit folder replaced by a file",
             "every file of two units truncated to zero",
@@ -358,7 +375,8 @@ def test_make_tables_alone_gives_the_clean_table(
     out, never read; the results' damage is simply derived over."""
     _run(swept, module_conf_root, "seed=0", "plot=false")
     CORRUPTIONS[corruption](swept)
-    assert tables.main(["--experiments", str(swept / "exp"), "--results", str(swept / "res")]) == 0
+    args = ["--experiments", str(swept / "exp"), "--results", str(swept / "res")]
+    assert tables.main([*args, "--conf", str(module_conf_root)]) == 0
     table = _table(swept)
     if corruption == "table Parquet deleted, CSV cut":
         pd.testing.assert_frame_equal(table, clean)

@@ -76,10 +76,8 @@ def test_make_tables_rebuilds_results_without_computing(
     meta_before = json.loads((tmp_path / "res" / "test" / "noise.meta.json").read_text())
     computed = _computed(marker)
     shutil.rmtree(tmp_path / "res")
-    assert (
-        tables.main(["--experiments", str(tmp_path / "exp"), "--results", str(tmp_path / "res")])
-        == 0
-    )
+    args = ["--experiments", str(tmp_path / "exp"), "--results", str(tmp_path / "res")]
+    assert tables.main([*args, "--conf", str(conf_root)]) == 0
     assert _computed(marker) == computed
     pd.testing.assert_frame_equal(before, _table(tmp_path))
     meta = json.loads((tmp_path / "res" / "test" / "noise.meta.json").read_text())
@@ -91,8 +89,8 @@ def test_make_tables_rebuilds_results_without_computing(
     # and the plot of the last run is drawn again from the rebuilt results
     from privrepro.runner.replot import replot
 
-    made = replot(tmp_path / "res", tmp_path / "plots2")
-    assert tmp_path / "plots2" / "test" / "noise.png" in made
+    made, failed = replot(tmp_path / "res", tmp_path / "plots2", conf_root)
+    assert tmp_path / "plots2" / "test" / "noise.png" in made and failed == []
 
 
 def test_parameters_that_differ_between_units_become_columns(
@@ -206,6 +204,6 @@ def test_units_of_another_recipe_version_are_left_out(tmp_path: Path, conf_root:
     }
     with store.building(unit_hash(old)) as tmp:
         store.write_unit(tmp, old, pd.DataFrame({"x": [1.0]}), {})
-    derived = tables.derive_table(store)
+    derived = tables.derive_table(store, conf=conf_root)
     assert len(derived.units) == 4 and len(derived.superseded) == 1
     assert "old" not in set(derived.table["tag"])

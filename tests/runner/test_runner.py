@@ -183,8 +183,8 @@ def test_replot_needs_only_the_results(tmp_path: Path) -> None:
 
     shutil.rmtree(tmp_path / "exp")  # the store is gone: replotting must not recompute
     (tmp_path / "plots" / "cl" / "fig2.png").unlink()
-    made = replot(tmp_path / "res", tmp_path / "plots")
-    assert tmp_path / "plots" / "cl" / "fig2.png" in made
+    made, failed = replot(tmp_path / "res", tmp_path / "plots")
+    assert tmp_path / "plots" / "cl" / "fig2.png" in made and failed == []
     assert not (tmp_path / "exp").exists()
 
 
@@ -259,7 +259,7 @@ def test_data_column_meta_and_stand_in_title(tmp_path: Path, conf_root: Path) ->
     from privrepro.store.units import UnitStore
 
     store = UnitStore(tmp_path / "mixed" / "exp", "test", "noise")
-    rebuilt = derive_table(store).table.set_index("unit_id")["data"]
+    rebuilt = derive_table(store, conf=conf_root).table.set_index("unit_id")["data"]
     assert rebuilt.groupby(level=0).first().to_dict() == dict(
         zip(mixed.table["unit_id"], mixed.table["data"], strict=True)
     )

@@ -1,4 +1,6 @@
-"""The run store: sealed units, verification, quarantine, ownership and the sweep of build folders."""
+"""The run store: sealed units, verification, quarantine, ownership and the sweep of build folders;
+no state of a unit folder (unreadable, malformed, a named pipe, another figure's, unsealed) is read
+or stops a reader."""
 
 from __future__ import annotations
 
@@ -15,8 +17,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from components import unprivileged_prefix
 from privrepro.store.atomic import atomic_write_text, leftover_temporaries
-from privrepro.store.units import MANIFEST, UnitStore, owner_record, unit_hash
+from privrepro.store.units import MANIFEST, UnitStore, identity_problem, owner_record, unit_hash
 
 
 def test_unit_hash_is_stable_and_order_free() -> None:
@@ -29,14 +32,27 @@ def _rows(x: float = 1.0) -> pd.DataFrame:
     return pd.DataFrame({"x": [x, 2.0], "k": [1, 2]})
 
 
-def _identity(i: int = 1) -> dict[str, object]:
-    return {"figure": "f", "unit": {"i": i}}
+def _identity(i: int = 1, **changes: object) -> dict[str, object]:
+    """A unit identity of the figure ``p/f`` (what the runner writes to ``config.json``)."""
+    base = {
+        "paper": "p",
+        "figure": "f",
+        "profile": "smoke",
+        "seed": 0,
+        "recipe": "m:R",
+        "version": 1,
+        "unit": {"i": i},
+    }
+    return {**base, **changes}
 
 
-def _build(store: UnitStore, i: int = 1, rows: pd.DataFrame | None = None) -> str:
-    uid = unit_hash(_identity(i))
+def _build(
+    store: UnitStore, i: int = 1, rows: pd.DataFrame | None = None, **changes: object
+) -> str:
+    identity = _identity(i, **changes)
+    uid = unit_hash(identity)
     with store.building(uid) as tmp:
-        store.write_unit(tmp, _identity(i), _rows(float(i)) if rows is None else rows, {"i": i})
+        store.write_unit(tmp, identity, _rows(float(i)) if rows is None else rows, {"i": i})
     return uid
 
 
@@ -111,6 +127,23 @@ def _corrupt(store: UnitStore, uid: str, other: str, how: str) -> None:
         (folder / MANIFEST).unlink()
         data = (folder / "rows.csv").read_bytes()
         (folder / "rows.csv").write_bytes(data[:-5])
+    elif how == "manifest deleted, rows edited":
+        (folder / MANIFEST).unlink()
+        (folder / "rows.csv").write_text("x,k\n9.0,1\n2.0,2\n")
+        (folder / "rows.parquet").unlink()
+    elif how == "rows.csv a named pipe":
+        (folder / "rows.csv").unlink()
+        os.mkfifo(folder / "rows.csv")  # opening it for reading would block forever
+    elif how == "rows.csv a symbolic link":
+        (folder / "rows.csv").rename(folder / "elsewhere.csv")
+        (folder / "rows.csv").symlink_to(folder / "elsewhere.csv")
+    elif how == "manifest a named pipe":
+        (folder / MANIFEST).unlink()
+        os.mkfifo(folder / MANIFEST)
+    elif how == "manifest lists a path outside the unit":
+        m = json.loads((folder / MANIFEST).read_text())
+        m["files"]["../../x"] = {"bytes": 1, "sha256": "0" * 64}
+        (folder / MANIFEST).write_text(json.dumps(m))
     else:  # pragma: no cover
         raise ValueError(how)
 
@@ -128,6 +161,11 @@ CORRUPTIONS = [
     "emptied",
     "a file",
     "manifest deleted and rows.csv cut",
+    "manifest deleted, rows edited",
+    "rows.csv a named pipe",
+    "rows.csv a symbolic link",
+    "manifest a named pipe",
+    "manifest lists a path outside the unit",
 ]
 
 
@@ -152,24 +190,108 @@ def test_a_corrupt_unit_is_reported_moved_aside_and_rebuilt(
     pd.testing.assert_frame_equal(fresh.load_rows(uid), _rows(1.0))
 
 
-def test_a_legacy_unit_is_verified_and_sealed_once(tmp_path: Path) -> None:
-    """Units written before manifests (env.json last, no manifest) stay usable."""
+def _reseal(store: UnitStore, uid: str, identity: dict[str, object]) -> str:
+    """Forge a sealed unit holding ``identity``: its folder renamed to the identity's hash and
+    sealed by a fresh manifest (what an adversary with write access can always do)."""
+    folder = store.path(uid)
+    (folder / "config.json").write_text(json.dumps(identity))
+    new = unit_hash(identity)
+    folder.rename(store.path(new))
+    (store.path(new) / MANIFEST).unlink()
+    names = [p.name for p in store.path(new).iterdir()]
+    UnitStore._write_manifest(store.path(new), new, names)
+    return new
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"seed": "x"},
+        {"seed": -1},
+        {"seed": True},
+        {"unit": [1, 2]},
+        {"version": "1"},
+        {"paper": "pac"},
+        {"figure": "g"},
+        {"extra": 1},
+    ],
+    ids=lambda c: ",".join(f"{k}={v!r}" for k, v in c.items()),
+)
+def test_a_sealed_unit_with_a_malformed_or_foreign_config_is_refused(
+    tmp_path: Path, change: dict[str, object], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Sealed and hashing to its name, but not a unit of this figure: moved aside, one warning."""
+    store = UnitStore(tmp_path, "p", "f")
+    uid = _reseal(store, _build(store), _identity(1, **change))
+    fresh = UnitStore(tmp_path, "p", "f")
+    result = fresh.verify(uid)
+    assert not result.ok and "config.json" in result.reason
+    with caplog.at_level(logging.WARNING, logger="privrepro.store"):
+        assert not fresh.is_complete(uid)
+    assert len([r for r in caplog.records if r.levelno == logging.WARNING]) == 1
+    assert not store.path(uid).exists()
+
+
+def test_identity_problem_names_what_is_wrong() -> None:
+    assert identity_problem(_identity(), "p", "f") is None
+    assert identity_problem(_identity(), "pac", "curves_dimension") == (
+        "config.json names the figure p/f, not pac/curves_dimension"
+    )
+    assert "seed" in str(identity_problem(_identity(seed="x"), "p", "f"))
+    assert "not an object" in str(identity_problem([1], "p", "f"))
+
+
+def test_the_config_must_hash_to_the_folder_name(tmp_path: Path) -> None:
+    """A sealed unit renamed to another unit's name, manifest resealed for that name: the one
+    check that catches it is the hash of its config."""
+    store = UnitStore(tmp_path, "p", "f")
+    uid = _build(store, 1)
+    other = unit_hash(_identity(2))
+    store.path(uid).rename(store.path(other))
+    (store.path(other) / MANIFEST).unlink()
+    UnitStore._write_manifest(
+        store.path(other), other, sorted(p.name for p in store.path(other).iterdir())
+    )
+    result = UnitStore(tmp_path, "p", "f").verify(other)
+    assert not result.ok and result.reason == "config.json does not hash to the unit's name"
+
+
+def test_an_unsealed_unit_is_refused_whatever_its_rows(tmp_path: Path) -> None:
+    """Missing seals are not a lesser seal: a unit without a manifest is never read, even with
+    rows that would pass the rule of units written before manifests."""
     store = UnitStore(tmp_path, "p", "f")
     uid = _build(store)
-    (store.path(uid) / MANIFEST).unlink()  # what the earlier code wrote
+    (store.path(uid) / MANIFEST).unlink()  # what the code before manifests wrote
     result = UnitStore(tmp_path, "p", "f").verify(uid)
-    assert result.ok and result.legacy
-    assert store.is_complete(uid)
-    assert (store.path(uid) / MANIFEST).is_file()  # sealed in place
-    assert not UnitStore(tmp_path, "p", "f").verify(uid).legacy
+    assert not result.ok and "not sealed" in result.reason
+    assert not store.is_complete(uid) and not store.path(uid).exists()  # moved aside
 
 
-def test_a_legacy_unit_whose_tables_disagree_is_refused(tmp_path: Path) -> None:
-    store = UnitStore(tmp_path, "p", "f")
-    uid = _build(store)
+def _legacy(store: UnitStore, i: int) -> str:
+    uid = _build(store, i)
     (store.path(uid) / MANIFEST).unlink()
-    (store.path(uid) / "rows.csv").write_text("x,k\n1.0,1\n")  # a whole row lost, still parses
-    assert UnitStore(tmp_path, "p", "f").verify(uid).reason == "rows.csv and rows.parquet differ"
+    return uid
+
+
+def test_the_explicit_migration_seals_only_what_passes_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from privrepro.store.migrate import main
+
+    store = UnitStore(tmp_path, "p", "f")
+    good, edited, sealed = _legacy(store, 1), _legacy(store, 2), _build(store, 3)
+    (store.path(edited) / "rows.csv").write_text("x,k\n1.0,1\n")  # a row lost, still parses
+    assert main(["--experiments", str(tmp_path), "--dry-run"]) == 1
+    out = capsys.readouterr().out
+    assert f"would seal {store.path(good)}" in out and not (store.path(good) / MANIFEST).exists()
+    assert main(["--experiments", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert f"sealed config.json, env.json, rows.csv, rows.parquet of {store.path(good)}" in out
+    assert f"refused {store.path(edited)}: rows.csv and rows.parquet differ" in out
+    assert "1 unit(s) written before manifests sealed, 1 refused" in out
+    assert str(store.path(sealed)) not in out  # a sealed unit is not touched
+    fresh = UnitStore(tmp_path, "p", "f")
+    assert fresh.verify(good).ok and not fresh.verify(edited).ok
 
 
 def test_force_discards_through_the_trash(tmp_path: Path) -> None:
@@ -200,7 +322,7 @@ def test_two_workers_on_the_same_unit_leave_one_complete_copy(tmp_path: Path) ->
     uid = unit_hash(_identity())
     assert store.is_complete(uid)
     assert store.load_rows(uid)["x"].iloc[0] in (1.0, 2.0)
-    assert [e.name for e in store.folder.iterdir()] == [uid]  # no leftovers
+    assert sorted(e.name for e in store.folder.iterdir()) == [uid]  # no leftovers
 
 
 def _build_folder(store: UnitStore, name: str, owner: dict[str, object] | None) -> Path:
@@ -269,3 +391,84 @@ def test_atomic_write_replaces_whole_files_and_names_its_temporaries(tmp_path: P
     other.write_text("partial")
     assert leftover_temporaries(path.parent, ("f.txt",)) == [left]
     assert leftover_temporaries(path.parent, older_than_s=3600) == []
+
+
+def _verify_in_child(root: Path, uid: str) -> subprocess.CompletedProcess[str]:
+    """``UnitStore.is_complete`` in a process without root's permission bypass."""
+    code = (
+        "import sys; from pathlib import Path; from privrepro.store.units import UnitStore;"
+        f"s = UnitStore(Path({str(root)!r}), 'p', 'f'); r = s.verify({uid!r});"
+        f"print(r.ok, r.reason); print(s.is_complete({uid!r}))"
+    )
+    return subprocess.run(
+        [*unprivileged_prefix(), sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize("what", ["folder", "rows.csv"])
+def test_an_unreadable_unit_is_a_verification_failure(tmp_path: Path, what: str) -> None:
+    """``chmod 000`` on a unit (or one of its files): reported and moved aside, no traceback."""
+    store = UnitStore(tmp_path, "p", "f")
+    uid = _build(store)
+    target = store.path(uid) if what == "folder" else store.path(uid) / "rows.csv"
+    os.chmod(target, 0)
+    try:
+        done = _verify_in_child(tmp_path, uid)
+    finally:  # readable again, wherever it went, so the temporary folder can be removed
+        for folder in [store.path(uid), *store.folder.glob(f".corrupt-{uid}-*")]:
+            if folder.is_dir():
+                os.chmod(folder, 0o755)
+                for p in folder.iterdir():
+                    os.chmod(p, 0o644)
+    assert done.returncode == 0, done.stderr
+    first, second = done.stdout.splitlines()
+    assert first.startswith("False unreadable") and "Permission denied" in first
+    assert second == "False"
+    assert "moved aside" in done.stderr and done.stderr.count("\n") == 1  # one warning line
+    assert not store.path(uid).exists()
+
+
+def test_a_lock_file_of_another_user_still_locks(tmp_path: Path) -> None:
+    """A lock file this process may not write (another user's ``0644``): locked through a
+    read-only descriptor; one it may not read at all: moved aside with one warning."""
+    store = UnitStore(tmp_path, "p", "f")
+    _build(store)
+    lock = store.lock_path()
+    code = (
+        "from pathlib import Path; from privrepro.store.units import UnitStore;"
+        f"s = UnitStore(Path({str(tmp_path)!r}), 'p', 'f')\n"
+        "with s.table_lock(): print('locked')"
+    )
+    for mode, moved in ((0o444, False), (0o000, True)):
+        lock.unlink(missing_ok=True)
+        for p in store.folder.glob(".corrupt-table.lock-*"):
+            p.unlink()
+        lock.write_text("")
+        os.chmod(lock, mode)
+        done = subprocess.run(
+            [*unprivileged_prefix(), sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0 and done.stdout == "locked\n", done.stderr
+        aside = list(store.folder.glob(".corrupt-table.lock-*"))
+        assert bool(aside) is moved
+        assert ("cannot be used" in done.stderr) is moved
+
+
+def test_the_lock_excludes_a_second_holder(tmp_path: Path) -> None:
+    store = UnitStore(tmp_path, "p", "f")
+    store.folder.mkdir(parents=True)
+    code = (
+        "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDONLY);"
+        "fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)"
+    )
+    with store.table_lock():
+        held = subprocess.run([sys.executable, "-c", code, str(store.lock_path())], timeout=60)
+    assert held.returncode != 0  # BlockingIOError: the lock is held
+    free = subprocess.run([sys.executable, "-c", code, str(store.lock_path())], timeout=60)
+    assert free.returncode == 0

@@ -10,6 +10,7 @@ by ``1 − q`` (eqs. 2–3). The library, from plain Python (no config, no run s
 
     s = boosting.PBSetting("absolute", rho=0.9, sensitivity=1.0, size=20.0, delta=1e-5)
     best = boosting.optimise_eps0(s)         # Algorithm 2 (the paper's accounting)
+    boosting.best_design(s).epsilon          # the ε₀ minimising the exact ε (best design)
     mech = s.mechanism(best.eps0)             # a BoostedMechanism
     y = mech.sample(np.random.default_rng(0), 3.0, 1000).values   # exact draws at Q(X) = 3
     s.exact_epsilon_of(mech)                  # ε of the two output densities themselves
@@ -19,11 +20,13 @@ Entry points, one per experiment of the paper (each returns a tidy ``pandas.Data
 :func:`sweep` (Figs. 2–3), :func:`output_densities` (Fig. 1), :func:`sampler_runtime` (Fig. 4),
 :func:`fixed_region_profiles` and :func:`fixed_region_extra_loss` (Fig. 5),
 :func:`composition_dp` and :func:`composition_rdp` (Fig. 6), :func:`grr_mse_curve` and
-:func:`best_eps0` (Fig. 7); :func:`plot_sweep` draws a sweep. Bad parameters raise
+:func:`best_eps0` (Fig. 7); :func:`best_design` and :func:`best_composition_dp` (the design
+minimising the exact ε, Figs. 2, 3, 6); :func:`plot_sweep` draws a sweep. Bad parameters raise
 :class:`privrepro.config.ConfigError` (key, value, allowed range) before any compute.
 
 Modules: ``kernels``, ``regions``, ``mechanism`` (eq. 2 and samplers), ``accounting`` (the
-paper's Props. 1–3, Algorithm 1), ``exact`` (exact and sound accounting), ``design`` (a setting,
+paper's Props. 1–3, Algorithm 1), ``exact`` (exact and sound accounting), ``exact_batch`` (the same for many Gaussian
+mechanisms at once), ``exact_design`` (the design minimising the exact ε), ``design`` (a setting,
 the Gaussian baseline, Algorithm 2, Sec. 6.1), ``batch`` (the same vectorised), ``grr``
 (PB-GRR, Prop. 7, eqs. 10–11) and one module per experiment.
 """
@@ -47,6 +50,13 @@ if TYPE_CHECKING:
         optimise_eps0,
     )
     from privrepro.boosting.epsilon_sweep import sweep
+    from privrepro.boosting.exact_design import (
+        BestDesign,
+        DesignSearch,
+        best_composition_dp,
+        best_design,
+        best_design_batch,
+    )
     from privrepro.boosting.fixed_region import fixed_region_extra_loss, fixed_region_profiles
     from privrepro.boosting.grr import GRRProbabilities, grr_probabilities
     from privrepro.boosting.grr_mse import best_eps0, grr_mse_curve
@@ -69,6 +79,13 @@ _EXPORTS = {
         "optimise_eps0",
     ),
     "privrepro.boosting.epsilon_sweep": ("sweep",),
+    "privrepro.boosting.exact_design": (
+        "BestDesign",
+        "DesignSearch",
+        "best_composition_dp",
+        "best_design",
+        "best_design_batch",
+    ),
     "privrepro.boosting.fixed_region": ("fixed_region_extra_loss", "fixed_region_profiles"),
     "privrepro.boosting.grr": ("GRRProbabilities", "grr_probabilities"),
     "privrepro.boosting.grr_mse": ("best_eps0", "grr_mse_curve"),
@@ -87,7 +104,9 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "AbsoluteRegion",
+    "BestDesign",
     "BoostedMechanism",
+    "DesignSearch",
     "FixedRegion",
     "GRRProbabilities",
     "GaussianKernel",
@@ -95,6 +114,9 @@ __all__ = [
     "PBSetting",
     "RelativeRegion",
     "SearchResult",
+    "best_composition_dp",
+    "best_design",
+    "best_design_batch",
     "best_eps0",
     "composition_dp",
     "composition_rdp",

@@ -9,8 +9,12 @@
 * :func:`composition_rdp` — RDP at each α: T × the single-step value (Remark 2) of the Gaussian,
   the paper's Prop. 2 and the exact Rényi divergence.
 
-ε₀ is chosen once, by Algorithm 2 at T = 1, unless given (re-optimising per T falls into a
-degenerate basin, note §5.2; :func:`composition_dp` can show it).
+The paper's design: ε₀ chosen once, by Algorithm 2 at T = 1, unless given (re-optimising Prop. 3
+per T falls into a degenerate basin, note §5.2; :func:`composition_dp` can show it). The best
+design (accountant ``exact_best``): for every T the ε₀ minimising the exact composed ε
+(:func:`privrepro.boosting.exact_design.best_composition_dp`); in RDP, whose composition is T ×
+one step, the ε₀ minimising the exact one-step Rényi divergence
+(:func:`privrepro.boosting.exact_design.best_design`).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from privrepro.boosting.design import (
     ternary_search,
 )
 from privrepro.boosting.exact import exact_pld, exact_plds_connect_dots, exact_rdp
+from privrepro.boosting.exact_design import best_composition_dp, best_design
 from privrepro.boosting.gaussian_mu import gaussian_delta_mu
 from privrepro.boosting.mechanism import BoostedMechanism
 from privrepro.config import ConfigError
@@ -50,6 +55,7 @@ def composition_dp(
     exact_ts: Sequence[int] = (),
     check_discretization: float = 1e-3,
     reoptimise_per_t: bool = False,
+    best: bool = False,
     progress: Progress | None = None,
 ) -> pd.DataFrame:
     """Composed ε at the setting's δ (``notion="dp"``) for T = 1 … ``t_max``.
@@ -66,12 +72,15 @@ def composition_dp(
             pessimistic privacy-loss bucketing of the same densities at
             ``check_discretization``, which over-states ε by at most ``T × check_discretization``).
         reoptimise_per_t: also run Algorithm 2 on Prop. 3 at each T of ``exact_ts``.
+        best: also the best design at every T (accountant ``exact_best``: the ε₀ minimising the
+            exact composed ε at that T, :func:`~privrepro.boosting.exact_design.best_composition_dp`;
+            its rows carry that T's ``q``, ``sigma`` and the search's estimated ``search_gap``).
 
     Returns:
         Rows ``T, mechanism, accountant, eps0, epsilon, error_bound, alpha, q``: mechanism
         ``gaussian`` (accountant ``exact``) or ``pb`` (``paper``, ``exact``, ``dp_accounting``,
-        ``paper_reoptimised``); ``error_bound`` (≥ ε − true ε ≥ 0) on the PLD rows, 0 for the
-        closed forms, NaN for the paper's accounting; alpha NaN.
+        ``paper_reoptimised``, ``exact_best``); ``error_bound`` (≥ ε − true ε ≥ 0) on the PLD
+        rows, 0 for the closed forms, NaN for the paper's accounting; alpha NaN.
     """
     if setting.notion != "dp":
         raise ConfigError("notion", setting.notion, "must be 'dp' (composition_rdp for RDP)")
@@ -122,9 +131,14 @@ def composition_dp(
             vals.append(res.epsilon)
             e0s.append(res.eps0)
         frames.append(_curve(ts, "pb", "paper_reoptimised", e0s, vals, np.nan))
+    for f in frames:
+        f["q"] = mech.q
+    if best:
+        b = best_composition_dp(s, int(t_max), progress=progress)
+        curve = _curve(b["T"], "pb", "exact_best", b["eps0"], b["epsilon"], b["error_bound"])
+        frames.append(curve.assign(q=b["q"], sigma=b["sigma"], search_gap=b["search_gap"]))
     out = pd.concat(frames, ignore_index=True)
     out["alpha"] = np.nan
-    out["q"] = mech.q
     return out
 
 
@@ -139,11 +153,13 @@ def composition_rdp(
     """Composed RDP ε (T × one step) at each order α for T = 1 … ``t_max``.
 
     ``eps0``: the kernel's level (default: Algorithm 2 at T = 1, per α, on Prop. 2).
-    ``exact_optimum``: also the ε₀ minimising the exact Rényi divergence (ternary search).
+    ``exact_optimum``: also the best design, the ε₀ minimising the exact Rényi divergence
+    (:func:`~privrepro.boosting.exact_design.best_design`; RDP composes as T × one step, so one
+    ε₀ is best for every T).
 
     Returns:
         Rows ``T, alpha, mechanism, accountant, eps0, epsilon``: mechanism ``gaussian``
-        (accountant ``exact``) or ``pb`` (``paper``, ``exact``, ``exact_optimised``).
+        (accountant ``exact``) or ``pb`` (``paper``, ``exact``, ``exact_best``).
     """
     check_range("alphas", list(alphas), gt=1)
     check_range("t_max", t_max, ge=1)
@@ -161,12 +177,8 @@ def composition_rdp(
             ("pb", "exact", e0, exact_rdp(mech, d, a, s.exact_pairs)),
         ]
         if exact_optimum:
-
-            def objective(e: float, s: PBSetting = s) -> float:
-                return s.epsilon(e, "exact")
-
-            res = ternary_search(objective, 0.0, float(g1), 1e-5)
-            series.append(("pb", "exact_optimised", res.eps0, res.epsilon))
+            b = best_design(s)
+            series.append(("pb", "exact_best", b.eps0, b.epsilon))
         for mech_name, acc, e0_, one in series:
             curve = _curve(T, mech_name, acc, e0_, T * one)
             curve.insert(1, "alpha", a)

@@ -4,7 +4,9 @@ pb paper, Sec. 5.1 (Figs. 2–3): for each point (ρ, Δ, |S|, δ or α) Algorit
 level ε₀ that minimises the paper's ε (Props. 1–2 with the terms of Props. 4–6), all points at
 once (:mod:`privrepro.boosting.batch`). At that same ε₀ the mechanism's exact ε (divergence of
 the two output densities, :mod:`privrepro.boosting.exact`) and the note's sound bound (§2.2) can
-be added. The baseline is the plain Gaussian meeting ``Pr[|noise| ≤ |S|/2] ≥ ρ`` (note §2.4).
+be added, and the best design: the ε₀ minimising the exact ε itself
+(:mod:`privrepro.boosting.exact_design`, accountant ``best``). The baseline is the plain Gaussian
+meeting ``Pr[|noise| ≤ |S|/2] ≥ ρ`` (note §2.4).
 """
 
 from __future__ import annotations
@@ -19,14 +21,16 @@ from numpy.typing import ArrayLike
 from privrepro.boosting._checks import check_choice, check_range
 from privrepro.boosting.batch import gaussian_baseline_batch, optimise_eps0_batch
 from privrepro.boosting.design import PBSetting, optimise_eps0
+from privrepro.boosting.exact_design import DesignSearch, best_design_batch
 from privrepro.config import ConfigError
 
 __all__ = ["ACCOUNTANTS", "CASES", "sweep"]
 
 CASES = ("gaussian", "relative", "fixed", "absolute")
 """``gaussian``: the utility-matched Gaussian; the others: PB-DP with that region (Sec. 4)."""
-ACCOUNTANTS = ("paper", "exact", "sound")
-"""Props. 1–2 as printed; the exact divergence of the outputs; the note's sound bound (§2.2)."""
+ACCOUNTANTS = ("paper", "exact", "sound", "best")
+"""Props. 1–2 as printed; the exact divergence of the outputs; the note's sound bound (§2.2) —
+all three at Algorithm 2's ε₀ —; and the exact ε at the best design (the ε₀ minimising it)."""
 
 
 def sweep(
@@ -46,6 +50,7 @@ def sweep(
     exact_pairs: int = 9,
     pair_rule: str = "paper",
     eps_max_factor: float = 1.0,
+    best_search: DesignSearch | None = None,
 ) -> pd.DataFrame:
     """ε of one case under one privacy notion at every point of a grid (arrays broadcast).
 
@@ -61,10 +66,12 @@ def sweep(
         accountants: any of :data:`ACCOUNTANTS`; ``"paper"`` rows are always present for PB-DP.
         exact_pairs: neighbouring pairs the exact accounting maximises over.
         pair_rule: the fixed region's pair, ``"paper"`` (Prop. 5) or ``"worst"``.
+        best_search: the σ search of the ``best`` accountant (every point, all at once).
 
     Returns:
-        Rows ``panel, notion, level, rho, sensitivity, size, case, accountant, eps0, epsilon``;
-        the Gaussian's rows have accountant ``exact`` and no ε₀.
+        Rows ``panel, notion, level, rho, sensitivity, size, case, accountant, eps0, epsilon``
+        (and ``sigma, q, at_edge`` on the ``best`` rows); the Gaussian's rows have accountant
+        ``exact`` and no ε₀.
     """
     _check(case, notion, calibration, pair_rule, accountants, theta, tol, exact_stride)
     check_range("exact_pairs", exact_pairs, ge=1)
@@ -97,6 +104,30 @@ def sweep(
     ]
     for acc in accountants:
         if acc == "paper":
+            continue
+        if acc == "best":
+            best = best_design_batch(
+                case,
+                notion,
+                rho_a,
+                sens_a,
+                size_a,
+                lev_a,
+                theta=theta,
+                exact_pairs=exact_pairs,
+                calibration=calibration,
+                search=best_search,
+            )
+            frames.append(
+                pts.assign(
+                    accountant="exact_best",
+                    eps0=best["eps0"].to_numpy(),
+                    epsilon=best["epsilon"].to_numpy(),
+                    sigma=best["sigma"].to_numpy(),
+                    q=best["q"].to_numpy(),
+                    at_edge=best["at_edge"].to_numpy(),
+                )
+            )
             continue
         vals = []
         for i in idx:

@@ -6,7 +6,9 @@ Remark 3, Fig. 5).
   (``δ = δ_Z(ε − L1)``) and exactly (the two output densities), beside the kernel's own profile.
 * :func:`fixed_region_extra_loss` — the extra loss ``L1`` on top of the kernel as ρ varies: the
   paper's pair (Prop. 5), the worst pair inside ``S``, and the exact Rényi divergence minus the
-  kernel's.
+  kernel's — both at the same pair distance ``min(Δ, |S|)``: true values lie in ``S``, so two
+  neighbours are never further apart than its width (Fig. 5(b) draws Δ = 30 beside
+  ``S = [−10, 10]``).
 """
 
 from __future__ import annotations
@@ -99,10 +101,12 @@ def fixed_region_extra_loss(
     """The extra loss of PB-DP with ``S = [−width/2, width/2]`` over a Gaussian kernel ``σ``.
 
     Returns:
-        Rows ``width, sensitivity, rho, accountant, alpha, extra_loss, sigma``: accountant
-        ``paper`` (Prop. 5's ``L1`` at the pair ``(τ_l, τ_l + Δ)``), ``paper_worst_pair`` (its
-        maximum over pairs inside ``S``) or ``exact`` (``D_α`` of the outputs minus the kernel's,
-        one row per α).
+        Rows ``width, sensitivity, rho, accountant, alpha, extra_loss, sigma, pair_distance``:
+        accountant ``paper`` (Prop. 5's ``L1`` at the pair ``(τ_l, τ_l + Δ)``, as printed even
+        where ``τ_l + Δ`` leaves ``S``), ``paper_worst_pair`` (its maximum over pairs inside
+        ``S``) or ``exact`` (``D_α`` of the outputs over pairs inside ``S`` at distance
+        ``pair_distance = min(Δ, |S|)``, minus the kernel's ``D_α`` at that same distance; one
+        row per α).
     """
     check_range("width", width, gt=0)
     check_range("rhos", list(rhos), gt=0, le=1)
@@ -117,12 +121,15 @@ def fixed_region_extra_loss(
             L1 = FixedRegion(-half, half, rule).paper_terms(kernel, rho, d).L1
             acc = "paper" if rule == "paper" else "paper_worst_pair"
             rows.append({"rho": rho, "accountant": acc, "alpha": np.nan, "extra_loss": L1})
-        mech = BoostedMechanism(kernel, FixedRegion(-half, half), rho)
+        region = FixedRegion(-half, half)
+        mech = BoostedMechanism(kernel, region, rho)
+        reach = region.pair_distance(d)
         for a in alphas:
-            extra = exact_rdp(mech, d, a, exact_pairs) - kernel.rdp(a, d)
+            extra = exact_rdp(mech, d, a, exact_pairs) - kernel.rdp(a, reach)
             rows.append({"rho": rho, "accountant": "exact", "alpha": a, "extra_loss": extra})
     out = pd.DataFrame(rows)
     out.insert(0, "width", float(width))
     out.insert(1, "sensitivity", d)
     out["sigma"] = kernel.sigma
+    out["pair_distance"] = FixedRegion(-half, half).pair_distance(d)
     return out

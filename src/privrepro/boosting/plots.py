@@ -41,12 +41,14 @@ CASE_LABELS = {
     "fixed": "PB fixed region",
     "absolute": "PB absolute error",
 }
-ACCOUNTANT_STYLES = {"paper": "-", "exact": "--", "sound": ":"}
+ACCOUNTANT_STYLES = {"paper": "-", "exact": "--", "sound": ":", "exact_best": ":"}
 ACCOUNTANT_LABELS = {
     "paper": "paper's formulas (Props. 1–2)",
     "exact": "exact (output densities)",
     "sound": "sound bound ε₀ + L1 + L2",
+    "exact_best": "exact at the best design (ε₀ minimising it)",
 }
+DRAWN_ACCOUNTANTS = ("paper", "exact", "exact_best")
 MARKERS = ["o", "s", "^", "D", "v"]
 
 
@@ -62,8 +64,9 @@ def plot_sweep(
 ) -> Any:
     """ε (log scale) against ``x``, one axis per panel of ``panel_titles`` present in ``table``.
 
-    Colour = case, line style = accountant (solid: the paper's formulas, dashed: exact), marker =
-    privacy level (δ or α). The sound bound stays in the table but is not drawn (legibility).
+    Colour = case, line style = accountant (solid: the paper's formulas at Algorithm 2's ε₀,
+    dashed: exact at that ε₀, dotted: exact at the best design), marker = privacy level (δ or
+    α). The sound bound stays in the table but is not drawn (legibility).
     """
     from matplotlib.lines import Line2D
 
@@ -84,7 +87,7 @@ def plot_sweep(
     handles = [Line2D([], [], color=CASE_COLOURS[c], label=CASE_LABELS[c]) for c in cases]
     handles += [
         Line2D([], [], color="0.3", ls=ACCOUNTANT_STYLES[a], label=ACCOUNTANT_LABELS[a])
-        for a in ("paper", "exact")
+        for a in DRAWN_ACCOUNTANTS
         if a in set(table["accountant"])
     ]
     fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=7.5, frameon=False)
@@ -103,7 +106,7 @@ def _draw_panel(ax: Any, sub: pd.DataFrame, x: str) -> None:
     for j, level in enumerate(levels):
         lev = sub[sub["level"] == level]
         for case in CASE_COLOURS:
-            for acc in ("paper", "exact"):
+            for acc in DRAWN_ACCOUNTANTS:
                 cur = lev[(lev["case"] == case) & (lev["accountant"] == acc)].sort_values(x)
                 if not cur.empty:
                     _draw_curve(ax, cur, x, case, acc, MARKERS[j % len(MARKERS)], floor)
@@ -130,7 +133,7 @@ def _draw_panel(ax: Any, sub: pd.DataFrame, x: str) -> None:
 def _draw_curve(
     ax: Any, cur: pd.DataFrame, x: str, case: str, acc: str, marker: str, floor: float
 ) -> None:
-    hollow = acc == "exact" and case != "gaussian"
+    hollow = acc != "paper" and case != "gaussian"
     ax.plot(
         cur[x],
         cur["epsilon"].clip(lower=floor),
@@ -273,14 +276,14 @@ COMPOSITION_STYLES = {
         ("pb", "paper"): ("C1", "-", "PB-DP, paper's Algorithm 1"),
         ("pb", "exact"): ("C1", "--", "PB-DP, exact (PLD, every T)"),
         ("pb", "dp_accounting"): ("C3", "x", "PB-DP, dp_accounting's PLD (check)"),
-        ("pb", "exact_optimised"): ("C2", ":", "PB-DP, exact, ε₀ re-optimised"),
+        ("pb", "exact_best"): ("C2", ":", "PB-DP, exact at the best ε₀ per T"),
         ("pb", "paper_reoptimised"): ("C4", "-.", "PB-DP, paper, ε₀ re-optimised per T"),
     },
     "b": {
         ("gaussian", "exact"): ("k", "-", "Gaussian"),
         ("pb", "paper"): ("C1", "-", "PB-DP, paper's Prop. 2"),
         ("pb", "exact"): ("C1", "--", "PB-DP, exact Rényi"),
-        ("pb", "exact_optimised"): ("C2", ":", "PB-DP, exact Rényi, ε₀ minimising it"),
+        ("pb", "exact_best"): ("C2", ":", "PB-DP, exact Rényi at the best ε₀"),
     },
 }
 """(colour, line style, label) per (mechanism, accountant) of each panel of Fig. 6."""

@@ -229,8 +229,13 @@ class FixedRegion(Region):
             L1 = float(np.max(np.log(z2 / z)))
         return PaperTerms(L1=L1, L2=0.0, W1=0.0, W2=0.0, q=q)
 
+    def pair_distance(self, sensitivity: float) -> float:
+        """The largest distance of two neighbouring true values: ``min(Δ, τ_u − τ_l)`` (true
+        values lie in ``S``, so neighbours are never further apart than its width)."""
+        return min(float(sensitivity), self.size())
+
     def exact_pairs(self, sensitivity: float, n: int = 9) -> list[tuple[float, float]]:
-        d = min(float(sensitivity), self.size())
+        d = self.pair_distance(sensitivity)
         starts = np.linspace(self.lower, self.upper - d, n)
         return [(float(s), float(s + d)) for s in starts]
 

@@ -10,6 +10,10 @@ The range printed is the range enforced:
 
 * numbers are finite unless a bound says otherwise: ``(0, inf)`` refuses ``inf`` and only
   ``le=math.inf`` (printed ``(0, inf]``) admits it; NaN is never a number in range;
+* a number is a normal 64-bit value: a subnormal float (nonzero, of magnitude below
+  ``2.2250738585072014e-308``, where precision is lost digit by digit and ``1/x`` overflows) and
+  an integer beyond a signed 64-bit integer (which numpy and torch cannot hold) are refused
+  whatever the declared interval;
 * a list must hold at least ``min_len`` items (1 unless declared: the figure iterates it), and
   may be required to have ``length`` items, ``unique`` items or ``increasing`` items;
 * ``above="lower"`` orders a pair of fields: the value must exceed its sibling ``lower``;
@@ -21,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import sys
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -169,6 +174,17 @@ def _check_scalar(key: str, value: Any, meta: Mapping[str, Any], item: bool = Fa
     if isinstance(value, (int, float)):
         if isinstance(value, float) and math.isnan(value):
             raise ConfigError(key, value, "must not be NaN; " + _interval_text(meta))
+        if isinstance(value, int) and not -(2**63) <= value < 2**63:
+            raise ConfigError(
+                key, value, f"must fit in a signed 64-bit integer; {_interval_text(meta)}"
+            )
+        if isinstance(value, float) and value != 0.0 and abs(value) < sys.float_info.min:
+            raise ConfigError(
+                key,
+                value,
+                f"is subnormal (nonzero and below {sys.float_info.min!r} in magnitude: "
+                f"its precision is lost); {_interval_text(meta)}",
+            )
         if not _in_interval(float(value), meta):
             raise ConfigError(key, value, _interval_text(meta))
         return

@@ -85,13 +85,41 @@ def create_backbone(
                 name,
                 path,
             )
-        # google .npz checkpoints need timm's custom loader, state dicts the standard one
-        kwargs["pretrained_cfg_overlay"] = {"file": str(path), "custom_load": path.suffix == ".npz"}
+        # google .npz checkpoints need timm's custom loader (numpy, no pickles); safetensors
+        # files timm's standard one; a pickled state dict (.bin, .pth) is read here with
+        # torch's weights-only unpickler, which rebuilds tensors and nothing else (timm's
+        # file loader would unpickle it whole)
+        if path.suffix in (".npz", ".safetensors"):
+            kwargs["pretrained_cfg_overlay"] = {
+                "file": str(path),
+                "custom_load": path.suffix == ".npz",
+            }
+        else:
+            kwargs["pretrained_cfg_overlay"] = {"state_dict": _weights_only_state(path)}
     model = timm.create_model(name, pretrained=pretrained, num_classes=0, **kwargs)
     model.eval()
     for p in model.parameters():
         p.requires_grad_(False)
     return model
+
+
+def _weights_only_state(path: Path) -> dict[str, Any]:
+    """The state dict of a pickled checkpoint, loaded with ``weights_only=True`` (tensors and
+    plain containers only: nothing in the file runs), unwrapped as timm unwraps it."""
+    from timm.models import load_state_dict
+
+    try:
+        state = load_state_dict(str(path), weights_only=True)
+    except Exception as exc:
+        from privrepro.data.registry import DamagedDataError
+
+        raise DamagedDataError(
+            "weights",
+            path,
+            f"it does not load as a weights-only state dict ({type(exc).__name__})",
+            "Replace it with the checkpoint as published (a .safetensors file is preferred)",
+        ) from exc
+    return dict(state)
 
 
 def backbone_transform(model: Any) -> Callable[[Any], Any]:
@@ -109,8 +137,18 @@ def _to_pil(item: Any) -> Any:
     from PIL import Image
 
     if isinstance(item, (str, Path)):
-        with Image.open(item) as im:
-            return im.convert("RGB")
+        try:
+            with Image.open(item) as im:
+                return im.convert("RGB")
+        except (OSError, ValueError, Image.DecompressionBombError) as exc:
+            from privrepro.data.registry import DamagedDataError
+
+            raise DamagedDataError(
+                "image folder",
+                Path(item),
+                f"it cannot be decoded as an image ({type(exc).__name__})",
+                "Replace it with the file from the dataset's archive, or delete it",
+            ) from exc
     arr = np.asarray(item)
     if arr.dtype != np.uint8:
         arr = np.clip(arr * 255.0 if arr.max() <= 1.0 else arr, 0, 255).astype(np.uint8)

@@ -16,6 +16,7 @@ every table's ``data`` column and named in every stand-in plot's title.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from privrepro.continual.benchmarks import BENCHMARK_NAMES
@@ -36,7 +37,11 @@ def _shaped(benchmark: str) -> str:
 
 
 def benchmark_source(
-    benchmark: str, source: str, data_dir: str | Path | None, images: bool = False
+    benchmark: str,
+    source: str,
+    data_dir: str | Path | None,
+    images: bool = False,
+    verified: bool = True,
 ) -> DataSource:
     """The data of a cl unit on ``benchmark`` with ``features.source = source``.
 
@@ -47,13 +52,24 @@ def benchmark_source(
             stand-in, :func:`~privrepro.data.provenance.read_from`).
         images: FiLM runs, which read images rather than features (``synthetic`` then means
             generated images through a small random ViT).
+        verified: whether the files' checksums are checked (``features.verify_checksums``);
+            unverified files are a stand-in for the benchmark, never the benchmark.
     """
     name = BENCHMARK_NAMES.get(benchmark, benchmark)
     if source == "backbone":
         real = read_from(benchmark, data_dir)
         if real.is_stand_in:
-            return DataSource(real.name, stand_in_for=name)
-        return DataSource(name)
+            return replace(real, stand_in_for=name)
+        if not verified:
+            from privrepro.data.provenance import data_fingerprint
+
+            return replace(
+                real,
+                name=f"unverified files in the {real.name} format",
+                stand_in_for=name,
+                fingerprint=data_fingerprint(data_dir or "data", benchmark, verified=False),
+            )
+        return replace(real, name=name)
     if source == "tiny-vit" or (source == "synthetic" and images):
         what = "images" if images else "features"
         return DataSource(

@@ -9,9 +9,10 @@ CIFAR-10/100 and MNIST come from :mod:`privrepro.data` (torchvision classes). He
 * **notMNIST**: a folder ``<root>/notMNIST_small/<A..J>/*.png`` (Bulatov 2011; the version is not
   stated in the paper, the small set is assumed); a random 80/20 split as for ImageNet-R
   (assumed). Unreadable files (the small set has a few) are skipped and counted.
-* **FashionMNIST** and **SVHN** through torchvision's classes, files in torchvision's layout;
-  their files are checked against torchvision's MD5 list as MNIST's and CIFAR's are
-  (``verify_checksums``), FashionMNIST's ``.gz`` archives decompressed in place like MNIST's.
+* **FashionMNIST** and **SVHN** in torchvision's layout; their files are checked against the
+  release's MD5s as MNIST's and CIFAR's are (``verify_checksums``; FashionMNIST's decompressed
+  idx files too, :data:`privrepro.data.vision.RAW_MD5`), and a file that differs or does not
+  parse is one :class:`~privrepro.data.registry.DamagedDataError` naming it.
 
 Rehearsal stand-ins (:mod:`privrepro.rehearsal.standins`) pass those checks only under their
 marker (:mod:`privrepro.data.standin_checks`); every dataset returned carries ``meta["data_source"]``.
@@ -29,9 +30,14 @@ import numpy as np
 from privrepro.config import ConfigError
 from privrepro.continual.scenarios import train_test_split_indices
 from privrepro.data.arrays import ArrayDataset
-from privrepro.data.provenance import data_source_of, folder_source
-from privrepro.data.registry import MissingDataError
-from privrepro.data.standin_checks import checksum_status, log_stand_in
+from privrepro.data.provenance import (
+    data_source_of,
+    folder_source,
+    stand_in_source,
+    unverified_source,
+)
+from privrepro.data.registry import DamagedDataError, MissingDataError
+from privrepro.data.standin_checks import checksum_status, file_md5, log_stand_in
 
 __all__ = [
     "IMAGE_SUFFIXES",
@@ -144,8 +150,7 @@ def load_fashionmnist(
     """FashionMNIST as ``uint8 [N, 28, 28]`` through ``torchvision.datasets.FashionMNIST``.
 
     Like MNIST (:func:`privrepro.data.vision.load_mnist`): only the files of ``split`` are
-    needed, and the ``.gz`` archives are MD5-checked and decompressed when the raw files are
-    absent.
+    needed, each MD5-checked; the ``.gz`` archives are read when the raw files are absent.
     """
     from torchvision.datasets import FashionMNIST
 
@@ -176,24 +181,44 @@ def load_svhn(
     if verify_checksums:
         checksums = checksum_status(path, SVHN.split_list[split][2]) or ""
         if not checksums:
-            raise MissingDataError(
+            raise DamagedDataError(
                 "svhn",
                 path,
-                "Its MD5 does not match torchvision's: the file is corrupt or not the SVHN "
-                "release. " + _SVHN_HOW,
+                f"its MD5 ({file_md5(path)}) does not match torchvision's list of the release "
+                f"({SVHN.split_list[split][2]}): the file is corrupt or not the release",
+                _SVHN_HOW,
             )
 
     class _Checked(SVHN):  # integrity was checked above (MD5 unless verify_checksums=False)
         def _check_integrity(self) -> bool:
             return True
 
-    ds = _Checked(str(root), split=split, download=False)
-    source = data_source_of(root, "svhn")
-    if source.is_stand_in:
-        log_stand_in("svhn", path, checksums=checksums == "stand-in")
+    try:  # a .mat file (scipy.io.loadmat): arrays, no code
+        ds = _Checked(str(root), split=split, download=False)
+        x = np.ascontiguousarray(np.asarray(ds.data, dtype=np.uint8).transpose(0, 2, 3, 1))
+        y = np.asarray(ds.labels, dtype=np.int64)
+    except Exception as exc:
+        raise DamagedDataError(
+            "svhn",
+            path,
+            f"it does not load as SVHN's .mat ({type(exc).__name__}: {exc})",
+            _SVHN_HOW,
+        ) from exc
+    if x.shape[1:] != (32, 32, 3) or y.shape != (len(x),):
+        raise DamagedDataError(
+            "svhn", path, f"its arrays have shapes {x.shape}, {y.shape}", _SVHN_HOW
+        )
+    if not verify_checksums:
+        source = unverified_source("svhn")
+    else:
+        source = (
+            stand_in_source("svhn") if checksums == "stand-in" else data_source_of(root, "svhn")
+        )
+        if source.is_stand_in:
+            log_stand_in("svhn", path, checksums=checksums == "stand-in")
     return ArrayDataset(
-        np.ascontiguousarray(ds.data.transpose(0, 2, 3, 1)),
-        np.asarray(ds.labels, dtype=np.int64),
+        x,
+        y,
         [str(i) for i in range(10)],
         f"svhn/{split}",
         {"root": str(root), "checksums": checksums, "data_source": source},

@@ -16,6 +16,7 @@ from privrepro.lazy_exports import lazy_exports
 if TYPE_CHECKING:
     from privrepro.data.arrays import ArrayDataset
     from privrepro.data.registry import (
+        DamagedDataError,
         DatasetInfo,
         MissingDataError,
         data_root,
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "privrepro.data.arrays": ("ArrayDataset",),
     "privrepro.data.registry": (
+        "DamagedDataError",
         "DatasetInfo",
         "MissingDataError",
         "data_root",
@@ -41,6 +43,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "ArrayDataset",
+    "DamagedDataError",
     "DatasetInfo",
     "MissingDataError",
     "data_root",

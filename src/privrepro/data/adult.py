@@ -5,6 +5,16 @@ Reads the UCI files ``<root>/adult/adult.data`` and ``adult.test`` (comma-separa
 A header row starting with ``age`` is accepted too. Rows with a missing value (``?``) are
 dropped, leaving 30,162 + 15,060 = 45,222 records.
 
+**Checked where read.** UCI publishes no checksum of these files, so each is checked against the
+release's documented counts (``adult.names``: 32,561 records in ``adult.data`` and 16,281 in
+``adult.test``, of which 30,162 and 15,060 have no missing value) and its format (15 fields per
+record, integers where the columns are numeric) before use; a file that differs raises
+:class:`~privrepro.data.registry.DamagedDataError` naming it, what differs and where to get a
+good copy. A cut or padded file is caught; an edit that keeps every count is not (no published
+checksum to hold it to). Files under a rehearsal marker are read as the stand-in they are
+(format checked, counts not), and ``verify=False`` reads any file in the format as unverified: in
+both cases ``records.attrs["data_source"]`` says it is a stand-in, never UCI Adult.
+
 :func:`adult_age_histogram` returns the count of each integer age; the histogram of the full
 45,222 records ships with the package (``embedded/adult_age_histogram.csv``) so that Fig. 7 runs
 without the files.
@@ -19,9 +29,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from privrepro.data.registry import MissingDataError, register_dataset
+from privrepro.data.registry import DamagedDataError, MissingDataError, register_dataset
 
-__all__ = ["COLUMNS", "adult_age_histogram", "embedded_age_histogram", "load_adult"]
+__all__ = [
+    "COLUMNS",
+    "RELEASE_COUNTS",
+    "adult_age_histogram",
+    "embedded_age_histogram",
+    "load_adult",
+]
 
 COLUMNS = [
     "age",
@@ -46,15 +62,41 @@ _HOW = (
     "Download adult.data and adult.test from https://archive.ics.uci.edu/dataset/2/adult "
     "into <data root>/adult/."
 )
+#: The release's documented counts per file (``adult.names``): records, and complete records.
+RELEASE_COUNTS = {"adult.data": (32_561, 30_162), "adult.test": (16_281, 15_060)}
 
 
-def _read_one(path: Path) -> pd.DataFrame:
+def _records(path: Path) -> list[str]:
+    """The record lines of a UCI Adult file (blank lines, the test file's ``|`` line and a
+    header row skipped), each checked to hold 15 fields."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DamagedDataError("adult", path, f"it cannot be read as text ({exc})", _HOW) from exc
     lines = []
-    for line in path.read_text().splitlines():
+    for number, line in enumerate(text.splitlines(), 1):
         s = line.strip()
         if not s or s.startswith("|") or s.lower().startswith("age,"):
             continue
+        if s.count(",") != len(COLUMNS) - 1:
+            raise DamagedDataError(
+                "adult",
+                path,
+                f"line {number} holds {s.count(',') + 1} fields, not {len(COLUMNS)}",
+                _HOW,
+            )
         lines.append(s)
+    return lines
+
+
+def _read_one(path: Path, check_counts: bool) -> pd.DataFrame:
+    lines = _records(path)
+    if check_counts and path.name in RELEASE_COUNTS:
+        expected = RELEASE_COUNTS[path.name][0]
+        if len(lines) != expected:
+            raise DamagedDataError(
+                "adult", path, f"it holds {len(lines):,} records, the release {expected:,}", _HOW
+            )
     df = pd.read_csv(
         io.StringIO("\n".join(lines)), header=None, names=COLUMNS, skipinitialspace=True, dtype=str
     )
@@ -62,7 +104,22 @@ def _read_one(path: Path) -> pd.DataFrame:
     df = df[~(df == "?").any(axis=1)].copy()
     df["income"] = df["income"].str.rstrip(".")
     for col in _NUMERIC:
+        bad = ~df[col].str.fullmatch(r"-?\d+", na=False)
+        if bad.any():
+            value = df.loc[bad, col].iloc[0]
+            raise DamagedDataError(
+                "adult", path, f"its column {col!r} holds {value!r}, not an integer", _HOW
+            )
         df[col] = df[col].astype(int)
+    if check_counts and path.name in RELEASE_COUNTS:
+        complete = RELEASE_COUNTS[path.name][1]
+        if len(df) != complete:
+            raise DamagedDataError(
+                "adult",
+                path,
+                f"it holds {len(df):,} records without a missing value, the release {complete:,}",
+                _HOW,
+            )
     return df.reset_index(drop=True)
 
 
@@ -71,14 +128,26 @@ def _read_one(path: Path) -> pd.DataFrame:
     description="UCI Adult census records (45,222 complete rows)",
     source="https://archive.ics.uci.edu/dataset/2/adult (CC BY 4.0)",
 )
-def load_adult(root: str | Path, split: str = "all", download: bool = False) -> pd.DataFrame:
+def load_adult(
+    root: str | Path, split: str = "all", download: bool = False, verify: bool = True
+) -> pd.DataFrame:
     """The Adult records of ``split`` (``train``, ``test`` or ``all``), rows with '?' dropped;
-    ``records.attrs["data_source"]`` says whether they are UCI Adult or a rehearsal stand-in."""
+    ``records.attrs["data_source"]`` says whether they are UCI Adult or a stand-in.
+
+    Raises:
+        MissingDataError: a file is missing.
+        DamagedDataError: a file does not hold the release's counts (``verify=True``, outside a
+            rehearsal stand-in) or is not in the format.
+    """
     if split not in _FILES:
         from privrepro.config.validation import ConfigError
 
         raise ConfigError("dataset.split", split, f"must be one of {sorted(_FILES)}")
+    from privrepro.data.provenance import data_source_of, unverified_source
+    from privrepro.data.standin_checks import log_stand_in
+
     folder = Path(root) / "adult"
+    source = data_source_of(root, "adult") if verify else unverified_source("adult")
     frames = []
     for name in _FILES[split]:
         path = folder / name
@@ -87,13 +156,10 @@ def load_adult(root: str | Path, split: str = "all", download: bool = False) -> 
                 _download(folder)
             if not path.is_file():
                 raise MissingDataError("adult", path, _HOW)
-        frames.append(_read_one(path))
+        frames.append(_read_one(path, check_counts=verify and not source.is_stand_in))
     records = pd.concat(frames, ignore_index=True)
-    from privrepro.data.provenance import data_source_of
-    from privrepro.data.standin_checks import log_stand_in
-
-    records.attrs["data_source"] = data_source_of(root, "adult")  # real, or rehearsal stand-in
-    if records.attrs["data_source"].is_stand_in:
+    records.attrs["data_source"] = source  # UCI Adult, or a stand-in (marked or unverified)
+    if source.is_stand_in and verify:
         log_stand_in("adult", folder)
     return records
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "DamagedDataError",
     "DatasetInfo",
     "MissingDataError",
     "data_root",
@@ -56,6 +57,30 @@ class MissingDataError(FileNotFoundError):
 
     def __str__(self) -> str:
         return self._message()
+
+
+class DamagedDataError(MissingDataError):
+    """A dataset file that is present but is not what the release holds: a checksum, size or row
+    count that differs, or a file that does not parse as its format.
+
+    Reported like a missing file, in one line: the file, what differs, how to get a good copy
+    and what points at the data root.
+    """
+
+    def __init__(self, dataset: str, path: Path, problem: str, how_to_obtain: str) -> None:
+        self.problem = problem.strip().rstrip(".")
+        super().__init__(dataset, path, how_to_obtain)
+
+    def _message(self) -> str:
+        how = self.how_to_obtain.strip()
+        if how and not how.endswith("."):
+            how += "."
+        where = f"the data root was set by {self.root_from}; " if self.root_from else ""
+        return (
+            f"dataset '{self.dataset}': the file {self.path} is damaged or not the release's: "
+            f"{self.problem}. {how} ({where}point paths.data_dir=... on the command line, or "
+            "PRIVREPRO_DATA, at a folder holding a good copy)"
+        )
 
 
 @dataclass(frozen=True)

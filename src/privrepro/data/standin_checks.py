@@ -6,29 +6,32 @@ they write may pass for real data, so every folder they write holds the marker f
 :data:`~privrepro.data.provenance.REHEARSAL_MARKER`: a JSON manifest that says what the files
 are and lists the MD5 of each file below it.
 
-A loader that checks checksums (torchvision's MD5 list of the real release) reacts to the
-marker in two ways:
+**A marker labels; it never vouches.** A loader that checks checksums (the release's MD5 list)
+reacts to the marker in two ways, and neither makes a file trusted:
 
-1. **Stand-in mode.** A file whose MD5 is not the release's is accepted only when a marker above
-   it lists that file with the MD5 it has now; the acceptance is logged once per folder. Without
-   a marker the usual "MD5 does not match" error stands, so a stand-in moved out of its marked
-   folder, or a corrupt stand-in, is refused like any corrupt download.
+1. **Stand-in mode.** A file whose MD5 is not the release's is read only when a marker above it
+   lists that file with the MD5 it has now, and then only as a stand-in (the data is labelled
+   so everywhere, and is read through the same restricted readers as real data: a pickle is
+   still unpickled by :mod:`privrepro.data.safe_pickle`). Without a marker the usual "MD5 does
+   not match" error stands, so a stand-in moved out of its marked folder, or a corrupt
+   stand-in, is refused like any corrupt download.
 2. **Labelling.** :func:`~privrepro.data.provenance.data_source_of` returns the
    :class:`~privrepro.data.provenance.DataSource` of a dataset under a root: the real dataset's
    name, or ``"rehearsal stand-in"`` standing in for it when its folder (or a parent) is marked.
    Loaders put it in ``ArrayDataset.meta`` under ``"data_source"``; whatever writes a table's
    ``data`` column can call the function directly.
+
+What identifies the files read (part of a unit's identity) is
+:func:`~privrepro.data.provenance.data_fingerprint`, beside the labels.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 from pathlib import Path
-from typing import Any
 
-from privrepro.data.provenance import REHEARSAL_MARKER
+from privrepro.data.provenance import REHEARSAL_MARKER, read_marker
 
 __all__ = [
     "checksum_status",
@@ -48,19 +51,6 @@ def file_md5(path: str | Path, chunk: int = 1 << 20) -> str:
         while block := fh.read(chunk):
             h.update(block)
     return h.hexdigest()
-
-
-def read_marker(folder: str | Path) -> dict[str, Any] | None:
-    """The manifest of the marker in ``folder``, ``{}`` for an empty or unreadable marker, or
-    ``None`` when ``folder`` holds none."""
-    path = Path(folder) / REHEARSAL_MARKER
-    if not path.is_file():
-        return None
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8") or "{}")
-    except (OSError, ValueError):
-        return {}
-    return manifest if isinstance(manifest, dict) else {}
 
 
 def _marker_listing(path: Path) -> tuple[Path, str] | None:
@@ -89,8 +79,10 @@ def checksum_status(path: str | Path, md5: str | None) -> str | None:
     Returns:
         ``"release"`` when the file has the release's MD5 (or no MD5 is known and it exists),
         ``"stand-in"`` when it is a rehearsal stand-in whose MD5 matches the manifest of a marker
-        above it (the loader then says so with :func:`log_stand_in`), ``None`` otherwise
-        (missing or corrupt file, or a file that is neither the release nor a listed stand-in).
+        above it (the loader then reads it as a stand-in, labels it so and says so with
+        :func:`log_stand_in`; it is not trusted any further: pickles still go through the
+        restricted unpickler), ``None`` otherwise (missing or corrupt file, or a file that is
+        neither the release nor a listed stand-in).
     """
     path = Path(path)
     if not path.is_file():

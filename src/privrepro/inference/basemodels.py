@@ -90,7 +90,17 @@ def save_state(model: torch.nn.Module, path: Path) -> None:
 def load_state(model: torch.nn.Module, path: str | Path) -> None:
     """Load a ``state_dict`` (``weights_only=True``: no code is unpickled). A checkpoint holding
     ``{"state_dict": ...}`` or a body without the normaliser is accepted too."""
-    state = torch.load(Path(path), map_location="cpu", weights_only=True)
+    try:
+        state = torch.load(Path(path), map_location="cpu", weights_only=True)
+    except Exception as exc:  # truncated, not a checkpoint, or naming more than tensors
+        from privrepro.data.registry import DamagedDataError
+
+        raise DamagedDataError(
+            "checkpoint",
+            Path(path),
+            f"it does not load as a weights-only state dict ({type(exc).__name__})",
+            "Replace it with the checkpoint as written, or delete it to train it again",
+        ) from exc
     if isinstance(state, dict) and "state_dict" in state:
         state = state["state_dict"]
     if isinstance(model, NormalizedNet) and not any(k.startswith("body.") for k in state):

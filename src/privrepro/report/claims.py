@@ -30,13 +30,28 @@ exact accounting, a measurement), each a ``where`` added to the selectors of a r
 ``rhs``, ``series``, ``lhs.0``/``lhs.1`` for a combination, or a selector's ``name``); a claim is
 *contradicted* when any of them contradicts it, and the verdict says which.
 
+**Readings.** The check and its ``decided_by`` are the claim's *deciding* reading: its
+``interpretation`` says what quantity, at which design, with which quantifier ("can": somewhere;
+"always": everywhere) and which gap (absolute or relative), and ``decides_because`` why this
+reading is the faithful one. Other plausible ``readings`` (each its own text, optionally its own
+check and computations, and ``why_not``) are evaluated too and shown beside the verdict, never
+deciding it. ``numbers`` name the decisive values (the paper's formula, exact at the paper's
+design, exact at the best design …) read from the tables, shown side by side. Every outcome
+carries its decisive numbers (the first failing point, or the tightest point that holds).
+
+A claim the paper makes in theory that the harness can only illustrate (``scope:
+illustration``) is evaluated and shown, never counted. A claim decidable without any figure
+(``computed``: a project function returning a table) reads its selectors with ``table:
+computed`` from that table.
+
 Verdicts: **reproduced** (every computation holds), **contradicted**, or **not comparable** with a
-reason (not run, stand-in data, profile, missing rows or columns). On stand-in data the outcome is
-still computed and shown ("on the stand-in the claim fails") but never counted.
+reason (not run, stand-in data, profile, missing rows or columns, illustration). On stand-in data
+the outcome is still computed and shown ("on the stand-in the claim fails") but never counted.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -45,6 +60,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from privrepro.report.derivation_entries import Computation, run_computation
 from privrepro.report.reference_schema import Spec, check_schema, is_number
 from privrepro.report.results import FigureResults, make_target
 from privrepro.report.row_selection import (
@@ -64,13 +80,17 @@ __all__ = [
     "CLAIM_VERDICTS",
     "COMPUTATION_KINDS",
     "RELATIONS",
+    "SCOPES",
     "Check",
     "Claim",
     "Decider",
+    "Number",
     "Outcome",
+    "Reading",
     "Selector",
     "Stat",
     "build_claim_card",
+    "claim_readings",
     "evaluate_check",
     "parse_check",
     "score_claim",
@@ -100,11 +120,14 @@ COMBINES = ("difference", "ratio", "relative_gap")
 #: Monte Carlo, timings).
 COMPUTATION_KINDS = ("paper-formula", "exact", "measured")
 CLAIM_VERDICTS = ("reproduced", "contradicted", "not comparable")
+#: What the harness's computation is to a claim: a test of it, or an illustration of a statement
+#: the paper makes in theory only (shown, never counted).
+SCOPES = ("test", "illustration")
 
 SELECTOR_SCHEMA: Spec = {
     "name": {"type": "id"},
     "figure": {"type": "string"},
-    "table": {"type": "string", "choices": ("main", "summary")},
+    "table": {"type": "string", "choices": ("main", "summary", "computed")},
     "where": {"type": "mapping"},
     "y": {"type": "string"},
     "x": {"type": "string"},
@@ -268,8 +291,33 @@ class Decider:
 
 
 @dataclass(frozen=True)
+class Reading:
+    """Another plausible reading of a claim: its text, its predicate (default: the claim's), the
+    computations it is evaluated by (default: the claim's) and why it does not decide."""
+
+    text: str
+    check: Check | None = None
+    decided_by: tuple[Decider, ...] = ()
+    why_not: str | None = None
+
+
+@dataclass(frozen=True)
+class Number:
+    """A decisive number of a claim: a value read from a table (``selector``), with a label."""
+
+    label: str
+    selector: Selector
+
+
+@dataclass(frozen=True)
 class Claim:
-    """A qualitative claim of a paper, the sentence it comes from, and its predicate."""
+    """A qualitative claim of a paper, the sentence it comes from, and its predicate.
+
+    ``check`` and ``decided_by`` are the deciding reading (``interpretation``, and
+    ``decides_because`` why); ``readings`` the other plausible ones; ``numbers`` the decisive
+    values; ``scope`` ``illustration`` where the harness only illustrates a theoretical
+    statement; ``computed`` a project function whose table the ``computed`` selectors read.
+    """
 
     id: str
     paper: str
@@ -283,6 +331,11 @@ class Claim:
     interpretation: str | None = None
     note: str | None = None
     file: str = ""
+    readings: tuple[Reading, ...] = ()
+    decides_because: str | None = None
+    numbers: tuple[Number, ...] = ()
+    scope: str = "test"
+    computed: Computation | None = None
 
 
 # --------------------------------------------------------------------------- parsing
@@ -396,11 +449,15 @@ def parse_check(raw: Any, fail: Fail, key: str = "check") -> Check:
 
 @dataclass
 class Outcome:
-    """How a check came out on the tables: ``holds``, ``fails`` or ``undecidable`` (with why)."""
+    """How a check came out on the tables: ``holds``, ``fails`` or ``undecidable`` (with why).
+
+    ``numbers``: the decisive values in a few words (the first failing point, or the tightest
+    point that holds; ``lhs vs rhs``)."""
 
     state: str
     detail: str
     rows: list[tuple[str, pd.DataFrame]] = field(default_factory=list)
+    numbers: str = ""
 
 
 class _Undecidable(Exception):
@@ -416,6 +473,7 @@ class _Ctx:
     override: dict[str, dict[str, Any]]
     group: dict[str, Any]
     used: list[tuple[str, pd.DataFrame]]
+    computed: pd.DataFrame | None = None
 
 
 def _key(v: Any) -> Any:
@@ -429,13 +487,19 @@ def _key(v: Any) -> Any:
 
 def _rows(sel: Selector, ctx: _Ctx) -> tuple[pd.DataFrame, str]:
     figure = sel.figure or ctx.figure
-    fr = ctx.figures.get((ctx.paper, figure))
-    if fr is None or not fr.ran:
-        raise _Undecidable(f"{figure} has no results (`{make_target(ctx.paper, figure)}`)")
-    df = fr.table if sel.table == "main" else fr.summary
-    if df is None:
-        raise _Undecidable(f"{figure} has no {sel.table} table")
-    df = rows_of_profile(df, ctx.profiles.get(figure))
+    if sel.table == "computed":
+        if ctx.computed is None:
+            raise _Undecidable("the claim has no computed table (`computed:`)")
+        df: pd.DataFrame | None = ctx.computed
+        figure = "computed"
+    else:
+        fr = ctx.figures.get((ctx.paper, figure))
+        if fr is None or not fr.ran:
+            raise _Undecidable(f"{figure} has no results (`{make_target(ctx.paper, figure)}`)")
+        df = fr.table if sel.table == "main" else fr.summary
+        if df is None:
+            raise _Undecidable(f"{figure} has no {sel.table} table")
+        df = rows_of_profile(df, ctx.profiles.get(figure))
     assert df is not None
     where = dict(sel.where)
     where.update({k: v for k, v in ctx.group.items() if k in df.columns})
@@ -596,7 +660,15 @@ def _stat_value(st: Stat, c: Check, ctx: _Ctx) -> float:
     return _reduce(_series(st.selector, ctx, c.range), st.reduce)
 
 
-def _eval_compare(c: Check, ctx: _Ctx) -> tuple[bool, str]:
+Evaluated = tuple[bool, str, str]
+"""(holds, detail in words, decisive numbers in a few words)."""
+
+
+def _vs(a: float, b: float) -> str:
+    return f"{_num(a)} vs {_num(b)}"
+
+
+def _eval_compare(c: Check, ctx: _Ctx) -> Evaluated:
     assert c.lhs is not None
     a = _series(c.lhs, ctx, c.range)
     x = c.lhs.x
@@ -609,9 +681,11 @@ def _eval_compare(c: Check, ctx: _Ctx) -> tuple[bool, str]:
     else:
         b = pd.Series(c.rhs_value, index=a.index, dtype=float)
     ok = []
+    slack = []
     for k in a.index:
         d = _d(float(a[k]), float(b[k]), c.on)
         ok.append(_apply(d, c.relation, c.margin, c.tolerance))
+        slack.append(_slack(d, c.relation, c.margin, c.tolerance))
     n, n_ok = len(ok), sum(ok)
     holds = n_ok == n if c.quantifier == "all" else n_ok > 0
     bad = [k for k, o in zip(a.index, ok, strict=True) if not o]
@@ -619,21 +693,48 @@ def _eval_compare(c: Check, ctx: _Ctx) -> tuple[bool, str]:
     rel = _relation_text(c)
     if c.quantifier == "all" and bad:
         k = bad[0]
-        return holds, (
+        return (
+            holds,
             f"{rel} fails at {len(bad)} of {n} {x} "
-            f"(first at {x}={fmt_key(k)}: lhs {_num(a[k])}, rhs {_num(b[k])})"
+            f"(first at {x}={fmt_key(k)}: lhs {_num(a[k])}, rhs {_num(b[k])})",
+            f"fails at {len(bad)} of {n} {x}; {x}={fmt_key(k)}: {_vs(a[k], b[k])}",
         )
     if c.quantifier == "any" and not good:
-        return holds, f"{rel} holds at none of {n} {x}"
-    k = (good or list(a.index))[0]
+        k = a.index[0]
+        return (
+            holds,
+            f"{rel} holds at none of {n} {x}",
+            f"holds at none of {n} {x}; {x}={fmt_key(k)}: {_vs(a[k], b[k])}",
+        )
+    if c.quantifier == "all":
+        # the tightest point: where the relation holds with the least room
+        k = list(a.index)[int(np.argmin(slack))]
+        numbers = f"holds at all {n} {x}; tightest {x}={fmt_key(k)}: {_vs(a[k], b[k])}"
+    else:
+        k = good[0]
+        numbers = f"holds at {n_ok} of {n} {x}; e.g. {x}={fmt_key(k)}: {_vs(a[k], b[k])}"
     span = f"{x} from {fmt_key(a.index[0])} to {fmt_key(a.index[-1])}"
-    return holds, (
-        f"{rel} at {n_ok} of {n} {x} ({span}; e.g. {x}={fmt_key(k)}: lhs {_num(a[k])}, "
-        f"rhs {_num(b[k])})"
+    ek = (good or list(a.index))[0]
+    return (
+        holds,
+        (
+            f"{rel} at {n_ok} of {n} {x} ({span}; e.g. {x}={fmt_key(ek)}: lhs {_num(a[ek])}, "
+            f"rhs {_num(b[ek])})"
+        ),
+        numbers,
     )
 
 
-def _eval_monotone(c: Check, ctx: _Ctx) -> tuple[bool, str]:
+def _slack(d: float, relation: str, margin: float, tolerance: float) -> float:
+    """How much room ``d`` leaves against the relation (negative: it fails)."""
+    if relation in (">", ">="):
+        return d - margin
+    if relation in ("<", "<="):
+        return margin - d
+    return tolerance - abs(d - margin)
+
+
+def _eval_monotone(c: Check, ctx: _Ctx) -> Evaluated:
     assert c.series is not None
     s = _series(c.series, ctx, c.range)
     if len(s) < 2:
@@ -647,17 +748,26 @@ def _eval_monotone(c: Check, ctx: _Ctx) -> tuple[bool, str]:
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         k0, k1 = s.index[i], s.index[i + 1]
-        return False, (
+        return (
+            False,
             f"not {word}: {_num(s[k0])} at {x}={fmt_key(k0)} then {_num(s[k1])} at "
-            f"{x}={fmt_key(k1)} ({int(bad.sum())} of {len(steps)} steps)"
+            f"{x}={fmt_key(k1)} ({int(bad.sum())} of {len(steps)} steps)",
+            f"{int(bad.sum())} of {len(steps)} steps not {word}; {x}={fmt_key(k0)} → "
+            f"{fmt_key(k1)}: {_num(s[k0])} → {_num(s[k1])}",
         )
-    return True, (
+    i = int(np.argmin(steps))
+    k0, k1 = s.index[i], s.index[i + 1]
+    return (
+        True,
         f"{word} over {len(s)} points: {_num(s.iloc[0])} at {x}={fmt_key(s.index[0])} to "
-        f"{_num(s.iloc[-1])} at {x}={fmt_key(s.index[-1])}"
+        f"{_num(s.iloc[-1])} at {x}={fmt_key(s.index[-1])}",
+        f"{_num(s.iloc[0])} at {x}={fmt_key(s.index[0])} → {_num(s.iloc[-1])} at "
+        f"{x}={fmt_key(s.index[-1])}; smallest step {x}={fmt_key(k0)} → {fmt_key(k1)}: "
+        f"{_num(s[k0])} → {_num(s[k1])}",
     )
 
 
-def _eval_crossover(c: Check, ctx: _Ctx) -> tuple[bool, str]:
+def _eval_crossover(c: Check, ctx: _Ctx) -> Evaluated:
     assert c.lhs is not None and c.rhs is not None
     d = _combine("difference", _series(c.lhs, ctx, c.range), _series(c.rhs, ctx, c.range))
     try:
@@ -667,13 +777,16 @@ def _eval_crossover(c: Check, ctx: _Ctx) -> tuple[bool, str]:
     x = c.lhs.x
     first, last = float(d.iloc[0]), float(d.iloc[-1])
     ok = _apply(first, c.low, 0.0, 0.0) and _apply(last, c.high, 0.0, 0.0)
-    return ok, (
+    return (
+        ok,
         f"lhs − rhs = {_num(first)} at {x}={fmt_key(d.index[0])} (wanted {c.low} 0) and "
-        f"{_num(last)} at {x}={fmt_key(d.index[-1])} (wanted {c.high} 0)"
+        f"{_num(last)} at {x}={fmt_key(d.index[-1])} (wanted {c.high} 0)",
+        f"lhs − rhs: {_num(first)} at {x}={fmt_key(d.index[0])}, {_num(last)} at "
+        f"{x}={fmt_key(d.index[-1])}",
     )
 
 
-def _eval_trend(c: Check, ctx: _Ctx) -> tuple[bool, str]:
+def _eval_trend(c: Check, ctx: _Ctx) -> Evaluated:
     assert c.series is not None
     s = _series(c.series, ctx, c.range)
     first, last = float(s.iloc[0]), float(s.iloc[-1])
@@ -681,25 +794,30 @@ def _eval_trend(c: Check, ctx: _Ctx) -> tuple[bool, str]:
     x = c.series.x
     what = "last / first" if c.on == "ratio" else "last − first"
     rel = {"~=": "≈", ">=": "≥", "<=": "≤"}.get(c.relation, c.relation)
-    return _apply(d, c.relation, c.margin, c.tolerance), (
+    return (
+        _apply(d, c.relation, c.margin, c.tolerance),
         f"{what} = {_num(d)} ({rel} {c.margin:g} wanted): {_num(first)} at "
-        f"{x}={fmt_key(s.index[0])}, {_num(last)} at {x}={fmt_key(s.index[-1])}"
+        f"{x}={fmt_key(s.index[0])}, {_num(last)} at {x}={fmt_key(s.index[-1])}",
+        f"{_num(first)} at {x}={fmt_key(s.index[0])} → {_num(last)} at "
+        f"{x}={fmt_key(s.index[-1])} ({what} {_num(d)})",
     )
 
 
-def _eval_stat(c: Check, ctx: _Ctx) -> tuple[bool, str]:
+def _eval_stat(c: Check, ctx: _Ctx) -> Evaluated:
     assert c.stat_lhs is not None and c.stat_rhs is not None
     a, b = _stat_value(c.stat_lhs, c, ctx), _stat_value(c.stat_rhs, c, ctx)
     d = _d(a, b, c.on)
     ok = _apply(d, c.relation, c.margin, c.tolerance)
     rhs = _num(b) if c.stat_rhs.value is not None else f"{c.stat_rhs.text()} = {_num(b)}"
-    return ok, (
+    return (
+        ok,
         f"lhs: {c.stat_lhs.text()} = {_num(a)}; rhs: {rhs}; {_relation_text(c)}: "
-        f"{'holds' if ok else 'fails'} ({'ratio' if c.on == 'ratio' else 'difference'} {_num(d)})"
+        f"{'holds' if ok else 'fails'} ({'ratio' if c.on == 'ratio' else 'difference'} {_num(d)})",
+        _vs(a, b),
     )
 
 
-_EVAL: dict[str, Callable[[Check, _Ctx], tuple[bool, str]]] = {
+_EVAL: dict[str, Callable[[Check, _Ctx], Evaluated]] = {
     "compare": _eval_compare,
     "monotone": _eval_monotone,
     "crossover": _eval_crossover,
@@ -732,17 +850,25 @@ def _combine_outcomes(outs: list[tuple[str, Outcome]], what: str) -> Outcome:
     """One outcome from several (``what``: ``groups`` of a for_each, or ``parts`` of an all_of)."""
     if len(outs) == 1:
         label, o = outs[0]
-        return Outcome(o.state, f"{label}{o.detail}")
+        return Outcome(o.state, f"{label}{o.detail}", numbers=f"{label}{o.numbers}")
     failing = [(g, o) for g, o in outs if o.state == "fails"]
     if failing:
         g, o = failing[0]
-        return Outcome("fails", f"{len(failing)} of {len(outs)} {what} fail; first: {g}{o.detail}")
+        return Outcome(
+            "fails",
+            f"{len(failing)} of {len(outs)} {what} fail; first: {g}{o.detail}",
+            numbers=f"{len(failing)} of {len(outs)} {what} fail; {g}{o.numbers}",
+        )
     undecided = [(g, o) for g, o in outs if o.state == "undecidable"]
     if undecided:
         g, o = undecided[0]
-        return Outcome("undecidable", f"{g}{o.detail}")
+        return Outcome("undecidable", f"{g}{o.detail}", numbers=f"{g}{o.numbers}")
     g, o = outs[0]
-    return Outcome("holds", f"holds in all {len(outs)} {what}; e.g. {g}{o.detail}")
+    return Outcome(
+        "holds",
+        f"holds in all {len(outs)} {what}; e.g. {g}{o.detail}",
+        numbers=f"all {len(outs)} {what} hold; e.g. {g}{o.numbers}",
+    )
 
 
 def _evaluate(c: Check, ctx: _Ctx) -> Outcome:
@@ -762,8 +888,8 @@ def _evaluate(c: Check, ctx: _Ctx) -> Outcome:
             outs.append((label, _combine_outcomes(parts, "parts")))
             continue
         try:
-            ok, detail = _EVAL[c.kind](c, sub)
-            outs.append((label, Outcome("holds" if ok else "fails", detail)))
+            ok, detail, numbers = _EVAL[c.kind](c, sub)
+            outs.append((label, Outcome("holds" if ok else "fails", detail, numbers=numbers)))
         except _Undecidable as e:
             outs.append((label, Outcome("undecidable", str(e))))
     return _combine_outcomes(outs, "groups")
@@ -776,10 +902,12 @@ def evaluate_check(
     figure: str,
     profiles: Mapping[str, str | None] | None = None,
     override: Mapping[str, Mapping[str, Any]] | None = None,
+    computed: pd.DataFrame | None = None,
 ) -> Outcome:
     """Evaluate ``check`` on the figures' tables (rows of ``profiles[figure]`` only).
 
-    ``override`` adds ``where`` entries to the selectors of a role (``lhs``, ``rhs``, ``series``).
+    ``override`` adds ``where`` entries to the selectors of a role (``lhs``, ``rhs``, ``series``);
+    ``computed`` is the table ``table: computed`` selectors read.
     Never raises on missing data: the outcome is ``undecidable`` with the reason.
     """
     used: list[tuple[str, pd.DataFrame]] = []
@@ -791,6 +919,7 @@ def evaluate_check(
         {k: dict(v) for k, v in (override or {}).items()},
         {},
         used,
+        computed,
     )
     out = _evaluate(check, ctx)
     out.rows = used
@@ -807,23 +936,66 @@ CLAIM_COLUMNS = [
     "quote",
     "source",
     "interpretation",
+    "decides_because",
+    "scope",
     "profile",
     "verdict",
     "decided_by",
     "decided_kind",
     "outcome",
+    "numbers",
+    "readings",
     "detail",
     "why",
     "code",
     "data",
     "file",
 ]
+"""The claims scorecard. ``interpretation``: the deciding reading; ``numbers``: the decisive
+values (``label = value; …``); ``readings``: a JSON list, one entry per (reading, computation):
+``reading``, ``decides`` (the deciding reading or another), ``computation``, ``kind``,
+``outcome`` (holds / fails / undecidable), ``numbers`` and ``why_not``; ``detail``: the full
+predicate trace of the deciding computations."""
 
 
 def _figures_of(claim: Claim) -> list[str]:
-    return list(
-        dict.fromkeys([claim.figure, *(s.figure or claim.figure for s in claim.check.selectors())])
-    )
+    checks = [claim.check, *(r.check for r in claim.readings if r.check is not None)]
+    sel = [s for c in checks for s in c.selectors() if s.table != "computed"]
+    return list(dict.fromkeys([claim.figure, *(s.figure or claim.figure for s in sel)]))
+
+
+def _computed_table(claim: Claim) -> tuple[pd.DataFrame | None, str | None]:
+    """The claim's computed table, or why there is none."""
+    if claim.computed is None:
+        return None, None
+    res = run_computation(claim.computed)
+    if res.error:
+        return None, res.error
+    if res.table is None:
+        return None, f"{claim.computed.call_text()} gave a number, not a table"
+    return res.table, None
+
+
+def _state(outcomes: Sequence[Outcome]) -> str:
+    states = [o.state for o in outcomes]
+    return "fails" if "fails" in states else "holds" if set(states) == {"holds"} else "undecidable"
+
+
+def _numbers_text(
+    claim: Claim,
+    figures: Mapping[tuple[str, str], FigureResults],
+    profiles: Mapping[str, str | None],
+    computed: pd.DataFrame | None,
+) -> str:
+    """``label = value; …`` for the claim's decisive numbers (``—`` where one cannot be read)."""
+    out = []
+    for num in claim.numbers:
+        ctx = _Ctx(claim.paper, claim.figure, figures, dict(profiles), {}, {}, [], computed)
+        try:
+            out.append(f"{num.label} = {_num(_scalar(num.selector, ctx))}")
+        except _Undecidable as e:
+            out.append(f"{num.label} = — ({e})")
+    return "; ".join(out)
 
 
 def score_claim(claim: Claim, figures: Mapping[tuple[str, str], FigureResults]) -> dict[str, Any]:
@@ -836,18 +1008,26 @@ def score_claim(claim: Claim, figures: Mapping[tuple[str, str], FigureResults]) 
         "quote": claim.quote,
         "source": claim.where,
         "interpretation": claim.interpretation or "",
+        "decides_because": claim.decides_because or "",
+        "scope": claim.scope,
         "profile": "",
         "verdict": "not comparable",
         "decided_by": "",
         "decided_kind": "",
         "outcome": "",
+        "numbers": "",
+        "readings": "[]",
         "detail": "",
         "why": "",
         "code": "",
         "data": "",
         "file": claim.file,
     }
-    names = _figures_of(claim)
+    computed, computed_error = _computed_table(claim)
+    if computed_error:
+        row.update(why=f"the computed table does not run: {computed_error}", code="undecidable")
+        return row
+    names = _figures_of(claim) if claim.computed is None or _uses_figures(claim) else []
     profiles: dict[str, str | None] = {}
     profile_ok = True
     for name in names:
@@ -862,21 +1042,37 @@ def score_claim(claim: Claim, figures: Mapping[tuple[str, str], FigureResults]) 
         profiles[name] = p
         profile_ok &= ok
     row["profile"] = ",".join(sorted({p for p in profiles.values() if p}))
-    deciders = claim.decided_by or (Decider(label="the figure's table"),)
-    outcomes = [
-        (d, evaluate_check(claim.check, figures, claim.paper, claim.figure, profiles, d.where))
-        for d in deciders
+
+    def run(check: Check, deciders: tuple[Decider, ...]) -> list[tuple[Decider, Outcome]]:
+        ds = deciders or (Decider(label="the figure's table"),)
+        return [
+            (
+                d,
+                evaluate_check(
+                    check, figures, claim.paper, claim.figure, profiles, d.where, computed
+                ),
+            )
+            for d in ds
+        ]
+
+    outcomes = run(claim.check, claim.decided_by)
+    readings: list[dict[str, Any]] = [
+        _reading_entry(claim.interpretation or claim.claim, True, d, o, None) for d, o in outcomes
     ]
+    for r in claim.readings:
+        for d, o in run(r.check or claim.check, r.decided_by or claim.decided_by):
+            readings.append(_reading_entry(r.text, False, d, o, r.why_not))
+    row["readings"] = json.dumps(readings, ensure_ascii=False)
+    row["numbers"] = _numbers_text(claim, figures, profiles, computed)
     labels: set[str] = set()
     for _, out in outcomes:
         for name, rows in out.rows:
+            if name == "computed":
+                continue
             found = data_labels(figures[(claim.paper, name)], profiles.get(name), rows)
             labels |= set(found or [])
     row["data"] = "; ".join(sorted(labels))
-    states = [o.state for _, o in outcomes]
-    overall = (
-        "fails" if "fails" in states else "holds" if set(states) == {"holds"} else "undecidable"
-    )
+    overall = _state([o for _, o in outcomes])
     row["outcome"] = overall
     row["detail"] = " · ".join(
         (f"{d.label}: " if claim.decided_by else "") + f"{o.state} — {o.detail}"
@@ -894,6 +1090,13 @@ def score_claim(claim: Claim, figures: Mapping[tuple[str, str], FigureResults]) 
     if problem:
         code, why = problem
         row.update(why=f"{why} (on it the claim {overall})", code=code)
+        return row
+    if claim.scope == "illustration" and overall != "undecidable":
+        row.update(
+            why="the paper states this in theory only; the harness's computation illustrates it "
+            f"and is not counted (on it the claim {overall})",
+            code="illustration",
+        )
         return row
     failing = [d for d, o in outcomes if o.state == "fails"]
     if failing:
@@ -913,6 +1116,38 @@ def score_claim(claim: Claim, figures: Mapping[tuple[str, str], FigureResults]) 
     undecided = next(o for _, o in outcomes if o.state == "undecidable")
     row.update(why=f"cannot be decided: {undecided.detail}", code="undecidable")
     return row
+
+
+def _uses_figures(claim: Claim) -> bool:
+    checks = [claim.check, *(r.check for r in claim.readings if r.check is not None)]
+    sel = [s for c in checks for s in c.selectors()] + [n.selector for n in claim.numbers]
+    return any(s.table != "computed" for s in sel)
+
+
+def _reading_entry(
+    text: str, decides: bool, d: Decider, o: Outcome, why_not: str | None
+) -> dict[str, Any]:
+    return {
+        "reading": text,
+        "decides": decides,
+        "computation": d.label,
+        "kind": d.kind or "",
+        "outcome": o.state,
+        "numbers": o.numbers or o.detail,
+        "why_not": why_not or "",
+    }
+
+
+def claim_readings(row: Mapping[Any, Any]) -> list[dict[str, Any]]:
+    """The ``readings`` of a scorecard row as a list (the CSV holds them as JSON)."""
+    raw = row.get("readings")
+    if not isinstance(raw, str) or not raw.strip():
+        return []
+    try:
+        out = json.loads(raw)
+    except json.JSONDecodeError:
+        return []
+    return [r for r in out if isinstance(r, dict)] if isinstance(out, list) else []
 
 
 def build_claim_card(

@@ -23,7 +23,17 @@ from typing import Any
 
 import yaml
 
-from privrepro.report.claims import COMPUTATION_KINDS, Claim, Decider, parse_check
+from privrepro.report.claims import (
+    COMPUTATION_KINDS,
+    SCOPES,
+    SELECTOR_SCHEMA,
+    Claim,
+    Decider,
+    Number,
+    Reading,
+    Selector,
+    parse_check,
+)
 from privrepro.report.derivation_entries import COMPUTATION_SCHEMA, Computation, parse_computation
 from privrepro.report.reference_schema import Spec, check_schema
 
@@ -103,6 +113,7 @@ VALUE_SCHEMA: Spec = {
     "requires": {"type": "mapping"},
     "note": {"type": "string"},
     "derivation": {"type": "object", "schema": COMPUTATION_SCHEMA},
+    "guarantee": {"type": "object", "schema": {**MATCH_SCHEMA, "label": {"type": "string"}}},
 }
 LOOKUP_SCHEMA: Spec = {
     "figure": {"type": "string", "required": True},
@@ -140,9 +151,21 @@ CLAIM_SCHEMA: Spec = {
     "check": {"type": "object", "required": True},
     "decided_by": {"type": "list"},
     "profiles": {"type": "list", "items": "string"},
-    "interpretation": {"type": "string"},
+    "interpretation": {"type": "string", "required": True},
+    "decides_because": {"type": "string"},
+    "readings": {"type": "list"},
+    "numbers": {"type": "list"},
+    "scope": {"type": "string", "choices": SCOPES},
+    "computed": {"type": "object", "schema": COMPUTATION_SCHEMA},
     "note": {"type": "string"},
 }
+READING_SCHEMA: Spec = {
+    "reading": {"type": "string", "required": True},
+    "check": {"type": "object"},
+    "decided_by": {"type": "list"},
+    "why_not": {"type": "string", "required": True},
+}
+NUMBER_SCHEMA: Spec = {"label": {"type": "string", "required": True}, **SELECTOR_SCHEMA}
 DECIDER_SCHEMA: Spec = {
     "label": {"type": "string", "required": True},
     "kind": {"type": "string", "choices": COMPUTATION_KINDS},
@@ -250,6 +273,9 @@ class ReferenceValue:
             parameter of the run (``params`` in its metadata, dotted keys for nested ones) or a
             column with one value; otherwise the value is not comparable (data not available).
         file: the reference file it was read from (for messages).
+        guarantee: for a privacy parameter (an ε) computed by a paper's formula, where the exact
+            value of the same mechanism is found: the value is a valid guarantee only if the
+            exact one does not exceed it (the report flags it beside its tick otherwise).
     """
 
     id: str
@@ -265,6 +291,7 @@ class ReferenceValue:
     note: str | None = None
     derivation: Computation | None = None
     file: str = ""
+    guarantee: Lookup | None = None
 
     @property
     def reference_class(self) -> str:
@@ -381,7 +408,15 @@ def _parse_value(raw: Mapping[str, Any], paper: str, file: str, fail: Any) -> Re
             "is required for a derived value: the formula or the privrepro function that "
             "computes it",
         )
+    guarantee = None
+    if raw.get("guarantee") is not None:
+        g = raw["guarantee"]
+        guarantee = Lookup(
+            **_lookup_fields(g, str(raw["figure"]), fail, "guarantee."),
+            label=_str(g.get("label")),
+        )
     return ReferenceValue(
+        guarantee=guarantee,
         id=str(raw["id"]),
         paper=paper,
         figure=str(raw["figure"]),
@@ -408,20 +443,72 @@ def _parse_decider(raw: Any, fail: Any, key: str) -> Decider:
     return Decider(label=str(raw["label"]), kind=_str(raw.get("kind")), where=where)
 
 
-def _parse_claim(raw: Mapping[str, Any], paper: str, file: str, fail: Any) -> Claim:
-    check_schema(raw, CLAIM_SCHEMA, fail)
-    check = parse_check(raw["check"], fail)
-    roles = {s.role for s in check.selectors()} | {s.role.split(".")[0] for s in check.selectors()}
+def _parse_deciders(raw: Any, roles: set[str], fail: Any, key: str) -> tuple[Decider, ...]:
     deciders = []
-    for i, d in enumerate(raw.get("decided_by") or []):
-        decider = _parse_decider(d, fail, f"decided_by[{i}]")
+    for i, d in enumerate(raw or []):
+        decider = _parse_decider(d, fail, f"{key}[{i}]")
         unknown = set(decider.where) - roles
         if unknown:
             fail(
-                f"decided_by[{i}].where.{sorted(unknown)[0]}",
+                f"{key}[{i}].where.{sorted(unknown)[0]}",
                 f"no selector has this role; the check's roles are {sorted(roles)}",
             )
         deciders.append(decider)
+    return tuple(deciders)
+
+
+def _roles(check: Any) -> set[str]:
+    sel = check.selectors()
+    return {s.role for s in sel} | {s.role.split(".")[0] for s in sel}
+
+
+def _parse_claim(raw: Mapping[str, Any], paper: str, file: str, fail: Any) -> Claim:
+    check_schema(raw, CLAIM_SCHEMA, fail)
+    check = parse_check(raw["check"], fail)
+    deciders = _parse_deciders(raw.get("decided_by"), _roles(check), fail, "decided_by")
+    readings = []
+    for i, r in enumerate(raw.get("readings") or []):
+        key = f"readings[{i}]"
+        check_schema(r, READING_SCHEMA, lambda k, p, _key=key: fail(f"{_key}.{k}", p))
+        own = parse_check(r["check"], fail, f"{key}.check") if r.get("check") else None
+        roles = _roles(own or check)
+        readings.append(
+            Reading(
+                text=str(r["reading"]),
+                check=own,
+                decided_by=_parse_deciders(r.get("decided_by"), roles, fail, f"{key}.decided_by"),
+                why_not=_str(r.get("why_not")),
+            )
+        )
+    numbers = []
+    for i, n in enumerate(raw.get("numbers") or []):
+        key = f"numbers[{i}]"
+        check_schema(n, NUMBER_SCHEMA, lambda k, p, _key=key: fail(f"{_key}.{k}", p))
+        table = str(n.get("table") or "main")
+        y = n.get("y") or ("value" if table == "summary" else None)
+        if not y:
+            fail(f"{key}.y", "is required (the column holding the value)")
+        numbers.append(
+            Number(
+                label=str(n["label"]),
+                selector=Selector(
+                    role="number",
+                    y=str(y),
+                    where=dict(n.get("where") or {}),
+                    figure=_str(n.get("figure")),
+                    table=table,
+                    agg=str(n.get("agg") or "only"),
+                ),
+            )
+        )
+    computed = None
+    if raw.get("computed") is not None:
+        computed = parse_computation(raw["computed"], lambda k, p: fail(f"computed.{k}", p))
+        if computed.function is None:
+            fail("computed.function", "is required: the project function computing the table")
+    selectors = [s for c in (check, *(r.check for r in readings if r.check)) for s in c.selectors()]
+    if any(s.table == "computed" for s in selectors) and computed is None:
+        fail("computed", "is required: a selector reads `table: computed`")
     profiles = raw.get("profiles")
     return Claim(
         id=str(raw["id"]),
@@ -431,11 +518,16 @@ def _parse_claim(raw: Mapping[str, Any], paper: str, file: str, fail: Any) -> Cl
         quote=str(raw["quote"]),
         where=str(raw["source"]["where"]),
         check=check,
-        decided_by=tuple(deciders),
+        decided_by=deciders,
         profiles=None if profiles is None else tuple(str(p) for p in profiles),
         interpretation=_str(raw.get("interpretation")),
         note=_str(raw.get("note")),
         file=file,
+        readings=tuple(readings),
+        decides_because=_str(raw.get("decides_because")),
+        numbers=tuple(numbers),
+        scope=str(raw.get("scope") or "test"),
+        computed=computed,
     )
 
 

@@ -22,6 +22,7 @@ from typing import Any
 import pandas as pd
 
 from privrepro.data.provenance import is_stand_in_label
+from privrepro.report.claims import claim_readings
 from privrepro.report.derivation_entries import Computation, ComputationResult, run_computation
 from privrepro.report.document import (
     Block,
@@ -290,16 +291,24 @@ def _fig_link(paper: str, figure: str) -> str:
     return f"[{paper} {figure_label(figure)}](#{_anchor(paper, figure)})"
 
 
+def _deciding(r: Mapping[Any, Any]) -> list[dict[str, Any]]:
+    return [x for x in claim_readings(r) if x.get("decides")]
+
+
 def _contradicted_items(claims: pd.DataFrame) -> list[str | tuple[str, list[str]]]:
+    """One item per claim: the claim and who decided it; under it the reading and its numbers
+    (the full predicate trace stays in the claims CSV)."""
     items: list[str | tuple[str, list[str]]] = []
     for r in claims.to_dict("records"):
         by = f" — decided by {r['decided_by']}" if r["decided_by"] else ""
-        items.append(
-            (
-                f"{_fig_link(r['paper'], r['figure'])}: {r['claim']}{by} (`{r['id']}`)",
-                [str(r["detail"])],
-            )
-        )
+        sub = []
+        if r.get("interpretation"):
+            sub.append(f"*read as:* {r['interpretation']}")
+        failing = [x for x in _deciding(r) if x["outcome"] == "fails"] or _deciding(r)
+        sub += [f"{x['computation']}: {x['numbers']}" for x in failing]
+        if r.get("numbers"):
+            sub.append(f"*numbers:* {r['numbers']}")
+        items.append((f"{_fig_link(r['paper'], r['figure'])}: {r['claim']}{by} (`{r['id']}`)", sub))
     return items
 
 
@@ -488,7 +497,15 @@ def _verdict_text(r: Mapping[Any, Any]) -> str:
     if r["code"] == "not-run":
         return str(r["why"])
     out = _VERDICT_MARK[str(r["outcome"])]
-    return out + (f": {r['why']}" if r["why"] else "")
+    out += f": {r['why']}" if r["why"] else ""
+    if r.get("guarantee") == "not valid":
+        out += (
+            f"<br>⚠️ **not a valid guarantee**: the exact value of the same mechanism is "
+            f"{fmt_num(r['exact'])} (> {fmt_num(r['reproduced'])})"
+        )
+    elif r.get("guarantee") == "valid":
+        out += f"<br>a valid guarantee (exact {fmt_num(r['exact'])})"
+    return out
 
 
 def _reproduced_text(r: Mapping[Any, Any]) -> str:
@@ -552,20 +569,70 @@ def _values_table(
     return Table(header, rows, ["l", "l", "r", "r", "r", "l", "l"])
 
 
+_OUTCOME_MARK = {"holds": "✅ holds", "fails": "❌ fails", "undecidable": "⚪ undecidable"}
+
+
+def _claim_verdict(r: Mapping[Any, Any]) -> str:
+    verdict = _VERDICT_MARK[str(r["verdict"])]
+    if r["verdict"] in ("reproduced", "contradicted") and r["decided_by"]:
+        verdict += f" by {r['decided_by']}"
+    if r["why"]:
+        verdict += f": {r['why']}"
+    return verdict
+
+
 def _claims_table(claims: pd.DataFrame) -> Table:
-    header = ["claim", "the paper says", "verdict", "how it came out"]
+    """Every claim of a figure in one row: the claim and its reading, the verdict, and the
+    numbers that decided it (the predicate trace is in the claims CSV)."""
+    header = ["claim", "read as", "verdict", "decisive numbers"]
     rows = []
     for r in claims.to_dict("records"):
-        verdict = _VERDICT_MARK[str(r["verdict"])]
-        if r["verdict"] in ("reproduced", "contradicted") and r["decided_by"]:
-            verdict += f" by {r['decided_by']}"
-        if r["why"]:
-            verdict += f": {r['why']}"
         claim = f"{r['claim']}<br>`{r['id']}`"
-        if r["interpretation"]:
-            claim += f"<br>*read as:* {r['interpretation']}"
-        rows.append([claim, f"“{r['quote']}”<br>*{r['source']}*", verdict, str(r["detail"]) or "—"])
+        numbers = "<br>".join(
+            f"{x['computation']}: {x['numbers']}" for x in _deciding(r) if x.get("numbers")
+        )
+        rows.append([claim, str(r["interpretation"]) or "—", _claim_verdict(r), numbers or "—"])
     return Table(header, rows, ["l", "l", "l", "l"])
+
+
+def _re_read(r: Mapping[Any, Any]) -> bool:
+    """A claim shown with its readings: contradicted, or with more than one reading."""
+    return r["verdict"] == "contradicted" or any(not x["decides"] for x in claim_readings(r))
+
+
+def _reading_blocks(r: Mapping[Any, Any]) -> list[Block]:
+    """A contradicted or re-read claim: the sentence, why its reading decides, and one short
+    table of readings (reading, computation, numbers, outcome)."""
+    blocks: list[Block] = [
+        Para(f"**{r['claim']}** (`{r['id']}`) — “{r['quote']}” *({r['source']})*")
+    ]
+    if r.get("decides_because"):
+        blocks.append(Para(f"*Why the first reading decides:* {r['decides_because']}"))
+    rows = []
+    for x in claim_readings(r):
+        mark = _OUTCOME_MARK.get(str(x["outcome"]), str(x["outcome"]))
+        reading = ("**decides:** " if x["decides"] else "") + str(x["reading"])
+        if x.get("why_not"):
+            reading += f"<br>*not deciding:* {x['why_not']}"
+        rows.append([reading, str(x["computation"]), str(x["numbers"]), mark])
+    blocks.append(Table(["reading", "computation", "numbers", "outcome"], rows))
+    tail = f"**Verdict:** {_claim_verdict(r)}."
+    if r.get("numbers"):
+        tail += f" **Decisive numbers:** {r['numbers']}."
+    blocks.append(Para(tail))
+    return blocks
+
+
+def _claims_blocks(claims: pd.DataFrame) -> list[Block]:
+    """A figure's claims: the one-row-per-claim table, then the readings of each claim that is
+    contradicted or was read more than one way."""
+    blocks: list[Block] = [_claims_table(claims)]
+    re_read = [r for r in claims.to_dict("records") if _re_read(r)]
+    if re_read:
+        blocks.append(Para("**Claims contradicted or read more than one way**"))
+        for r in re_read:
+            blocks += _reading_blocks(r)
+    return blocks
 
 
 def _summary_details(fr: FigureResults, matched: set[str]) -> list[Block]:
@@ -656,7 +723,7 @@ def _figure_section(
         blocks += _assumptions(fr.meta)
     if len(claims):
         blocks.append(Para("**The paper's claims about this figure**"))
-        blocks.append(_claims_table(claims))
+        blocks += _claims_blocks(claims)
     if len(card):
         blocks.append(Para("**Reproduced against the paper's values**"))
         blocks.append(_values_table(card, derivations, refs_by_id))

@@ -17,6 +17,11 @@ Verdicts (``verdict``), named by the kind of reference (``outcome``): a *printed
     1e-12 for floating-point representation).
 ``fail``
     the difference exceeds the tolerance.
+A value that is a privacy guarantee computed by a paper's formula (an ε) names where the exact
+value of the same mechanism is found (``guarantee``): ``exact`` holds it and ``guarantee`` says
+``valid`` (exact ≤ the value, up to a relative 1e-6) or ``not valid`` — shown beside the tick,
+whatever the verdict on the value itself.
+
 ``not comparable``
     with a ``why`` and a ``code``: ``not-run`` (the figure has no results), ``profile`` (made
     under a profile the entry does not list), ``unreadable``, ``stand-in`` (computed on stand-in
@@ -92,7 +97,10 @@ SCORECARD_COLUMNS = [
     "code",
     "n_rows",
     "file",
+    "exact",
+    "guarantee",
 ]
+_GUARANTEE_SLACK = 1e-6  # relative: the exact value may exceed a valid guarantee by rounding only
 _REPR_SLACK = 1e-12  # relative slack for floating-point representation in the pass test
 
 
@@ -244,6 +252,8 @@ def _row(ref: ReferenceValue, fr: FigureResults | None) -> dict[str, Any]:
         "code": "",
         "n_rows": 0,
         "file": ref.file,
+        "exact": np.nan,
+        "guarantee": "",
     }
 
     def done(verdict: str = "not comparable", **kw: Any) -> dict[str, Any]:
@@ -257,6 +267,12 @@ def _row(ref: ReferenceValue, fr: FigureResults | None) -> dict[str, Any]:
     profile, allowed = choose_profile(profiles_of(fr), ref.profiles)
     row["profile"] = profile or ""
     sel = select(fr, ref.match, profile)
+    if ref.guarantee is not None:
+        exact = select(fr, ref.guarantee, profile).value
+        claimed = sel.value if sel.value is not None else float(ref.value)
+        if exact is not None:
+            valid = exact <= claimed + _GUARANTEE_SLACK * max(abs(claimed), 1e-12)
+            row.update(exact=exact, guarantee="valid" if valid else "not valid")
     row["n_rows"] = sel.n
     labels = (
         data_labels(fr, profile, sel.rows)

@@ -60,6 +60,14 @@ def main(argv: list[str] | None = None) -> int:
         except (ConfigError, MissingDataError) as exc:
             print(f"{entry.name}: {error_line(exc)}", file=sys.stderr)
             failures.append((entry.name, str(exc)))
+        except OSError as exc:  # an I/O failure naming its path: one line
+            line = error_line(exc)
+            if line is None:
+                traceback.print_exc()
+                line = f"{type(exc).__name__}: {exc}"
+            print(f"{entry.name}: {line}", file=sys.stderr)
+            other_errors += 1
+            failures.append((entry.name, line))
         except Exception as exc:  # keep going: other figures are independent
             traceback.print_exc()
             other_errors += 1

@@ -6,8 +6,16 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-__all__ = ["ExperimentEntry", "conf_dir", "list_experiments", "resolve_target"]
+__all__ = [
+    "ExperimentEntry",
+    "conf_dir",
+    "experiment_recipe",
+    "figure_recipes",
+    "list_experiments",
+    "resolve_target",
+]
 
 
 def conf_dir() -> Path:
@@ -75,3 +83,46 @@ def resolve_target(target: str, root: Path | None = None) -> list[ExperimentEntr
         known = ", ".join(e.make_target for e in entries)
         raise SystemExit(f"no experiment matches '{target}'. Known targets: {known}")
     return found
+
+
+def experiment_recipe(path: Path) -> tuple[str, str, str] | None:
+    """``(paper, figure, recipe)`` of an experiment config: the figure it writes
+    (``figure.paper``, ``figure.name``; the file's folder and name by default) and the recipe its
+    defaults list names (``- /recipe: package.module:Class``); ``None`` when it names none.
+
+    The file is read as YAML data: nothing in it is imported or run.
+    """
+    import yaml
+
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError):
+        return None
+    if not isinstance(doc, dict):
+        return None
+    recipe = None
+    for item in doc.get("defaults") or []:
+        if isinstance(item, dict):
+            for key, value in item.items():
+                if str(key).lstrip("/") == "recipe" and isinstance(value, str):
+                    recipe = value
+    node = doc.get("figure")
+    figure: dict[str, Any] = node if isinstance(node, dict) else {}
+    paper = str(figure.get("paper") or path.parent.name)
+    name = str(figure.get("name") or path.stem)
+    return None if recipe is None else (paper, name, recipe)
+
+
+def figure_recipes(root: Path | None = None) -> dict[tuple[str, str], str]:
+    """The registry of the project's figures: ``(paper, figure)`` → the recipe its experiment
+    config names (``package.module:Class``), for every ``conf/experiment/<paper>/<figure>.yaml``.
+
+    This is where a figure's recipe comes from when its table is derived or its plot redrawn;
+    never from a name read from the run store or a results file.
+    """
+    out: dict[tuple[str, str], str] = {}
+    for entry in list_experiments(root):
+        found = experiment_recipe(entry.path)
+        if found is not None:
+            out[(found[0], found[1])] = found[2]
+    return out

@@ -7,9 +7,11 @@
 
 A configuration error (unknown key, value out of range, a unit too big for the machine, an
 unwritable output folder, a multirun of zero jobs) is reported in one line naming the key, the
-value and the allowed range, with exit status 2, before anything is computed. A missing dataset
-file is reported the same way: one line naming the file, how to obtain it and what points at the
-data root, exit status 2.
+value and the allowed range, with exit status 2, before anything is computed. A missing or
+damaged dataset file is reported the same way: one line naming the file (and what differs), how
+to obtain a good copy and what points at the data root, exit status 2. An I/O failure while
+writing (a full disk, a special file system) is one line naming the path, exit status 1; the
+store is left as it was (a unit's build folder is removed, every file is written atomically).
 """
 
 from __future__ import annotations
@@ -84,6 +86,12 @@ def _app(cfg: DictConfig) -> str:
     except (ConfigError, MissingDataError) as exc:
         print(f"privrepro: {error_line(exc)}", file=sys.stderr)
         sys.exit(2)
+    except OSError as exc:  # a full disk, a read-only or special file system: the path named
+        line = error_line(exc)
+        if line is None:
+            raise
+        print(f"privrepro: {line}", file=sys.stderr)
+        sys.exit(1)
     return report_run(run)
 
 

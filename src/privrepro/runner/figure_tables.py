@@ -4,11 +4,15 @@
     python -m privrepro.runner.figure_tables --figure pb/fig1     # one figure
 
 ``results/<paper>/<figure>.parquet`` is a pure function of the verified units in
-``experiments/<paper>/<figure>/``: every unit whose manifest verifies and whose recipe and version
-are the figure's current ones, all profiles and seeds, ordered by ``(profile, seed, unit_id)``,
+``experiments/<paper>/<figure>/``: every unit whose manifest verifies, whose config names this
+paper and figure and hashes to its folder's name, and whose recipe and version are the figure's
+configured ones (:func:`figure_recipe`: the recipe its experiment config names, never a name read
+from the store), all profiles and seeds, ordered by ``(profile, seed, unit_id)``,
 with the columns ``paper, figure, profile, seed, unit_id, data`` (``data``: the label of what the
-unit ran on, :class:`~privrepro.data.provenance.DataSource`, kept in the unit's environment), then one column per parameter that
-differs between the units (see :func:`param_columns`), then the units' own rows.
+unit ran on, :class:`~privrepro.data.provenance.DataSource`, kept in the unit's environment),
+then ``data_fingerprint`` when units read different data (the fingerprint in their identities),
+then one column per parameter that differs between the units (see :func:`param_columns`), then
+the units' own rows.
 ``<figure>.csv`` is its export. The Parquet is the source of truth of plots, summaries and the
 report; a CSV edited by hand no longer matches it and is reported (:func:`read_table`), never
 read in its place.
@@ -26,7 +30,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib
 import json
 import logging
 import math
@@ -55,6 +58,8 @@ __all__ = [
     "TableFiles",
     "data_sources",
     "derive_table",
+    "failure_line",
+    "figure_recipe",
     "main",
     "param_columns",
     "read_table",
@@ -68,6 +73,9 @@ __all__ = [
 log = logging.getLogger("privrepro.tables")
 
 FRONT = ["paper", "figure", "profile", "seed", "unit_id", "data"]
+#: The column added after :data:`FRONT` when the table's units read different data (their
+#: identities' ``data`` fingerprints differ): the same unit on other data is another unit.
+DATA_FINGERPRINT = "data_fingerprint"
 LAST_RUN = "last_run.json"
 
 
@@ -153,19 +161,53 @@ def stored_units(store: UnitStore) -> list[StoredUnit]:
     return out
 
 
-def _current_recipe(units: Sequence[StoredUnit]) -> tuple[str, int] | None:
-    """The recipe and version of the figure's code (importable), else the newest in the store."""
-    found = {u.recipe for u in units}
-    if not found:
-        return None
-    for name, _ in sorted(found):
-        module, _, cls = name.partition(":")
-        try:
-            recipe = getattr(importlib.import_module(module), cls)
-        except (ImportError, AttributeError, ValueError):
-            continue
-        return name, int(getattr(recipe, "version", 1))
-    return max(found, key=lambda r: (r[1], r[0]))
+class UnknownFigure(LookupError):
+    """A store folder no experiment config registers: its recipe cannot be told."""
+
+
+def figure_recipe(paper: str, figure: str, conf: Path | None = None) -> tuple[str, int]:
+    """The figure's configured recipe and its version, from the registry of the project's
+    figures (the recipe its ``conf/experiment/<paper>/<figure>.yaml`` names).
+
+    Only that recipe is ever imported: a recipe name read from a unit's ``config.json``, a
+    ``meta.json`` or ``last_run.json`` only selects units (or is refused), it is never imported.
+
+    Raises:
+        UnknownFigure: when no experiment config registers ``paper/figure``.
+    """
+    from privrepro.runner.catalog import figure_recipes
+    from privrepro.runner.plan import load_recipe, recipe_version
+
+    name = figure_recipes(conf).get((paper, figure))
+    if name is None:
+        raise UnknownFigure(
+            f"{paper}/{figure}: no experiment config registers this figure, so its recipe "
+            "is unknown; its table is left as it is"
+        )
+    return name, recipe_version(load_recipe(name))
+
+
+def _report_left_out(store: UnitStore, current: tuple[str, int], left: list[StoredUnit]) -> None:
+    """One warning line for the verified units that are not of the figure's configured recipe."""
+    if not left:
+        return
+    older = [u for u in left if u.recipe[0] == current[0]]
+    other = sorted({u.recipe[0] for u in left if u.recipe[0] != current[0]})
+    parts = []
+    if older:
+        versions = sorted({u.recipe[1] for u in older})
+        parts.append(f"{len(older)} of version {versions} (current {current[1]})")
+    if other:
+        n = len(left) - len(older)
+        parts.append(f"{n} naming another recipe ({', '.join(other)[:120]})")
+    log.warning(
+        "%s/%s: %d unit(s) left out of the table, not of the configured recipe %s: %s",
+        store.paper,
+        store.figure,
+        len(left),
+        current[0],
+        "; ".join(parts),
+    )
 
 
 def _flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -240,15 +282,21 @@ def derive_table(
     store: UnitStore,
     recipe: tuple[str, int] | None = None,
     sources: Mapping[str, DataSource] | None = None,
+    conf: Path | None = None,
 ) -> DerivedTable:
-    """The figure's table from every verified unit of ``recipe`` (default: the current one).
+    """The figure's table from every verified unit of ``recipe`` (default: the configured one,
+    :func:`figure_recipe` with the config root ``conf``).
 
-    ``sources`` (unit id → :class:`DataSource`, what the running job knows of its own units)
-    labels units stored before units recorded their data; a label a unit recorded always wins.
+    Units of another recipe or version stay in the store, are left out of the table and are
+    reported in one warning line. ``sources`` (unit id → :class:`DataSource`, what the running job
+    knows of its own units) labels units stored before units recorded their data; a label a unit
+    recorded always wins.
     """
+    current = recipe or figure_recipe(store.paper, store.figure, conf)
     units = [_labelled(u, sources or {}) for u in stored_units(store)]
-    current = recipe or _current_recipe(units)
-    superseded = [u.unit_id for u in units if u.recipe != current]
+    left = [u for u in units if u.recipe != current]
+    superseded = [u.unit_id for u in left]
+    _report_left_out(store, current, left)
     units = [u for u in units if u.recipe == current]
     units.sort(key=lambda u: (u.profile, u.seed, u.unit_id))
     frames = {}
@@ -259,6 +307,9 @@ def derive_table(
             log.warning("unit %s could not be read (%s); left out", store.path(u.unit_id), exc)
     units = [u for u in units if u.unit_id in frames]
     extra = param_columns(units, frames)
+    fingerprints = [u.identity.get("data") for u in units]
+    if len(set(fingerprints)) > 1:  # the same parameters on other data: say which data
+        extra = {DATA_FINGERPRINT: fingerprints, **extra}
     counts = [len(frames[u.unit_id]) for u in units]
     ids: dict[str, list[Any]] = {
         "paper": [store.paper] * len(units),
@@ -334,11 +385,9 @@ def table_files(results_dir: Path, paper: str, figure: str) -> TableFiles:
 
 @contextlib.contextmanager
 def table_lock(store: UnitStore) -> Iterator[None]:
-    """Serialise the derivation of one figure's table (the lock file lives in the store)."""
-    from filelock import FileLock
-
-    store.folder.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(store.lock_path())):
+    """Serialise the derivation of one figure's table (the lock file lives in the store;
+    :meth:`~privrepro.store.units.UnitStore.table_lock`)."""
+    with store.table_lock():
         yield
 
 
@@ -453,39 +502,64 @@ def write_meta(
 
 
 def rebuild(
-    store: UnitStore, results_dir: Path, summaries: bool = True
+    store: UnitStore, results_dir: Path, summaries: bool = True, conf: Path | None = None
 ) -> tuple[DerivedTable, dict[str, Any]]:
-    """Derive one figure's table (and meta, and summary of the last run) under the lock."""
+    """Derive one figure's table (and meta, and summary of the last run) under the lock, with the
+    figure's configured recipe (:func:`figure_recipe`)."""
+    current = figure_recipe(store.paper, store.figure, conf)
     with table_lock(store):
-        derived = derive_table(store)
+        derived = derive_table(store, current)
         facts = write_table(derived, results_dir)
         files = table_files(results_dir, store.paper, store.figure)
         record = load_last_run(store)
         if record is not None and summaries:
-            _summarise_record(record, derived, files)
+            _summarise_record(record, derived, files, current)
         meta = write_meta(files, record, derived, facts)
     return derived, meta
 
 
-def _summarise_record(record: Mapping[str, Any], derived: DerivedTable, files: TableFiles) -> None:
-    from privrepro.config.validation import build_params
+def _summarise_record(
+    record: Mapping[str, Any], derived: DerivedTable, files: TableFiles, current: tuple[str, int]
+) -> None:
+    """The last run's summary again, with the configured recipe; a record of another recipe or
+    version, or one whose parameters no longer validate, leaves the summary as it was."""
+    from privrepro.config.validation import ConfigError, build_params
     from privrepro.runner.plan import load_recipe
     from privrepro.store.atomic import atomic_write_table
 
-    selection_ids = list(record.get("selection") or [])
+    where = f"{derived.paper}/{derived.figure}"
+    if (record.get("recipe"), record.get("version")) != current:
+        log.warning(
+            "%s: the last run recorded in the store used the recipe %r version %r, not the "
+            "configured %s version %d; its summary is left as it was (run the figure again)",
+            where,
+            str(record.get("recipe"))[:80],
+            record.get("version"),
+            *current,
+        )
+        return
+    selection_ids = record.get("selection")
+    if not isinstance(selection_ids, list) or not all(isinstance(u, str) for u in selection_ids):
+        log.warning("%s: the last run's selection is not a list of unit ids; summary left", where)
+        return
     held = {u.unit_id for u in derived.units}
     missing = [u for u in selection_ids if u not in held]
     if missing:
         log.warning(
-            "%s/%s: %d unit(s) of the last run are no longer in the store; "
+            "%s: %d unit(s) of the last run are no longer in the store; "
             "its summary is left as it was (run the figure again)",
-            derived.paper,
-            derived.figure,
+            where,
             len(missing),
         )
         return
-    recipe = load_recipe(str(record["recipe"]))
-    params: Any = build_params(recipe.params_type, record.get("params") or {}, "params")
+    recipe = load_recipe(current[0])
+    try:
+        params: Any = build_params(recipe.params_type, record.get("params") or {}, "params")
+    except ConfigError as exc:
+        log.warning(
+            "%s: the last run's parameters no longer validate (%s); summary left", where, exc
+        )
+        return
     summary = recipe.summarize(select_units(derived.table, selection_ids), params)
     if summary is not None:
         atomic_write_table(summary, files.summary, parquet=False)
@@ -511,6 +585,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--experiments", type=Path, default=Path("experiments"))
     parser.add_argument("--results", type=Path, default=Path("results"))
     parser.add_argument("--figure", action="append", default=[], help="paper/figure (repeatable)")
+    parser.add_argument(
+        "--conf", type=Path, default=None, help="config root (default: PRIVREPRO_CONF or conf/)"
+    )
     args = parser.parse_args(argv)
     from privrepro.commands import quiet_console_logging
 
@@ -523,13 +600,13 @@ def main(argv: list[str] | None = None) -> int:
     if not stores:
         print(f"no units under {args.experiments}: run `make figures` first", file=sys.stderr)
         return 0
-    failed = 0
+    failed = []
     for store in stores:
         try:
-            _, meta = rebuild(store, args.results)
+            _, meta = rebuild(store, args.results, conf=args.conf)
         except Exception as exc:  # one figure's failure does not stop the others
-            failed += 1
-            print(f"{store.paper}/{store.figure}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            failed.append(f"{store.paper}/{store.figure}")
+            print(f"{store.paper}/{store.figure}: failed: {failure_line(exc)}", file=sys.stderr)
             continue
         facts = meta["table"]
         extra = (
@@ -542,7 +619,19 @@ def main(argv: list[str] | None = None) -> int:
             f"(profiles {facts['profiles']}, seeds {facts['seeds']}) -> "
             f"{table_files(args.results, store.paper, store.figure).parquet}{extra}"
         )
+    if failed:
+        print(f"{len(failed)} figure(s) failed: {', '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0
+
+
+def failure_line(exc: BaseException) -> str:
+    """An exception as one line: an I/O error names its file."""
+    if isinstance(exc, UnknownFigure):
+        return str(exc).split(": ", 1)[1]
+    if isinstance(exc, OSError) and exc.filename:
+        return f"{exc.strerror or type(exc).__name__}: {exc.filename}"
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:300]}"
 
 
 if __name__ == "__main__":

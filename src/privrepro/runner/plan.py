@@ -105,10 +105,19 @@ def effective_params(cfg: DictConfig) -> dict[str, Any]:
 
 
 def unit_identity(
-    paper: str, figure: str, recipe: Figure[Any], profile: str, seed: int, unit: Mapping[str, Any]
+    paper: str,
+    figure: str,
+    recipe: Figure[Any],
+    profile: str,
+    seed: int,
+    unit: Mapping[str, Any],
+    data: DataSource | None = None,
 ) -> dict[str, Any]:
-    """What names a unit in the store (its hash is the unit's folder)."""
-    return {
+    """What names a unit in the store (its ``config.json``; its hash is the unit's folder).
+
+    ``data``: what the unit reads; its fingerprint, for data read from a data root, is part of
+    the identity, so the same unit on other data is another unit."""
+    identity = {
         "paper": paper,
         "figure": figure,
         "profile": profile,
@@ -117,6 +126,9 @@ def unit_identity(
         "version": getattr(recipe, "version", 1),
         "unit": dict(unit),
     }
+    if data is not None and data.fingerprint is not None:
+        identity["data"] = data.fingerprint
+    return identity
 
 
 def _check_unique_units(units: Sequence[Mapping[str, Any]], ids: Sequence[str]) -> None:
@@ -220,7 +232,10 @@ def plan_config(cfg: DictConfig, *, check: bool = True) -> FigurePlan:
     sources = [recipe.data_source(u, Path(cfg.paths.data_dir)) for u in units]
     if check:
         _check_weights(params, cfg.paths)  # missing pretrained weights: one line
-    identities = [unit_identity(paper, figure, recipe, profile, seed, u) for u in units]
+    identities = [
+        unit_identity(paper, figure, recipe, profile, seed, u, source)
+        for u, source in zip(units, sources, strict=True)
+    ]
     ids = [unit_hash(i) for i in identities]
     _check_unique_units(units, ids)
     if check:

@@ -8,13 +8,14 @@ nothing is computed.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig
 
 from privrepro.config.validation import ConfigError
-from privrepro.data.registry import MissingDataError
+from privrepro.data.registry import DamagedDataError, MissingDataError
 
 __all__ = [
     "PROFILES",
@@ -64,20 +65,33 @@ def validate_root(cfg: DictConfig) -> None:
 def check_writable(key: str, path: str | Path) -> None:
     """``path`` is a folder this process can create files in, or can be created as one.
 
-    Nothing is created: the nearest existing ancestor must be a writable folder.
+    The nearest existing ancestor must be a folder in which a folder can really be made: one is
+    made and removed at once (permission bits alone do not tell: ``/proc`` says writable and
+    refuses every new entry). Nothing else is created.
     """
     p = Path(path).expanduser()
     probe = p
-    while not probe.exists() and not probe.is_symlink():
-        if probe.parent == probe:
-            break
-        probe = probe.parent
+    try:
+        while not probe.exists() and not probe.is_symlink():
+            if probe.parent == probe:
+                break
+            probe = probe.parent
+    except OSError as exc:
+        raise ConfigError(key, str(path), f"must be a writable folder; {exc.strerror}") from exc
     if probe.exists() and not probe.is_dir():
         where = "is a file" if probe == p else f"lies under the file {probe}"
         raise ConfigError(key, str(path), f"must be a folder; it {where}")
     if not os.access(probe, os.W_OK | os.X_OK):
         what = "is not writable" if probe == p else f"cannot be created: {probe} is not writable"
         raise ConfigError(key, str(path), f"must be a writable folder; it {what}")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".privrepro-probe-", dir=probe))
+    except OSError as exc:
+        what = "is not writable" if probe == p else f"cannot be created in {probe}"
+        reason = exc.strerror or type(exc).__name__
+        raise ConfigError(
+            key, str(path), f"must be a writable folder; it {what} ({reason})"
+        ) from exc
 
 
 def check_output_paths(cfg: DictConfig, plot: bool) -> None:
@@ -145,9 +159,17 @@ def check_memory(recipe: Any, params: Any, available: int | None = None) -> None
 
 
 def error_line(exc: BaseException) -> str | None:
-    """The one line a configuration or missing-data error is reported in (else ``None``)."""
+    """The one line a configuration, data or I/O error is reported in (else ``None``).
+
+    An I/O error is reported only when it names its file (every write of the store, the results
+    and the plots does); one that names none is a bug, and keeps its traceback.
+    """
     if isinstance(exc, ConfigError):
         return f"configuration error: {exc}"
+    if isinstance(exc, DamagedDataError):
+        return f"damaged data: {exc}"
     if isinstance(exc, MissingDataError):
         return f"missing data: {exc}"
+    if isinstance(exc, OSError) and exc.filename:
+        return f"I/O error: {exc.strerror or type(exc).__name__}: {exc.filename}"
     return None

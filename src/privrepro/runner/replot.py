@@ -3,11 +3,17 @@
 Each plot is drawn from the figure's Parquet table (the source of truth; a CSV edited by hand is
 reported and ignored), restricted to the selection its ``meta.json`` records: the units of the
 run that last drew it, so the plot is the same one that run drew.
+
+Each figure is drawn on its own: a ``meta.json`` that is cut short, not an object, names another
+recipe than the figure's configured one, or records parameters that do not validate, fails that
+figure alone, in one line; every other figure is drawn, and the command exits non-zero at the end.
+The recipe is the figure's configured one (:func:`privrepro.runner.figure_tables.figure_recipe`); the
+name ``meta.json`` records is compared with it, never imported. Temporaries that killed plot
+writes left (``.tmp-<figure>.png-*``) are removed when the figure is drawn again.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import sys
@@ -16,14 +22,19 @@ from typing import Any
 
 import pandas as pd
 
+from privrepro.commands import command_parser
 from privrepro.config.validation import build_params
-from privrepro.runner.figure_tables import read_table, select_units
+from privrepro.runner.figure_tables import failure_line, figure_recipe, read_table, select_units
 from privrepro.runner.plan import load_recipe
 from privrepro.runner.run import draw
 
-__all__ = ["main", "replot"]
+__all__ = ["PlotFailure", "main", "replot"]
 
 log = logging.getLogger("privrepro.replot")
+
+
+class PlotFailure(Exception):
+    """Why one figure cannot be drawn again, in one line."""
 
 
 def _selection(table: pd.DataFrame, meta: dict[str, Any]) -> pd.DataFrame:
@@ -33,49 +44,97 @@ def _selection(table: pd.DataFrame, meta: dict[str, Any]) -> pd.DataFrame:
         ids = old if isinstance(old, list) and all(isinstance(u, str) for u in old) else None
     if ids is None:
         return table[table["profile"] == meta.get("profile")].reset_index(drop=True)
+    if not isinstance(ids, list) or not all(isinstance(u, str) for u in ids):
+        raise PlotFailure("its meta.json's selection is not a list of unit ids")
     return select_units(table, list(ids))
 
 
-def replot(results_dir: Path, plots_dir: Path) -> list[Path]:
-    """Plot each figure of ``results_dir`` with its recipe, recorded params and selection."""
+def _read_meta(meta_path: Path) -> dict[str, Any]:
+    try:
+        meta = json.loads(meta_path.read_bytes())
+    except (OSError, ValueError) as exc:
+        raise PlotFailure(f"{meta_path} cannot be read ({type(exc).__name__})") from exc
+    if not isinstance(meta, dict):
+        raise PlotFailure(f"{meta_path} holds a {type(meta).__name__}, not an object")
+    return meta
+
+
+def replot_figure(
+    results_dir: Path, plots_dir: Path, meta_path: Path, conf: Path | None = None
+) -> list[Path]:
+    """Draw one figure again from its ``meta.json``.
+
+    Raises:
+        PlotFailure: (or any error drawing raises) when the figure cannot be drawn.
+    """
+    meta = _read_meta(meta_path)
+    paper, figure = meta_path.parent.name, meta_path.name[: -len(".meta.json")]
+    if (meta.get("paper"), meta.get("figure")) != (paper, figure):
+        raise PlotFailure(f"{meta_path} names the figure {meta.get('paper')}/{meta.get('figure')}")
+    if "params" not in meta or "recipe" not in meta:
+        raise PlotFailure("no run recorded (run the figure to draw it)")
+    name, version = figure_recipe(paper, figure, conf)
+    if (meta.get("recipe"), meta.get("version", version)) != (name, version):
+        raise PlotFailure(
+            f"its meta.json records the recipe {str(meta.get('recipe'))[:80]!r} version "
+            f"{meta.get('version')!r}, not the configured {name} version {version} "
+            "(run the figure again)"
+        )
+    try:
+        table = read_table(Path(results_dir), paper, figure, meta)
+    except FileNotFoundError as exc:
+        raise PlotFailure(f"{exc.filename} is missing; run `make tables`") from exc
+    selection = _selection(table, meta)
+    if selection.empty:
+        raise PlotFailure("the recorded selection is not in the table")
+    recipe = load_recipe(name)
+    params: Any = build_params(recipe.params_type, meta["params"], "params")
+    return draw(recipe, selection, params, Path(plots_dir) / paper / figure, meta)
+
+
+def replot(
+    results_dir: Path, plots_dir: Path, conf: Path | None = None
+) -> tuple[list[Path], list[str]]:
+    """Plot each figure of ``results_dir`` with its configured recipe, recorded params and
+    selection; one line per figure (drawn, or why not).
+
+    Returns:
+        The files drawn, and the figures that failed (``paper/figure``).
+    """
     made: list[Path] = []
+    failed: list[str] = []
     for meta_path in sorted(Path(results_dir).glob("*/*.meta.json")):
-        meta = json.loads(meta_path.read_text())
-        paper, figure = meta["paper"], meta["figure"]
-        if "params" not in meta or "recipe" not in meta:
-            print(f"{paper}/{figure}: no run recorded (run the figure to draw it)", file=sys.stderr)
-            continue
+        where = f"{meta_path.parent.name}/{meta_path.name[: -len('.meta.json')]}"
         try:
-            table = read_table(Path(results_dir), paper, figure, meta)
-        except FileNotFoundError as exc:
-            print(
-                f"{paper}/{figure}: {exc.filename} is missing; run `make tables`", file=sys.stderr
-            )
+            drawn = replot_figure(results_dir, plots_dir, meta_path, conf)
+        except Exception as exc:  # one figure's failure does not stop the others
+            failed.append(where)
+            line = str(exc) if isinstance(exc, PlotFailure) else failure_line(exc)
+            print(f"{where}: not drawn: {line}", file=sys.stderr)
             continue
-        selection = _selection(table, meta)
-        if selection.empty:
-            print(f"{paper}/{figure}: the recorded selection is not in the table", file=sys.stderr)
-            continue
-        recipe = load_recipe(meta["recipe"])
-        params: Any = build_params(recipe.params_type, meta["params"], "params")
-        stem = Path(plots_dir) / paper / figure
-        made += draw(recipe, selection, params, stem, meta)
-        print(f"{paper}/{figure}: {stem}.png")
-    return made
+        made += drawn
+        pngs = [str(p) for p in drawn if p.suffix == ".png"]
+        print(f"{where}: {', '.join(pngs)}")
+    return made, failed
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="privrepro-plots", description=__doc__)
+    parser = command_parser("privrepro-plots", __doc__)
     parser.add_argument("--results", type=Path, default=Path("results"))
     parser.add_argument("--plots", type=Path, default=Path("plots"))
+    parser.add_argument(
+        "--conf", type=Path, default=None, help="config root (default: PRIVREPRO_CONF or conf/)"
+    )
     args = parser.parse_args(argv)
     from privrepro.commands import quiet_console_logging
 
     quiet_console_logging()
-    made = replot(args.results, args.plots)
-    if not made:
+    made, failed = replot(args.results, args.plots, args.conf)
+    if not made and not failed:
         print(f"no results under {args.results}: run `make figures` first", file=sys.stderr)
-    return 0
+    if failed:
+        print(f"{len(failed)} figure(s) not drawn: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

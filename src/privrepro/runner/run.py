@@ -9,7 +9,8 @@ The steps, in order, each before the next can start:
    key, value and range. The root keys, the device, the weights, the output folders and the
    memory the largest unit is predicted to need are checked too. Nothing has been computed or
    written.
-2. **Units.** Each unit dict is hashed with the figure, profile, seed and recipe version; a unit
+2. **Units.** Each unit dict is hashed with the figure, profile, seed, recipe version and, for a
+   unit that reads the data root, the fingerprint of the data it reads; a unit
    whose folder verifies in the store is loaded, the rest are computed and sealed (a folder that
    fails verification is moved aside and computed again).
 3. **Table.** Under the figure's lock, ``results/<paper>/<figure>.parquet`` (and its CSV export) is
@@ -201,7 +202,8 @@ def run_config(
                 "wall_time_s": time.perf_counter() - t0,
                 "unit_id": uid,
                 "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                # what the unit ran on (depends on the data root, not part of its identity)
+                # what the unit ran on (its fingerprint, where it read a data root, is part of
+                # its identity; the label is not)
                 "data": source.label,
                 "data_source": asdict(source),
             }
@@ -295,10 +297,21 @@ def draw(
 ) -> list[Path]:
     """Plot the table with the recipe, mark the paper's printed values on it (where they may be
     compared: :mod:`privrepro.runner.paper_values`) and save PNG and PDF with a provenance
-    footer."""
+    footer.
+
+    Temporaries a killed save of this plot left (``.tmp-<figure>.png-*``, older than a minute:
+    a save takes well under that) and any older than an hour in its folder are removed first.
+    """
     from privrepro.plotting.style import save_figure, use_style
     from privrepro.runner.paper_values import paper_values
+    from privrepro.store.atomic import leftover_temporaries
 
+    folder = Path(stem).parent
+    names = (f"{Path(stem).name}.png", f"{Path(stem).name}.pdf")
+    for stale in leftover_temporaries(folder, names, older_than_s=60.0) + leftover_temporaries(
+        folder, older_than_s=3600.0
+    ):
+        stale.unlink(missing_ok=True)
     use_style()
     fig = recipe.plot(table, params)
     labels = [str(d) for d in table["data"].dropna().unique()] if "data" in table else []

@@ -25,16 +25,27 @@ to a younger process); on another host, the heartbeat is older than ``stale_afte
 with no owner record (a worker killed before writing it) is removed once older than
 ``stale_after_s``.
 
-**Units written before manifests** (``env.json`` as the completion marker, no ``manifest.json``)
-are verified once by the rule they were written under, strengthened: the config must hash to the
-folder's name, ``rows.csv`` must parse, and where ``rows.parquet`` exists the two must hold the
-same table (the CSV export of the Parquet equals the CSV byte for byte). A unit that passes is
-sealed in place (its manifest is written then); one that fails is moved aside like any other.
+**A unit belongs to one figure.** Its ``config.json`` must be a JSON object of the identity's
+form (``paper``, ``figure``, ``profile``, ``seed``, ``recipe``, ``version``, ``unit`` and, for a
+unit that read a data root, ``data``) naming the store's paper and figure
+(:func:`identity_problem`); a unit copied into another figure's folder fails verification.
+
+**Nothing in a unit folder can stop a reader.** Every listed file must be a regular file (a named
+pipe, a device or a symbolic link fails verification before it is opened); a folder or file the
+process cannot read, and any other I/O error while verifying, is a verification failure like a
+wrong hash.
+
+**Missing seals are not a lesser seal.** A folder without a valid manifest fails verification
+and is moved aside like any other. Units written before manifests existed (``env.json`` and no
+``manifest.json``) are sealed only by the explicit migration ``python -m privrepro.store.migrate``
+(:meth:`UnitStore.seal_unsealed`), which lists every unit it seals and the rule it checked.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import hashlib
 import json
 import logging
@@ -42,6 +53,7 @@ import os
 import platform
 import re
 import shutil
+import stat
 import tempfile
 import threading
 import time
@@ -53,22 +65,31 @@ from typing import Any
 import pandas as pd
 
 from privrepro.processes import process_alive, process_start
-from privrepro.store.atomic import atomic_write_text, folder_mode, fsync_dir
+from privrepro.store.atomic import (
+    atomic_write_bytes,
+    atomic_write_text,
+    folder_mode,
+    fsync_dir,
+    parquet_bytes,
+)
 
 __all__ = [
+    "IDENTITY_KEYS",
     "MANIFEST",
     "UNIT_ID",
     "UnitStore",
     "Verification",
     "canonical_json",
+    "identity_problem",
+    "unit_belongs",
     "unit_hash",
 ]
 
 log = logging.getLogger("privrepro.store")
 
 MANIFEST = "manifest.json"  # written last: the unit's seal
-_LEGACY_MARKER = "env.json"  # the completion marker of units written before manifests
-_REQUIRED = ("config.json", "env.json", "rows.csv")
+_ENV = "env.json"
+_REQUIRED = ("config.json", _ENV, "rows.csv")
 _OWNER = ".owner.json"  # inside a build folder only
 _HEARTBEAT = ".heartbeat"
 _BUILD_PREFIX = ".tmp-"
@@ -102,7 +123,123 @@ class Verification:
     ok: bool
     reason: str = ""
     exists: bool = True
-    legacy: bool = False
+
+
+#: The keys of a unit's identity (``config.json``) and the JSON type each must have; ``data``
+#: (the fingerprint of the data a unit read from a data root) is present only for such units.
+IDENTITY_KEYS: dict[str, type] = {
+    "paper": str,
+    "figure": str,
+    "profile": str,
+    "seed": int,
+    "recipe": str,
+    "version": int,
+    "unit": dict,
+}
+_OPTIONAL_KEYS: dict[str, type] = {"data": str}
+_MAX_MANIFEST_BYTES = 1 << 20  # a manifest lists a handful of files
+
+
+def _is(value: Any, kind: type) -> bool:
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
+def identity_problem(identity: Any, paper: str, figure: str) -> str | None:
+    """Why ``identity`` (a parsed ``config.json``) is not a unit of ``paper/figure``, or ``None``.
+
+    The identity must be a JSON object with exactly the keys of :data:`IDENTITY_KEYS` (plus, for a
+    unit that read a data root, ``data``), each of its type (``seed`` and ``version`` integers,
+    ``seed >= 0``, ``unit`` an object), and name ``paper`` and ``figure``.
+    """
+    if not isinstance(identity, dict):
+        return f"config.json holds a {type(identity).__name__}, not an object"
+    allowed = {**IDENTITY_KEYS, **_OPTIONAL_KEYS}
+    unknown = sorted(set(identity) - set(allowed))
+    if unknown:
+        return f"config.json has the unknown key {unknown[0]!r}"
+    for key, kind in allowed.items():
+        if key not in identity and key in _OPTIONAL_KEYS:
+            continue
+        value = identity.get(key)
+        if not _is(value, kind):
+            return f"config.json: {key} = {json.dumps(value, default=str)[:60]} is not a {kind.__name__}"
+    if identity["seed"] < 0:
+        return f"config.json: seed = {identity['seed']} is negative"
+    if (identity["paper"], identity["figure"]) != (paper, figure):
+        return (
+            f"config.json names the figure {identity['paper']}/{identity['figure']}, "
+            f"not {paper}/{figure}"
+        )
+    return None
+
+
+def unit_belongs(identity: Any, paper: str, figure: str) -> bool:
+    """Whether ``identity`` is a well-formed unit identity of ``paper/figure``."""
+    return identity_problem(identity, paper, figure) is None
+
+
+def _regular(path: Path) -> os.stat_result:
+    """``lstat`` of ``path``; raises ``_NotRegular`` unless it is a regular file."""
+    st = os.lstat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise _NotRegular(path.name, _kind(st.st_mode))
+    return st
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISFIFO, "a named pipe"),
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a device"),
+        (stat.S_ISBLK, "a device"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+class _NotRegular(Exception):
+    def __init__(self, name: str, kind: str) -> None:
+        super().__init__(f"{name} is {kind}, not a regular file")
+
+
+def _os_reason(exc: OSError) -> str:
+    """An I/O error in a few words, with the file it concerns."""
+    name = Path(exc.filename).name if exc.filename else ""
+    what = exc.strerror or type(exc).__name__
+    return f"{name}: {what}" if name else what
+
+
+def _manifest_files(data: bytes, unit_id: str) -> tuple[str, dict[str, dict[str, Any]]]:
+    """The files a manifest seals (plain names → ``{"bytes": int, "sha256": str}``), or a
+    reason it is not a valid seal of ``unit_id``."""
+    try:
+        manifest = json.loads(data)
+        files = manifest["files"]
+        sealed_id = manifest["unit_id"]
+    except (ValueError, KeyError, TypeError) as exc:
+        return f"{MANIFEST} unreadable ({type(exc).__name__})", {}
+    if sealed_id != unit_id:
+        return f"{MANIFEST} seals unit {sealed_id}, not {unit_id}", {}
+    if not isinstance(files, dict):
+        return f"{MANIFEST} lists no files", {}
+    for name, entry in files.items():
+        plain = isinstance(name, str) and name == Path(name).name and not name.startswith(".")
+        ok = (
+            isinstance(entry, dict)
+            and _is(entry.get("bytes"), int)
+            and isinstance(entry.get("sha256"), str)
+        )
+        if not (plain and ok and name != MANIFEST):
+            return f"{MANIFEST} has an invalid entry {str(name)[:40]!r}", {}
+    missing = [n for n in _REQUIRED if n not in files]
+    if missing:
+        return f"{MANIFEST} lists no {missing[0]}", {}
+    return "", files
 
 
 def _boot_id() -> str:
@@ -185,36 +322,45 @@ class UnitStore:
     def _stat_key(self, folder: Path, names: list[str]) -> tuple[Any, ...]:
         out = []
         for name in names:
-            st = (folder / name).stat()
+            st = _regular(folder / name)
             out.append((name, st.st_size, st.st_mtime_ns, st.st_ino))
         return tuple(out)
 
     def verify(self, unit_id: str) -> Verification:
-        """Check one unit folder against its manifest (or the legacy rule); never modifies it."""
+        """Check one unit folder against its manifest; never modifies it, never blocks.
+
+        Any I/O error (a folder or file this process may not read, a file removed under us) is a
+        failed verification, like a wrong hash; so is a listed file that is not a regular file
+        (it is never opened).
+        """
         folder = self.path(unit_id)
-        if not folder.exists() and not folder.is_symlink():
+        try:
+            return self._verify(unit_id, folder)
+        except _NotRegular as exc:
+            return Verification(False, str(exc))
+        except OSError as exc:
+            return Verification(
+                False, f"unreadable ({_os_reason(exc)})", exists=os.path.lexists(folder)
+            )
+
+    def _verify(self, unit_id: str, folder: Path) -> Verification:
+        if not os.path.lexists(folder):
             return Verification(False, "absent", exists=False)
         if not folder.is_dir():
             return Verification(False, "not a folder")
         manifest_path = folder / MANIFEST
-        if not manifest_path.is_file():
-            if (folder / _LEGACY_MARKER).is_file():
-                return self._verify_legacy(unit_id)
-            return Verification(False, f"no {MANIFEST}: the unit was never sealed")
         try:
-            manifest = json.loads(manifest_path.read_text())
-            files: dict[str, dict[str, Any]] = manifest["files"]
-            sealed_id = manifest["unit_id"]
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            return Verification(False, f"{MANIFEST} unreadable ({type(exc).__name__})")
-        if sealed_id != unit_id:
-            return Verification(False, f"{MANIFEST} seals unit {sealed_id}, not {unit_id}")
-        missing = [n for n in _REQUIRED if n not in files]
-        if missing:
-            return Verification(False, f"{MANIFEST} lists no {missing[0]}")
+            mst = _regular(manifest_path)
+        except FileNotFoundError:
+            return Verification(False, f"no {MANIFEST}: the unit is not sealed")
+        if mst.st_size > _MAX_MANIFEST_BYTES:
+            return Verification(False, f"{MANIFEST} is {mst.st_size} bytes: not a manifest")
+        problem, files = _manifest_files(manifest_path.read_bytes(), unit_id)
+        if problem:
+            return Verification(False, problem)
         try:
             key = (_sha256(manifest_path), self._stat_key(folder, sorted(files)))
-        except OSError as exc:
+        except FileNotFoundError as exc:
             return Verification(
                 False, f"{Path(exc.filename or '?').name} missing", exists=folder.exists()
             )
@@ -222,62 +368,50 @@ class UnitStore:
             return Verification(True)
         for name, expected in sorted(files.items()):
             path = folder / name
-            try:
-                size, digest = path.stat().st_size, _sha256(path)
-            except OSError:  # removed under us (force=true elsewhere): absent if the folder is
-                return Verification(False, f"{name} unreadable", exists=folder.exists())
-            if size != expected.get("bytes"):
+            size = _regular(path).st_size
+            if size != expected["bytes"]:  # before reading: a huge file is never hashed
                 return Verification(
-                    False, f"{name} has {size} bytes, sealed with {expected.get('bytes')}"
+                    False, f"{name} has {size} bytes, sealed with {expected['bytes']}"
                 )
-            if digest != expected.get("sha256"):
+            if _sha256(path) != expected["sha256"]:
                 return Verification(False, f"{name} differs from its sealed hash")
-        identity = self._config(folder)
-        if identity is None or unit_hash(identity) != unit_id:
+        try:
+            identity = json.loads((folder / "config.json").read_bytes())
+            env = json.loads((folder / _ENV).read_bytes())
+        except ValueError as exc:
+            return Verification(False, f"config.json or env.json is not JSON ({exc})")
+        why = identity_problem(identity, self.paper, self.figure)
+        if why:
+            return Verification(False, why)
+        if unit_hash(identity) != unit_id:
             return Verification(False, "config.json does not hash to the unit's name")
+        if not isinstance(env, dict):
+            return Verification(False, f"{_ENV} holds a {type(env).__name__}, not an object")
         self._verified[unit_id] = key
         return Verification(True)
 
-    @staticmethod
-    def _config(folder: Path) -> Any:
-        try:
-            return json.loads((folder / "config.json").read_text())
-        except (OSError, ValueError):
-            return None
-
-    def _verify_legacy(self, unit_id: str) -> Verification:
-        folder = self.path(unit_id)
-        identity = self._config(folder)
-        if not isinstance(identity, dict) or unit_hash(identity) != unit_id:
-            return Verification(False, "config.json does not hash to the unit's name", legacy=True)
-        try:
-            json.loads((folder / _LEGACY_MARKER).read_text())
-            text = (folder / "rows.csv").read_text()
-            pd.read_csv(folder / "rows.csv")
-        except Exception as exc:
-            return Verification(False, f"unreadable ({type(exc).__name__})", legacy=True)
-        if not text.endswith("\n"):
-            return Verification(False, "rows.csv is cut short", legacy=True)
-        parquet = folder / "rows.parquet"
-        if parquet.is_file():
-            try:
-                same = pd.read_parquet(parquet).to_csv(index=False) == text
-            except Exception as exc:
-                return Verification(
-                    False, f"rows.parquet unreadable ({type(exc).__name__})", legacy=True
-                )
-            if not same:
-                return Verification(False, "rows.csv and rows.parquet differ", legacy=True)
-        return Verification(True, legacy=True)
-
     def quarantine(self, unit_id: str, reason: str) -> Path | None:
-        """Move a unit folder that failed verification aside; one warning line names it."""
+        """Move a unit folder that failed verification aside; one warning line names it.
+
+        A folder that cannot be moved (the figure folder is not writable) is left where it is,
+        reported in the same one line, and still never read.
+        """
         folder = self.path(unit_id)
+        self._verified.pop(unit_id, None)
         aside = self.folder / f"{_CORRUPT_PREFIX}{unit_id}-{time.time_ns()}"
         try:
             os.rename(folder, aside)
         except FileNotFoundError:
             return None  # another worker moved it first
+        except OSError as exc:
+            log.warning(
+                "unit %s failed verification (%s) and could not be moved aside (%s); "
+                "it is left out",
+                folder,
+                reason,
+                _os_reason(exc),
+            )
+            return None
         fsync_dir(self.folder)
         log.warning(
             "unit %s failed verification (%s): moved aside to %s; it is recomputed when needed",
@@ -288,30 +422,88 @@ class UnitStore:
         return aside
 
     def is_complete(self, unit_id: str) -> bool:
-        """Whether the unit is present and verified (a legacy unit passing is sealed here).
+        """Whether the unit is present and verified.
 
         A folder that fails verification is moved aside (and a warning logged), so the caller
         can compute the unit again.
         """
         result = self.verify(unit_id)
         if result.ok:
-            if result.legacy:
-                self._seal_in_place(unit_id)
             return True
         if result.exists:
             self.quarantine(unit_id, result.reason)
         return False
 
-    def _seal_in_place(self, unit_id: str) -> None:
-        """Write the manifest of a verified legacy unit (the one-time migration)."""
+    # -- units written before manifests (the explicit migration) --------------------------------
+
+    def unsealed_ids(self) -> list[str]:
+        """Unit folders written before manifests: ``env.json`` present, no ``manifest.json``."""
+        out = []
+        for uid in self.unit_ids():
+            folder = self.path(uid)
+            with contextlib.suppress(OSError):
+                if not os.path.lexists(folder / MANIFEST) and (folder / _ENV).is_file():
+                    out.append(uid)
+        return out
+
+    def check_unsealed(self, unit_id: str) -> Verification:
+        """The rule units written before manifests were written under, strengthened.
+
+        The config belongs to this figure and hashes to the folder's name, ``env.json`` is a JSON
+        object, every file is a regular file, ``rows.csv`` parses and ends with a newline, and
+        where ``rows.parquet`` exists, the CSV export of the Parquet equals ``rows.csv`` byte for
+        byte. It cannot tell rows edited consistently in both files from the computed ones.
+        """
         folder = self.path(unit_id)
-        names = [
+        try:
+            names = sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
+            for name in names:
+                _regular(folder / name)
+            identity = json.loads((folder / "config.json").read_bytes())
+            problem = identity_problem(identity, self.paper, self.figure)
+            if problem:
+                return Verification(False, problem)
+            if unit_hash(identity) != unit_id:
+                return Verification(False, "config.json does not hash to the unit's name")
+            if not isinstance(json.loads((folder / _ENV).read_bytes()), dict):
+                return Verification(False, f"{_ENV} is not a JSON object")
+            text = (folder / "rows.csv").read_text()
+            pd.read_csv(folder / "rows.csv")
+        except _NotRegular as exc:
+            return Verification(False, str(exc))
+        except OSError as exc:
+            return Verification(False, f"unreadable ({_os_reason(exc)})")
+        except Exception as exc:  # pandas' parse errors, JSON errors
+            return Verification(False, f"unreadable ({type(exc).__name__})")
+        if not text.endswith("\n"):
+            return Verification(False, "rows.csv is cut short")
+        parquet = folder / "rows.parquet"
+        if parquet.is_file():
+            try:
+                same = pd.read_parquet(parquet).to_csv(index=False) == text
+            except Exception as exc:
+                return Verification(False, f"rows.parquet unreadable ({type(exc).__name__})")
+            if not same:
+                return Verification(False, "rows.csv and rows.parquet differ")
+        return Verification(True)
+
+    def seal_unsealed(self, unit_id: str) -> tuple[Verification, list[str]]:
+        """Seal a unit written before manifests once :meth:`check_unsealed` passes.
+
+        Returns the check's outcome and the names of the files sealed (none when it failed;
+        nothing is moved or changed then).
+        """
+        result = self.check_unsealed(unit_id)
+        if not result.ok:
+            return result, []
+        folder = self.path(unit_id)
+        names = sorted(
             p.name
             for p in folder.iterdir()
             if p.is_file() and p.name != MANIFEST and not p.name.startswith(".")
-        ]
-        with contextlib.suppress(OSError):
-            self._write_manifest(folder, unit_id, names)
+        )
+        self._write_manifest(folder, unit_id, names)
+        return result, names
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -405,9 +597,11 @@ class UnitStore:
         )
         atomic_write_text(tmp / "rows.csv", rows.to_csv(index=False))
         try:
-            rows.to_parquet(tmp / "rows.parquet", index=False)
-        except (ValueError, TypeError, ImportError):
-            (tmp / "rows.parquet").unlink(missing_ok=True)  # mixed-type columns: the CSV alone
+            parquet = parquet_bytes(rows)
+        except (ValueError, TypeError, ImportError, NotImplementedError):
+            parquet = None  # mixed-type columns: the CSV alone
+        if parquet is not None:  # written by Python: a full disk names the file
+            atomic_write_bytes(tmp / "rows.parquet", parquet)
         atomic_write_text(tmp / "env.json", json.dumps(env, indent=2, sort_keys=True, default=str))
         unit_id = tmp.name[len(_BUILD_PREFIX) :].split("-", 1)[0]
         names = [p.name for p in tmp.iterdir() if p.is_file() and not p.name.startswith(".")]
@@ -466,6 +660,55 @@ class UnitStore:
     def lock_path(self) -> Path:
         """The file lock serialising the derivation of this figure's table."""
         return self.folder / ".table.lock"
+
+    @contextlib.contextmanager
+    def table_lock(self) -> Iterator[None]:
+        """Hold the figure's table lock (an exclusive ``flock`` on :meth:`lock_path`).
+
+        A lock file this process may not write (another user's) is locked through a read-only
+        descriptor, which ``flock`` allows, so both users still exclude each other. One it cannot
+        open at all (unreadable, a folder, a pipe, a symbolic link) is moved aside to
+        ``.corrupt-table.lock-<time>`` with one warning line, and a new one is made.
+        """
+        self.folder.mkdir(parents=True, exist_ok=True)
+        fd = self._open_lock()
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+    def _open_lock(self) -> int:
+        path = self.lock_path()
+        flags = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        for _ in range(5):
+            try:
+                try:
+                    fd = os.open(path, os.O_RDWR | os.O_CREAT | flags, 0o666)
+                except PermissionError:
+                    fd = os.open(path, os.O_RDONLY | flags)
+            except FileNotFoundError:
+                continue  # removed between the two opens
+            except OSError as exc:
+                self._lock_aside(path, _os_reason(exc))
+                continue
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                return fd
+            os.close(fd)
+            self._lock_aside(path, f"{path.name} is not a regular file")
+        raise OSError(errno.EACCES, "cannot open the table lock", str(path))
+
+    def _lock_aside(self, path: Path, reason: str) -> None:
+        aside = self.folder / f"{_CORRUPT_PREFIX}{path.name.lstrip('.')}-{time.time_ns()}"
+        try:
+            os.rename(path, aside)
+        except FileNotFoundError:
+            return
+        log.warning(
+            "the table lock %s cannot be used (%s): moved aside to %s", path, reason, aside.name
+        )
 
 
 def _remove(path: Path) -> None:

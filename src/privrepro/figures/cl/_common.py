@@ -77,7 +77,9 @@ class CosineFigure(Figure[P]):
 
     def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
         name = unit.get("dataset", self.benchmark)
-        return benchmark_source(str(name), str(unit["features"]["source"]), data_dir)
+        f = unit["features"]
+        verified = bool(f.get("verify_checksums", True))
+        return benchmark_source(str(name), str(f["source"]), data_dir, verified=verified)
 
     def shared_cache_key(self, unit: Mapping[str, Any]) -> Any:
         """The backbone features of the unit's benchmark (``<cache_dir>/cl/features/``, one file
@@ -212,6 +214,7 @@ def peft_data_source(unit: Mapping[str, Any], data_dir: Path) -> DataSource:
         str(unit["features"]["source"]),
         data_dir,
         images=str(unit["method"]).endswith("_film"),
+        verified=bool(unit["features"].get("verify_checksums", True)),
     )
 
 

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import pandas as pd
 
 from privrepro.boosting.epsilon_sweep import sweep
+from privrepro.boosting.exact_design import DesignSearch
 from privrepro.data.provenance import ANALYTIC
 from privrepro.figures.api import Figure, UnitContext, grid_units, param
 
@@ -103,12 +104,24 @@ class SweepParams:
         "the boosting rate is 0, so the search never does worse than Gaussian",
     )
     accountants: list[str] = param(
-        ["paper", "exact"],
-        choices=["paper", "exact", "sound"],
+        ["paper", "exact", "best"],
+        choices=["paper", "exact", "sound", "best"],
         unique=True,
         doc="paper: Props. 1–2 at the paper's pair; exact: divergence of "
-        "the two output densities at the same ε₀; sound: the rigorous bound ε₀ + L1 + L2 (docs/pb.md)",
+        "the two output densities at the same ε₀; sound: the rigorous bound ε₀ + L1 + L2; best: "
+        "the exact ε at the ε₀ minimising it (the best design) (docs/pb.md)",
     )
+    best_span: float = param(
+        6.907755,
+        gt=0,
+        le=50,
+        doc="best design: σ searched from σ_G to e^best_span · σ_G (default 1000 σ_G)",
+        assumed="numerical choice of this project",
+    )
+    best_grid: int = param(
+        48, ge=3, le=100_000, doc="best design: grid points in log σ before golden refinement"
+    )
+    best_tol: float = param(1e-7, gt=0, lt=1, doc="best design: golden-section tolerance in log σ")
     exact_stride: int = param(1, ge=1, doc="evaluate exact/sound on every n-th x point")
     exact_pairs: int = param(
         5,
@@ -138,9 +151,11 @@ class SweepFigure(Figure[SP]):
         """``(rho list, size list, sensitivity)`` of a panel."""
         raise NotImplementedError
 
+    version = 2  # the best design's rows (accountant exact_best)
+
     def units(self, params: Any) -> list[dict[str, Any]]:
         """One unit per (notion, case): every panel and level of that notion in one batch."""
-        fixed = {k: getattr(params, k) for k in (*_PASSED, "fixed_pair_rule")}
+        fixed = {k: getattr(params, k) for k in (*_PASSED, "fixed_pair_rule", *_SEARCH)}
         fixed["accountants"] = list(params.accountants)
         return [
             unit
@@ -169,11 +184,21 @@ class SweepFigure(Figure[SP]):
     def compute(self, unit: dict[str, Any], ctx: UnitContext) -> pd.DataFrame:
         kw = {k: unit[k] for k in (*_PASSED, "accountants", "panel")}
         points = (unit[k] for k in ("level", "rho", "sensitivity", "size"))
-        return sweep(unit["case"], unit["notion"], *points, pair_rule=unit["fixed_pair_rule"], **kw)
+        search = DesignSearch(unit["best_span"], unit["best_grid"], unit["best_tol"])
+        return sweep(
+            unit["case"],
+            unit["notion"],
+            *points,
+            pair_rule=unit["fixed_pair_rule"],
+            best_search=search,
+            **kw,
+        )
 
 
 _PASSED = ("theta", "calibration", "tol", "eps_max_factor", "exact_stride", "exact_pairs")
 """Parameters a unit holds and hands to the sweep as they are (with ``fixed_pair_rule``)."""
+_SEARCH = ("best_span", "best_grid", "best_tol")
+"""The best design's σ search (:class:`~privrepro.boosting.exact_design.DesignSearch`)."""
 
 EPSILON_KEYS = ["panel", "notion", "level", "case", "rho", "size", "sensitivity", "accountant"]
 

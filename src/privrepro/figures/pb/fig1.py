@@ -6,6 +6,7 @@ The paper states no parameter values for this illustration; every value here is 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +41,30 @@ class Fig1Params:
         8.0, above="fixed_lower", doc="τ_u of the fixed region", assumed=_ASSUMED
     )
     points: int = param(801, ge=11, le=100_001, doc="grid points on the y axis")
+
+    def check(self, prefix: str) -> None:
+        """σ is resolved by the grid: the grid spans ``sensitivity + 2τ + 8σ`` in ``points − 1``
+        steps (:func:`~privrepro.boosting.densities.output_densities`), and a kernel narrower
+        than one step is drawn as zeros between grid points (its density integral on the grid
+        is no longer ≈ 1); σ ≥ step reads ``σ ≥ (sensitivity + 2τ) / (points − 9)``."""
+        from privrepro.config.validation import ConfigError
+
+        least = (self.sensitivity + 2 * self.tau) / (self.points - 9)
+        span = abs(self.query) + self.sensitivity + 8 * self.sigma + 2 * self.tau
+        if not math.isfinite(span):
+            raise ConfigError(
+                f"{prefix}.sigma",
+                self.sigma,
+                "must keep the grid's span |query| + sensitivity + 8σ + 2τ finite in float64",
+            )
+        if not self.sigma >= least:
+            raise ConfigError(
+                f"{prefix}.sigma",
+                self.sigma,
+                f"must be at least (sensitivity + 2·tau) / (points − 9) = {least:.4g}, one step "
+                f"of the grid of {prefix}.points = {self.points} (a narrower kernel falls "
+                "between grid points)",
+            )
 
 
 class Illustration(Figure[Fig1Params]):

@@ -1,7 +1,8 @@
 """pb Fig. 3: ε against the confidence level ρ at a fixed smallest region S = [−10, 10].
 
 Panels (Sec. 5.1): (a) (ε, δ)-DP, Δ = 1 (the caption says 2); (b) (ε, δ)-DP, Δ = 4; (c) RDP,
-Δ = 1; (d) RDP, Δ = 4. Series as in Fig. 2: paper's accounting solid, exact dashed, sound dotted.
+Δ = 1; (d) RDP, Δ = 4. Series as in Fig. 2: paper's accounting solid, exact at its ε₀ dashed,
+exact at the best design dotted.
 """
 
 from __future__ import annotations
@@ -61,7 +62,8 @@ class PrivacyVsConfidence(pb.SweepFigure[Fig3Params]):
             "rho",
             "ρ",
             titles,
-            "pb Fig. 3 — ε vs ρ; solid: paper's accounting, dashed: exact",
+            "pb Fig. 3 — ε vs ρ; solid: paper's accounting, dashed: exact at its ε₀, "
+            "dotted: exact at the best design",
         )
 
     def summarize(self, table: pd.DataFrame, params: Any) -> pd.DataFrame:

@@ -86,6 +86,7 @@ class FixedRegionFeasibility(Figure[Fig5Params]):
     ``panel, width, sensitivity, alpha, rho, accountant, extra_loss``."""
 
     data = ANALYTIC
+    version = 2  # panel (b)'s exact extra loss at the pair distance min(Δ, |S|)
     title = "Fixed preferred region: PB-DP vs bounded Gaussian profiles; extra loss L1 against ρ"
 
     def units(self, p: Fig5Params) -> list[dict[str, Any]]:
