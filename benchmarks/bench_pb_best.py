@@ -25,9 +25,9 @@ import time
 from typing import Any
 
 import numpy as np
-from privrepro.benchmark_harness import row
 from scipy import special
 
+from privrepro.benchmark_harness import row
 from privrepro.boosting.design import PBSetting
 from privrepro.boosting.exact import exact_plds_connect_dots
 from privrepro.boosting.exact_batch import GaussianPBBatch

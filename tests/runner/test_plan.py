@@ -29,7 +29,10 @@ def test_the_plan_holds_the_units_a_run_stores(tmp_path: Path) -> None:
     plan = plan_experiment("pb/fig2", overrides)
     assert isinstance(plan.recipe, PrivacyVsRegionSize)
     assert (plan.paper, plan.figure, plan.profile, plan.seed) == ("pb", "fig2", "tiny", 0)
-    assert plan.recipe_id == ("privrepro.figures.pb.fig2:PrivacyVsRegionSize", 1)
+    assert plan.recipe_id == (
+        "privrepro.figures.pb.fig2:PrivacyVsRegionSize",
+        PrivacyVsRegionSize.version,
+    )
     assert len(plan.units) == len(plan.unit_ids) == len(plan.sources) >= 2
     run_experiment("pb/fig2", overrides)
     stored = {p.name for p in (tmp_path / "exp" / "pb" / "fig2").iterdir() if p.is_dir()}
