@@ -58,7 +58,7 @@ plots: $(ENV_STAMP) ## Redraw every plot from results/ without recomputing
 	$(RUN) python -m privrepro.runner.replot
 
 tables: $(ENV_STAMP) ## Derive every results/ table (+ meta, summary) from the run store; computes nothing
-	$(RUN) python -m privrepro.runner.tables $(ARGS)
+	$(RUN) python -m privrepro.runner.figure_tables $(ARGS)
 
 report: $(ENV_STAMP) ## Write REPORT.md and REPORT.html: reproduced numbers against the papers'
 	$(RUN) python -m privrepro.report
@@ -79,13 +79,13 @@ rehearsal-data: $(ENV_STAMP) ## Write full-size stand-in datasets and random wei
 	$(RUN) python -m privrepro.rehearsal.standins --root "$(or $(DATA),$(PRIVREPRO_DATA),data/rehearsal)" $(ARGS)
 
 rehearsal: $(ENV_STAMP) ## Rehearse every paper-profile figure on the stand-ins (DATA=<root>), capped: results/rehearsal.csv, plots/rehearsal.png
-	$(RUN) python -m privrepro.runner.rehearsal --root "$(or $(DATA),$(PRIVREPRO_DATA),data/rehearsal)" $(ARGS)
+	$(RUN) python -m privrepro.rehearsal --root "$(or $(DATA),$(PRIVREPRO_DATA),data/rehearsal)" $(ARGS)
 
 gpu-check: $(ENV_STAMP) ## GPU paths in <= 8 min: gpu tests, bench --device cuda --quick, 4 figures rehearsed; results/gpu-check/ (no GPU: CPU parts only)
 	$(RUN) python benchmarks/gpu_check.py $(ARGS)
 
 bench: $(ENV_STAMP) ## Benchmarks: speedup = baseline time / project time (> 1 faster); ARGS='--device cuda' or names
-	$(RUN) python -m privrepro.bench $(ARGS)
+	$(RUN) python -m privrepro.benchmark_harness $(ARGS)
 
 lint: $(ENV_STAMP) ## ruff: lint and format check
 	$(RUN) ruff check src tests benchmarks

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from privrepro.audit import audit
-from privrepro.bench import row
+from privrepro.benchmark_harness import row
 from privrepro.dp.gaussian import analytic_sigma
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from privrepro.bench import best_time, row
+from privrepro.benchmark_harness import best_time, row
 from privrepro.continual.cosine import noise_std, normalize_rows, run_cosine
 from privrepro.continual.label_spaces import label_spaces_for
 from privrepro.continual.scenarios import ContinualData, split_cifar100

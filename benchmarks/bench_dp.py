@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize, stats
 
-from privrepro.bench import best_time, row
+from privrepro.benchmark_harness import best_time, row
 from privrepro.dp.gaussian import analytic_sigma, delta_for_epsilon, epsilon_for_delta
 
 

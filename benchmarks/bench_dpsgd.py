@@ -28,7 +28,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from privrepro.bench import row
+from privrepro.benchmark_harness import row
 from privrepro.training.dpsgd import (
     DPSGDHyper,
     PrivacyRecord,

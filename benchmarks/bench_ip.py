@@ -13,7 +13,7 @@ import time
 import numpy as np
 import torch
 
-from privrepro.bench import row
+from privrepro.benchmark_harness import row
 from privrepro.inference.calibration import gauss_output_sigma
 from privrepro.inference.evaluate import gauss_output_accuracy
 

@@ -1,6 +1,6 @@
 """pac: batched Monte-Carlo training (Example 4's mechanism) against a loop of single trainings.
 
-Rows (``python -m privrepro.bench pac``; ``--device cuda`` on a GPU):
+Rows (``python -m privrepro.benchmark_harness pac``; ``--device cuda`` on a GPU):
 
 - digits MLP 64-16-16-10 (Example 4's ``smoke`` network), 898 of 1,797 images per model, the
   same full-batch GD steps: ``train_batched`` (``mode="auto"``: the layout its cost model picks,
@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from privrepro.bench import row
+from privrepro.benchmark_harness import row
 from privrepro.pac.training import (
     MLPSpec,
     choose_layout,

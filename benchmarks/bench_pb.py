@@ -23,8 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from privrepro.bench import row
-from privrepro.boosting._dp import gaussian_delta_mu
+from privrepro.benchmark_harness import row
 from privrepro.boosting.accounting import (
     algorithm1_double_loop,
     composition_epsilon_curve,
@@ -32,6 +31,7 @@ from privrepro.boosting.accounting import (
 )
 from privrepro.boosting.design import PBSetting, optimise_eps0
 from privrepro.boosting.exact import exact_pld, exact_plds_connect_dots
+from privrepro.boosting.gaussian_mu import gaussian_delta_mu
 from privrepro.dp.pld import compose_every_t, compose_power
 
 DELTA = 1e-5

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from privrepro.bench import row
+from privrepro.benchmark_harness import row
 from privrepro.boosting.design import PBSetting
 from privrepro.boosting.exact import exact_plds_connect_dots
 from privrepro.boosting.exact_batch import GaussianPBBatch

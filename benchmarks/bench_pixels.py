@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from privrepro.bench import best_time, row, torch_threads
+from privrepro.benchmark_harness import best_time, row, torch_threads
 from privrepro.continual.pixels import HostImages
 
 

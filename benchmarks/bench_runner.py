@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from privrepro.bench import row
+from privrepro.benchmark_harness import row
 
 
 def bench(device: str = "cpu", quick: bool = False) -> list[dict[str, Any]]:

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from privrepro.bench import row
+from privrepro.benchmark_harness import row
 
 LINE = re.compile(r"^(\w+)/(\w+): \d+ rows")
 

@@ -52,8 +52,8 @@ def _build(root: Path, units: int, rows_per_unit: int) -> list[pd.DataFrame]:
 
 def bench(device: str = "cpu", quick: bool = False) -> list[dict[str, object]]:
     """Rows of the store's cost (CPU only: ``device`` is accepted for the runner)."""
-    from privrepro.bench import best_time, row
-    from privrepro.runner import tables
+    from privrepro.benchmark_harness import best_time, row
+    from privrepro.runner import figure_tables as tables
     from privrepro.store.atomic import atomic_write_table
     from privrepro.store.units import UnitStore
 

@@ -30,7 +30,7 @@ import sys
 import time
 from typing import Any
 
-from privrepro.bench import row
+from privrepro.benchmark_harness import row
 
 _WORKER = r"""
 import sys, time, torch
@@ -101,7 +101,7 @@ def _quick_rows() -> list[dict[str, Any]]:
     worker processes (seconds, not timings); torch's threads given back."""
     import torch
 
-    from privrepro.bench import torch_threads
+    from privrepro.benchmark_harness import torch_threads
     from privrepro.continual.peft import make_film, small_vit
     from privrepro.training.dpsgd import DPSGDHyper, train_dpsgd
 

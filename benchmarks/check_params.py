@@ -33,7 +33,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from privrepro.config.validation import build_params
 from privrepro.runner.catalog import list_experiments
-from privrepro.runner.run import _unit_identity, compose, effective_params, load_recipe
+from privrepro.runner.plan import compose, effective_params, load_recipe, unit_identity
 from privrepro.store.units import unit_hash
 
 REPO = Path(__file__).resolve().parents[1]
@@ -51,7 +51,7 @@ def _resolved(cfg: DictConfig, params: dict[str, Any]) -> tuple[str, Any, list[s
     built = build_params(recipe.params_type, params, "params")
     ids = [
         unit_hash(
-            _unit_identity(
+            unit_identity(
                 str(cfg.figure.paper),
                 str(cfg.figure.name),
                 recipe,

@@ -72,7 +72,7 @@ class Recorder:
 
         def train_member(kind: str, x: Any, y: Any, label_ids: Any, hp: Any, **kw: Any) -> Any:
             callers = {f.frame.f_globals.get("__name__", "") for f in inspect.stack()[1:6]}
-            trial = "privrepro.continual.peft.tuning" in callers
+            trial = "privrepro.continual.peft.hyperparameter_search" in callers
             gen = kw.get("generator")
             inputs = _digest(
                 kind,
@@ -148,7 +148,7 @@ def count(figures: list[str], profile: str, root: Path) -> Any:
 def grid_counts(profile: str, figures: list[str]) -> Any:
     """Per figure, from the units its grid makes under ``profile`` (nothing computed): the FiLM
     runs, the FiLM studies and PEFT ensembles it is the first to ask for (studies keyed as
-    :func:`privrepro.continual.peft.tuning.study_run` keys them — label configurations in
+    :func:`privrepro.continual.peft.hyperparameter_search.study_run` keys them — label configurations in
     S_prior^const, 5-Datasets orders in the canonical order's study, as the tuning rows agree
     there — ensembles by their run's settings and its study), and the Naive/Non-CL runs."""
     from dataclasses import replace
@@ -163,9 +163,9 @@ def grid_counts(profile: str, figures: list[str]) -> Any:
         TrainSettings,
         TuningSettings,
     )
-    from privrepro.continual.peft.tuning import objective_settings, study_name
-    from privrepro.runner.run import compose, effective_params, load_recipe
-    from privrepro.training.tuning import study_name as keyed
+    from privrepro.continual.peft.hyperparameter_search import objective_settings, study_name
+    from privrepro.runner.plan import compose, effective_params, load_recipe
+    from privrepro.training.optuna_studies import study_name as keyed
 
     studies: set[str] = set()
     ensembles: set[str] = set()
@@ -250,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.root.exists():
         print(f"--root {args.root}: exists; give a fresh scratch folder", file=sys.stderr)
         return 2
-    from privrepro.runner.all import quiet_console_logging
+    from privrepro.commands import quiet_console_logging
 
     quiet_console_logging()
     table, studies = count(args.figure or FIGURES, args.profile, args.root)

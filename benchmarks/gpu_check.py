@@ -7,7 +7,7 @@ On a machine with one CUDA GPU, in this order, each step bounded by what is left
 seconds (default 480 with a GPU, 1500 on a CPU):
 
 1. the gpu-marked tests (``pytest -m gpu tests/gpu``): every CUDA path against the CPU;
-2. the benchmarks on the GPU, small (``python -m privrepro.bench --device cuda --quick``, what
+2. the benchmarks on the GPU, small (``python -m privrepro.benchmark_harness --device cuda --quick``, what
    ``make bench ARGS="--device cuda --quick"`` runs);
 3. the stand-ins the next step reads (MNIST, CIFAR-10, CIFAR-100, ViT-B/16 and SLL-small
    weights; full-size files in the real formats, written by the rehearsal's stand-in writer
@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 #: the rehearsal's public command line (one place: repoint it here if it moves)
-REHEARSAL = [sys.executable, "-m", "privrepro.runner.rehearsal"]
+REHEARSAL = [sys.executable, "-m", "privrepro.rehearsal"]
 #: the stand-in writer's command line
 STANDINS = [sys.executable, "-m", "privrepro.rehearsal.standins"]
 #: the figures rehearsed (make targets) and what each one measures
@@ -211,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
         "benchmarks (quick)",
         [
             *py,
-            "privrepro.bench",
+            "privrepro.benchmark_harness",
             "--device",
             device,
             "--quick",

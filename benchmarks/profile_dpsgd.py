@@ -32,7 +32,7 @@ from torch import nn
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_dpsgd import small_convnet
-from privrepro.bench import torch_threads
+from privrepro.benchmark_harness import torch_threads
 from privrepro.training.dpsgd import (
     DPSGDHyper,
     clip_factors,

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from privrepro.bench import (
+from privrepro.benchmark_harness import (
     COLUMNS,
     KINDS,
     changed_state,
@@ -44,7 +44,7 @@ def test_row_states_the_convention() -> None:
 def test_runner_restores_and_reports_what_a_module_leaks(tmp_path: Path) -> None:
     (tmp_path / "bench_leaky.py").write_text(
         "import random, numpy as np, torch\n"
-        "from privrepro.bench import row\n"
+        "from privrepro.benchmark_harness import row\n"
         "def bench(device='cpu', quick=False):\n"
         "    torch.set_num_threads(torch.get_num_threads() + 1)\n"
         "    torch.set_default_dtype(torch.float64)\n"
@@ -53,7 +53,7 @@ def test_runner_restores_and_reports_what_a_module_leaks(tmp_path: Path) -> None
     )
     (tmp_path / "bench_clean.py").write_text(
         "import torch\n"
-        "from privrepro.bench import row, torch_threads\n"
+        "from privrepro.benchmark_harness import row, torch_threads\n"
         "def bench(device='cpu', quick=False):\n"
         "    with torch_threads(1):\n"
         "        seen = torch.get_num_threads()\n"

@@ -14,8 +14,17 @@ relative forms. The rules:
 4. No recipe imports another recipe: a recipe is a module that an experiment config names
    (``- /recipe: module:Class`` in the defaults list of ``conf/experiment/<paper>/<figure>.yaml``); what several recipes
    share lives in a module of ``privrepro.figures.<paper>`` that no config names.
-5. Dependencies point one way: the libraries never import ``figures``, ``report`` or
-   ``runner``; ``figures`` never imports ``report`` or ``runner``.
+5. Dependencies point one way, from the top down: ``report``, then the rehearsal
+   (``rehearsal``, a tool above the runner), then ``runner``, then ``figures``, then the
+   libraries. No part imports one above it.
+6. The library reaches the rehearsal through one neutral door only: no module outside
+   ``privrepro.rehearsal`` imports it (the report reads ``privrepro.rehearsal.summary``, the data
+   the rehearsal hands to it); the library's loops import :mod:`privrepro.loop_budget`, which
+   stands on the ground floor (it imports nothing of ``privrepro``).
+7. No circle: the modules' imports (at the top of a module or inside a function) form no loop,
+   except a loop made only of imports under ``if TYPE_CHECKING:`` (never run).
+8. No module is imported across packages by a private name: ``privrepro.x._y`` is imported only
+   from inside ``privrepro.x``.
 """
 
 from __future__ import annotations
@@ -36,8 +45,9 @@ SHORT_NAMES = ("ip", "pb", "cl", "pac")
 """The papers' short names, in the same order."""
 EDGE = ("runner",)
 """The parts that may read Hydra / omegaconf."""
-ABOVE_LIBRARIES = ("figures", "report", "runner")
-"""The parts above the libraries, in order: recipes, the report, the command line."""
+ABOVE_LIBRARIES = ("figures", "runner", "rehearsal", "report")
+"""The parts above the libraries, bottom up: recipes, the command line, the rehearsal (a tool
+that measures the library), the report."""
 
 
 @dataclass(frozen=True)
@@ -165,19 +175,194 @@ def test_no_recipe_imports_another_recipe() -> None:
 
 
 @pytest.mark.parametrize(
-    ("importers", "forbidden"),
-    [
-        ("the libraries", set(ABOVE_LIBRARIES)),
-        ("figures", {"report", "runner"}),
-    ],
+    "importers", ["the libraries", *ABOVE_LIBRARIES[:-1]], ids=lambda i: i.replace(" ", "-")
 )
-def test_dependencies_point_one_way(importers: str, forbidden: set[str]) -> None:
-    def is_importer(part: str | None) -> bool:
-        if importers == "figures":
-            return part == "figures"
-        return part is not None and part not in ABOVE_LIBRARIES
+def test_dependencies_point_one_way(importers: str) -> None:
+    if importers == "the libraries":
+        forbidden = set(ABOVE_LIBRARIES)
+
+        def is_importer(part: str | None) -> bool:
+            return part is not None and part not in ABOVE_LIBRARIES
+
+    else:
+        forbidden = set(ABOVE_LIBRARIES[ABOVE_LIBRARIES.index(importers) + 1 :])
+
+        def is_importer(part: str | None) -> bool:
+            return part == importers
 
     bad = [
         i for i in ALL_IMPORTS if is_importer(_part(i.importer)) and _part(i.target) in forbidden
     ]
     _check(bad, f"{importers} import a part above them ({sorted(forbidden)})")
+
+
+REHEARSAL_TO_REPORT = "privrepro.rehearsal.summary"
+"""The one module of the rehearsal the report reads (the columns and totals of its table)."""
+
+
+def test_nothing_below_the_rehearsal_imports_it() -> None:
+    def allowed(i: Import) -> bool:
+        if _part(i.importer) == "rehearsal":
+            return True
+        return _part(i.importer) == "report" and (
+            i.target == REHEARSAL_TO_REPORT or i.target.startswith(REHEARSAL_TO_REPORT + ".")
+        )
+
+    bad = [i for i in ALL_IMPORTS if _part(i.target) == "rehearsal" and not allowed(i)]
+    _check(bad, "a module below the rehearsal imports it (the library's door: loop_budget)")
+
+
+def test_the_library_loops_import_the_loop_budget_door() -> None:
+    # a check that could fail: the paper packages' loops do reach the door
+    users = {_part(i.importer) for i in ALL_IMPORTS if i.target == "privrepro.loop_budget"}
+    assert {"inference", "continual", "pac", "training", "figures"} <= users
+    bad = [
+        i
+        for i in ALL_IMPORTS
+        if i.importer == "privrepro.loop_budget" and i.target.split(".")[0] == "privrepro"
+    ]
+    _check(bad, "privrepro.loop_budget (the ground floor's door) imports the project")
+
+
+# -- circles ------------------------------------------------------------------------------------
+
+MODULES = {i.importer for i in ALL_IMPORTS} | {
+    _module_name(f) for f in (SRC / "privrepro").rglob("*.py")
+}
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _module_edges(path: Path) -> Iterator[tuple[str, str, int, bool]]:
+    """``(importer, imported module, line, under TYPE_CHECKING)`` for each import of ``path``:
+    ``from pkg import mod`` imports the module ``pkg.mod`` (not the package's face); any other
+    name imports the module that holds it."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: list[tuple[str, int, bool]] = []
+
+    def visit(node: ast.AST, checking: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child.test):
+                for stmt in child.body:
+                    visit_one(stmt, True)
+                for stmt in child.orelse:
+                    visit_one(stmt, checking)
+            else:
+                visit_one(child, checking)
+
+    def visit_one(node: ast.AST, checking: bool) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                target = alias.name
+                while target and target not in MODULES:
+                    target = target.rpartition(".")[0]
+                if target:
+                    found.append((target, node.lineno, checking))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            for alias in node.names:
+                if f"{module}.{alias.name}" in MODULES:
+                    found.append((f"{module}.{alias.name}", node.lineno, checking))
+                elif module in MODULES:
+                    found.append((module, node.lineno, checking))
+        visit(node, checking)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), False)
+    for target, line, checking in found:
+        if target != name:
+            yield name, target, line, checking
+
+
+EDGES = [e for f in sorted((SRC / "privrepro").rglob("*.py")) for e in _module_edges(f)]
+
+
+def circles(edges: list[tuple[str, str, int, bool]]) -> list[list[str]]:
+    """The loops of the import graph run at import or call time (Tarjan's strongly connected
+    components of more than one module; imports under ``if TYPE_CHECKING:`` left out)."""
+    graph: dict[str, set[str]] = {}
+    for a, b, _, checking in edges:
+        if not checking:
+            graph.setdefault(a, set()).add(b)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def connect(v: str) -> None:  # iterative would be longer; the graph is ~200 modules deep
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            connect(v)
+    return out
+
+
+def test_circles_are_found() -> None:
+    # a check that could fail: a loop of two runtime imports is a circle, one of type-checking
+    # imports is not, and the real graph has edges
+    loop = [("a", "b", 1, False), ("b", "a", 2, False)]
+    assert circles(loop) == [["a", "b"]]
+    assert circles([("a", "b", 1, False), ("b", "a", 2, True)]) == []
+    assert ("privrepro.runner.run", "privrepro.runner.plan", 0) in {(*e[:2], 0) for e in EDGES}
+
+
+def test_no_circle_of_imports() -> None:
+    found = circles(EDGES)
+    where = [
+        " -> ".join(c)
+        + ": "
+        + ", ".join(
+            f"{a}:{line} imports {b}" for a, b, line, t in EDGES if a in c and b in c and not t
+        )
+        for c in found
+    ]
+    assert not found, "modules that import each other (a circle):\n  " + "\n  ".join(where)
+
+
+def test_no_private_module_is_imported_across_packages() -> None:
+    def private_package(target: str) -> str | None:
+        """The package that holds the private module ``target`` names, if it names one."""
+        bits = target.split(".")
+        for k, bit in enumerate(bits):
+            if (
+                bit.startswith("_")
+                and not bit.startswith("__")
+                and ".".join(bits[: k + 1]) in (MODULES)
+            ):
+                return ".".join(bits[:k])
+        return None
+
+    bad = []
+    for i in ALL_IMPORTS:
+        holder = private_package(i.target)
+        if holder is not None and not (i.importer == holder or i.importer.startswith(holder + ".")):
+            bad.append(i)
+    _check(bad, "a private module imported from outside its package")

@@ -45,7 +45,7 @@ def test_study_trials_bar_counts_complete_trials(monkeypatch: pytest.MonkeyPatch
     """run_study's bar reaches n_complete (drawn to a terminal-like stderr)."""
     import sys
 
-    from privrepro.training.tuning import open_study, run_study
+    from privrepro.training.optuna_studies import open_study, run_study
 
     monkeypatch.delenv("CI", raising=False)
     err = _Terminal()

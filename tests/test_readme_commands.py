@@ -114,7 +114,7 @@ def why_not_run(cmd: Command) -> str | None:
     if words[:2] == ["make", "rehearsal"]:
         return (
             "every paper-profile figure on the full-size stand-ins (3.8 GB, about 22 min on "
-            "2 cores); tests/rehearsal runs its module (privrepro.runner.rehearsal) on tiny stand-ins"
+            "2 cores); tests/rehearsal runs its module (privrepro.rehearsal.rehearse) on tiny stand-ins"
         )
     if words[:2] in (["make", "test"], ["make", "test-fast"], ["make", "check"]) or (
         "pytest" in words

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from privrepro.boosting import _dp
+from privrepro.boosting import gaussian_mu
 from privrepro.boosting.accounting import (
     algorithm1_double_loop,
     appendix_d_epsilon,
@@ -167,12 +167,12 @@ def test_composition_curve_matches_note_fig6() -> None:
     sig = mech.kernel.scale
     Ts = np.array([1, 2, 5, 10, 100, 1000])
     curve = composition_epsilon_curve(
-        t, lambda e, T: _dp.gaussian_delta_mu(e, 3.0 * np.sqrt(T) / sig), Ts, 1e-5
+        t, lambda e, T: gaussian_mu.gaussian_delta_mu(e, 3.0 * np.sqrt(T) / sig), Ts, 1e-5
     )
     # printed to 4 decimals; ε₀* itself printed to 6 digits
     assert np.allclose(curve, [3.5687, 6.0355, 11.4025, 16.7803, 60.7397, 258.6148], atol=5e-4)
     # vectorised curve = one root-find per T on Prop. 3
-    kdT = lambda e: _dp.gaussian_delta_mu(e, 3.0 * math.sqrt(10) / sig)  # noqa: E731
+    kdT = lambda e: gaussian_mu.gaussian_delta_mu(e, 3.0 * math.sqrt(10) / sig)  # noqa: E731
     single = epsilon_for_delta(lambda e: float(composition_delta(t, kdT, e, 10)), 1e-5)
     assert curve[3] == pytest.approx(single, abs=1e-8)
 
@@ -185,7 +185,7 @@ def test_fixed_eps0_composition_matches_note() -> None:
     sig = mech.kernel.scale
     curve = composition_epsilon_curve(
         t,
-        lambda e, T: _dp.gaussian_delta_mu(e, 3.0 * np.sqrt(T) / sig),
+        lambda e, T: gaussian_mu.gaussian_delta_mu(e, 3.0 * np.sqrt(T) / sig),
         np.array([1, 10, 100, 1000]),
         1e-5,
     )
@@ -203,7 +203,7 @@ def test_rdp_reduces_to_kernel_without_boosting() -> None:
 
 
 def test_unchecked_profile_is_the_shared_core():
-    """``_dp.gaussian_delta_mu`` (the root finders' unchecked profile) is the exact Gaussian
+    """``gaussian_mu.gaussian_delta_mu`` (the root finders' unchecked profile) is the exact Gaussian
     profile of ``privrepro.dp.gaussian.delta_for_epsilon`` (Balle & Wang 2018, Thm. 8), scalar
     and vectorised, μ = 0 included; 1e-14 absolute covers the two evaluation orders."""
     from privrepro.dp.gaussian import delta_for_epsilon
@@ -211,7 +211,7 @@ def test_unchecked_profile_is_the_shared_core():
     rng = np.random.default_rng(0)
     eps, mu = rng.uniform(-2, 30, 5000), rng.uniform(0.01, 20, 5000)
     np.testing.assert_allclose(
-        _dp.gaussian_delta_mu(eps, mu), delta_for_epsilon(eps, 1.0, mu), rtol=0, atol=1e-14
+        gaussian_mu.gaussian_delta_mu(eps, mu), delta_for_epsilon(eps, 1.0, mu), rtol=0, atol=1e-14
     )
     for e, m in ((0.5, 1.0), (-0.3, 0.0), (0.3, 0.0), (12.0, 4.0)):
-        assert abs(_dp.gaussian_delta_mu(e, m) - delta_for_epsilon(e, 1.0, m)) <= 1e-14
+        assert abs(gaussian_mu.gaussian_delta_mu(e, m) - delta_for_epsilon(e, 1.0, m)) <= 1e-14

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import integrate
 
-from privrepro.boosting import _dp
+from privrepro.boosting import gaussian_mu
 from privrepro.boosting.kernels import GaussianKernel, LaplaceKernel, log_interval_mass_std_normal
 
 
@@ -53,18 +53,18 @@ def test_vector_and_scalar_profile_agree() -> None:
     ],
 )
 def test_calibrations_match_note(eps0: float, analytic: float, classical: float) -> None:
-    assert _dp.analytic_sigma(eps0, 1e-5) == pytest.approx(analytic, rel=1e-9)
-    assert _dp.classical_sigma(eps0, 1e-5) == pytest.approx(classical, rel=1e-12)
+    assert gaussian_mu.analytic_sigma(eps0, 1e-5) == pytest.approx(analytic, rel=1e-9)
+    assert gaussian_mu.classical_sigma(eps0, 1e-5) == pytest.approx(classical, rel=1e-12)
 
 
 @pytest.mark.parametrize(("sigma", "expected"), [(1.0, 4.3771780957), (5.0, 0.7255217509)])
 def test_gaussian_epsilon_matches_note(sigma: float, expected: float) -> None:
-    assert _dp.gaussian_epsilon_mu(1e-5, 1 / sigma) == pytest.approx(expected, abs=1e-9)
+    assert gaussian_mu.gaussian_epsilon_mu(1e-5, 1 / sigma) == pytest.approx(expected, abs=1e-9)
 
 
 def test_gaussian_composed_epsilon_matches_note() -> None:
     # note §5.1: σ = 5, T = 100, δ = 1e-5 → 9.997256146 (closed form; dp_accounting agrees)
-    assert _dp.gaussian_epsilon_mu(1e-5, 0.2, compositions=100) == pytest.approx(
+    assert gaussian_mu.gaussian_epsilon_mu(1e-5, 0.2, compositions=100) == pytest.approx(
         9.997256146, abs=1e-8
     )
 

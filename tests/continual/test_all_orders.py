@@ -11,7 +11,7 @@ from privrepro.continual.cosine import CosineClassifier, run_cosine
 from privrepro.continual.cosine_benchmark import all_orders_accuracy
 from privrepro.continual.label_spaces import label_spaces_for, prior_const_label_spaces
 from privrepro.continual.scenarios import five_datasets
-from privrepro.continual.synthetic import synthetic_benchmark
+from privrepro.continual.synthetic_features import synthetic_benchmark
 
 
 def test_all_orders_match_sequential_runs_without_noise() -> None:

@@ -9,7 +9,7 @@ from privrepro.continual.blurry import make_blurry_scenario
 from privrepro.continual.cosine import CosineClassifier, noise_std, normalize_rows, run_cosine
 from privrepro.continual.label_spaces import LabelSpace, label_spaces_for
 from privrepro.continual.scenarios import ContinualData, split_cifar100
-from privrepro.continual.synthetic import synthetic_benchmark
+from privrepro.continual.synthetic_features import synthetic_benchmark
 
 
 @pytest.fixture(scope="module")

@@ -33,7 +33,7 @@ from privrepro.continual.label_spaces import (
 )
 from privrepro.continual.plots import category_markers
 from privrepro.continual.scenarios import sample_task_orders
-from privrepro.continual.synthetic import synthetic_benchmark
+from privrepro.continual.synthetic_features import synthetic_benchmark
 from privrepro.continual.workspace import Workspace
 from privrepro.dp.group import largest_group_dropped
 

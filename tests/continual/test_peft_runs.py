@@ -46,7 +46,7 @@ def test_run_records_prv_within_target_and_reuses_study(tmp_path: Path):
     assert len(studies) == 1
     # Non-CL of the same repeat and ε reuses the study (no new trial is appended)
     rows2, _ = run_peft(replace(run, method="noncl_head"), **kw)
-    from privrepro.training.tuning import open_study
+    from privrepro.training.optuna_studies import open_study
 
     study = open_study(studies[0].stem, studies[0], sampler="random")
     assert len(study.trials) == 1

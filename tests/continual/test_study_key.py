@@ -1,11 +1,12 @@
 """The name of a PEFT run's tuning study: the run's base name plus a digest of everything its
-objective sees (``continual.peft.tuning.objective_settings``), so that two figures whose tunings
+objective sees (``continual.peft.hyperparameter_search.objective_settings``), so that two figures whose tunings
 differ never share trials, and runs that agree do."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from privrepro.continual.peft.hyperparameter_search import objective_settings, study_name
 from privrepro.continual.peft.settings import (
     FeatureSettings,
     FilmSettings,
@@ -13,8 +14,7 @@ from privrepro.continual.peft.settings import (
     TrainSettings,
     TuningSettings,
 )
-from privrepro.continual.peft.tuning import objective_settings, study_name
-from privrepro.training.tuning import study_name as keyed_study_name
+from privrepro.training.optuna_studies import study_name as keyed_study_name
 
 RUN = PeftRun(benchmark="cifar100", method="peft_head", epsilon=1.0)
 
@@ -58,8 +58,9 @@ def test_where_the_study_lives_and_when_it_stops_do_not() -> None:
 
 def _study_run(run: PeftRun, tuning: TuningSettings) -> PeftRun:
     from privrepro.continual.peft.data import load_peft_data
-    from privrepro.continual.peft.runs import _label_ids, peft_scenario
-    from privrepro.continual.peft.tuning import study_run
+    from privrepro.continual.peft.hyperparameter_search import study_run
+    from privrepro.continual.peft.runs import _label_ids
+    from privrepro.continual.peft.scenario import peft_scenario
 
     features = FeatureSettings(max_train_per_class=6, max_test_per_class=2)
     data = load_peft_data(run, features, FilmSettings())

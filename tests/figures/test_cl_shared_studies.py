@@ -1,6 +1,6 @@
 """Two cl figures tuning DP-SGD in one PostgreSQL database: their studies stay apart.
 
-The study of a run is keyed by everything its objective sees (``privrepro.training.tuning.study_name``):
+The study of a run is keyed by everything its objective sees (``privrepro.training.optuna_studies.study_name``):
 fig3_peft and figA1 with different epochs get two studies, each with exactly ``n_trials``
 COMPLETE trials; figA1 with fig3_peft's settings reuses fig3_peft's study and runs no trial.
 """
@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from privrepro.runner.run import run_experiment
-from privrepro.training.tuning import complete_trials, open_study
+from privrepro.training.optuna_studies import complete_trials, open_study
 
 TUNE = [
     "profile=tiny",

@@ -13,8 +13,8 @@ from privrepro.inference.calibration import calibrate
 from privrepro.inference.data import ImageData
 from privrepro.inference.evaluate import Evaluation
 from privrepro.inference.networks import ArchSpec
+from privrepro.inference.noisy_finetuning import TuneGrid, tuned_family
 from privrepro.inference.sweep import resnet_series, sll_series, tuned_sweep
-from privrepro.inference.tuning import TuneGrid, tuned_family
 from privrepro.seeding import torch_stream
 from privrepro.training.classifier import TrainConfig
 

@@ -15,32 +15,34 @@ from torch import nn
 
 from privrepro.dp.pld import compose_every_t
 from privrepro.figures.api import UnitContext
-from privrepro.rehearsal.cap import LoopRecord, RehearsalCap, capped, probe
+from privrepro.loop_budget import budgeted, item_size
+from privrepro.rehearsal.cap import LoopRecord, RehearsalCap
 from privrepro.rehearsal.device_model import H100, DeviceModel, OperationCount
-from privrepro.rehearsal.standins import write_standin
-from privrepro.runner.rehearsal import FILM_TUNING, gpu_totals, mark_shared_caches, rehearse_all
-from privrepro.runner.rehearsal_measure import (
+from privrepro.rehearsal.measure import (
     RehearsalSettings,
     UnitCost,
     figure_total,
     units_to_run,
 )
+from privrepro.rehearsal.rehearse import rehearse_all
+from privrepro.rehearsal.standins import write_standin
+from privrepro.rehearsal.summary import FILM_TUNING, gpu_totals, mark_shared_caches
 from privrepro.training.classifier import predict_logits
 
 
-def _ctx(tmp_path: Path, cap: RehearsalCap) -> UnitContext:
-    return UnitContext(0, "u", "paper", "cpu", tmp_path, tmp_path, show_progress=False, cap=cap)
+def _ctx(tmp_path: Path) -> UnitContext:
+    return UnitContext(0, "u", "paper", "cpu", tmp_path, tmp_path, show_progress=False)
 
 
-def test_probe_and_capped_change_nothing_without_a_cap() -> None:
+def test_item_size_and_budgeted_change_nothing_without_a_budget() -> None:
     """Without a cap every batch runs whole: the logits of 20 rows in batches of 8 are the
     model's on all 20 rows. Compared with a tolerance, not bitwise: the BLAS may round a
     product of 8 rows differently from one of 20 (seen on some CPUs). 1e-6 is float32's
     rounding of a 3-term dot product many times over; a placeholder row (zeros) or a skipped
     batch would differ by the logits' size, O(1)."""
-    assert probe(64) == 64
+    assert item_size(64) == 64
     items = range(5)
-    assert capped(items, "steps") is items
+    assert budgeted(items, "steps") is items
     model = nn.Linear(3, 2)
     x = torch.randn(20, 3)
     with torch.no_grad():
@@ -111,8 +113,8 @@ def test_a_live_probed_loop_records_its_points(tmp_path: Path) -> None:
     least the loop's total × the smaller item's time (a, b ≥ 0)."""
     cap = RehearsalCap(items=2, probe_samples=2)
     with cap.active(count_operations=False):
-        for _ in _ctx(tmp_path, cap).progress(range(10), desc="batches"):
-            time.sleep(0.002 * probe(50))
+        for _ in _ctx(tmp_path).progress(range(10), desc="batches"):
+            time.sleep(0.002 * item_size(50))
     rec = cap.records[0]
     assert [(p.run, p.full) for p in rec.points] == [(2, 50), (8, 50)]
     assert rec.predicted_s >= 10 * 2 * 0.002
@@ -124,8 +126,8 @@ def test_a_loop_without_a_bar_is_capped_and_nests() -> None:
     cap = RehearsalCap(items=2)
     seen = []
     with cap.active(count_operations=False):
-        for c in capped(range(4), "chunks"):
-            seen += [(c, s) for s in capped(range(1500), "pac training steps")]
+        for c in budgeted(range(4), "chunks"):
+            seen += [(c, s) for s in budgeted(range(1500), "pac training steps")]
     assert seen == [(0, 0), (0, 1), (1, 0), (1, 1)]
     chunks, steps = cap.records[0], cap.records[1]
     assert (chunks.depth, steps.depth, steps.total) == (0, 1, 1500)
@@ -218,7 +220,7 @@ def test_a_counted_unit_predicts_its_flops(tmp_path: Path) -> None:
     net, x = _net(), torch.randn(2, 3, 8, 8)
     cap = RehearsalCap(items=2)
     with cap.active(), torch.no_grad():
-        for _ in _ctx(tmp_path, cap).progress(range(6), desc="batches"):
+        for _ in _ctx(tmp_path).progress(range(6), desc="batches"):
             net(x)
     assert cap.records[0].flops > 0
     assert cap.predict_flops() == pytest.approx(3 * cap.records[0].flops)
@@ -283,7 +285,7 @@ def test_ip_units_share_a_base_model_per_architecture_and_dataset() -> None:
     """ip Fig. 3's units: every mode of a group reads one cached base model; the ResNet-18 is
     shared by the ``resnet`` and ``resnet_tune`` groups."""
     from privrepro.config.validation import build_params
-    from privrepro.runner.run import compose, effective_params, load_recipe
+    from privrepro.runner.plan import compose, effective_params, load_recipe
 
     cfg = compose("ip/fig3", ["profile=paper"])
     recipe = load_recipe(str(cfg.figure.recipe))
@@ -310,7 +312,7 @@ def test_cl_cosine_figures_share_the_features_of_a_benchmark() -> None:
     """cl Figs. 3, 4 and 5 (cosine) read the same CIFAR-100 feature files: one key; each
     benchmark is its own cost class (ImageNet-R's JPEGs cost differently from CIFAR's arrays)."""
     from privrepro.config.validation import build_params
-    from privrepro.runner.run import compose, effective_params, load_recipe
+    from privrepro.runner.plan import compose, effective_params, load_recipe
 
     keys, classes = {}, {}
     for name in ("cl/fig3_cosine", "cl/fig4_cosine", "cl/fig5_cosine"):
@@ -367,9 +369,9 @@ def test_capped_pb_figures_end_with_tables_of_their_schema(tmp_path: Path) -> No
 def test_the_report_section_states_the_h100_prediction_against_the_target(tmp_path: Path) -> None:
     """The section gives the H100 totals (FiLM tuning apart), says they are predicted from
     operation counts, and shows each row's H100 prediction and whether it is a lower bound."""
+    from privrepro.rehearsal.summary import COLUMNS
     from privrepro.report.document import Para, Table
     from privrepro.report.rehearsal_section import rehearsal_section
-    from privrepro.runner.rehearsal import COLUMNS
 
     rows = {
         "paper": ["pb", "cl"],
@@ -422,7 +424,7 @@ def test_gauss_input_evaluation_is_capped_and_probed_under_a_rehearsal() -> None
 
 
 def test_a_capped_list_is_completed_with_its_last_item_only_under_a_cap() -> None:
-    from privrepro.rehearsal.cap import full_list
+    from privrepro.loop_budget import full_list
 
     assert full_list([1, 2], 4) == [1, 2]
     with RehearsalCap().active(count_operations=False):

@@ -10,30 +10,32 @@ import pytest
 
 from privrepro.figures.api import UnitContext
 from privrepro.rehearsal.cap import LoopRecord, RehearsalCap
+from privrepro.rehearsal.measure import RehearsalSettings
+from privrepro.rehearsal.rehearse import main, rehearse_all
 from privrepro.rehearsal.standins import write_standin
+from privrepro.rehearsal.summary import COLUMNS
 from privrepro.report.document import Heading, Image, Table
 from privrepro.report.rehearsal_section import rehearsal_section
-from privrepro.runner.rehearsal import COLUMNS, main, rehearse_all
-from privrepro.runner.rehearsal_measure import RehearsalSettings
 
 
-def _ctx(tmp_path: Path, cap: RehearsalCap | None) -> UnitContext:
-    return UnitContext(0, "u", "paper", "cpu", tmp_path, tmp_path, show_progress=False, cap=cap)
+def _ctx(tmp_path: Path) -> UnitContext:
+    return UnitContext(0, "u", "paper", "cpu", tmp_path, tmp_path, show_progress=False)
 
 
 def test_the_cap_runs_the_first_items_of_every_loop_and_counts_the_rest(tmp_path: Path) -> None:
     cap = RehearsalCap(items=2, per_desc={"epochs": 1})
-    ctx = _ctx(tmp_path, cap)
+    ctx = _ctx(tmp_path)
     seen = []
-    for e in ctx.progress(range(5), desc="epochs"):
-        seen += [(e, s) for s in ctx.progress(iter(range(100)), desc="steps", total=100)]
+    with cap.active(count_operations=False):
+        for e in ctx.progress(range(5), desc="epochs"):
+            seen += [(e, s) for s in ctx.progress(iter(range(100)), desc="steps", total=100)]
     assert seen == [(0, 0), (0, 1)]
     epochs, steps = cap.records
     assert (epochs.done, epochs.total, epochs.skipped, epochs.depth) == (1, 5, 4, 0)
     assert (steps.done, steps.total, steps.skipped, steps.depth) == (2, 100, 98, 1)
     assert cap.capped
-    # without a cap the same context runs every item
-    assert len(list(_ctx(tmp_path, None).progress(range(100), desc="steps"))) == 100
+    # outside the cap's scope the same context runs every item
+    assert len(list(ctx.progress(range(100), desc="steps"))) == 100
 
 
 def test_nested_prediction_replaces_capped_inner_time_by_its_prediction() -> None:
@@ -52,8 +54,9 @@ def test_nested_prediction_replaces_capped_inner_time_by_its_prediction() -> Non
 def test_measured_rates_predict_a_sleeping_loop(tmp_path: Path) -> None:
     """A loop of 40 items of ≥ 20 ms, capped at 2: predicted ≥ 40 × 20 ms (sleep's guarantee)."""
     cap = RehearsalCap(items=2)
-    for _ in _ctx(tmp_path, cap).progress(range(40), desc="steps"):
-        time.sleep(0.02)
+    with cap.active(count_operations=False):
+        for _ in _ctx(tmp_path).progress(range(40), desc="steps"):
+            time.sleep(0.02)
     assert cap.records[0].predicted_s >= 40 * 0.02
     assert cap.records[0].skipped == 38
 
@@ -117,8 +120,8 @@ def test_a_loop_left_in_the_middle_of_an_item_predicts_a_lower_bound(tmp_path: P
     """An error (or the rehearsal's timeout) inside the first item: that item counts as one, so
     the prediction is at least total × the time spent in it."""
     cap = RehearsalCap(items=2)
-    with pytest.raises(RuntimeError):
-        for _ in _ctx(tmp_path, cap).progress(range(10), desc="trainings"):
+    with pytest.raises(RuntimeError), cap.active(count_operations=False):
+        for _ in _ctx(tmp_path).progress(range(10), desc="trainings"):
             time.sleep(0.01)
             raise RuntimeError("stopped")
     rec = cap.records[0]
@@ -129,7 +132,7 @@ def test_a_loop_left_in_the_middle_of_an_item_predicts_a_lower_bound(tmp_path: P
 def test_cache_building_loops_are_told_apart() -> None:
     """Feature extraction and pixel caches are built once for every unit and figure: the cap
     reports their predicted time apart, so the figure counts it once, not once per unit."""
-    from privrepro.rehearsal.cap import is_cache_loop
+    from privrepro.loop_budget import is_cache_loop
 
     feats = LoopRecord("features", 0, 100, done=2, measured_s=2.0)
     pixels = LoopRecord("vit-cifar100-train pixels", 0, 10, done=1, measured_s=0.5)

@@ -22,7 +22,7 @@ def test_pb_fig7_on_the_adult_stand_in(store_overrides: list[str], tmp_path: Pat
     run = run_experiment("pb/fig7", ["profile=tiny", "params.data=uci", *store_overrides])
     assert len(run.table) > 0
     assert "adult: rehearsal stand-in mode" in _logs(tmp_path, "pb", "fig7")
-    # the table's data column says the same as the loader (one labelling: data.standin)
+    # the table's data column says the same as the loader (one labelling: data.provenance)
     assert set(run.table["data"]) == {"rehearsal stand-in (stand-in for UCI Adult)"}
 
 

@@ -19,8 +19,8 @@ import pytest
 
 from privrepro.config import ConfigError
 from privrepro.data import DamagedDataError, MissingDataError, load_dataset
-from privrepro.data.provenance import REHEARSAL_MARKER
-from privrepro.data.standin import checksum_status, data_source_of, read_marker, standin_md5
+from privrepro.data.provenance import REHEARSAL_MARKER, data_source_of
+from privrepro.data.standin_checks import checksum_status, read_marker, standin_md5
 from privrepro.rehearsal.standins import STANDINS, write_standin, write_standins
 from privrepro.rehearsal.standins.arrays import CIFAR10_CLASSES, CIFAR100_FINE
 from privrepro.rehearsal.standins.folders import IMAGENET_R_WNIDS
@@ -294,7 +294,7 @@ def test_rewriting_an_image_folder_drops_the_old_images(tmp_path: Path) -> None:
 
 
 def test_labels_of_any_folder(tmp_path: Path) -> None:
-    from privrepro.data.standin import folder_source
+    from privrepro.data.provenance import folder_source
 
     (tmp_path / "mine").mkdir()
     assert folder_source(tmp_path / "mine", "my-images").label == "my-images"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from report_fakes import CL_FIG2, WriteRefs
 
-from privrepro.report.computations import Computation, run_computation
+from privrepro.report.derivation_entries import Computation, run_computation
 from privrepro.report.references import (
     Lookup,
     ReferenceError,

@@ -17,12 +17,13 @@ import pytest
 
 from privrepro.config.validation import assumptions_of, build_params
 from privrepro.data.provenance import UNDECLARED, is_stand_in_label
-from privrepro.figures.schema import check_table, load_schema
+from privrepro.figures.table_schema import check_table, load_schema
 from privrepro.report.claims import build_claim_card
 from privrepro.report.references import load_references
 from privrepro.report.results import load_results
 from privrepro.runner.catalog import list_experiments
-from privrepro.runner.run import compose, effective_params, load_recipe, run_config
+from privrepro.runner.plan import compose, effective_params, load_recipe
+from privrepro.runner.run import run_config
 
 EXPERIMENTS = list_experiments()
 CLAIMS = load_references().claims

@@ -24,8 +24,8 @@ import pandas as pd
 import pytest
 from recipes_for_tests import scratch_paths
 
+from privrepro.runner import figure_tables as tables
 from privrepro.runner import run as run_module
-from privrepro.runner import tables
 from privrepro.runner.run import run_experiment
 from privrepro.store import units as units_module
 from privrepro.store.units import UNIT_ID, UnitStore

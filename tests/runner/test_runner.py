@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 from recipes_for_tests import scratch_paths
 
-from privrepro.runner.run import compose, run_config, run_experiment
+from privrepro.runner.plan import compose
+from privrepro.runner.run import run_config, run_experiment
 from privrepro.store.units import UNIT_ID
 
 HERE = Path(__file__).resolve().parent
@@ -254,7 +255,7 @@ def test_data_column_meta_and_stand_in_title(tmp_path: Path, conf_root: Path) ->
     # the label lives with each unit in the store: a table derived again from the store alone
     # (make tables) has the same data column, and a unit without one is never taken for real data
     from privrepro.data.provenance import UNDECLARED
-    from privrepro.runner.tables import StoredUnit, derive_table
+    from privrepro.runner.figure_tables import StoredUnit, derive_table
     from privrepro.store.units import UnitStore
 
     store = UnitStore(tmp_path / "mixed" / "exp", "test", "noise")
@@ -268,7 +269,7 @@ def test_data_column_meta_and_stand_in_title(tmp_path: Path, conf_root: Path) ->
     # a unit stored before units recorded their data takes the label its own job knows for it;
     # a recorded label is never overwritten
     from privrepro.data.provenance import DataSource
-    from privrepro.runner.tables import _labelled
+    from privrepro.runner.figure_tables import _labelled
 
     now = DataSource("what this job reads")
     assert _labelled(StoredUnit("older", {}, {}), {"older": now}).data == now.label

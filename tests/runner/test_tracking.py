@@ -114,7 +114,7 @@ def test_the_library_hook_gets_dp_sgd_steps_and_tuning_trials() -> None:
     import torch
 
     from privrepro.training.dpsgd import DPSGDHyper, epsilon_log_steps, train_linear_head
-    from privrepro.training.tuning import open_study, run_study
+    from privrepro.training.optuna_studies import open_study, run_study
 
     got: list[tuple[str, float, int]] = []
     g = torch.Generator().manual_seed(0)

@@ -31,33 +31,76 @@ the Gaussian baseline, Algorithm 2, Sec. 6.1), ``batch`` (the same vectorised), 
 (PB-GRR, Prop. 7, eqs. 10–11) and one module per experiment.
 """
 
-from privrepro.boosting.composition import composition_dp, composition_rdp
-from privrepro.boosting.densities import output_densities
-from privrepro.boosting.design import (
-    PBSetting,
-    SearchResult,
-    gaussian_baseline_epsilon,
-    gaussian_baseline_sigma,
-    largest_rho,
-    narrowest_size,
-    optimise_eps0,
-)
-from privrepro.boosting.epsilon_sweep import sweep
-from privrepro.boosting.exact_design import (
-    BestDesign,
-    DesignSearch,
-    best_composition_dp,
-    best_design,
-    best_design_batch,
-)
-from privrepro.boosting.fixed_region import fixed_region_extra_loss, fixed_region_profiles
-from privrepro.boosting.grr import GRRProbabilities, grr_probabilities
-from privrepro.boosting.grr_mse import best_eps0, grr_mse_curve
-from privrepro.boosting.kernels import GaussianKernel, LaplaceKernel
-from privrepro.boosting.mechanism import BoostedMechanism
-from privrepro.boosting.plots import plot_sweep
-from privrepro.boosting.regions import AbsoluteRegion, FixedRegion, RelativeRegion, make_region
-from privrepro.boosting.runtime import sampler_runtime
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from privrepro.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from privrepro.boosting.composition import composition_dp, composition_rdp
+    from privrepro.boosting.densities import output_densities
+    from privrepro.boosting.design import (
+        PBSetting,
+        SearchResult,
+        gaussian_baseline_epsilon,
+        gaussian_baseline_sigma,
+        largest_rho,
+        narrowest_size,
+        optimise_eps0,
+    )
+    from privrepro.boosting.epsilon_sweep import sweep
+    from privrepro.boosting.exact_design import (
+        BestDesign,
+        DesignSearch,
+        best_composition_dp,
+        best_design,
+        best_design_batch,
+    )
+    from privrepro.boosting.fixed_region import fixed_region_extra_loss, fixed_region_profiles
+    from privrepro.boosting.grr import GRRProbabilities, grr_probabilities
+    from privrepro.boosting.grr_mse import best_eps0, grr_mse_curve
+    from privrepro.boosting.kernels import GaussianKernel, LaplaceKernel
+    from privrepro.boosting.mechanism import BoostedMechanism
+    from privrepro.boosting.plots import plot_sweep
+    from privrepro.boosting.regions import AbsoluteRegion, FixedRegion, RelativeRegion, make_region
+    from privrepro.boosting.runtime import sampler_runtime
+
+_EXPORTS = {
+    "privrepro.boosting.composition": ("composition_dp", "composition_rdp"),
+    "privrepro.boosting.densities": ("output_densities",),
+    "privrepro.boosting.design": (
+        "PBSetting",
+        "SearchResult",
+        "gaussian_baseline_epsilon",
+        "gaussian_baseline_sigma",
+        "largest_rho",
+        "narrowest_size",
+        "optimise_eps0",
+    ),
+    "privrepro.boosting.epsilon_sweep": ("sweep",),
+    "privrepro.boosting.exact_design": (
+        "BestDesign",
+        "DesignSearch",
+        "best_composition_dp",
+        "best_design",
+        "best_design_batch",
+    ),
+    "privrepro.boosting.fixed_region": ("fixed_region_extra_loss", "fixed_region_profiles"),
+    "privrepro.boosting.grr": ("GRRProbabilities", "grr_probabilities"),
+    "privrepro.boosting.grr_mse": ("best_eps0", "grr_mse_curve"),
+    "privrepro.boosting.kernels": ("GaussianKernel", "LaplaceKernel"),
+    "privrepro.boosting.mechanism": ("BoostedMechanism",),
+    "privrepro.boosting.plots": ("plot_sweep",),
+    "privrepro.boosting.regions": (
+        "AbsoluteRegion",
+        "FixedRegion",
+        "RelativeRegion",
+        "make_region",
+    ),
+    "privrepro.boosting.runtime": ("sampler_runtime",),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "AbsoluteRegion",

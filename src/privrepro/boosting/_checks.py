@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from privrepro.config import ConfigError
-from privrepro.dp._checks import check_range
+from privrepro.dp.checks import check_range
 
 __all__ = ["check_choice", "check_range"]
 

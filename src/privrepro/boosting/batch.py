@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from privrepro.boosting._dp import gaussian_delta_mu
 from privrepro.boosting._roots import illinois_decreasing, smallest_epsilon
+from privrepro.boosting.gaussian_mu import gaussian_delta_mu
 
 __all__ = [
     "analytic_sigma_batch",

@@ -26,7 +26,6 @@ import numpy as np
 import pandas as pd
 
 from privrepro.boosting._checks import check_range
-from privrepro.boosting._dp import gaussian_delta_mu
 from privrepro.boosting._progress import Progress, each
 from privrepro.boosting.accounting import composition_epsilon_curve
 from privrepro.boosting.batch import gaussian_epsilon_batch
@@ -38,6 +37,7 @@ from privrepro.boosting.design import (
 )
 from privrepro.boosting.exact import exact_pld, exact_plds_connect_dots, exact_rdp
 from privrepro.boosting.exact_design import best_composition_dp, best_design
+from privrepro.boosting.gaussian_mu import gaussian_delta_mu
 from privrepro.boosting.mechanism import BoostedMechanism
 from privrepro.config import ConfigError
 from privrepro.dp.pld import compose_every_t
@@ -105,7 +105,7 @@ def composition_dp(
         def bar(ts: range) -> object:
             return each(ts, progress, "pb composition, exact PLD at every T")
 
-        # a progress wrapper that stops early (a rehearsal's cap) returns the first T only
+        # a progress wrapper that stops early (a loop budget) returns the first T only
         eps = compose_every_t(plds, int(t_max), [delta], progress=bar)[:, 0]
         t_done = T[: len(eps)]
         frames.append(_curve(t_done, "pb", "exact", e0, eps, t_done * pld_discretization))

@@ -12,7 +12,7 @@ from typing import Literal
 
 from scipy import special
 
-from privrepro.boosting import _dp, exact
+from privrepro.boosting import exact, gaussian_mu
 from privrepro.boosting._checks import check_choice
 from privrepro.boosting.accounting import epsilon_for_delta, profile_delta, rdp_epsilon
 from privrepro.boosting.kernels import GaussianKernel, Kernel, LaplaceKernel
@@ -101,8 +101,8 @@ class PBSetting:
         if self.notion == "rdp":
             return GaussianKernel(math.sqrt(self.alpha * self.sensitivity**2 / (2 * eps0)))
         if self.calibration == "classical":
-            return GaussianKernel(_dp.classical_sigma(eps0, self.delta, self.sensitivity))
-        return GaussianKernel(_dp.analytic_sigma(eps0, self.delta, self.sensitivity))
+            return GaussianKernel(gaussian_mu.classical_sigma(eps0, self.delta, self.sensitivity))
+        return GaussianKernel(gaussian_mu.analytic_sigma(eps0, self.delta, self.sensitivity))
 
     def mechanism(self, eps0: float) -> BoostedMechanism:
         return BoostedMechanism(self.kernel_for(eps0), self.region(), self.rho)
@@ -161,7 +161,7 @@ def gaussian_baseline_epsilon(setting: PBSetting, calibration: str | None = None
         return setting.alpha * d * d / (2 * s * s)
     if (calibration or setting.calibration) == "classical":
         return math.sqrt(2 * math.log(1.25 / setting.delta)) * d / s
-    return _dp.gaussian_epsilon_mu(setting.delta, d / s)
+    return gaussian_mu.gaussian_epsilon_mu(setting.delta, d / s)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from privrepro.boosting import _dp
+from privrepro.boosting import gaussian_mu
 from privrepro.boosting._checks import check_range
 from privrepro.boosting.accounting import profile_delta
 from privrepro.boosting.exact import exact_delta, exact_rdp
@@ -50,7 +50,7 @@ def fixed_region_profiles(
     check_range("rho", rho, gt=0, lt=1)
     check_range("exact_pairs", exact_pairs, ge=1)
     d = float(sensitivity)
-    kernel = GaussianKernel(_dp.analytic_sigma(eps0, delta0, d))
+    kernel = GaussianKernel(gaussian_mu.analytic_sigma(eps0, delta0, d))
     region = FixedRegion(-width / 2, width / 2)
     eps = np.asarray(epsilons, float)
     frames = [

@@ -8,7 +8,7 @@ exact accounting, the point where the log-likelihood ratio of two shifted copies
 
 The Gaussian profile is Balle & Wang (2018), Thm. 8, valid for all real ε; the Laplace profile is
 its well-known closed form. Both are written here in closed form; ``privrepro.dp.gaussian`` is
-used for the Gaussian calibration when it is available (see :mod:`privrepro.boosting._dp`).
+used for the Gaussian calibration when it is available (see :mod:`privrepro.boosting.gaussian_mu`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from privrepro.boosting import _dp
+from privrepro.boosting import gaussian_mu
 from privrepro.config import ConfigError
 
 __all__ = ["GaussianKernel", "Kernel", "LaplaceKernel", "log_interval_mass_std_normal"]
@@ -147,7 +147,7 @@ class GaussianKernel(Kernel):
     ) -> np.ndarray:
         """Exact Gaussian profile (Balle & Wang 2018, Thm. 8), μ = √T·Δ/σ, valid for all real ε."""
         mu = math.sqrt(compositions) * sensitivity / self.scale
-        return _dp.gaussian_delta_mu(np.asarray(epsilon, float), mu)
+        return gaussian_mu.gaussian_delta_mu(np.asarray(epsilon, float), mu)
 
     def rdp(self, alpha: float, sensitivity: float = 1.0) -> float:
         """``α Δ² / (2σ²)`` (Mironov 2017, Prop. 7)."""

@@ -17,7 +17,7 @@ Building blocks: :mod:`.benchmarks` (:func:`load_benchmark`, :class:`FeatureSpec
 :mod:`.blurry` (i-Blurry / Si-Blurry), :mod:`.label_spaces` (S_data, S_prior, S_prior^const,
 dummy labels, remapping, S_learned), :mod:`.cosine` (the classifier), :mod:`.features`
 (frozen-backbone features and their cache), :mod:`.sources` (ImageNet-R, notMNIST, SVHN,
-FashionMNIST images), :mod:`.synthetic` (stand-in features), :mod:`.metrics` (AA_t, AF_t),
+FashionMNIST images), :mod:`.synthetic_features` (stand-in features), :mod:`.metrics` (AA_t, AF_t),
 :mod:`.peft` (members, data, tuning, runs), :mod:`.ensemble` (prediction rules),
 :mod:`.baselines` (Naive, Non-CL).
 
@@ -27,8 +27,9 @@ any compute. The exports load lazily: importing the cosine classifier does not i
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from privrepro.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from privrepro.continual.benchmarks import FeatureSpec, load_benchmark, make_scenario
@@ -53,8 +54,8 @@ if TYPE_CHECKING:
         ensemble_all_orders,
         run_peft,
     )
+    from privrepro.continual.repeat_summaries import final_metrics, median_min_max
     from privrepro.continual.scenarios import ContinualData, Scenario
-    from privrepro.continual.tables import final_metrics, median_min_max
     from privrepro.continual.workspace import Workspace
 
 _EXPORTS = {
@@ -81,10 +82,10 @@ _EXPORTS = {
         "run_peft",
     ),
     "privrepro.continual.scenarios": ("ContinualData", "Scenario"),
-    "privrepro.continual.tables": ("final_metrics", "median_min_max"),
+    "privrepro.continual.repeat_summaries": ("final_metrics", "median_min_max"),
     "privrepro.continual.workspace": ("Workspace",),
 }
-_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "ContinualData",
@@ -116,15 +117,3 @@ __all__ = [
     "run_five_datasets_orders",
     "run_peft",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        value = getattr(importlib.import_module(_WHERE[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'privrepro.continual' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])

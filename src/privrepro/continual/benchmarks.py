@@ -5,7 +5,7 @@ features for ``cifar100``, ``imagenet-r`` or ``5-datasets`` from one of three so
 
 * ``"backbone"`` — the real images through the frozen backbone, cached on disk
   (:mod:`privrepro.continual.features`); what ``profile=paper`` uses.
-* ``"synthetic"`` — clustered features of the benchmark's shape (:mod:`.synthetic`); smoke/tests.
+* ``"synthetic"`` — clustered features of the benchmark's shape (:mod:`.synthetic_features`); smoke/tests.
 * ``"tiny-vit"`` — seeded synthetic images through a small random-weight timm ViT and the same
   feature cache: proves the extraction path without data or weights (smoke).
 
@@ -38,7 +38,7 @@ from privrepro.continual.scenarios import (
     split_cifar100,
     split_imagenet_r,
 )
-from privrepro.continual.synthetic import synthetic_benchmark
+from privrepro.continual.synthetic_features import synthetic_benchmark
 from privrepro.training.precision import PRECISIONS
 
 __all__ = [

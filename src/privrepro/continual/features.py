@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from privrepro.data.provenance import is_rehearsal_root
-from privrepro.rehearsal.cap import full_rows, probe
+from privrepro.loop_budget import full_rows, item_size
 from privrepro.store.atomic import atomic_write_bytes
 
 __all__ = [
@@ -192,13 +192,13 @@ def extract_features(
         batches = progress(batches, "features", (len(images) + batch_size - 1) // batch_size)
     with torch.no_grad(), compute_precision(precision, device):
         for sl in batches:
-            if progress is not None:  # the whole batch, unless a rehearsal probes its loop
-                sl = slice(sl.start, sl.start + probe(sl.stop - sl.start, host_per_sample=True))
+            if progress is not None:  # the whole batch, unless a loop budget sizes it
+                sl = slice(sl.start, sl.start + item_size(sl.stop - sl.start, host_per_sample=True))
             xb = torch.stack([tf(_to_pil(im)) for im in images[sl]]).to(device)
             out.append(model(xb).float().cpu().numpy())
     dim = int(getattr(model, "num_features", 0))
     feats = np.concatenate(out).astype(np.float32) if out else np.zeros((0, dim), np.float32)
-    return full_rows(feats, len(images))  # unchanged, unless a rehearsal cut the loop
+    return full_rows(feats, len(images))  # unchanged, unless a loop budget cut the loop
 
 
 def _safe(text: str) -> str:

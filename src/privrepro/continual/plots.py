@@ -1,7 +1,7 @@
 """The cl paper's plots of results over repeats: the median with min/max error bars.
 
 The paper's figures mark the median over repeats (seeds) with error bars from the minimum to
-the maximum (its tables give mean ± std: :func:`~privrepro.continual.tables.median_min_max`).
+the maximum (its tables give mean ± std: :func:`~privrepro.continual.repeat_summaries.median_min_max`).
 These helpers draw such markers on a matplotlib ``Axes`` from tidy tables, for the harness's
 figures and for tables a researcher makes with :func:`~privrepro.continual.run_peft` or
 :func:`~privrepro.continual.run_cosine_benchmark`.
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privrepro.continual.tables import final_metrics, median_min_max
+from privrepro.continual.repeat_summaries import final_metrics, median_min_max
 
 __all__ = [
     "aa_af_curves",

@@ -4,7 +4,7 @@ The paper (Tobaben et al., arXiv 2411.04680, Sec. 7) runs every experiment on Vi
 ImageNet-21k features (Cosine Classifier, head-only PEFT) or images (FiLM) of Split-CIFAR-100,
 Split-ImageNet-R and 5-Datasets. ``smoke`` runs the same code on stand-ins:
 
-* ``synthetic`` features (:mod:`privrepro.continual.synthetic`): clusters **shaped** so that the
+* ``synthetic`` features (:mod:`privrepro.continual.synthetic_features`): clusters **shaped** so that the
   non-private accuracy sits near the paper's (≈ 79 %, 56 %, 60 %). Accuracies close to the paper's
   are then there by construction and say nothing about the real benchmark; the label says so.
 * ``tiny-vit`` features and FiLM's synthetic images: seeded generated images through a small
@@ -61,7 +61,7 @@ def benchmark_source(
         if real.is_stand_in:
             return replace(real, stand_in_for=name)
         if not verified:
-            from privrepro.data.standin import data_fingerprint
+            from privrepro.data.provenance import data_fingerprint
 
             return replace(
                 real,

@@ -15,7 +15,7 @@ CIFAR-10/100 and MNIST come from :mod:`privrepro.data` (torchvision classes). He
   parse is one :class:`~privrepro.data.registry.DamagedDataError` naming it.
 
 Rehearsal stand-ins (:mod:`privrepro.rehearsal.standins`) pass those checks only under their
-marker (:mod:`privrepro.data.standin`); every dataset returned carries ``meta["data_source"]``.
+marker (:mod:`privrepro.data.standin_checks`); every dataset returned carries ``meta["data_source"]``.
 
 Every loader returns :class:`privrepro.data.arrays.ArrayDataset`; images are ``uint8`` arrays, or,
 for the image folders, an object array of file paths (decoded when features are extracted).
@@ -30,16 +30,14 @@ import numpy as np
 from privrepro.config import ConfigError
 from privrepro.continual.scenarios import train_test_split_indices
 from privrepro.data.arrays import ArrayDataset
-from privrepro.data.registry import DamagedDataError, MissingDataError
-from privrepro.data.standin import (
-    checksum_status,
+from privrepro.data.provenance import (
     data_source_of,
-    file_md5,
     folder_source,
-    log_stand_in,
     stand_in_source,
     unverified_source,
 )
+from privrepro.data.registry import DamagedDataError, MissingDataError
+from privrepro.data.standin_checks import checksum_status, file_md5, log_stand_in
 
 __all__ = [
     "IMAGE_SUFFIXES",

@@ -143,7 +143,8 @@ def load_adult(
         from privrepro.config.validation import ConfigError
 
         raise ConfigError("dataset.split", split, f"must be one of {sorted(_FILES)}")
-    from privrepro.data.standin import data_source_of, log_stand_in, unverified_source
+    from privrepro.data.provenance import data_source_of, unverified_source
+    from privrepro.data.standin_checks import log_stand_in
 
     folder = Path(root) / "adult"
     source = data_source_of(root, "adult") if verify else unverified_source("adult")

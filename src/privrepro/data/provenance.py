@@ -7,23 +7,42 @@ tables and report sections name it, and the scorecard never compares it with a p
 
 A data root written by the rehearsal's stand-in writers holds the marker file
 :data:`REHEARSAL_MARKER`; loaders that find it label what they read as a rehearsal stand-in.
+
+**What identifies data.** :func:`data_fingerprint` says which files a dataset is read from: the
+release itself for a dataset whose every file is checked against the release's checksums, else
+a hash of the files (or of the marker's listing of them). It is part of a unit's identity, so a
+unit computed on other data is another unit.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "ANALYTIC",
+    "PAPER_NAMES",
     "REHEARSAL_MARKER",
+    "REHEARSAL_NAME",
+    "RELEASE_CHECKED",
     "STAND_IN_DATASETS",
     "UNDECLARED",
     "DataSource",
+    "data_fingerprint",
+    "data_source_of",
+    "dataset_folder",
+    "folder_source",
     "is_rehearsal_root",
     "is_stand_in_label",
     "read_from",
+    "read_marker",
     "registry_source",
+    "stand_in_source",
+    "unverified_source",
 ]
 
 #: The marker file at a data root (or dataset folder) written by the rehearsal's stand-in writers.
@@ -44,7 +63,7 @@ class DataSource:
             whose non-private accuracy lands near the paper's), how, in words a reader cannot
             miss; else ``None``.
         fingerprint: what identifies the files read from a data root
-            (:func:`privrepro.data.standin.data_fingerprint`: the release for a dataset whose
+            (:func:`data_fingerprint`: the release for a dataset whose
             every file is checked against the release's checksums, else a hash of the files or
             of a stand-in marker's listing); ``None`` for data that does not come from a data
             root (formulas, embedded or generated data). It is part of a unit's identity: the
@@ -89,15 +108,13 @@ def is_stand_in_label(label: object) -> bool:
 def read_from(dataset: str, data_dir: str | Path | None) -> DataSource:
     """What a loader reading the paper's ``dataset`` from the data root ``data_dir`` gets.
 
-    The real dataset (its paper name, :data:`privrepro.data.standin.PAPER_NAMES`), unless the
+    The real dataset (its paper name, :data:`PAPER_NAMES`), unless the
     dataset's folder under the root (or the root, or a parent) holds :data:`REHEARSAL_MARKER`:
     then the files are the rehearsal's format-real stand-ins and the label says so. Its
     ``fingerprint`` says which files these are (part of a unit's identity). The loaders
-    label what they read with the same function (:func:`privrepro.data.standin.data_source_of`),
+    label what they read with the same function (:func:`data_source_of`),
     so a table's ``data`` column and the loaders' ``data_source`` never disagree.
     """
-    from privrepro.data.standin import PAPER_NAMES, data_source_of  # standin imports this module
-
     if data_dir is None or dataset not in PAPER_NAMES:
         return DataSource(PAPER_NAMES.get(dataset, dataset))
     return data_source_of(data_dir, dataset, identify=True)
@@ -118,8 +135,6 @@ def registry_source(dataset: str, data_dir: str | Path | None, paper_dataset: st
     """
     if dataset in STAND_IN_DATASETS:
         return DataSource(STAND_IN_DATASETS[dataset], stand_in_for=paper_dataset)
-    from privrepro.data.standin import PAPER_NAMES
-
     source = read_from(dataset, data_dir)
     name = PAPER_NAMES.get(dataset, dataset)
     if not source.is_stand_in and name != paper_dataset:
@@ -131,3 +146,211 @@ def is_rehearsal_root(path: str | Path) -> bool:
     """Whether ``path`` or one of its parents holds the rehearsal stand-in marker."""
     p = Path(path).expanduser().resolve()
     return any((q / REHEARSAL_MARKER).is_file() for q in (p, *p.parents))
+
+
+#: ``DataSource.name`` of everything read from a marked folder.
+REHEARSAL_NAME = "rehearsal stand-in"
+
+#: The paper's name of each dataset the loaders read, by the project's dataset key.
+PAPER_NAMES: dict[str, str] = {
+    "cifar10": "CIFAR-10",
+    "cifar100": "CIFAR-100",
+    "mnist": "MNIST",
+    "fashionmnist": "Fashion-MNIST",
+    "svhn": "SVHN",
+    "notmnist": "notMNIST",
+    "imagenet-r": "ImageNet-R",
+    "5-datasets": "5-Datasets",
+    "adult": "UCI Adult",
+}
+
+# Where each dataset's files live under the data root (torchvision's and the archives' layouts).
+_FOLDERS: dict[str, tuple[str, ...]] = {
+    "cifar10": ("cifar-10-batches-py",),
+    "cifar100": ("cifar-100-python",),
+    "mnist": ("MNIST",),
+    "fashionmnist": ("FashionMNIST",),
+    "svhn": ("",),  # torchvision's SVHN reads <root>/{train,test}_32x32.mat
+    "notmnist": ("notMNIST_small",),
+    "imagenet-r": ("imagenet-r",),
+    "adult": ("adult",),
+    "5-datasets": ("MNIST", "", "notMNIST_small", "FashionMNIST", "cifar-10-batches-py"),
+}
+
+
+def dataset_folder(root: str | Path, dataset: str) -> Path:
+    """The folder under ``root`` that holds ``dataset``'s files (the root itself for SVHN)."""
+    if dataset not in _FOLDERS:
+        raise ValueError(f"dataset = {dataset!r}: must be one of {sorted(_FOLDERS)}")
+    return Path(root) / _FOLDERS[dataset][0]
+
+
+def data_source_of(root: str | Path, dataset: str, identify: bool = False) -> DataSource:
+    """What a loader reads for ``dataset`` under ``root``: the real dataset, or the rehearsal
+    stand-in for it when its folder or a parent holds the rehearsal marker.
+
+    ``dataset`` is a key of :data:`PAPER_NAMES` (``5-datasets`` is a stand-in as soon as one
+    member's folder is marked). ``identify``: also fill in
+    :attr:`~privrepro.data.provenance.DataSource.fingerprint` (:func:`data_fingerprint`).
+    """
+    if dataset not in _FOLDERS:
+        raise ValueError(f"dataset = {dataset!r}: must be one of {sorted(_FOLDERS)}")
+    marked = any(is_rehearsal_root(f) for f in _file_folders(root, dataset))
+    paper = PAPER_NAMES[dataset]
+    source = DataSource(REHEARSAL_NAME, stand_in_for=paper) if marked else DataSource(paper)
+    if identify:
+        source = replace(source, fingerprint=data_fingerprint(root, dataset))
+    return source
+
+
+def _file_folders(root: str | Path, dataset: str) -> list[Path]:
+    """The folders ``dataset``'s files lie in (a marker there or above marks them)."""
+    members = _MEMBERS.get(dataset, (dataset,))
+    return [Path(root) / _FOLDERS[m][0] / _RAW.get(m, "") for m in members]
+
+
+def stand_in_source(dataset: str) -> DataSource:
+    """The :class:`DataSource` of files a marker's listing admitted: a rehearsal stand-in."""
+    return DataSource(REHEARSAL_NAME, stand_in_for=PAPER_NAMES.get(dataset, dataset))
+
+
+def unverified_source(dataset: str) -> DataSource:
+    """The :class:`DataSource` of files read without their checksums checked
+    (``verify_checksums=False``): never the paper's dataset, a stand-in for it."""
+    paper = PAPER_NAMES.get(dataset, dataset)
+    return DataSource(f"unverified files in the {paper} format", stand_in_for=paper)
+
+
+#: Datasets whose loaders check every file against the release's checksums before reading it:
+#: any copy that loads is the release, so the release is their identity.
+RELEASE_CHECKED = frozenset({"cifar10", "cifar100", "mnist", "fashionmnist", "svhn"})
+_MEMBERS = {"5-datasets": ("mnist", "svhn", "notmnist", "fashionmnist", "cifar10")}
+_RAW = {"mnist": "raw", "fashionmnist": "raw"}  # torchvision's idx files lie in <folder>/raw
+_IMAGE_FOLDERS = frozenset({"notmnist", "imagenet-r"})
+_DIGESTS: dict[tuple[object, ...], str] = {}
+
+
+def _sha256_file(path: Path) -> str:
+    """The SHA-256 of a file, remembered per (path, size, mtime, inode) within the process."""
+    try:
+        st = path.stat()
+    except OSError:
+        return "absent"
+    key = ("file", str(path), st.st_size, st.st_mtime_ns, st.st_ino)
+    if key not in _DIGESTS:
+        h = hashlib.sha256()
+        try:
+            with open(path, "rb") as fh:
+                while block := fh.read(1 << 20):
+                    h.update(block)
+        except OSError:
+            return "unreadable"
+        _DIGESTS[key] = h.hexdigest()
+    return _DIGESTS[key]
+
+
+def _listing_digest(folder: Path) -> str:
+    """The SHA-256 of an image folder's files: relative paths and sizes (not contents)."""
+    if not folder.is_dir():
+        return "absent"
+    dirs = []
+    for current, subdirs, _ in os.walk(folder):
+        subdirs.sort()
+        try:
+            dirs.append((current, os.stat(current).st_mtime_ns))
+        except OSError:
+            continue
+    key = ("listing", str(folder), tuple(dirs))
+    if key not in _DIGESTS:
+        h = hashlib.sha256()
+        for current, subdirs, files in os.walk(folder):
+            subdirs.sort()
+            for name in sorted(files):
+                path = Path(current) / name
+                try:
+                    size = path.stat().st_size
+                except OSError:
+                    size = -1
+                h.update(f"{path.relative_to(folder).as_posix()}\0{size}\n".encode())
+        _DIGESTS[key] = h.hexdigest()
+    return _DIGESTS[key]
+
+
+def _marker_digest(folder: Path) -> str:
+    """The SHA-256 of the listings (file names and MD5s) of every marker at or above ``folder``."""
+    listings = []
+    p = folder.expanduser().resolve()
+    for q in (p, *p.parents):
+        manifest = read_marker(q)
+        if manifest is not None:
+            listings.append(manifest.get("files") or {})
+    text = json.dumps(listings, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _dataset_files(root: str | Path, dataset: str) -> list[Path]:
+    """The files of a :data:`RELEASE_CHECKED` dataset under ``root`` (SVHN's ``.mat`` files lie
+    at the root itself, among anything else)."""
+    folder = _file_folders(root, dataset)[0]
+    if not folder.is_dir():
+        return []
+    pattern = "*_32x32.mat" if dataset == "svhn" else "*"
+    return sorted(p for p in folder.glob(pattern) if p.is_file() and p.name != REHEARSAL_MARKER)
+
+
+def data_fingerprint(root: str | Path, dataset: str, verified: bool = True) -> str:
+    """What identifies the files ``dataset`` is read from under the data root ``root``.
+
+    * A dataset of :data:`RELEASE_CHECKED`, not marked: ``"<name> release"``; its loader refuses
+      any file that is not the release's, so every copy that loads is the same data. Read with
+      ``verified=False`` (its checksums not checked): the SHA-256 of its files' contents.
+    * Marked (a rehearsal stand-in): the SHA-256 of its markers' listings (each file's MD5),
+      which its loader checks every file against.
+    * UCI Adult (no checksum published): the SHA-256 of ``adult.data`` and ``adult.test``.
+    * An image folder (ImageNet-R, notMNIST): the SHA-256 of its files' relative paths and
+      sizes (not of their contents: a file replaced by another of the same size keeps it).
+    * 5-Datasets: its members' fingerprints together.
+
+    Missing files give the fingerprint of their absence; the load then fails, naming them.
+    """
+    if dataset in _MEMBERS:
+        parts = [data_fingerprint(root, m, verified) for m in _MEMBERS[dataset]]
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    if dataset not in _FOLDERS:
+        raise ValueError(f"dataset = {dataset!r}: must be one of {sorted(_FOLDERS)}")
+    folder = dataset_folder(root, dataset)
+    if dataset == "adult":
+        files = [_sha256_file(folder / n) for n in ("adult.data", "adult.test")]
+        return "sha256:" + hashlib.sha256(" ".join(files).encode()).hexdigest()
+    if dataset in _IMAGE_FOLDERS:
+        return "listing:" + _listing_digest(folder)
+    if not verified:
+        files = [f"{p.name} {_sha256_file(p)}" for p in _dataset_files(root, dataset)]
+        return "sha256:" + hashlib.sha256("\n".join(files).encode()).hexdigest()
+    marked = _file_folders(root, dataset)[0]
+    if is_rehearsal_root(marked):
+        return "stand-in:" + _marker_digest(marked)
+    return f"{PAPER_NAMES[dataset]} release"
+
+
+def folder_source(folder: str | Path, name: str) -> DataSource:
+    """The :class:`DataSource` of files read from ``folder`` (any folder): ``name`` (its paper
+    name when :data:`PAPER_NAMES` knows it), or the rehearsal stand-in for it when ``folder`` or
+    a parent holds the marker."""
+    paper = PAPER_NAMES.get(name, name)
+    if is_rehearsal_root(folder):
+        return DataSource(REHEARSAL_NAME, stand_in_for=paper)
+    return DataSource(paper)
+
+
+def read_marker(folder: str | Path) -> dict[str, Any] | None:
+    """The manifest of the marker in ``folder``, ``{}`` for an empty or unreadable marker, or
+    ``None`` when ``folder`` holds none."""
+    path = Path(folder) / REHEARSAL_MARKER
+    if not path.is_file():
+        return None
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except (OSError, ValueError):
+        return {}
+    return manifest if isinstance(manifest, dict) else {}

@@ -122,9 +122,8 @@ def _discover() -> None:
     global _DISCOVERED
     if _DISCOVERED:
         return
-    import privrepro.data as package
-
-    for module in pkgutil.iter_modules(package.__path__):
+    # the modules beside this one (the package's folder, read without importing the package)
+    for module in pkgutil.iter_modules([str(Path(__file__).parent)]):
         if not module.name.startswith("_") and module.name != "registry":
             importlib.import_module(f"privrepro.data.{module.name}")
     _DISCOVERED = True

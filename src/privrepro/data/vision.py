@@ -23,7 +23,7 @@ The idx files are parsed here (header, sizes), not unpickled.
 **Stand-ins are labelled, not trusted.** A rehearsal stand-in (:mod:`privrepro.rehearsal.standins`)
 fails the release's checksums by design: a file whose MD5 is not the release's is read only when
 a rehearsal marker above it lists the file with its current MD5
-(:func:`privrepro.data.standin.checksum_status`), and then only as a stand-in: the dataset's
+(:func:`privrepro.data.standin_checks.checksum_status`), and then only as a stand-in: the dataset's
 ``meta["data_source"]`` says so, and so does the log. Nothing a marker says makes a file trusted.
 
 MNIST needs only the files of the requested split; the ``.gz`` archives (as torchvision downloads
@@ -43,17 +43,15 @@ import numpy as np
 
 from privrepro.config.validation import ConfigError
 from privrepro.data.arrays import ArrayDataset
-from privrepro.data.provenance import DataSource
-from privrepro.data.registry import DamagedDataError, MissingDataError, register_dataset
-from privrepro.data.safe_pickle import DataPickleError, load_data_pickle
-from privrepro.data.standin import (
-    checksum_status,
+from privrepro.data.provenance import (
+    DataSource,
     data_source_of,
-    file_md5,
-    log_stand_in,
     stand_in_source,
     unverified_source,
 )
+from privrepro.data.registry import DamagedDataError, MissingDataError, register_dataset
+from privrepro.data.safe_pickle import DataPickleError, load_data_pickle
+from privrepro.data.standin_checks import checksum_status, file_md5, log_stand_in
 
 __all__ = ["RAW_MD5", "load_cifar10", "load_cifar100", "load_idx_split", "load_mnist"]
 

@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from privrepro.dp._checks import as_float_array, check_range
+from privrepro.dp.checks import as_float_array, check_range
 
 __all__ = [
     "GaussianMechanism",

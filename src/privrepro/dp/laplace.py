@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from privrepro.dp._checks import as_float_array, check_range
+from privrepro.dp.checks import as_float_array, check_range
 from privrepro.dp.gaussian import Floats, _out
 
 __all__ = [

@@ -33,7 +33,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from privrepro.config import ConfigError
-from privrepro.dp._checks import as_float_array, check_range
+from privrepro.dp.checks import as_float_array, check_range
 
 __all__ = [
     "NumericDivergence",

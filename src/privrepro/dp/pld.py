@@ -40,7 +40,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from privrepro.config import ConfigError
-from privrepro.dp._checks import check_range
+from privrepro.dp.checks import check_range
 
 __all__ = [
     "DiscretePLD",
@@ -145,7 +145,7 @@ def compose_every_t(
             lower tail moved up to the window, the upper tail to ``+∞``); adds at most
             ``2·T·tail_mass`` to δ.
         progress: optional wrapper of the T iterator (a progress bar). A wrapper that stops
-            early (a rehearsal's compute cap) shortens the result to the T it let through.
+            early (a loop budget, :mod:`privrepro.loop_budget`) shortens the result to the T it let through.
 
     Returns:
         ``[t_max, len(deltas)]`` upper bounds on the composed ε (module docstring: error); fewer

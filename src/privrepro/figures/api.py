@@ -34,18 +34,16 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, get_args, get_origin
+from typing import Any, ClassVar, Generic, TypeVar, get_args, get_origin
 
 import numpy as np
 import pandas as pd
 
 from privrepro.config.validation import param
 from privrepro.data.provenance import UNDECLARED, DataSource
+from privrepro.loop_budget import budgeted
 from privrepro.metrics import MetricLogger
 from privrepro.seeding import numpy_stream, torch_stream
-
-if TYPE_CHECKING:
-    from privrepro.rehearsal.cap import RehearsalCap
 
 __all__ = ["Figure", "MemoryEstimate", "PaperValue", "UnitContext", "grid_units", "param"]
 
@@ -66,9 +64,7 @@ class UnitContext:
         cache_dir: a folder shared by all units of all figures for expensive reusable artefacts
             (feature caches, trained base models), keyed by the caller.
         log: the unit's logger; its records go to the unit's ``log.txt``.
-        cap: the rehearsal's compute cap (:class:`privrepro.rehearsal.cap.RehearsalCap`), or
-            ``None`` in a real run: when set, every loop wrapped in :meth:`progress` runs only
-            its first items and the cap records what it skipped.
+        show_progress: draw progress bars (on a terminal, outside CI).
         metrics: ``log(name, value, step)`` for the unit's per-step metrics
             (:mod:`privrepro.metrics`; the ``tracking`` switch), or ``None``.
     """
@@ -81,7 +77,6 @@ class UnitContext:
     cache_dir: Path
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("privrepro.unit"))
     show_progress: bool = True
-    cap: RehearsalCap | None = None
     metrics: MetricLogger | None = None
 
     def rng(self, stream: str) -> np.random.Generator:
@@ -96,7 +91,8 @@ class UnitContext:
         self, iterable: Iterable[Any], desc: str, total: int | None = None
     ) -> Iterator[Any]:
         """Wrap a long loop in a progress bar with an ETA (shown on a terminal, silent in CI
-        logs); under a rehearsal cap, only the loop's first items run."""
+        logs); under a loop budget (:mod:`privrepro.loop_budget`), only the items it allows
+        run."""
         from privrepro.progress import progress_bar
 
         if total is None:
@@ -104,9 +100,7 @@ class UnitContext:
                 total = len(iterable)  # type: ignore[arg-type]
             except TypeError:
                 total = None
-        if self.cap is not None:
-            iterable = self.cap.wrap(iterable, desc, total)
-
+        iterable = budgeted(iterable, desc, total)
         yield from progress_bar(iterable, desc=desc, total=total, enabled=self.show_progress)
 
 
@@ -243,16 +237,17 @@ class Figure(ABC, Generic[P]):
 
     def shared_cache_key(self, unit: Mapping[str, Any]) -> Any:
         """What identifies the cache a unit builds and other units reuse (cl's features, ip's
-        base model): units with equal keys share it, in this figure and in any other figure
-        of the same run (the key must then name what the cache holds, not the figure). A
-        rehearsal counts each cache-building stage once per distinct key over all figures
-        (``None``, the default: once per figure, shared with no other figure)."""
+        base model; its loops are labelled as :func:`privrepro.loop_budget.is_cache_loop` says):
+        units with equal keys share it, in this figure and in any other figure of the same run
+        (the key must then name what the cache holds, not the figure). A cost model counts each
+        cache once per distinct key (``None``, the default: once per figure, shared with no
+        other figure)."""
         return None
 
     def cost_class(self, unit: Mapping[str, Any]) -> Any:
-        """Units with equal classes cost alike: a rehearsal runs the first unit of each class
-        and predicts the others of its class from it (``None``, the default: every unit alike,
-        such as the points of a sweep; ip: the series group, whose stages differ)."""
+        """Units with equal classes cost alike: a cost model may measure one unit of each
+        class and predict the others of its class from it (``None``, the default: every unit
+        alike, such as the points of a sweep; ip: the series group, whose stages differ)."""
         return None
 
 

@@ -19,48 +19,106 @@ Usable from plain Python (no Hydra, no run store); ``docs/ip.md`` shows a sessio
 Bad parameters raise :class:`privrepro.config.ConfigError` (key, value, allowed range).
 """
 
-from privrepro.inference.accountant import (
-    IPGuarantee,
-    basic_composition,
-    chaining,
-    chaining_steps,
-    parallel_composition,
-)
-from privrepro.inference.basemodels import BaseModel, BaseModelSpec, get_base_model
-from privrepro.inference.calibration import (
-    MODES,
-    Calibration,
-    calibrate,
-    gauss_input_sigma,
-    gauss_output_sigma,
-    lap_output_scale,
-    lipschitz_for_mode,
-)
-from privrepro.inference.data import ImageData, load_image_data
-from privrepro.inference.evaluate import Evaluation, gauss_input_accuracy, gauss_output_accuracy
-from privrepro.inference.mechanisms import gauss_input, gauss_output, lap_output
-from privrepro.inference.networks import ArchSpec, NormalizedNet, build_network, lipschitz_bound
-from privrepro.inference.sweep import (
-    SERIES,
-    SERIES_LABEL,
-    Point,
-    accuracy_rows,
-    calibrate_points,
-    gauss_input_sweep,
-    gauss_output_sweep,
-    resnet_series,
-    sll_series,
-    tuned_sweep,
-)
-from privrepro.inference.tuning import (
-    TunedModel,
-    TuneGrid,
-    fine_tune_noisy,
-    noise_space_of,
-    select_tuned,
-    tuned_family,
-)
-from privrepro.training.classifier import TrainConfig
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from privrepro.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from privrepro.inference.accountant import (
+        IPGuarantee,
+        basic_composition,
+        chaining,
+        chaining_steps,
+        parallel_composition,
+    )
+    from privrepro.inference.basemodels import BaseModel, BaseModelSpec, get_base_model
+    from privrepro.inference.calibration import (
+        MODES,
+        Calibration,
+        calibrate,
+        gauss_input_sigma,
+        gauss_output_sigma,
+        lap_output_scale,
+        lipschitz_for_mode,
+    )
+    from privrepro.inference.data import ImageData, load_image_data
+    from privrepro.inference.evaluate import Evaluation, gauss_input_accuracy, gauss_output_accuracy
+    from privrepro.inference.mechanisms import gauss_input, gauss_output, lap_output
+    from privrepro.inference.networks import ArchSpec, NormalizedNet, build_network, lipschitz_bound
+    from privrepro.inference.noisy_finetuning import (
+        TunedModel,
+        TuneGrid,
+        fine_tune_noisy,
+        noise_space_of,
+        select_tuned,
+        tuned_family,
+    )
+    from privrepro.inference.sweep import (
+        SERIES,
+        SERIES_LABEL,
+        Point,
+        accuracy_rows,
+        calibrate_points,
+        gauss_input_sweep,
+        gauss_output_sweep,
+        resnet_series,
+        sll_series,
+        tuned_sweep,
+    )
+    from privrepro.training.classifier import TrainConfig
+
+_EXPORTS = {
+    "privrepro.inference.accountant": (
+        "IPGuarantee",
+        "basic_composition",
+        "chaining",
+        "chaining_steps",
+        "parallel_composition",
+    ),
+    "privrepro.inference.basemodels": ("BaseModel", "BaseModelSpec", "get_base_model"),
+    "privrepro.inference.calibration": (
+        "MODES",
+        "Calibration",
+        "calibrate",
+        "gauss_input_sigma",
+        "gauss_output_sigma",
+        "lap_output_scale",
+        "lipschitz_for_mode",
+    ),
+    "privrepro.inference.data": ("ImageData", "load_image_data"),
+    "privrepro.inference.evaluate": ("Evaluation", "gauss_input_accuracy", "gauss_output_accuracy"),
+    "privrepro.inference.mechanisms": ("gauss_input", "gauss_output", "lap_output"),
+    "privrepro.inference.networks": (
+        "ArchSpec",
+        "NormalizedNet",
+        "build_network",
+        "lipschitz_bound",
+    ),
+    "privrepro.inference.noisy_finetuning": (
+        "TunedModel",
+        "TuneGrid",
+        "fine_tune_noisy",
+        "noise_space_of",
+        "select_tuned",
+        "tuned_family",
+    ),
+    "privrepro.inference.sweep": (
+        "SERIES",
+        "SERIES_LABEL",
+        "Point",
+        "accuracy_rows",
+        "calibrate_points",
+        "gauss_input_sweep",
+        "gauss_output_sweep",
+        "resnet_series",
+        "sll_series",
+        "tuned_sweep",
+    ),
+    "privrepro.training.classifier": ("TrainConfig",),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "MODES",

@@ -206,8 +206,8 @@ def get_base_model(
 
 
 def _labelled(progress: Any, prefix: str) -> Any:
-    """``progress`` with its loops labelled ``<prefix> <desc>`` (a rehearsal counts the base
-    model's training, cached for every unit and figure that asks, once per model)."""
+    """``progress`` with its loops labelled ``<prefix> <desc>`` (``base model <desc>``:
+    a cache-building loop, :func:`privrepro.loop_budget.is_cache_loop`)."""
     if progress is None:
         return None
     return lambda it, desc: progress(it, f"{prefix} {desc}")

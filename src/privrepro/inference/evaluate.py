@@ -25,7 +25,7 @@ from torch import Tensor, nn
 
 from privrepro.config.validation import ConfigError
 from privrepro.inference.calibration import MODES
-from privrepro.rehearsal.cap import capped, probe
+from privrepro.loop_budget import budgeted, item_size
 
 __all__ = ["Evaluation", "draw_seeds", "gauss_input_accuracy", "gauss_output_accuracy"]
 
@@ -195,12 +195,14 @@ def gauss_input_accuracy(
         body, scale, prep = model, torch.ones(1, device=device), (lambda t: t)
     correct = np.zeros((len(uniq), n_draws))
     draws: Iterable[Any] = list(enumerate(draw_seeds(generator, n_draws)))
-    draws = progress(draws, "noise draws") if progress is not None else capped(draws, "noise draws")
+    draws = (
+        progress(draws, "noise draws") if progress is not None else budgeted(draws, "noise draws")
+    )
     for d, seed in draws:
         g = torch.Generator(device=device).manual_seed(seed)
-        # every batch, unless a rehearsal caps the loop and probes a few images of a batch
-        for start in capped(range(0, len(images), batch_size), "noise batches"):
-            stop = start + probe(min(batch_size, len(images) - start))
+        # every batch, unless a loop budget shortens the loop and sizes its batches
+        for start in budgeted(range(0, len(images), batch_size), "noise batches"):
+            stop = start + item_size(min(batch_size, len(images) - start))
             xb = prep(images[start:stop].to(device))
             yb = labels[start:stop].to(device)
             z = torch.randn(xb.shape, generator=g, dtype=xb.dtype, device=device) * scale

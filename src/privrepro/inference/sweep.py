@@ -12,7 +12,7 @@ The four series of the paper (the notebooks' labels in brackets):
   :func:`sll_series`;
 * ``resnet`` — Gauss-Input on the ResNet ("ResNet"): :func:`resnet_series`;
 * ``resnet_tune`` — Gauss-Input on the best noisy-fine-tuned ResNet ("ResNet Tune"):
-  :func:`tuned_sweep` over :func:`~privrepro.inference.tuning.tuned_family`.
+  :func:`tuned_sweep` over :func:`~privrepro.inference.noisy_finetuning.tuned_family`.
 
 They are built from :func:`gauss_output_sweep` and :func:`gauss_input_sweep`, which evaluate any
 classifier (logits, or a model and images).
@@ -40,7 +40,7 @@ from privrepro.inference.calibration import Calibration, calibrate, lipschitz_fo
 from privrepro.inference.data import ImageData
 from privrepro.inference.evaluate import Evaluation, gauss_input_accuracy, gauss_output_accuracy
 from privrepro.inference.networks import lipschitz_bound
-from privrepro.inference.tuning import TunedModel, noise_space_of, select_tuned
+from privrepro.inference.noisy_finetuning import TunedModel, noise_space_of, select_tuned
 from privrepro.seeding import torch_stream
 
 __all__ = [
@@ -154,7 +154,7 @@ def gauss_input_sweep(
 
     ``images`` are pixel-space, N×C×H×W in [0, 1]. ``noise_space``: ``"pixel"`` (α measured on
     the images) or ``"normalized"`` (on the normalised tensor, as the notebooks for ResNet-18;
-    :func:`~privrepro.inference.tuning.noise_space_of` gives a mode's choice).
+    :func:`~privrepro.inference.noisy_finetuning.noise_space_of` gives a mode's choice).
     """
     cals = calibrate_points(points, ev.delta, ev.mode)
     sigmas = [c.sigma for c in cals]
@@ -183,9 +183,9 @@ def tuned_sweep(
     dataset: str = "",
 ) -> pd.DataFrame:
     """ "ResNet Tune": Gauss-Input on the tuned model chosen at each point
-    (:func:`~privrepro.inference.tuning.select_tuned`: on the test set in ``repo_compat``, as the
+    (:func:`~privrepro.inference.noisy_finetuning.select_tuned`: on the test set in ``repo_compat``, as the
     notebooks; on the validation split in ``corrected``), noise in the mode's
-    :func:`~privrepro.inference.tuning.noise_space_of`.
+    :func:`~privrepro.inference.noisy_finetuning.noise_space_of`.
 
     ``generator_for(name)`` gives the seeded generator of a named stream (``"tune-test"``,
     ``"tune-val"``). Extra columns: ``tuned_eps_target``, ``tuned_eps_train``, ``selection``.
@@ -260,7 +260,7 @@ def resnet_series(
     generator_for: Callable[[str], torch.Generator],
 ) -> pd.DataFrame:
     """The ``resnet`` series: Gauss-Input on ``base`` over ``data``'s test set, noise in the
-    mode's :func:`~privrepro.inference.tuning.noise_space_of` (stream ``"noise-input"``), the
+    mode's :func:`~privrepro.inference.noisy_finetuning.noise_space_of` (stream ``"noise-input"``), the
     clean accuracy in column ``clean_accuracy``."""
     x, y, noise = data.x_test, data.y_test, generator_for("noise-input")
     space, extra = noise_space_of(ev.mode), {"clean_accuracy": base.clean_accuracy}

@@ -23,52 +23,109 @@ information is in nats. The entry points:
 :class:`privrepro.config.ConfigError` (key, value, allowed range).
 """
 
-from privrepro.pac.algorithms import (
-    Algorithm1Result,
-    Algorithm2Result,
-    Algorithm3Result,
-    algorithm1,
-    algorithm1_from_samples,
-    algorithm2,
-    algorithm3,
-    sample_outputs,
-    spectrum,
-)
-from privrepro.pac.bounds import (
-    identification_bounds,
-    individual_success_bound,
-    pinsker_advantage_bound,
-    pinsker_success_bound,
-    posterior_success_bound,
-    success_curves,
-)
-from privrepro.pac.gaussian import (
-    anisotropic_noise_norm,
-    anisotropic_variances,
-    dp_local_noise_norm,
-    dp_mean_noise_norm,
-    example5_noise,
-    isotropic_noise_norm,
-    isotropic_variance,
-    logdet_mi_bound,
-)
-from privrepro.pac.mechanisms import (
-    local_publishing_samples,
-    local_publishing_spectrum,
-    poisson_mean_samples,
-    poisson_mean_spectrum,
-    smooth_image_pool,
-)
-from privrepro.pac.noise import GaussianNoise
-from privrepro.pac.pools import Pool, load_pool
-from privrepro.pac.private import (
-    PrivateTraining,
-    make_private,
-    mlp_mechanism,
-    noise_rows,
-    smooth_image_noise,
-)
-from privrepro.pac.training import MLPSpec, init_mlp, mlp_accuracy, train_batched
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from privrepro.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from privrepro.pac.algorithms import (
+        Algorithm1Result,
+        Algorithm2Result,
+        Algorithm3Result,
+        algorithm1,
+        algorithm1_from_samples,
+        algorithm2,
+        algorithm3,
+        sample_outputs,
+        spectrum,
+    )
+    from privrepro.pac.bounds import (
+        identification_bounds,
+        individual_success_bound,
+        pinsker_advantage_bound,
+        pinsker_success_bound,
+        posterior_success_bound,
+        success_curves,
+    )
+    from privrepro.pac.gaussian import (
+        anisotropic_noise_norm,
+        anisotropic_variances,
+        dp_local_noise_norm,
+        dp_mean_noise_norm,
+        example5_noise,
+        isotropic_noise_norm,
+        isotropic_variance,
+        logdet_mi_bound,
+    )
+    from privrepro.pac.mechanisms import (
+        local_publishing_samples,
+        local_publishing_spectrum,
+        poisson_mean_samples,
+        poisson_mean_spectrum,
+        smooth_image_pool,
+    )
+    from privrepro.pac.noise import GaussianNoise
+    from privrepro.pac.pools import Pool, load_pool
+    from privrepro.pac.private import (
+        PrivateTraining,
+        make_private,
+        mlp_mechanism,
+        noise_rows,
+        smooth_image_noise,
+    )
+    from privrepro.pac.training import MLPSpec, init_mlp, mlp_accuracy, train_batched
+
+_EXPORTS = {
+    "privrepro.pac.algorithms": (
+        "Algorithm1Result",
+        "Algorithm2Result",
+        "Algorithm3Result",
+        "algorithm1",
+        "algorithm1_from_samples",
+        "algorithm2",
+        "algorithm3",
+        "sample_outputs",
+        "spectrum",
+    ),
+    "privrepro.pac.bounds": (
+        "identification_bounds",
+        "individual_success_bound",
+        "pinsker_advantage_bound",
+        "pinsker_success_bound",
+        "posterior_success_bound",
+        "success_curves",
+    ),
+    "privrepro.pac.gaussian": (
+        "anisotropic_noise_norm",
+        "anisotropic_variances",
+        "dp_local_noise_norm",
+        "dp_mean_noise_norm",
+        "example5_noise",
+        "isotropic_noise_norm",
+        "isotropic_variance",
+        "logdet_mi_bound",
+    ),
+    "privrepro.pac.mechanisms": (
+        "local_publishing_samples",
+        "local_publishing_spectrum",
+        "poisson_mean_samples",
+        "poisson_mean_spectrum",
+        "smooth_image_pool",
+    ),
+    "privrepro.pac.noise": ("GaussianNoise",),
+    "privrepro.pac.pools": ("Pool", "load_pool"),
+    "privrepro.pac.private": (
+        "PrivateTraining",
+        "make_private",
+        "mlp_mechanism",
+        "noise_rows",
+        "smooth_image_noise",
+    ),
+    "privrepro.pac.training": ("MLPSpec", "init_mlp", "mlp_accuracy", "train_batched"),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "Algorithm1Result",

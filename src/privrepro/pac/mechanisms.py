@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from privrepro.config.validation import ConfigError
-from privrepro.rehearsal.cap import capped
+from privrepro.loop_budget import budgeted
 
 __all__ = [
     "local_publishing_samples",
@@ -30,7 +30,9 @@ def _gram(x: NDArray[np.floating], chunk: int = 8192) -> NDArray[np.float64]:
     """``x^T x`` in float64, accumulated over row chunks (a 60,000 x 3,072 pool in ~1.5 GB less)."""
     d = x.shape[1]
     g = np.zeros((d, d))
-    for s in capped(range(0, x.shape[0], chunk), "gram chunks"):  # all, unless rehearsed
+    for s in budgeted(
+        range(0, x.shape[0], chunk), "gram chunks"
+    ):  # all, unless a loop budget shortens it
         block = np.asarray(x[s : s + chunk], dtype=np.float64)
         g += block.T @ block
     return g
@@ -62,7 +64,9 @@ def poisson_mean_samples(
     n = pool.shape[0]
     x = np.asarray(pool, dtype=np.float64)
     out = []
-    for s in capped(range(0, m, chunk), "sampling chunks"):  # all, unless rehearsed
+    for s in budgeted(
+        range(0, m, chunk), "sampling chunks"
+    ):  # all, unless a loop budget shortens it
         masks = rng.random((min(chunk, m - s), n)) < inclusion
         out.append(masks.astype(np.float64) @ x / (inclusion * n))
     return np.concatenate(out)

@@ -30,7 +30,7 @@ import torch
 from torch import Tensor
 
 from privrepro.config.validation import ConfigError
-from privrepro.rehearsal.cap import capped
+from privrepro.loop_budget import budgeted
 
 __all__ = [
     "MACHINES",
@@ -345,7 +345,9 @@ def _train_chunk_closed_form(
     else:
         xs_aug = torch.cat([x[idx], torch.ones((mc, n, 1), dtype=dt, device=dev)], dim=2)
         w1 = w1_aug.repeat(mc, 1, 1)  # [mc, in+1, h1]
-    for _ in capped(range(steps), "pac training steps"):  # all of them, unless rehearsed
+    for _ in budgeted(
+        range(steps), "pac training steps"
+    ):  # all of them, unless a loop budget shortens it
         if mode == "wide":
             torch.mm(x_aug, w1_flat, out=z_wide)
             torch.index_select(z_wide.view(-1, h1), 0, rows, out=acts[0].view(-1, h1))
@@ -405,7 +407,9 @@ def _train_chunk_bmm(
         weights = torch.zeros((mc, x.shape[0]), dtype=x.dtype, device=x.device)
         weights.scatter_(1, idx, 1.0 / n)
         onehot = onehot.contiguous()
-    for _ in capped(range(steps), "pac training steps"):  # all of them, unless rehearsed
+    for _ in budgeted(
+        range(steps), "pac training steps"
+    ):  # all of them, unless a loop budget shortens it
         _step_batched(spec, params, xs, onehot, weights, lr)
     return spec.flatten(params, batch_dims=1)
 

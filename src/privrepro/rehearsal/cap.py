@@ -1,10 +1,11 @@
 """The rehearsal's compute cap: every long loop runs a few items, and the rest is predicted.
 
 A rehearsal runs the paper profile's own code path. The one place it differs is
-:meth:`privrepro.figures.api.UnitContext.progress`, which every long loop of a unit already goes
-through (feature batches, epochs, optimiser steps, tasks, trials, draws): when the context holds
-a :class:`RehearsalCap`, each loop yields its first ``items`` items and stops, and the cap records
-how long they took, how many the loop would have run, and what it skipped.
+:mod:`privrepro.loop_budget`, the protocol every long loop of the library goes through
+(feature batches, epochs, optimiser steps, tasks, trials, draws; ``UnitContext.progress`` for
+loops with a progress bar): while a :class:`RehearsalCap` is the installed budget
+(:meth:`RehearsalCap.active`), each loop yields its first ``items`` items and stops, and the cap
+records how long they took, how many the loop would have run, and what it skipped.
 
 Loops nest (steps inside epochs inside tasks). A loop's predicted full time is
 
@@ -18,12 +19,14 @@ not a loop — counts once, as measured).
 
 **Smaller first items.** Where one item is too slow to finish within the rehearsal's timeout on
 this machine (a ViT-B/16 feature batch, a DP-SGD step through the backbone, an SLL training
-batch) and its cost is affine in its size, the loop body asks :func:`probe` how many of the
-item's samples to run (``probe_samples``, then 4 × that); the loop's record fits
-``a + b·samples`` to its probed items and predicts full ones (:class:`ProbePoint`; an item left
-midway counts unscaled, a lower bound). What a cut loop did not compute is a zero placeholder of
-the full shape (:func:`full_rows`), so the stages after it run at full size. Loops with no progress bar can be capped too
-(:func:`capped`: the pac Ex. 4 optimiser steps inside one chunk of trainings).
+batch) and its cost is affine in its size, the loop body asks
+:func:`privrepro.loop_budget.item_size` how many of the item's samples to run (``probe_samples``,
+then 4 × that: :meth:`RehearsalCap.item_size`); the loop's record fits ``a + b·samples`` to its
+probed items and predicts full ones (:class:`ProbePoint`; an item left midway counts unscaled, a
+lower bound). What a cut loop did not compute is a zero placeholder of the full shape
+(:func:`privrepro.loop_budget.full_rows`), so the stages after it run at full size. Loops with no
+progress bar are capped too (:func:`privrepro.loop_budget.budgeted`: the pac Ex. 4 optimiser
+steps inside one chunk of trainings).
 
 **A device prediction from operation counts.** While a cap is active (:meth:`RehearsalCap.active`),
 every torch operator is counted (:class:`privrepro.rehearsal.device_model.OperationCount`):
@@ -44,43 +47,17 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterable, Iterator
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
+from privrepro.loop_budget import budget_scope, is_cache_loop
+from privrepro.rehearsal.device_model import OperationCount
 
 __all__ = [
-    "CACHE_LOOPS",
     "LoopRecord",
     "ProbePoint",
     "RehearsalCap",
-    "active_cap",
-    "capped",
-    "full_list",
-    "full_rows",
-    "is_cache_loop",
-    "probe",
 ]
-
-_ACTIVE: ContextVar[RehearsalCap | None] = ContextVar("privrepro_rehearsal_cap", default=None)
-
-
-#: labels of loops that build a cache shared by later units and figures: cl's backbone features
-#: (``<cache_dir>/cl/features``), FiLM pixel arrays (``<cache_dir>/cl/images``; labels ending so),
-#: ip's base-model trainings (``<cache_dir>/ip/base-<key>``; labels starting so) and ip's tuned
-#: ResNet family (``<cache_dir>/ip/tune-<key>``; labels starting so)
-CACHE_LOOPS = ("features", " pixels", "base model ", "tuned models ")
-
-
-def is_cache_loop(desc: str) -> bool:
-    """Whether the loop labelled ``desc`` builds a shared cache (see :data:`CACHE_LOOPS`)."""
-    return (
-        desc == "features"
-        or desc.endswith(" pixels")
-        or desc.startswith("base model ")
-        or desc.startswith("tuned models ")
-    )
 
 
 @dataclass(frozen=True)
@@ -138,14 +115,14 @@ class LoopRecord:
         interrupted: the loop was left in the middle of an item (an error, a timeout): the
             unfinished item counts as one, so its rate is a lower bound.
         full_samples, run_samples: samples its items hold in the full run and samples they ran
-            (:func:`probe`); their ratio is :attr:`scale`.
+            (:meth:`RehearsalCap.item_size`); their ratio is :attr:`scale`.
         op_s, flops, nbytes, device_s, ops: the torch operators run in its own body (inner
             loops excluded): CPU seconds inside them, FLOPs, bytes read and written, their time
             at the target GPU's roofline, their count.
         overhead_s: time spent counting them (left out of every prediction).
         inner_predicted_device_s: the inner loops' predicted full time on the target GPU.
         inner_predicted_flops: the inner loops' predicted full FLOPs.
-        points: its probed items (see :func:`probe`), fitted to predict a full item.
+        points: its probed items (see :meth:`RehearsalCap.item_size`), fitted to predict a full item.
         host_per_sample: its items do host work per sample (decoding images): the time outside
             torch operators is fitted like the rest; otherwise (the default) it is Python's
             fixed cost per item, counted as measured, unscaled. Fitting it would extrapolate
@@ -183,7 +160,8 @@ class LoopRecord:
 
     @property
     def scale(self) -> float:
-        """How many times the items it ran a full item is (1: items ran whole; see :func:`probe`)."""
+        """How many times the items it ran a full item is (1: items ran whole; see
+        :meth:`RehearsalCap.item_size`)."""
         if self.run_samples <= 0:
             return 1.0
         return max(1.0, self.full_samples / self.run_samples)
@@ -255,7 +233,7 @@ class LoopRecord:
 
 @dataclass
 class RehearsalCap:
-    """A compute cap that loops consult through ``UnitContext.progress``.
+    """A compute cap: the rehearsal's loop budget (:class:`privrepro.loop_budget.LoopBudget`).
 
     Attributes:
         items: how many items each loop runs (per entry into the loop).
@@ -272,19 +250,14 @@ class RehearsalCap:
 
     @contextlib.contextmanager
     def active(self, count_operations: bool = True) -> Iterator[RehearsalCap]:
-        """Make this the cap that :func:`probe` and :func:`capped` consult, and (with
-        ``count_operations``) count every torch operator run meanwhile (see the module)."""
-        token = _ACTIVE.set(self)
-        try:
+        """Install this cap as the loop budget (:func:`privrepro.loop_budget.budget_scope`) and
+        (with ``count_operations``) count every torch operator run meanwhile (see the module)."""
+        with budget_scope(self):
             if count_operations:
-                from privrepro.rehearsal.device_model import OperationCount
-
                 with OperationCount(self.current):
                     yield self
             else:
                 yield self
-        finally:
-            _ACTIVE.reset(token)
 
     def current(self) -> LoopRecord:
         """The innermost open loop, or :attr:`outside` when none is open."""
@@ -297,7 +270,25 @@ class RehearsalCap:
                 return n
         return self.items
 
-    def wrap(self, iterable: Iterable[Any], desc: str, total: int | None = None) -> Iterator[Any]:
+    def item_size(self, samples: int, host_per_sample: bool = False) -> int:
+        """How many of the current item's ``samples`` to run: all of them unless
+        ``probe_samples`` is set, then that many (4 × that on odd items); the open loop's full
+        items are predicted from them: ``a + b·samples`` fitted over the probed items, or scaled
+        by ``samples / run`` when one size ran (items whose cost is affine in their size: a batch
+        of images through a network, a batch of a training step). ``host_per_sample``: the
+        item's work outside torch operators grows with its samples too (decoding images); by
+        default it is a fixed cost per item (see :attr:`LoopRecord.host_per_sample`)."""
+        if self.probe_samples <= 0 or not self._stack:
+            return samples
+        rec = self._stack[-1]
+        rec.host_per_sample = rec.host_per_sample or host_per_sample
+        # items alternate between probe_samples and 4 × that: two sizes fit a fixed cost per item
+        run = min(samples, self.probe_samples * (4 if rec.done % 2 else 1))
+        rec.full_samples += samples
+        rec.run_samples += run
+        return run
+
+    def loop(self, iterable: Iterable[Any], desc: str, total: int | None = None) -> Iterator[Any]:
         """Yield the first items of ``iterable`` allowed by the cap, timing them."""
         if total is None or total < 0:
             try:
@@ -375,7 +366,7 @@ class RehearsalCap:
 
     def cached_s(self) -> float:
         """Predicted time of the top-level loops that build a cache every later unit and figure
-        reads (labels in :data:`CACHE_LOOPS`): the full run pays it once, not once per unit."""
+        reads (labels in :data:`privrepro.loop_budget.CACHE_LOOPS`): the full run pays it once, not once per unit."""
         return sum(r.predicted_s for r in self.top_level() if is_cache_loop(r.desc))
 
     def counts(self) -> dict[str, tuple[int, int | None, float]]:
@@ -404,66 +395,10 @@ def _snapshot(rec: LoopRecord) -> tuple[float, ...]:
 
 
 def _add_point(rec: LoopRecord, before: tuple[float, ...], wall: float) -> None:
-    """Record the item just finished as a :class:`ProbePoint` when :func:`probe` cut it."""
+    """Record the item just finished as a :class:`ProbePoint` when :meth:`RehearsalCap.item_size` cut it."""
     inner, overhead, op_s, device_s, flops, run, full = (
         now - then for now, then in zip(_snapshot(rec), before, strict=True)
     )
     if run > 0:
         own = max(0.0, wall - inner - overhead)
         rec.points.append(ProbePoint(int(run), int(full), own, op_s, device_s, flops))
-
-
-def active_cap() -> RehearsalCap | None:
-    """The cap of the rehearsal running now (:meth:`RehearsalCap.active`), or ``None``."""
-    return _ACTIVE.get()
-
-
-def probe(samples: int, host_per_sample: bool = False) -> int:
-    """How many of the current item's ``samples`` to run: all of them, unless a rehearsal cap
-    with ``probe_samples`` is active, which runs that many (4 × that on odd items) and predicts
-    the open loop's full items from them: ``a + b·samples`` fitted over the probed items, or
-    scaled by ``samples / run`` when one size ran (items whose cost is affine in their size: a
-    batch of images through a network, a batch of a training step). ``host_per_sample``: the
-    item's work outside torch operators grows with its samples too (decoding images); by default
-    it is a fixed cost per item (see :attr:`LoopRecord.host_per_sample`)."""
-    cap = _ACTIVE.get()
-    if cap is None or cap.probe_samples <= 0 or not cap._stack:
-        return samples
-    rec = cap._stack[-1]
-    rec.host_per_sample = rec.host_per_sample or host_per_sample
-    # items alternate between probe_samples and 4 × that: two sizes fit a fixed cost per item
-    run = min(samples, cap.probe_samples * (4 if rec.done % 2 else 1))
-    rec.full_samples += samples
-    rec.run_samples += run
-    return run
-
-
-def full_rows(rows: Any, n: int) -> Any:
-    """``rows`` (an array or tensor whose first axis is items) completed with zero rows to ``n``
-    when a rehearsal cap cut the loop that made them, so the stages after it run at full size on
-    placeholders; unchanged otherwise."""
-    if _ACTIVE.get() is None or len(rows) >= n:
-        return rows
-    missing = (n - len(rows), *tuple(rows.shape[1:]))
-    if isinstance(rows, np.ndarray):
-        return np.concatenate([rows, np.zeros(missing, rows.dtype)])
-    import torch
-
-    return torch.cat([rows, rows.new_zeros(missing)])
-
-
-def full_list(items: list[Any], n: int) -> list[Any]:
-    """``items`` completed to ``n`` entries by repeating its last one when a rehearsal cap cut
-    the loop that made them (placeholders: e.g. the predictions after each task of a capped
-    task loop), so the stages after it run at full size; unchanged otherwise (or when empty)."""
-    if _ACTIVE.get() is None or not items or len(items) >= n:
-        return items
-    return items + [items[-1]] * (n - len(items))
-
-
-def capped(iterable: Iterable[Any], desc: str, total: int | None = None) -> Iterable[Any]:
-    """``iterable`` under the active rehearsal cap (its first items, timed), or unchanged: for
-    a loop that has no progress bar but dominates a unit (e.g. the optimiser steps of a chunk
-    of pac trainings)."""
-    cap = _ACTIVE.get()
-    return iterable if cap is None else cap.wrap(iterable, desc, total)

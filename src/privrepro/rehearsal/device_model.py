@@ -22,12 +22,21 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from privrepro.rehearsal.cap import LoopRecord
+__all__ = ["CONVOLUTIONS", "H100", "DeviceModel", "OperationCount", "OperationTally"]
 
-__all__ = ["CONVOLUTIONS", "H100", "DeviceModel", "OperationCount"]
+
+class OperationTally(Protocol):
+    """Where :class:`OperationCount` adds what each operator did (a capped loop's record,
+    :class:`privrepro.rehearsal.cap.LoopRecord`)."""
+
+    op_s: float
+    flops: float
+    nbytes: float
+    device_s: float
+    ops: int
+    overhead_s: float
 
 
 @dataclass(frozen=True)
@@ -107,11 +116,11 @@ def _is_view(func: Any) -> bool:
 
 class OperationCount:
     """Count every torch operator run inside ``with OperationCount(target):`` into
-    ``target()`` (a :class:`~privrepro.rehearsal.cap.LoopRecord`, asked per operator): FLOPs,
+    ``target()`` (an :class:`OperationTally`, asked per operator): FLOPs,
     bytes, CPU seconds in the operator, count, and the roofline time on ``device``; the time the
     counting itself takes goes to ``overhead_s``, which the predictions leave out."""
 
-    def __init__(self, target: Callable[[], LoopRecord], device: DeviceModel = H100) -> None:
+    def __init__(self, target: Callable[[], OperationTally], device: DeviceModel = H100) -> None:
         from torch.utils._python_dispatch import TorchDispatchMode
         from torch.utils.flop_counter import FlopCounterMode
 

@@ -60,10 +60,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privrepro.report.computations import Computation, run_computation
+from privrepro.report.derivation_entries import Computation, run_computation
+from privrepro.report.reference_schema import Spec, check_schema, is_number
 from privrepro.report.results import FigureResults, make_target
-from privrepro.report.schema import Spec, check_schema, is_number
-from privrepro.report.tables import (
+from privrepro.report.row_selection import (
     choose_profile,
     data_labels,
     data_problem,

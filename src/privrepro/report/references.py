@@ -34,8 +34,8 @@ from privrepro.report.claims import (
     Selector,
     parse_check,
 )
-from privrepro.report.computations import COMPUTATION_SCHEMA, Computation, parse_computation
-from privrepro.report.schema import Spec, check_schema
+from privrepro.report.derivation_entries import COMPUTATION_SCHEMA, Computation, parse_computation
+from privrepro.report.reference_schema import Spec, check_schema
 
 __all__ = [
     "CLAIM_SCHEMA",

@@ -1,8 +1,8 @@
 """The report's "cost of the paper profile" section, from ``results/rehearsal.csv``.
 
 ``make rehearsal`` runs every paper-profile figure on full-size stand-ins with a compute cap and
-predicts the full run's wall time and memory (:mod:`privrepro.runner.rehearsal`). This section
-shows that table: nothing in it is a reproduction (the data are stand-ins), so it stands apart from the
+predicts the full run's wall time and memory (:mod:`privrepro.rehearsal.rehearse`). This section
+shows that table and its totals (:mod:`privrepro.rehearsal.summary`): nothing in it is a reproduction (the data are stand-ins), so it stands apart from the
 papers' sections and no value in it is compared with a paper's.
 """
 
@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from privrepro.rehearsal.summary import FILM_TUNING, GPU_TARGET_H, gpu_totals
 from privrepro.report.document import Block, Heading, Image, Para, Table
 
 __all__ = ["rehearsal_section"]
@@ -41,8 +42,6 @@ def rehearsal_section(results: Path, plots: Path) -> list[Block]:
         return []
     table = pd.read_csv(path)
     devices = ", ".join(sorted({str(d) for d in table["device"].dropna()})) or "unknown device"
-    from privrepro.runner.rehearsal import FILM_TUNING, GPU_TARGET_H, gpu_totals
-
     total_h = gpu_totals(table)["cpu_h"]
     not_ok = table[table["status"] != "ok"]
     gpu = gpu_totals(table) if "predicted_gpu_h" in table else None

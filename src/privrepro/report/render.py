@@ -23,7 +23,7 @@ import pandas as pd
 
 from privrepro.data.provenance import is_stand_in_label
 from privrepro.report.claims import claim_readings
-from privrepro.report.computations import Computation, ComputationResult, run_computation
+from privrepro.report.derivation_entries import Computation, ComputationResult, run_computation
 from privrepro.report.document import (
     Block,
     Bullets,
@@ -39,8 +39,8 @@ from privrepro.report.document import (
 from privrepro.report.references import Erratum, Lookup, ReferenceSet
 from privrepro.report.rehearsal_section import rehearsal_section
 from privrepro.report.results import FigureResults, make_target
+from privrepro.report.row_selection import choose_profile, data_labels, profiles_of, where_text
 from privrepro.report.scorecard import select, summary_counts
-from privrepro.report.tables import choose_profile, data_labels, profiles_of, where_text
 
 __all__ = [
     "PAPERS",

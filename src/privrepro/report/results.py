@@ -120,7 +120,7 @@ def load_figure(results_dir: Path, plots_dir: Path, paper: str, figure: str) -> 
                 raise ResultsError(f"{meta}: not valid JSON: {e}") from e
             fr.meta = loaded if isinstance(loaded, dict) else {}
         if parquet.is_file():
-            from privrepro.runner.tables import read_table
+            from privrepro.runner.figure_tables import read_table
 
             try:
                 fr.table = read_table(results_dir, paper, figure, fr.meta)

@@ -6,7 +6,7 @@ out. Nothing is typed in: the reproduced value is always looked up in the table 
 entry's ``match`` (:func:`select`), so a changed result changes the verdict.
 
 Rows are selected explicitly: under the most faithful profile the entry allows
-(:func:`~privrepro.report.tables.choose_profile`), then by the entry's ``where``. A value
+(:func:`~privrepro.report.row_selection.choose_profile`), then by the entry's ``where``. A value
 computed on stand-in data (the table's ``data`` column) is never compared with the paper's.
 
 Verdicts (``verdict``), named by the kind of reference (``outcome``): a *printed* value is
@@ -41,7 +41,7 @@ import pandas as pd
 
 from privrepro.report.references import Lookup, ReferenceSet, ReferenceValue
 from privrepro.report.results import FigureResults, make_target
-from privrepro.report.tables import (
+from privrepro.report.row_selection import (
     choose_profile,
     data_labels,
     data_problem,

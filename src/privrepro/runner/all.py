@@ -11,31 +11,19 @@ exit status is 2 when every failure was of that kind, 1 when any other error occ
 
 from __future__ import annotations
 
-import logging
 import sys
 import time
 import traceback
 
-from privrepro.commands import command_parser
+from privrepro.commands import command_parser, quiet_console_logging
 from privrepro.config.validation import ConfigError
 from privrepro.data.registry import MissingDataError
 from privrepro.runner.catalog import list_experiments, resolve_target
-from privrepro.runner.cli import error_line, report_run
+from privrepro.runner.cli import report_run
+from privrepro.runner.preflight import error_line
 from privrepro.runner.run import run_experiment
 
 __all__ = ["main"]
-
-
-def quiet_console_logging() -> None:
-    """Warnings and errors on the console; each unit's full log goes to its log.txt.
-
-    Installed before any library is imported, so a library's own ``logging.basicConfig`` (opacus
-    calls one at import) finds the root configured and adds no INFO console handler.
-    """
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setLevel(logging.WARNING)
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-    logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,8 +23,9 @@ import hydra
 from omegaconf import DictConfig
 
 from privrepro.config.validation import ConfigError
-from privrepro.data.registry import DamagedDataError, MissingDataError
+from privrepro.data.registry import MissingDataError
 from privrepro.runner.catalog import conf_dir
+from privrepro.runner.preflight import error_line
 from privrepro.runner.sweeps import invocation, record_command
 
 __all__ = ["main"]
@@ -48,23 +49,6 @@ def report_run(run: object) -> str:
     )
     print(line, flush=True)
     return line
-
-
-def error_line(exc: BaseException) -> str | None:
-    """The one line a configuration, data or I/O error is reported in (else ``None``).
-
-    An I/O error is reported only when it names its file (every write of the store, the results
-    and the plots does); one that names none is a bug, and keeps its traceback.
-    """
-    if isinstance(exc, ConfigError):
-        return f"configuration error: {exc}"
-    if isinstance(exc, DamagedDataError):
-        return f"damaged data: {exc}"
-    if isinstance(exc, MissingDataError):
-        return f"missing data: {exc}"
-    if isinstance(exc, OSError) and exc.filename:
-        return f"I/O error: {exc.strerror or type(exc).__name__}: {exc.filename}"
-    return None
 
 
 def empty_sweep(argv: list[str]) -> ConfigError | None:

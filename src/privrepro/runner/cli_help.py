@@ -147,7 +147,7 @@ def check_arguments(args: Sequence[str]) -> str | None:
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    from privrepro.runner.run import compose
+    from privrepro.runner.plan import compose
 
     for experiment in experiments:
         try:  # the first job as Hydra will compose it: one composition when all is well

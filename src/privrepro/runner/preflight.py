@@ -1,7 +1,8 @@
 """Checks made before any compute: root keys, output paths, and the memory a unit will need.
 
 Each failure is a :class:`~privrepro.config.ConfigError` naming the key, the value and what is
-allowed, so the command line reports it in one line with exit status 2 and nothing is computed.
+allowed, so the command line reports it in one line (:func:`error_line`) with exit status 2 and
+nothing is computed.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ from typing import Any
 from omegaconf import DictConfig
 
 from privrepro.config.validation import ConfigError
+from privrepro.data.registry import DamagedDataError, MissingDataError
 
 __all__ = [
     "PROFILES",
     "available_memory",
     "check_memory",
     "check_writable",
+    "error_line",
     "validate_root",
 ]
 
@@ -153,3 +156,20 @@ def check_memory(recipe: Any, params: Any, available: int | None = None) -> None
             f"a unit would need about {_gib(estimate.bytes)}{how}; must fit in "
             f"{_gib(budget)} ({MEMORY_HEADROOM:.0%} of the {_gib(available)} available here)",
         )
+
+
+def error_line(exc: BaseException) -> str | None:
+    """The one line a configuration, data or I/O error is reported in (else ``None``).
+
+    An I/O error is reported only when it names its file (every write of the store, the results
+    and the plots does); one that names none is a bug, and keeps its traceback.
+    """
+    if isinstance(exc, ConfigError):
+        return f"configuration error: {exc}"
+    if isinstance(exc, DamagedDataError):
+        return f"damaged data: {exc}"
+    if isinstance(exc, MissingDataError):
+        return f"missing data: {exc}"
+    if isinstance(exc, OSError) and exc.filename:
+        return f"I/O error: {exc.strerror or type(exc).__name__}: {exc.filename}"
+    return None

@@ -64,7 +64,7 @@ def params_defaults(params_type: type, prefix: str = "params") -> dict[str, Any]
 
 def recipe_node(path: str) -> dict[str, Any]:
     """The config a recipe contributes: ``figure.recipe`` and its parameters' defaults."""
-    from privrepro.runner.run import load_recipe
+    from privrepro.runner.plan import load_recipe
 
     recipe = load_recipe(path)
     return {"figure": {"recipe": path}, "params": params_defaults(recipe.params_type)}

@@ -7,7 +7,7 @@ run that last drew it, so the plot is the same one that run drew.
 Each figure is drawn on its own: a ``meta.json`` that is cut short, not an object, names another
 recipe than the figure's configured one, or records parameters that do not validate, fails that
 figure alone, in one line; every other figure is drawn, and the command exits non-zero at the end.
-The recipe is the figure's configured one (:func:`privrepro.runner.tables.figure_recipe`); the
+The recipe is the figure's configured one (:func:`privrepro.runner.figure_tables.figure_recipe`); the
 name ``meta.json`` records is compared with it, never imported. Temporaries that killed plot
 writes left (``.tmp-<figure>.png-*``) are removed when the figure is drawn again.
 """
@@ -24,8 +24,9 @@ import pandas as pd
 
 from privrepro.commands import command_parser
 from privrepro.config.validation import build_params
-from privrepro.runner.run import draw, load_recipe
-from privrepro.runner.tables import failure_line, figure_recipe, read_table, select_units
+from privrepro.runner.figure_tables import failure_line, figure_recipe, read_table, select_units
+from privrepro.runner.plan import load_recipe
+from privrepro.runner.run import draw
 
 __all__ = ["PlotFailure", "main", "replot"]
 
@@ -125,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         "--conf", type=Path, default=None, help="config root (default: PRIVREPRO_CONF or conf/)"
     )
     args = parser.parse_args(argv)
-    from privrepro.runner.all import quiet_console_logging
+    from privrepro.commands import quiet_console_logging
 
     quiet_console_logging()
     made, failed = replot(args.results, args.plots, args.conf)

@@ -2,26 +2,26 @@
 
 The steps, in order, each before the next can start:
 
-1. **Validate.** Build the recipe's parameter dataclass from the ``params`` Hydra composed (the
-   recipe's defaults, the experiment's values, the profile's, the command line's: what
-   ``--cfg job`` prints); any unknown key or out-of-range value raises
-   :class:`~privrepro.config.ConfigError` naming key, value and range. The root keys, the output
-   folders and the memory the largest unit is predicted to need are checked too
-   (:mod:`privrepro.runner.preflight`). Nothing has been computed or written.
+1. **Plan.** :func:`privrepro.runner.plan.plan_config`: the recipe the experiment names, its
+   parameter dataclass built from the ``params`` Hydra composed (the recipe's defaults, the
+   experiment's values, the profile's, the command line's: what ``--cfg job`` prints), the units;
+   any unknown key or out-of-range value raises :class:`~privrepro.config.ConfigError` naming
+   key, value and range. The root keys, the device, the weights, the output folders and the
+   memory the largest unit is predicted to need are checked too. Nothing has been computed or
+   written.
 2. **Units.** Each unit dict is hashed with the figure, profile, seed, recipe version and, for a
    unit that reads the data root, the fingerprint of the data it reads; a unit
    whose folder verifies in the store is loaded, the rest are computed and sealed (a folder that
    fails verification is moved aside and computed again).
 3. **Table.** Under the figure's lock, ``results/<paper>/<figure>.parquet`` (and its CSV export) is
    derived from every verified unit of the figure in the store, whatever this run computed
-   (:mod:`privrepro.runner.tables`); ``<figure>.summary.csv`` is summarised from this run's units
+   (:mod:`privrepro.runner.figure_tables`); ``<figure>.summary.csv`` is summarised from this run's units
    (the *selection*) and ``<figure>.meta.json`` records the run, the selection and every unit.
 4. **Plot.** ``plots/<paper>/<figure>.png`` and ``.pdf`` from the selection alone.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import time
@@ -34,34 +34,25 @@ from typing import Any
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
-from privrepro.config.validation import ConfigError, assumptions_of, build_params
-from privrepro.data.provenance import DataSource
+from privrepro.config.validation import assumptions_of
 from privrepro.data.registry import MissingDataError
 from privrepro.figures.api import Figure, UnitContext
-from privrepro.runner import tables
-from privrepro.runner.environment import launcher_workers, resolve_device, run_environment
-from privrepro.runner.preflight import (
-    PROFILES,
-    check_memory,
-    check_output_paths,
-    validate_root,
-)
-from privrepro.runner.storages import check_storages
+from privrepro.runner import figure_tables as tables
+from privrepro.runner.environment import launcher_workers, run_environment
+from privrepro.runner.plan import compose, plan_config
+from privrepro.runner.preflight import PROFILES
 from privrepro.runner.sweeps import default_invocation
 from privrepro.runner.tracking import open_tracker
 from privrepro.runner.unit_warnings import library_warnings_to_log
 from privrepro.store.atomic import atomic_write_table
-from privrepro.store.units import UnitStore, unit_hash
+from privrepro.store.units import UnitStore
 from privrepro.threads import plan_threads, use_threads
 
 __all__ = [
     "PROFILES",
     "FigureRun",
-    "compose",
     "draw",
-    "effective_params",
     "footer",
-    "load_recipe",
     "mark_stand_in",
     "run_config",
     "run_experiment",
@@ -90,59 +81,6 @@ class FigureRun:
     wall_time_s: float
     table_rows: int = 0
     table_units: int = 0
-
-
-def load_recipe(path: str) -> Figure[Any]:
-    """Instantiate the recipe named ``package.module:Class``."""
-    module_name, _, class_name = path.partition(":")
-    if not class_name:
-        raise ConfigError("figure.recipe", path, "must read 'package.module:ClassName'")
-    try:
-        cls = getattr(importlib.import_module(module_name), class_name)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError("figure.recipe", path, f"cannot be imported ({exc})") from exc
-    if not (isinstance(cls, type) and issubclass(cls, Figure)):
-        raise ConfigError(
-            "figure.recipe", path, "must name a privrepro.figures.api.Figure subclass"
-        )
-    return cls()
-
-
-def effective_params(cfg: DictConfig) -> dict[str, Any]:
-    """The ``params`` Hydra composed, resolved: exactly what ``--cfg job`` prints.
-
-    Hydra merges, in order, the recipe's defaults (``recipe/<module>:<Class>``), the experiment's
-    values, the profile's (``conf/params/<paper>/<figure>/<profile>.yaml``, after any shared
-    per-profile file the experiment lists) and the command line's ``params.*``; nothing is merged
-    after it.
-    """
-    return OmegaConf.to_container(cfg.params, resolve=True)  # type: ignore[return-value]
-
-
-def _unit_identity(
-    paper: str,
-    figure: str,
-    recipe: Figure[Any],
-    profile: str,
-    seed: int,
-    unit: Mapping[str, Any],
-    data: DataSource | None = None,
-) -> dict[str, Any]:
-    """A unit's identity (its ``config.json``; its hash names its folder). ``data``: what the
-    unit reads; its fingerprint, for data read from a data root, is part of the identity, so the
-    same unit on other data is another unit."""
-    identity = {
-        "paper": paper,
-        "figure": figure,
-        "profile": profile,
-        "seed": seed,
-        "recipe": f"{type(recipe).__module__}:{type(recipe).__qualname__}",
-        "version": getattr(recipe, "version", 1),
-        "unit": dict(unit),
-    }
-    if data is not None and data.fingerprint is not None:
-        identity["data"] = data.fingerprint
-    return identity
 
 
 def _jsonable(obj: Any) -> Any:
@@ -176,19 +114,6 @@ class _UnitLog:
         self.handler.close()
 
 
-def _check_unique_units(units: Sequence[Mapping[str, Any]], ids: Sequence[str]) -> None:
-    seen: dict[str, int] = {}
-    for i, uid in enumerate(ids):
-        if uid in seen:
-            raise ConfigError(
-                "params",
-                json.dumps(units[i], default=str)[:200],
-                f"gives run units {seen[uid]} and {i} the same config; a repeated value in a "
-                "list of params makes the same unit twice",
-            )
-        seen[uid] = i
-
-
 def _data_dir_source(cfg: DictConfig) -> str:
     """Where ``paths.data_dir`` came from: command line, ``PRIVREPRO_DATA`` or the default.
 
@@ -202,20 +127,6 @@ def _data_dir_source(cfg: DictConfig) -> str:
     if os.environ.get("PRIVREPRO_DATA"):
         return "PRIVREPRO_DATA"
     return "the default of paths.data_dir"
-
-
-def _check_weights(params: Any, paths: Any) -> None:
-    """Every weights file the parameters need exists or can be downloaded (see
-    :func:`privrepro.models.weights.check_weights`); else a one-line ``ConfigError``."""
-    from privrepro.models.weights import check_weights, weights_needed
-
-    if weights_needed(params):
-        from functools import partial
-
-        from privrepro.continual.features import has_cached_features
-
-        cached = partial(has_cached_features, Path(paths.cache_dir))
-        check_weights(params, Path(paths.data_dir), cached)
 
 
 def run_config(
@@ -233,33 +144,13 @@ def run_config(
     """
     started = time.perf_counter()
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    validate_root(cfg)
-    paper, figure = str(cfg.figure.paper), str(cfg.figure.name)
-    recipe = load_recipe(str(cfg.figure.recipe))
-    params: Any = build_params(recipe.params_type, effective_params(cfg), "params")
-    profile, seed, force = str(cfg.profile.name), int(cfg.seed), bool(cfg.get("force", False))
-    requested = (
-        str(cfg.device)
-        if str(cfg.get("device", "auto")) != "auto"
-        else str(cfg.profile.get("device", "auto"))
-    )
-    device = resolve_device(requested)
-    paths = cfg.paths
+    plan = plan_config(cfg)  # every check, before any compute
+    paper, figure, recipe, params = plan.paper, plan.figure, plan.recipe, plan.params
+    profile, seed, force = plan.profile, plan.seed, bool(cfg.get("force", False))
+    device, paths = plan.device, cfg.paths
+    units, identities, ids, unit_sources = plan.units, plan.identities, plan.unit_ids, plan.sources
     store = UnitStore(Path(paths.experiments_dir), paper, figure)
-    recipe_id = (f"{type(recipe).__module__}:{type(recipe).__qualname__}", recipe_version(recipe))
-
-    units = recipe.units(params)
-    unit_sources = [recipe.data_source(u, Path(paths.data_dir)) for u in units]
-    _check_weights(params, paths)  # missing pretrained weights: one line, before any compute
-    identities = [
-        _unit_identity(paper, figure, recipe, profile, seed, u, source)
-        for u, source in zip(units, unit_sources, strict=True)
-    ]
-    ids = [unit_hash(i) for i in identities]
-    _check_unique_units(units, ids)
-    check_memory(recipe, params)
-    check_output_paths(cfg, plot=bool(cfg.get("plot", True)))
-    check_storages(params, cfg)  # every study and tracking store opens, before any compute
+    recipe_id = plan.recipe_id
     threads = plan_threads(cfg.get("threads", "auto"), launcher_workers() if multirun else 1)
     env = {
         **run_environment(device, profile, repo),
@@ -386,11 +277,6 @@ def _threads_while(items: Iterable[Any], n: int) -> Iterator[Any]:
         yield from items
 
 
-def recipe_version(recipe: Figure[Any]) -> int:
-    """The recipe's ``version`` (1 unless it declares one): part of every unit's identity."""
-    return int(getattr(recipe, "version", 1))
-
-
 def footer(meta: Mapping[str, Any], selected_units: int | None = None) -> str:
     """The provenance line under a plot: figure, profile, and which rows of the table it shows.
 
@@ -441,19 +327,6 @@ def mark_stand_in(fig: Any, table: pd.DataFrame) -> None:
 
     if "data" in table.columns:
         stand_in_title(fig, [str(d) for d in table["data"].dropna().unique()])
-
-
-def compose(experiment: str, overrides: Sequence[str] = (), conf: Path | None = None) -> DictConfig:
-    """Compose the root config for ``experiment`` with overrides, outside a Hydra app."""
-    from hydra import compose as hydra_compose
-    from hydra import initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-
-    from privrepro.runner.catalog import conf_dir
-
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(conf or conf_dir()), version_base="1.3"):
-        return hydra_compose("config", overrides=[f"experiment={experiment}", *overrides])
 
 
 def run_experiment(

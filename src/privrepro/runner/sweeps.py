@@ -158,8 +158,7 @@ def check_sweep_stores(config: DictConfig, config_name: str) -> None:
     :class:`~privrepro.config.ConfigError`)."""
     from hydra import compose
 
-    from privrepro.config.validation import build_params
-    from privrepro.runner.run import effective_params, load_recipe
+    from privrepro.runner.plan import plan_config
     from privrepro.runner.storages import check_storages
 
     task = [str(o) for o in config.hydra.overrides.task]
@@ -167,8 +166,7 @@ def check_sweep_stores(config: DictConfig, config_name: str) -> None:
     seen: set[str] = set()
     for job in _representative_jobs(task):
         cfg = compose(config_name=config_name, overrides=[*hydra_overrides, *job])
-        recipe = load_recipe(str(cfg.figure.recipe))
-        params: Any = build_params(recipe.params_type, effective_params(cfg), "params")
+        params = plan_config(cfg, check=False).params  # the run's own plan, without the machine
         key = repr((sorted(_storages(params)), OmegaConf.to_container(cfg.get("tracking") or {})))
         if key in seen:
             continue
@@ -201,7 +199,7 @@ class SweepCallback(Callback):
         try:
             check_sweep_stores(config, str(kwargs.get("config_name") or "config"))
         except (ConfigError, MissingDataError) as exc:
-            from privrepro.runner.cli import error_line
+            from privrepro.runner.preflight import error_line
 
             if sweep.is_dir() and not any(sweep.iterdir()):
                 sweep.rmdir()  # no job ran: no sweep folder left behind

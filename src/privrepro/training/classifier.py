@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from privrepro.rehearsal.cap import capped, full_rows, probe
+from privrepro.loop_budget import budgeted, full_rows, item_size
 
 __all__ = [
     "TrainConfig",
@@ -108,9 +108,9 @@ def predict_logits(
     """The model's outputs on ``x`` in eval mode, batched, returned on the CPU."""
     model.eval()
     outs = []
-    # every batch, unless a rehearsal caps the loop (and probes its batches)
-    for i in capped(range(0, len(x), batch_size), "predict batches"):
-        j = i + probe(min(batch_size, len(x) - i))
+    # every batch, unless a loop budget shortens the loop (and sizes its batches)
+    for i in budgeted(range(0, len(x), batch_size), "predict batches"):
+        j = i + item_size(min(batch_size, len(x) - i))
         outs.append(model(x[i:j].to(device)).float().cpu())
     return full_rows(torch.cat(outs), len(x)) if outs else torch.empty(0)
 
@@ -178,8 +178,8 @@ def train_classifier(
         if progress is not None:  # a bar over the epoch's batches (one permutation, drawn now)
             batches = progress(list(batches), "batches")
         for idx in batches:
-            if progress is not None:  # the whole batch, unless a rehearsal probes its loop
-                idx = idx[: probe(len(idx))]
+            if progress is not None:  # the whole batch, unless a loop budget sizes it
+                idx = idx[: item_size(len(idx))]
             xb, yb = x[idx], y[idx]
             pieces = batch_transform(xb, yb, generator) if batch_transform else [(xb, yb)]
             for xp, yp in pieces:

@@ -44,8 +44,8 @@ from privrepro.dp.accounting import (
     calibrate_noise_multiplier,
     gaussian_epsilon,
 )
+from privrepro.loop_budget import item_size
 from privrepro.metrics import MetricLogger
-from privrepro.rehearsal.cap import probe
 from privrepro.training.per_sample import PerSampleClipper, unsupported_modules
 from privrepro.training.precision import (
     backward_precision,
@@ -436,8 +436,8 @@ def train_dpsgd(
         for step in loop:
             idx = poisson_batch(n, q, generator)
             total_b += idx.numel()
-            if progress is not None:  # the whole batch, unless a rehearsal probes its loop
-                idx = idx[: probe(idx.numel())]
+            if progress is not None:  # the whole batch, unless a loop budget sizes it
+                idx = idx[: item_size(idx.numel())]
             sums = [torch.zeros_like(p) for p in params]
             loss_acc = 0.0
             for chunk in _chunks(idx, physical_batch):

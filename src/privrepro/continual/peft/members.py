@@ -29,8 +29,8 @@ from numpy.typing import ArrayLike, NDArray
 from torch import Tensor, nn
 
 from privrepro.config import ConfigError
+from privrepro.loop_budget import budgeted, full_rows, item_size
 from privrepro.metrics import MetricLogger, prefixed
-from privrepro.rehearsal.cap import capped, full_rows, probe
 from privrepro.training.dpsgd import (
     DPSGDHyper,
     PrivacyRecord,
@@ -295,9 +295,9 @@ def member_logits(member: Member, x: Rows, batch: int = 1024, precision: str = "
     member.model.eval()
     n = num_rows(x)
     with compute_precision(precision, x.device):
-        outs = [  # every batch, unless a rehearsal caps the loop and probes a few rows of one
-            widened(member.model(gather_rows(x, slice(s, s + probe(min(batch, n - s))))))
-            for s in capped(range(0, n, batch), "member logit batches")
+        outs = [  # every batch, unless a loop budget shortens the loop and sizes its batches
+            widened(member.model(gather_rows(x, slice(s, s + item_size(min(batch, n - s))))))
+            for s in budgeted(range(0, n, batch), "member logit batches")
         ]
     if not outs:
         return torch.zeros(0, member.label_ids.size, device=x.device)

@@ -6,7 +6,7 @@
    split) drawn from the repeat's own stream, shared by every run of that repeat — and the
    released label spaces (S_prior / S_prior^const, dummy labels);
 2. DP-SGD's hyperparameters, tuned once per (benchmark, kind, ε, repeat) in a resumable Optuna
-   study and transferred to each task's data size (:func:`~.tuning.tune_hyper`);
+   study and transferred to each task's data size (:func:`~.hyperparameter_search.tune_hyper`);
 3. the members (PEFT Ensemble), checkpoints (Naive) or single model (Non-CL), each evaluated on
    the test set as soon as it is trained, ``acc[t, i]`` under each prediction rule;
 4. tidy rows: ``row == "acc"`` (rule, t, i, value), ``"metric"`` (rule, AA / AF, t, value),
@@ -29,6 +29,8 @@ import torch
 
 from privrepro.config import ConfigError
 from privrepro.continual.peft.data import PeftData, load_peft_data
+from privrepro.continual.peft.hyperparameter_search import tune_hyper, unclipped_if_nondp
+from privrepro.continual.peft.scenario import peft_scenario
 from privrepro.continual.peft.settings import (
     FeatureSettings,
     FilmSettings,
@@ -39,16 +41,15 @@ from privrepro.continual.peft.settings import (
     eps_label,
     identity,
 )
-from privrepro.continual.peft.tuning import tune_hyper, unclipped_if_nondp
 from privrepro.continual.scenarios import Scenario
 from privrepro.continual.workspace import Progress, Workspace, steps_bar
+from privrepro.loop_budget import full_list
 from privrepro.metrics import prefixed
-from privrepro.rehearsal.cap import full_list
-from privrepro.seeding import numpy_stream, torch_stream
+from privrepro.seeding import torch_stream
 from privrepro.training.dpsgd import DPSGDHyper
 from privrepro.training.rows import select_rows
 
-__all__ = ["PeftOutput", "ensemble_all_orders", "peft_scenario", "run_peft"]
+__all__ = ["PeftOutput", "ensemble_all_orders", "run_peft"]
 
 #: the widest label space whose logits are stacked (entropy rule, saved logits)
 MAX_STACKED_LABELS = 20000
@@ -60,42 +61,6 @@ class PeftOutput(NamedTuple):
 
     rows: pd.DataFrame
     logits: dict[str, np.ndarray]
-
-
-def peft_scenario(
-    run: PeftRun, train_y: np.ndarray, test_y: np.ndarray, num_classes: int, seed: int
-) -> Scenario:
-    """The scenario of ``run``: a blurry split (``nb_tasks`` or 5 tasks), 5-Datasets in
-    ``run.order``, or the class-incremental split into ``nb_tasks`` (or 10) tasks; the class
-    order or split is drawn from the repeat's stream of ``seed``."""
-    from privrepro.continual.blurry import make_blurry_scenario
-    from privrepro.continual.scenarios import ContinualData, class_incremental, five_datasets
-
-    rng = numpy_stream(seed, "cl-peft", run.benchmark, f"repeat{run.repeat}", "scenario")
-    if run.blurry:
-        return make_blurry_scenario(
-            run.blurry,
-            train_y,
-            test_y,
-            num_classes,
-            run.nb_tasks or 5,
-            rng,
-            run.disjoint_pct,
-            run.blurry_pct,
-        )
-    if run.benchmark == "5-datasets":
-        cd = ContinualData(
-            run.benchmark,
-            np.zeros((len(train_y), 1)),
-            train_y,
-            np.zeros((len(test_y), 1)),
-            test_y,
-            num_classes,
-        )
-        return five_datasets(cd, list(run.order) or None)
-    order = rng.permutation(num_classes).astype(np.int64)
-    inc = [len(a) for a in np.array_split(np.arange(num_classes), run.nb_tasks or 10)]
-    return class_incremental(f"split-{run.benchmark}", train_y, test_y, num_classes, inc, order)
 
 
 def _label_ids(run: PeftRun, scenario: Scenario, num_classes: int) -> list[np.ndarray]:
@@ -224,7 +189,7 @@ class _RunState:
 def _non_cl(r: _RunState, hp0: DPSGDHyper, n_tune: int, train: TrainSettings) -> pd.DataFrame:
     """Non-CL (Alg. A2): one model on all tasks' data, evaluated once (AA over all tasks)."""
     from privrepro.continual.baselines import train_non_cl
-    from privrepro.training.tuning import transfer_hyper
+    from privrepro.training.optuna_studies import transfer_hyper
 
     all_ix = np.concatenate(r.sc.train_tasks)
     hp = unclipped_if_nondp(transfer_hyper(hp0, n_tune, len(all_ix)), train)
@@ -325,7 +290,7 @@ def _ensemble(r: _RunState, progress: Progress, desc: str) -> dict[str, list[tor
                 r.logits[f"labels{t}"] = m.label_ids
         r.log_privacy(t, m, r.hps[min(t, r.nb - 1)].batch_size)
         del m
-    # unchanged, unless a rehearsal capped the tasks: the tasks not run repeat the last one's
+    # unchanged, unless a loop budget shortened the tasks: the tasks not run repeat the last one's
     # predictions (placeholders), so the accuracy matrix and the entropy rule run at full size
     preds = {rule: full_list(plist, r.nb) for rule, plist in preds.items()}
     stack = full_list(stack, r.nb)
@@ -371,7 +336,7 @@ def run_peft(
             figure asking for the same members gets them, trained once
             (:mod:`~privrepro.continual.peft.shared_members`).
     """
-    from privrepro.training.tuning import transfer_hyper
+    from privrepro.training.optuna_studies import transfer_hyper
 
     features = features or FeatureSettings()
     film = film or FilmSettings()

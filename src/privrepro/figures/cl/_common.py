@@ -19,7 +19,7 @@ from privrepro.continual import peft
 from privrepro.continual.benchmarks import FeatureSpec
 from privrepro.continual.plots import final_accuracy_markers
 from privrepro.continual.provenance import benchmark_source
-from privrepro.continual.tables import final_metrics, median_min_max
+from privrepro.continual.repeat_summaries import final_metrics, median_min_max
 from privrepro.continual.workspace import Workspace
 from privrepro.data.provenance import DataSource
 from privrepro.figures.api import Figure, P, UnitContext, grid_units, param

@@ -26,7 +26,7 @@ from privrepro.continual.cosine_benchmark import (
 )
 from privrepro.continual.label_spaces import DUMMY_REFERENCES, label_config, label_config_name
 from privrepro.continual.plots import category_markers
-from privrepro.continual.tables import median_min_max
+from privrepro.continual.repeat_summaries import median_min_max
 from privrepro.figures.api import UnitContext, param
 from privrepro.figures.cl import _common as cl
 from privrepro.plotting.names import math_text

@@ -17,7 +17,7 @@ from privrepro.continual.benchmarks import BENCHMARKS
 from privrepro.continual.label_spaces import label_config, label_config_name
 from privrepro.continual.peft import eps_label
 from privrepro.continual.plots import category_markers
-from privrepro.continual.tables import final_metrics
+from privrepro.continual.repeat_summaries import final_metrics
 from privrepro.figures.api import UnitContext, param
 from privrepro.figures.cl import _common as cl
 from privrepro.plotting.names import display, math_text

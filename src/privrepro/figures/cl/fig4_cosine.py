@@ -21,7 +21,7 @@ from privrepro.continual import run_cosine_benchmark
 from privrepro.continual.benchmarks import FeatureSource
 from privrepro.continual.blurry import BLURRY_KINDS, BLURRY_NAMES
 from privrepro.continual.plots import category_markers
-from privrepro.continual.tables import median_min_max
+from privrepro.continual.repeat_summaries import median_min_max
 from privrepro.figures.api import UnitContext, param
 from privrepro.figures.cl import _common as cl
 from privrepro.plotting.style import new_figure

@@ -18,7 +18,7 @@ from privrepro.continual.benchmarks import BENCHMARK_NAMES, FeatureSource
 from privrepro.continual.label_spaces import LABEL_POLICIES
 from privrepro.continual.metrics import FORGETTING_SINCE
 from privrepro.continual.plots import aa_af_curves, category_markers
-from privrepro.continual.tables import median_min_max
+from privrepro.continual.repeat_summaries import median_min_max
 from privrepro.figures.api import UnitContext, param
 from privrepro.figures.cl import _common as cl
 from privrepro.plotting.names import math_text

@@ -15,7 +15,7 @@ import pandas as pd
 from privrepro.continual.benchmarks import BENCHMARKS
 from privrepro.continual.ensemble import RULES as ENSEMBLE_RULES
 from privrepro.continual.plots import category_markers
-from privrepro.continual.tables import final_metrics
+from privrepro.continual.repeat_summaries import final_metrics
 from privrepro.figures.api import UnitContext, param
 from privrepro.figures.cl import _common as cl
 from privrepro.plotting.names import display

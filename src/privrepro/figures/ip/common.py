@@ -20,8 +20,8 @@ from privrepro.inference.calibration import MODES
 from privrepro.inference.data import load_image_data
 from privrepro.inference.evaluate import Evaluation
 from privrepro.inference.networks import ArchSpec
+from privrepro.inference.noisy_finetuning import TuneGrid, tuned_family
 from privrepro.inference.sweep import SERIES, SERIES_LABEL, resnet_series, sll_series, tuned_sweep
-from privrepro.inference.tuning import TuneGrid, tuned_family
 from privrepro.plotting.lines import split_lines
 from privrepro.plotting.names import display
 from privrepro.plotting.style import PALETTE, new_figure

@@ -8,20 +8,39 @@ initialised checkpoints in the formats the paper profile loads (timm's ViT-B/16 
 ip SLL and ResNet-18 state dicts). Every folder written holds the rehearsal marker (a manifest of
 its files' MD5s), so nothing read from it can pass for real data: the loaders accept the
 stand-ins' checksums only under the marker and label what they read "rehearsal stand-in"
-(:mod:`privrepro.data.standin`).
+(:mod:`privrepro.data.standin_checks`).
 
 Pixels are seeded smooth class patterns with noise (:mod:`.pixels`): deterministic from the
 seed, cheap to make, separable by class. See ``docs/rehearsal.md`` for the layout, the measured
 cost of writing everything at full size, and how the rehearsal uses these files.
 """
 
-from privrepro.rehearsal.standins.catalog import (
-    STANDINS,
-    StandIn,
-    Written,
-    check_root,
-    write_standin,
-    write_standins,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from privrepro.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from privrepro.rehearsal.standins.catalog import (
+        STANDINS,
+        StandIn,
+        Written,
+        check_root,
+        write_standin,
+        write_standins,
+    )
+
+_EXPORTS = {
+    "privrepro.rehearsal.standins.catalog": (
+        "STANDINS",
+        "StandIn",
+        "Written",
+        "check_root",
+        "write_standin",
+        "write_standins",
+    ),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = ["STANDINS", "StandIn", "Written", "check_root", "write_standin", "write_standins"]

@@ -2,7 +2,7 @@
 
 The marker file (:data:`~privrepro.data.provenance.REHEARSAL_MARKER`) says, in words, that the
 files are synthetic, and lists the MD5 of each file written below the folder (relative POSIX
-paths), which the loaders' stand-in mode checks (:mod:`privrepro.data.standin`). The data root's
+paths), which the loaders' stand-in mode checks (:mod:`privrepro.data.standin_checks`). The data root's
 marker also summarises every stand-in written there: counts, files, bytes and seconds.
 
 The root marker is written *before* the first file, so a writer killed part-way leaves files that

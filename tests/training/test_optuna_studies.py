@@ -14,7 +14,7 @@ import pytest
 
 from privrepro.config import ConfigError
 from privrepro.training.dpsgd import DPSGDHyper, plan_steps
-from privrepro.training.tuning import (
+from privrepro.training.optuna_studies import (
     SearchSpace,
     complete_trials,
     open_study,
@@ -62,12 +62,12 @@ def test_gp_sampler_study_runs_to_exact_count(tmp_path: Path):
 
 _WORKER = textwrap.dedent("""
     import os, signal, sys
-    from privrepro.training.tuning import open_study, run_study
+    from privrepro.training.optuna_studies import open_study, run_study
     path, k = sys.argv[1], int(sys.argv[2])
     study = open_study("kill", path, sampler="random", seed=1)
     def objective(trial):
         x = trial.suggest_float("x", 0, 1)
-        from privrepro.training.tuning import complete_trials
+        from privrepro.training.optuna_studies import complete_trials
         if len(complete_trials(study)) >= k:
             os.kill(os.getpid(), signal.SIGKILL)   # die inside a RUNNING trial
         return x
@@ -120,9 +120,10 @@ def test_a_progress_loop_shows_the_trials_and_a_capped_one_ends_the_study(tmp_pa
     from privrepro.rehearsal.cap import RehearsalCap
 
     cap = RehearsalCap(items=2)
-    ctx = UnitContext(0, "u", "paper", "cpu", tmp_path, tmp_path, show_progress=False, cap=cap)
+    ctx = UnitContext(0, "u", "paper", "cpu", tmp_path, tmp_path, show_progress=False)
     study = open_study("capped", "sqlite://", sampler="random", seed=0)
-    run_study(study, _objective, n_complete=5, progress=ctx.progress)
+    with cap.active(count_operations=False):
+        run_study(study, _objective, n_complete=5, progress=ctx.progress)
     assert len(complete_trials(study)) == 2
     assert (cap.records[0].desc, cap.records[0].total, cap.records[0].skipped) == ("trials", 5, 3)
     # without a cap the same bar runs the study to its count

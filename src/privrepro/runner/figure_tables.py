@@ -1,7 +1,7 @@
 """A figure's table is derived from the run store, never edited (``make tables``).
 
-    python -m privrepro.runner.tables                      # every figure in experiments/
-    python -m privrepro.runner.tables --figure pb/fig1     # one figure
+    python -m privrepro.runner.figure_tables                      # every figure in experiments/
+    python -m privrepro.runner.figure_tables --figure pb/fig1     # one figure
 
 ``results/<paper>/<figure>.parquet`` is a pure function of the verified units in
 ``experiments/<paper>/<figure>/``: every unit whose manifest verifies, whose config names this
@@ -176,7 +176,7 @@ def figure_recipe(paper: str, figure: str, conf: Path | None = None) -> tuple[st
         UnknownFigure: when no experiment config registers ``paper/figure``.
     """
     from privrepro.runner.catalog import figure_recipes
-    from privrepro.runner.run import load_recipe, recipe_version
+    from privrepro.runner.plan import load_recipe, recipe_version
 
     name = figure_recipes(conf).get((paper, figure))
     if name is None:
@@ -524,7 +524,7 @@ def _summarise_record(
     """The last run's summary again, with the configured recipe; a record of another recipe or
     version, or one whose parameters no longer validate, leaves the summary as it was."""
     from privrepro.config.validation import ConfigError, build_params
-    from privrepro.runner.run import load_recipe
+    from privrepro.runner.plan import load_recipe
     from privrepro.store.atomic import atomic_write_table
 
     where = f"{derived.paper}/{derived.figure}"
@@ -589,7 +589,7 @@ def main(argv: list[str] | None = None) -> int:
         "--conf", type=Path, default=None, help="config root (default: PRIVREPRO_CONF or conf/)"
     )
     args = parser.parse_args(argv)
-    from privrepro.runner.all import quiet_console_logging
+    from privrepro.commands import quiet_console_logging
 
     quiet_console_logging()
     stores = [

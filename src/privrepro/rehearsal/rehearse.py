@@ -1,12 +1,12 @@
 """``make rehearsal``: every paper-profile figure on the full-size stand-ins, capped and measured.
 
-    python -m privrepro.runner.rehearsal --root data/rehearsal            # every figure
-    python -m privrepro.runner.rehearsal --root data/rehearsal --target pac-ex4 --items 3
+    python -m privrepro.rehearsal --root data/rehearsal            # every figure
+    python -m privrepro.rehearsal --root data/rehearsal --target pac-ex4 --items 3
 
 With ``--target``, the rows of those figures in an existing ``rehearsal.csv`` are replaced and
 the others kept. Each figure is rehearsed in its own process
-(:func:`privrepro.runner.rehearsal_measure.rehearse_figure`), so its peak host memory is its own and a figure that crashes or runs out of memory is a row, not
-the end of the rehearsal. Writes ``results/rehearsal.csv`` (one row per figure: the measured
+(:func:`privrepro.rehearsal.measure.rehearse_figure`), so its peak host memory is its own and a
+figure that crashes or runs out of memory is a row, not the end of the rehearsal. Writes ``results/rehearsal.csv`` (one row per figure: the measured
 memory, load time, rates, the full run's counts and the predicted wall time, and how it was
 predicted) and ``plots/rehearsal.png``. The rehearsal's store and caches go to ``--scratch``:
 nothing it computes reaches the run store or a figure's table.
@@ -26,67 +26,10 @@ from typing import Any
 
 import pandas as pd
 
-from privrepro.runner.rehearsal_measure import GIB, RehearsalSettings, rehearse_figure
+from privrepro.rehearsal.measure import GIB, RehearsalSettings, rehearse_figure
+from privrepro.rehearsal.summary import COLUMNS, GPU_TARGET_H, gpu_totals, mark_shared_caches
 
-__all__ = [
-    "COLUMNS",
-    "FILM_TUNING",
-    "GPU_TARGET_H",
-    "MAX_COST_CLASSES",
-    "gpu_totals",
-    "main",
-    "mark_shared_caches",
-    "plot_rehearsal",
-    "rehearse_all",
-]
-
-#: the columns of ``results/rehearsal.csv``, in order
-COLUMNS = [
-    "paper",
-    "figure",
-    "experiment",
-    "profile",
-    "data",
-    "device",
-    "status",
-    "n_units",
-    "units_run",
-    "capped_wall_s",
-    "load_s",
-    "s_per_step",
-    "n_steps",
-    "s_per_epoch",
-    "n_epochs",
-    "s_per_task",
-    "n_tasks",
-    "s_per_trial",
-    "n_trials",
-    "s_per_unit",
-    "cost_classes",
-    "n_caches",
-    "cache_s",
-    "cache_shared_s",
-    "predicted_s",
-    "predicted_h",
-    "lower_bound",
-    "cache_gpu_s",
-    "cache_shared_gpu_s",
-    "predicted_gpu_s",
-    "predicted_gpu_h",
-    "predicted_tflop",
-    "gpu_model",
-    "peak_host_bytes",
-    "peak_device_bytes",
-    "estimated_host_bytes",
-    "fits_host",
-    "fits_device",
-    "prediction",
-    "loops",
-    "cache_keys",
-    "overrides",
-    "note",
-    "rehearsal_wall_s",
-]
+__all__ = ["MAX_COST_CLASSES", "main", "plot_rehearsal", "rehearse_all"]
 
 
 def _child(experiment: str, settings: RehearsalSettings, timeout_s: float) -> dict[str, Any]:
@@ -96,7 +39,7 @@ def _child(experiment: str, settings: RehearsalSettings, timeout_s: float) -> di
         cmd = [
             sys.executable,
             "-m",
-            "privrepro.runner.rehearsal",
+            "privrepro.rehearsal.rehearse",
             "--one",
             experiment,
             "--json",
@@ -164,63 +107,6 @@ def rehearse_all(
 MAX_COST_CLASSES = 4
 
 
-def _cache_keys(value: Any) -> dict[str, list[float]]:
-    if isinstance(value, dict):
-        return value
-    if isinstance(value, str) and value.startswith("{"):
-        return dict(json.loads(value))
-    return {}
-
-
-def mark_shared_caches(table: pd.DataFrame) -> pd.DataFrame:
-    """Set ``cache_shared_s`` / ``cache_shared_gpu_s``: the part of each row's cache-building
-    cost that an earlier row of the table already counts (equal keys in ``cache_keys``: the real
-    run builds an ip base model or a feature array once, in ``<cache_dir>``, for every figure).
-    A row's ``predicted_*`` stays what its figure costs alone; the totals subtract these."""
-    out = table.copy()
-    seen: set[str] = set()
-    shared_cpu, shared_gpu = [], []
-    for value in out["cache_keys"] if "cache_keys" in out else [None] * len(out):
-        keys = _cache_keys(value)
-        shared_cpu.append(sum(float(v[0]) for k, v in keys.items() if k in seen))
-        shared_gpu.append(sum(float(v[1]) for k, v in keys.items() if k in seen))
-        seen |= set(keys)
-    out["cache_shared_s"] = shared_cpu
-    out["cache_shared_gpu_s"] = shared_gpu
-    return out
-
-
-#: the issue's target: every figure but cl FiLM tuning within this many hours on one H100
-GPU_TARGET_H = 24.0
-
-#: the figures that tune and train FiLM ensembles (Optuna trials of DP-SGD through ViT-B/16,
-#: every PEFT figure of the paper profile): stated apart from the target (their rows do not
-#: split the tuning from the final training, so the whole rows are set apart)
-FILM_TUNING = ("cl/fig3_peft", "cl/fig4_peft", "cl/fig5_peft", "cl/figA1", "cl/tA7_peft")
-
-
-def _numeric(table: pd.DataFrame, column: str) -> pd.Series:
-    col = table[column] if column in table else pd.Series(dtype=float)
-    return pd.to_numeric(col, errors="coerce").reindex(table.index).fillna(0.0)
-
-
-def gpu_totals(table: pd.DataFrame) -> dict[str, float]:
-    """Predicted hours of the whole paper profile, each shared cache counted once
-    (:func:`mark_shared_caches`): on one H100, ``rest_h`` (every figure but cl FiLM tuning) and
-    ``film_h`` (cl FiLM tuning, :data:`FILM_TUNING`); on the rehearsal's device, ``cpu_h``; and
-    the count of rows that are lower bounds."""
-    gpu = _numeric(table, "predicted_gpu_h") - _numeric(table, "cache_shared_gpu_s") / 3600
-    cpu = _numeric(table, "predicted_h") - _numeric(table, "cache_shared_s") / 3600
-    film = table["experiment"].isin(FILM_TUNING)
-    lower = table.get("lower_bound", pd.Series(False, index=table.index))
-    return {
-        "rest_h": float(gpu[~film].sum()),
-        "film_h": float(gpu[film].sum()),
-        "cpu_h": float(cpu.sum()),
-        "lower_bounds": float(lower.fillna(False).astype(bool).sum()),
-    }
-
-
 def plot_rehearsal(table: pd.DataFrame) -> Any:
     """Predicted full wall time per figure (log scale): on the rehearsal's device and, predicted
     from operation counts, on one H100; hatched: a lower bound."""
@@ -268,7 +154,7 @@ def plot_rehearsal(table: pd.DataFrame) -> Any:
     return fig
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="privrepro-rehearsal", description=__doc__)
     parser.add_argument("--root", default="data/rehearsal", help="the stand-in data root")
     parser.add_argument("--scratch", default="data/rehearsal-scratch", help="store and caches")
@@ -301,23 +187,52 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--json", help=argparse.SUPPRESS)
     parser.add_argument("--settings", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    return parser
 
+
+def _child_settings(text: str) -> RehearsalSettings:
+    """The settings a parent process handed to the child of one figure (all values as text)."""
+    raw = json.loads(text)
+    return RehearsalSettings(
+        root=Path(raw["root"]),
+        scratch=Path(raw["scratch"]),
+        items=int(raw["items"]),
+        units=int(raw["units"]),
+        unit_timeout_s=float(raw["unit_timeout_s"]),
+        host_bytes=int(raw["host_bytes"]),
+        device_bytes=int(raw["device_bytes"]),
+        device=raw["device"],
+        probe_samples=int(raw["probe_samples"]),
+        count_operations=raw["count_operations"] == "True",
+    )
+
+
+def _write(
+    table: pd.DataFrame, names: list[str], args: argparse.Namespace
+) -> tuple[Path, pd.DataFrame, list[Path]]:
+    """Write ``rehearsal.csv`` (with ``--target``, the other figures' rows of an existing one
+    kept) and ``rehearsal.png``; return the CSV's path, the table written and the plot's paths."""
+    from privrepro.plotting.style import save_figure, use_style
+    from privrepro.store.atomic import atomic_write_text
+
+    out = Path(args.results) / "rehearsal.csv"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if args.target and out.is_file():  # rehearsing some figures again replaces only their rows
+        old = pd.read_csv(out)
+        kept = old[~old["experiment"].isin(names)].astype(object)
+        table = pd.concat([kept, table.astype(object)], ignore_index=True)
+        table = table.sort_values(["paper", "figure"], kind="stable").reset_index(drop=True)
+        table = mark_shared_caches(table)
+    atomic_write_text(out, table.to_csv(index=False))
+    use_style()
+    plots = save_figure(plot_rehearsal(table), Path(args.plots) / "rehearsal")
+    return out, table, list(plots)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     if args.one:  # the child process of one figure
-        raw = json.loads(args.settings)
-        settings = RehearsalSettings(
-            root=Path(raw["root"]),
-            scratch=Path(raw["scratch"]),
-            items=int(raw["items"]),
-            units=int(raw["units"]),
-            unit_timeout_s=float(raw["unit_timeout_s"]),
-            host_bytes=int(raw["host_bytes"]),
-            device_bytes=int(raw["device_bytes"]),
-            device=raw["device"],
-            probe_samples=int(raw["probe_samples"]),
-            count_operations=raw["count_operations"] == "True",
-        )
-        row = rehearse_figure(args.one, settings)
+        row = rehearse_figure(args.one, _child_settings(args.settings))
         Path(args.json).write_text(json.dumps(row, default=str))
         return 0
 
@@ -348,21 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         names = [e.name for e in list_experiments()]
     t0 = time.perf_counter()
-    table = rehearse_all(names, settings)
-    from privrepro.plotting.style import save_figure, use_style
-    from privrepro.store.atomic import atomic_write_text
-
-    out = Path(args.results) / "rehearsal.csv"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if args.target and out.is_file():  # rehearsing some figures again replaces only their rows
-        old = pd.read_csv(out)
-        kept = old[~old["experiment"].isin(names)].astype(object)
-        table = pd.concat([kept, table.astype(object)], ignore_index=True)
-        table = table.sort_values(["paper", "figure"], kind="stable").reset_index(drop=True)
-        table = mark_shared_caches(table)
-    atomic_write_text(out, table.to_csv(index=False))
-    use_style()
-    plots = save_figure(plot_rehearsal(table), Path(args.plots) / "rehearsal")
+    out, table, plots = _write(rehearse_all(names, settings), names, args)
     totals = gpu_totals(table)
     print(
         f"{len(table)} figures rehearsed in {time.perf_counter() - t0:.0f} s: "

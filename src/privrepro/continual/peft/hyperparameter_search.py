@@ -8,7 +8,7 @@ trials run in S_prior^const without dummy labels) and every 5-Datasets task orde
 task is the CIFAR-10 member whatever its position). The study tunes on "a dataset that is
 representative of one task", split 70:30 into tuning and validation data (5-Datasets: 10 % /
 4.28 % of the CIFAR-10 task); each run then transfers the result to its own data size
-(:func:`privrepro.training.tuning.transfer_hyper`).
+(:func:`privrepro.training.optuna_studies.transfer_hyper`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from privrepro.continual.peft.data import PeftData
+from privrepro.continual.peft.scenario import peft_scenario
 from privrepro.continual.peft.settings import (
     FeatureSettings,
     FilmSettings,
@@ -84,7 +85,7 @@ def objective_settings(
     """Everything a trial's objective depends on beyond the study's name: training, the search
     space and tuning split, FiLM, the data (``features``) and the scenario's shape. Two runs
     whose tunings differ in any of these get different studies
-    (:func:`privrepro.training.tuning.study_name`); runs that agree share the trials."""
+    (:func:`privrepro.training.optuna_studies.study_name`); runs that agree share the trials."""
     search = {k: v for k, v in identity(tuning).items() if k not in _NOT_SEEN_BY_TRIALS}
     shape = {k: getattr(run, k) for k in ("nb_tasks", "disjoint_pct", "blurry_pct", "order")}
     return {
@@ -131,8 +132,6 @@ def study_run(
         if key != run:
             key_ids = _space_ids(key, scenario, num_classes, label_spaces_for)
     if key.order:
-        from privrepro.continual.peft.runs import peft_scenario
-
         canonical = replace(key, order=())
         c_sc = peft_scenario(canonical, data.train_y, data.test_y, num_classes, seed)
         c_ids = _space_ids(canonical, c_sc, num_classes, label_spaces_for)
@@ -219,14 +218,14 @@ def tune_hyper(
     DP-SGD metrics (``trial<n>/loss``, ``trial<n>/epsilon_spent``).
     """
     from privrepro.continual.peft.members import member_logits, train_member
-    from privrepro.training.tuning import (
+    from privrepro.training.optuna_studies import (
         SearchSpace,
         complete_trials,
         open_study,
         run_study,
         suggest_hyper,
     )
-    from privrepro.training.tuning import study_name as keyed_study_name
+    from privrepro.training.optuna_studies import study_name as keyed_study_name
 
     if tuning.enabled:  # the study's run: its scenario gives the tuning data, its labels the head
         run, scenario, label_ids = study_run(run, scenario, label_ids, tuning, data, seed)

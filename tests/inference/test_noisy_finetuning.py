@@ -7,7 +7,7 @@ import torch
 
 from privrepro.inference.evaluate import gauss_input_accuracy
 from privrepro.inference.networks import NormalizedNet
-from privrepro.inference.tuning import fine_tune_noisy, select_tuned
+from privrepro.inference.noisy_finetuning import fine_tune_noisy, select_tuned
 from privrepro.models.resnet import small_resnet
 from privrepro.training.classifier import TrainConfig, seeded_build
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from privrepro.figures.schema import TableSchema, check_table, schema_files
+from privrepro.figures.table_schema import TableSchema, check_table, schema_files
 from privrepro.runner.catalog import list_experiments
 
 SCHEMA = TableSchema.from_mapping(

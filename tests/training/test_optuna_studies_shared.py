@@ -19,13 +19,13 @@ from typing import Any
 
 import pytest
 
-from privrepro.training.tuning import complete_trials, open_study, run_study
+from privrepro.training.optuna_studies import complete_trials, open_study, run_study
 
 N = 8
 
 _WORKER = textwrap.dedent("""
     import json, os, signal, sys, time
-    from privrepro.training.tuning import complete_trials, open_study, run_study
+    from privrepro.training.optuna_studies import complete_trials, open_study, run_study
     url, name, n, go, out, kill_after, heartbeat = sys.argv[1:8]
     n, kill_after, heartbeat = int(n), int(kill_after), int(heartbeat)
     study = open_study(name, url, sampler="random", seed=os.getpid(),

@@ -36,7 +36,7 @@ from privrepro.inference.calibration import MODES, gauss_input_sigma
 from privrepro.inference.data import ImageData
 from privrepro.inference.evaluate import Evaluation, gauss_input_accuracy
 from privrepro.inference.networks import NormalizedNet
-from privrepro.rehearsal.cap import active_cap, capped, probe
+from privrepro.loop_budget import budget_active, budgeted, item_size
 from privrepro.seeding import torch_stream
 from privrepro.training.classifier import TrainConfig, train_classifier
 
@@ -105,9 +105,9 @@ def fine_tune_noisy(
     def val_loss(m: torch.nn.Module) -> float:
         m.eval()
         total = 0.0
-        # every batch, unless a rehearsal caps the loop and probes a few images of a batch
-        for i in capped(range(0, len(x_val_noisy), 500), "validation batches"):
-            j = i + probe(min(500, len(x_val_noisy) - i))
+        # every batch, unless a loop budget shortens the loop and sizes its batches
+        for i in budgeted(range(0, len(x_val_noisy), 500), "validation batches"):
+            j = i + item_size(min(500, len(x_val_noisy) - i))
             logits = m(x_val_noisy[i:j].to(device))
             total += float(F.cross_entropy(logits, y_val[i:j].to(device), reduction="sum"))
         m.train()
@@ -165,7 +165,7 @@ def select_tuned(
         )
 
     if mode == "repo_compat":
-        tests = np.stack([test_acc(m) for m in capped(models, "tuned model tests")])  # [M, S, D]
+        tests = np.stack([test_acc(m) for m in budgeted(models, "tuned model tests")])  # [M, S, D]
         chosen = tests.mean(2).argmax(0)
         return chosen, tests[chosen, np.arange(len(sigmas))]
     vals = np.stack(
@@ -181,7 +181,9 @@ def select_tuned(
                 batch_size,
                 device,
             )
-            for m in capped(models, "tuned model validations")  # all, unless rehearsed
+            for m in budgeted(
+                models, "tuned model validations"
+            )  # all, unless a loop budget shortens it
         ]
     )
     chosen = vals.mean(2).argmax(0)
@@ -274,8 +276,8 @@ def tuned_family(
                 )
                 save_state(model, folder / "model.pt")
         out.append(TunedModel(eps_t, eps_tr, model.to(device).eval()))
-    if out and len(out) < len(points) and active_cap() is not None:
-        # a rehearsal capped the loop: the models it did not tune are the tuned ones again
+    if out and len(out) < len(points) and budget_active():
+        # a loop budget shortened the loop: the models it did not tune are the tuned ones again
         # (placeholders), so that the selection after it runs over the full family
         out += [
             TunedModel(et, etr, out[i % len(out)].model)

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privrepro.report.schema import Spec, is_scalar
+from privrepro.report.reference_schema import Spec, is_scalar
 
 __all__ = [
     "COMPUTATION_SCHEMA",

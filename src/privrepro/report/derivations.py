@@ -2,7 +2,7 @@
 
 Each function takes plain arguments (numbers and strings, as a reference file can hold them),
 calls the project's library and returns a number or a small table. The reference files name
-them in a ``derivation`` (``function: privrepro.report.derived:pb_epsilon``) or an erratum's
+them in a ``derivation`` (``function: privrepro.report.derivations:pb_epsilon``) or an erratum's
 ``evidence``; the report calls them and shows the result beside the stored value, and
 ``tests/report`` checks that every one still reproduces its stored value.
 
@@ -20,7 +20,6 @@ import math
 import numpy as np
 import pandas as pd
 
-from privrepro.boosting._dp import gaussian_delta_mu, gaussian_epsilon_mu
 from privrepro.boosting.accounting import (
     algorithm1_as_printed,
     algorithm1_double_loop,
@@ -33,6 +32,7 @@ from privrepro.boosting.design import (
     gaussian_baseline_sigma,
     optimise_eps0,
 )
+from privrepro.boosting.gaussian_mu import gaussian_delta_mu, gaussian_epsilon_mu
 from privrepro.boosting.kernels import GaussianKernel
 from privrepro.boosting.regions import FixedRegion
 from privrepro.dp.group import drop_probability_lower_bound

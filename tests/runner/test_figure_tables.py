@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 from recipes_for_tests import scratch_paths
 
-from privrepro.runner import tables
+from privrepro.runner import figure_tables as tables
+from privrepro.runner.figure_tables import StoredUnit, param_columns, read_table
 from privrepro.runner.run import run_experiment
-from privrepro.runner.tables import StoredUnit, param_columns, read_table
 from privrepro.store.units import UnitStore, unit_hash
 
 FIG = ("test", "noise")

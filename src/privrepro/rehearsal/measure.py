@@ -1,9 +1,10 @@
 """Rehearse one figure: the paper profile's code path on stand-ins, capped, measured, predicted.
 
-:func:`rehearse_figure` composes the experiment under ``profile=paper`` with the data root at the
-stand-ins and a scratch store, validates it as the runner does (parameters, weights, the
-recipe's memory estimate), and computes the first unit(s) with a :class:`RehearsalCap` in the
-unit context. Nothing is written to the run store or the results tables: the row it returns goes
+:func:`rehearse_figure` plans the experiment with the runner's own plan step
+(:func:`plan_rehearsal`: ``profile=paper``, the data root at the stand-ins, a scratch store, the
+stand-in weights where the profile needs pretrained ones), checks the recipe's memory estimate
+against the target machine, and computes the first unit(s) of each cost class with a
+:class:`RehearsalCap` installed as the loop budget (:mod:`privrepro.loop_budget`). Nothing is written to the run store or the results tables: the row it returns goes
 to ``results/rehearsal.csv`` only, with ``data`` saying "rehearsal stand-in".
 
 How the prediction is made (the ``prediction`` column says which case applies):
@@ -21,7 +22,7 @@ How the prediction is made (the ``prediction`` column says which case applies):
   and once over all figures where several figures build the same one (``cache_keys``);
 * an item too slow for the timeout is *probed* where its cost is affine in its size (a feature
   batch, a training batch, a DP-SGD step): it runs ``probe_samples`` samples (4 × that on the
-  next item) and a full item is fitted (:func:`privrepro.rehearsal.cap.probe`); the rows a loop
+  next item) and a full item is fitted (:meth:`privrepro.rehearsal.cap.RehearsalCap.item_size`); the rows a loop
   skipped are zero placeholders, so the stages after it run at full size;
 * ``lower_bound`` is true where a unit hit the timeout, ended early after a capped loop, or left
   a loop midway: the stages not measured are missing from its prediction.
@@ -50,8 +51,10 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from privrepro.figures.api import UnitContext
 from privrepro.rehearsal.cap import LoopRecord, RehearsalCap
 from privrepro.rehearsal.device_model import H100
+from privrepro.runner.plan import FigurePlan, plan_experiment
 
 __all__ = [
     "GIB",
@@ -59,6 +62,7 @@ __all__ = [
     "RehearsalTimeout",
     "UnitCost",
     "figure_total",
+    "plan_rehearsal",
     "rehearse_figure",
     "units_to_run",
     "weights_overrides",
@@ -89,7 +93,7 @@ class RehearsalSettings:
         device_bytes: device memory of the target GPU.
         device: ``auto``, ``cpu`` or ``cuda``.
         probe_samples: where an item's cost is linear in its size (a batch), it runs this many
-            samples and its time is scaled (0: items run whole; :func:`privrepro.rehearsal.cap.probe`).
+            samples and its time is scaled (0: items run whole; :meth:`privrepro.rehearsal.cap.RehearsalCap.item_size`).
         count_operations: count every torch operator for the GPU prediction
             (:mod:`privrepro.rehearsal.device_model`).
     """
@@ -239,7 +243,7 @@ def figure_total(
     counted once: the most any unit run with that key measured, else that of the units run of
     the class of the key's first unit. The figure's total is ``body + sum(caches.values())``;
     caches with equal keys in other figures are counted once over the figures
-    (:func:`privrepro.runner.rehearsal.mark_shared_caches`).
+    (:func:`privrepro.rehearsal.rehearse.mark_shared_caches`).
     """
     by_class: dict[str, list[UnitCost]] = {}
     for r in runs:
@@ -261,7 +265,7 @@ def _table_problems(table: Any, unit: dict[str, Any], paper: str, figure: str) -
     store adds to it: the runner's bookkeeping columns and the unit's scalar parameters."""
     import pandas as pd
 
-    from privrepro.figures.schema import BOOKKEEPING, check_table, load_schema
+    from privrepro.figures.table_schema import BOOKKEEPING, check_table, load_schema
 
     schema = load_schema(paper, figure)
     if schema is None or not isinstance(table, pd.DataFrame):
@@ -278,12 +282,193 @@ def _table_problems(table: Any, unit: dict[str, Any], paper: str, figure: str) -
     return [p for p in check_table(full, schema) if not p.endswith("is missing")]
 
 
+def _overrides(experiment: str, settings: RehearsalSettings) -> list[str]:
+    """The paper profile with the data root at the stand-ins and every output in the scratch."""
+    paper, figure = experiment.split("/", 1)
+    scratch = Path(settings.scratch)
+    return [
+        "profile=paper",
+        f"paths.data_dir={settings.root}",
+        f"paths.experiments_dir={scratch / 'experiments'}",
+        f"paths.cache_dir={scratch / 'cache' / paper / figure}",
+        f"paths.results_dir={scratch / 'results'}",
+        f"paths.plots_dir={scratch / 'plots'}",
+    ]
+
+
+def plan_rehearsal(experiment: str, settings: RehearsalSettings) -> tuple[FigurePlan, list[str]]:
+    """The runner's plan of ``experiment`` under the paper profile on the stand-ins (the target
+    machine is checked by the caller, not this one), and the ``++`` overrides that point the
+    backbones the paper profile needs at the stand-in weights (:func:`weights_overrides`)."""
+    base = _overrides(experiment, settings)
+    plan = plan_experiment(experiment, base, check=False)
+    extra = weights_overrides(plan.params, Path(settings.root))
+    if extra:
+        plan = plan_experiment(experiment, [*base, *extra], check=False)
+    return plan, extra
+
+
+@dataclass
+class _UnitRun:
+    """What rehearsing one unit measured."""
+
+    status: str
+    wall_s: float
+    load_s: float
+    cap: RehearsalCap
+    note: str = ""
+    ended_early: bool = False
+
+
+def _rehearse_unit(
+    plan: FigurePlan, i: int, settings: RehearsalSettings, device: str, timer: bool
+) -> _UnitRun:
+    """Compute unit ``i`` of ``plan`` under a fresh cap, stopped after the unit timeout."""
+    experiment = f"{plan.paper}/{plan.figure}"
+    unit = plan.units[i]
+    cap = RehearsalCap(items=settings.items, probe_samples=settings.probe_samples)
+    ctx = UnitContext(
+        seed=0,
+        unit_id=f"rehearsal-{experiment}-{i}",
+        profile="paper",
+        device=device,
+        data_dir=Path(settings.root),
+        cache_dir=Path(settings.scratch) / "cache" / plan.paper / plan.figure,
+        show_progress=False,
+    )
+    t0 = time.perf_counter()
+    status, note, ended_early = "ok", "", False
+    if timer:
+        signal.setitimer(signal.ITIMER_REAL, settings.unit_timeout_s)
+    try:
+        with cap.active(settings.count_operations):
+            table = plan.recipe.compute(dict(unit), ctx)
+        problems = _table_problems(table, unit, plan.paper, plan.figure)
+        if problems:  # the cap must never leave a wrong-shaped table
+            status = "error"
+            note = f"unit {i}'s capped table breaks its schema: {problems}"[:500]
+    except RehearsalTimeout as stop:
+        status = "timeout"
+        note = (
+            f"unit {i} stopped after {settings.unit_timeout_s:.0f} s in {stop} "
+            "(a stage with no capped loop, or one item longer than the timeout)"
+        )
+    except Exception as exc:
+        if _is_oom(exc):
+            status = "does not fit (memory)"
+        elif cap.capped:
+            ended_early = True
+            note = (
+                f"unit {i} ended after a capped loop (what follows is not measured: "
+                f"the prediction is a lower bound): {type(exc).__name__}: {exc}"[:300]
+            )
+        else:
+            status = "error"
+            note = f"{type(exc).__name__}: {exc}"[:500]
+    finally:
+        if timer:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    wall = time.perf_counter() - t0
+    first = min((r.started for r in cap.records), default=None)
+    load = (first - t0) if first is not None else wall
+    return _UnitRun(status, wall, load, cap, note, ended_early)
+
+
+def _quiet_stand_in_log() -> _StandInLog:
+    """Listen to the ``privrepro`` logger for the datasets read in stand-in mode."""
+    stand_ins = _StandInLog()
+    logger = logging.getLogger("privrepro")
+    logger.addHandler(stand_ins)
+    if logger.level in (logging.NOTSET,) or logger.level > logging.INFO:
+        logger.setLevel(logging.INFO)
+    return stand_ins
+
+
+def _prediction_text(
+    row: dict[str, Any], runs: int, units: int, n_caches: int, probe: int, probed: float
+) -> str:
+    lower = bool(row["lower_bound"])
+    return (
+        f"CPU: per cost class ({row['cost_classes']}), the mean predicted time of its unit(s) "
+        f"run ({runs} in all) × its units ({units} in all), the cache-building "
+        f"loops (features, pixels, ip base models) counted once per cached model ({n_caches}; "
+        "once over all figures where figures share it); each unit: capped wall time with every "
+        "top-level loop's measured time replaced by total × s/item"
+        + (
+            f"; items probed on {probe} samples and scaled linearly (up to ×{probed:.0f})"
+            if probed > 1
+            else ""
+        )
+        + f". GPU: the same loops with each torch operator at the {H100.describe()} (FLOPs by "
+        "torch.utils.flop_counter, bytes of its inputs and outputs), the rest (loading, Python, "
+        "numpy) as measured here: a prediction from operation counts, not a measurement"
+        + (
+            ". A lower bound: "
+            + (
+                "a unit hit the timeout"
+                if row["status"] == "timeout"
+                else "a unit ended early or a loop was left mid-item"
+            )
+            if lower
+            else ""
+        )
+    )
+
+
+def _predictions(
+    row: dict[str, Any],
+    runs: Sequence[tuple[int, _UnitRun]],
+    classes: Sequence[str],
+    keys: Sequence[str],
+    settings: RehearsalSettings,
+) -> None:
+    """Fill ``row`` with the figure's measured rates and predicted cost from its units run."""
+    costs: dict[str, list[UnitCost]] = {"cpu": [], "gpu": [], "flops": []}
+    for i, run in runs:
+        cap = run.cap
+        for kind, total, part in (
+            ("cpu", cap.predict(run.wall_s), cap.cached_s()),
+            ("gpu", cap.predict_device(run.wall_s), cap.cached_device_s()),
+            ("flops", cap.predict_flops(), cap.cached_flops()),
+        ):
+            costs[kind].append(UnitCost(classes[i], keys[i], total, part))
+    records = [r for _, run in runs for r in run.cap.records]
+    row["units_run"] = len(runs)
+    row["capped_wall_s"] = sum(run.wall_s for _, run in runs)
+    row["load_s"] = sum(run.load_s for _, run in runs) / len(runs)
+    row["s_per_unit"] = sum(c.total for c in costs["cpu"]) / len(costs["cpu"])
+    row.update(loop_summary(records))
+    # a cache-building stage (features, pixels, base models) runs once per cache key, not per unit
+    totals = {kind: figure_total(c, classes, keys) for kind, c in costs.items()}
+    n_caches = len(totals["cpu"][1])
+    row["n_caches"] = n_caches
+    row["cost_classes"] = len(set(classes))
+    row["cache_s"] = sum(totals["cpu"][1].values())
+    row["predicted_s"] = totals["cpu"][0] + row["cache_s"]
+    row["cache_gpu_s"] = sum(totals["gpu"][1].values())
+    row["predicted_gpu_s"] = totals["gpu"][0] + row["cache_gpu_s"]
+    row["predicted_tflop"] = (totals["flops"][0] + sum(totals["flops"][1].values())) / 1e12
+    row["cache_keys"] = json.dumps(
+        {
+            k: [v, totals["gpu"][1][k], totals["flops"][1][k] / 1e12]
+            for k, v in totals["cpu"][1].items()
+        }
+    )
+    row["gpu_model"] = H100.describe()
+    ended_early = any(run.ended_early for _, run in runs)
+    row["lower_bound"] = (
+        row["status"] == "timeout" or ended_early or any(r.interrupted for r in records)
+    )
+    probed = max((r.scale for r in records), default=1.0)
+    row["loops"] = _describe(records)
+    row["prediction"] = _prediction_text(
+        row, len(runs), len(classes), n_caches, settings.probe_samples, probed
+    )
+
+
 def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, Any]:
     """Rehearse ``experiment`` (``cl/fig5_cosine``) and return its ``results/rehearsal.csv`` row."""
-    from privrepro.config.validation import build_params
-    from privrepro.figures.api import UnitContext
     from privrepro.runner.environment import resolve_device
-    from privrepro.runner.run import compose, effective_params, load_recipe
 
     scratch = Path(settings.scratch)
     paper, figure = experiment.split("/", 1)
@@ -296,26 +481,11 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
         "status": "error",
     }
     t_start = time.perf_counter()
-    base = [
-        "profile=paper",
-        f"paths.data_dir={settings.root}",
-        f"paths.experiments_dir={scratch / 'experiments'}",
-        f"paths.cache_dir={scratch / 'cache' / paper / figure}",
-        f"paths.results_dir={scratch / 'results'}",
-        f"paths.plots_dir={scratch / 'plots'}",
-    ]
     try:
-        cfg = compose(experiment, base)
-        recipe = load_recipe(str(cfg.figure.recipe))
-        params: Any = build_params(recipe.params_type, effective_params(cfg), "params")
-        extra = weights_overrides(params, Path(settings.root))
-        if extra:
-            cfg = compose(experiment, [*base, *extra])
-            params = build_params(recipe.params_type, effective_params(cfg), "params")
+        plan, extra = plan_rehearsal(experiment, settings)
         row["overrides"] = " ".join(extra)
-        units = recipe.units(params)
-        row["n_units"] = len(units)
-        est = recipe.estimate_memory(params)
+        row["n_units"] = len(plan.units)
+        est = plan.recipe.estimate_memory(plan.params)
         if est is not None:
             row["estimated_host_bytes"] = est.bytes
             if est.bytes > settings.host_bytes:
@@ -335,147 +505,28 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
         import torch
 
         torch.cuda.reset_peak_memory_stats()
-    stand_ins = _StandInLog()
-    logging.getLogger("privrepro").addHandler(stand_ins)
-    if logging.getLogger("privrepro").level in (logging.NOTSET,) or (
-        logging.getLogger("privrepro").level > logging.INFO
-    ):
-        logging.getLogger("privrepro").setLevel(logging.INFO)
-    classes = [repr(recipe.cost_class(u)) for u in units]
+    recipe = plan.recipe
+    classes = [repr(recipe.cost_class(u)) for u in plan.units]
     keys = [
-        experiment if k is None else repr(k) for k in (recipe.shared_cache_key(u) for u in units)
+        experiment if k is None else repr(k)
+        for k in (recipe.shared_cache_key(u) for u in plan.units)
     ]
-    runs: dict[str, list[UnitCost]] = {"cpu": [], "gpu": [], "flops": []}
-    scales: list[float] = []
-    ended_early = False
-    loads: list[float] = []
-    records: list[LoopRecord] = []
-    statuses: list[str] = []
-    notes: list[str] = []
-    walls: list[float] = []
+    stand_ins = _quiet_stand_in_log()
     old = signal.signal(signal.SIGALRM, _alarm) if hasattr(signal, "SIGALRM") else None
+    runs: list[tuple[int, _UnitRun]] = []
     try:
         for i in units_to_run(classes, settings.units):
-            unit = units[i]
-            cap = RehearsalCap(items=settings.items, probe_samples=settings.probe_samples)
-            ctx = UnitContext(
-                seed=0,
-                unit_id=f"rehearsal-{experiment}-{i}",
-                profile="paper",
-                device=device,
-                data_dir=Path(settings.root),
-                cache_dir=scratch / "cache" / paper / figure,
-                show_progress=False,
-                cap=cap,
-            )
-            t0 = time.perf_counter()
-            status = "ok"
-            if old is not None:
-                signal.setitimer(signal.ITIMER_REAL, settings.unit_timeout_s)
-            try:
-                with cap.active(settings.count_operations):
-                    table = recipe.compute(dict(unit), ctx)
-                problems = _table_problems(table, unit, paper, figure)
-                if problems:  # the cap must never leave a wrong-shaped table
-                    status = "error"
-                    notes.append(f"unit {i}'s capped table breaks its schema: {problems}"[:500])
-            except RehearsalTimeout as stop:
-                status = "timeout"
-                notes.append(
-                    f"unit {i} stopped after {settings.unit_timeout_s:.0f} s in {stop} "
-                    "(a stage with no capped loop, or one item longer than the timeout)"
-                )
-            except Exception as exc:
-                if _is_oom(exc):
-                    status = "does not fit (memory)"
-                elif cap.capped:
-                    status = "ok"
-                    ended_early = True
-                    notes.append(
-                        f"unit {i} ended after a capped loop (what follows is not measured: "
-                        f"the prediction is a lower bound): {type(exc).__name__}: {exc}"[:300]
-                    )
-                else:
-                    status = "error"
-                    notes.append(f"{type(exc).__name__}: {exc}"[:500])
-            finally:
-                if old is not None:
-                    signal.setitimer(signal.ITIMER_REAL, 0)
-            wall = time.perf_counter() - t0
-            walls.append(wall)
-            first = min((r.started for r in cap.records), default=None)
-            loads.append((first - t0) if first is not None else wall)
-            for kind, total, part in (
-                ("cpu", cap.predict(wall), cap.cached_s()),
-                ("gpu", cap.predict_device(wall), cap.cached_device_s()),
-                ("flops", cap.predict_flops(), cap.cached_flops()),
-            ):
-                runs[kind].append(UnitCost(classes[i], keys[i], total, part))
-            scales += [r.scale for r in cap.records]
-            records += cap.records
-            statuses.append(status)
+            runs.append((i, _rehearse_unit(plan, i, settings, device, timer=old is not None)))
     finally:
         if old is not None:
             signal.signal(signal.SIGALRM, old)
         logging.getLogger("privrepro").removeHandler(stand_ins)
-    worst = next((s for s in statuses if s != "ok"), "ok")
-    row["status"] = worst
+    row["status"] = next((run.status for _, run in runs if run.status != "ok"), "ok")
     if stand_ins.datasets:
         row["data"] = "rehearsal stand-in (" + ", ".join(sorted(stand_ins.datasets)) + ")"
     else:
         row["data"] = "rehearsal stand-in (no data file read)"
-    row["units_run"] = len(walls)
-    row["capped_wall_s"] = sum(walls)
-    row["load_s"] = sum(loads) / len(loads)
-    row["s_per_unit"] = sum(r.total for r in runs["cpu"]) / len(runs["cpu"])
-    row.update(loop_summary(records))
-    # a cache-building stage (features, pixels, base models) runs once per cache key, not per unit
-    totals = {kind: figure_total(r, classes, keys) for kind, r in runs.items()}
-    n_caches = len(totals["cpu"][1])
-    row["n_caches"] = n_caches
-    row["cost_classes"] = len(set(classes))
-    row["cache_s"] = sum(totals["cpu"][1].values())
-    row["predicted_s"] = totals["cpu"][0] + row["cache_s"]
-    row["cache_gpu_s"] = sum(totals["gpu"][1].values())
-    row["predicted_gpu_s"] = totals["gpu"][0] + row["cache_gpu_s"]
-    row["predicted_tflop"] = (totals["flops"][0] + sum(totals["flops"][1].values())) / 1e12
-    row["cache_keys"] = json.dumps(
-        {
-            k: [v, totals["gpu"][1][k], totals["flops"][1][k] / 1e12]
-            for k, v in totals["cpu"][1].items()
-        }
-    )
-    row["gpu_model"] = H100.describe()
-    lower = worst == "timeout" or ended_early or any(r.interrupted for r in records)
-    row["lower_bound"] = lower
-    probed = max(scales, default=1.0)
-    row["loops"] = _describe(records)
-    row["prediction"] = (
-        f"CPU: per cost class ({row['cost_classes']}), the mean predicted time of its unit(s) "
-        f"run ({len(walls)} in all) × its units ({len(units)} in all), the cache-building "
-        f"loops (features, pixels, ip base models) counted once per cached model ({n_caches}; "
-        "once over all figures where figures share it); each unit: capped wall time with every "
-        "top-level loop's measured time replaced by total × s/item"
-        + (
-            f"; items probed on {settings.probe_samples} samples and scaled linearly "
-            f"(up to ×{probed:.0f})"
-            if probed > 1
-            else ""
-        )
-        + f". GPU: the same loops with each torch operator at the {H100.describe()} (FLOPs by "
-        "torch.utils.flop_counter, bytes of its inputs and outputs), the rest (loading, Python, "
-        "numpy) as measured here: a prediction from operation counts, not a measurement"
-        + (
-            ". A lower bound: "
-            + (
-                "a unit hit the timeout"
-                if worst == "timeout"
-                else "a unit ended early or a loop was left mid-item"
-            )
-            if lower
-            else ""
-        )
-    )
+    _predictions(row, runs, classes, keys, settings)
     row["peak_host_bytes"] = _peak_host_bytes()
     row["peak_device_bytes"] = 0
     if cuda:
@@ -484,8 +535,8 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
         row["peak_device_bytes"] = int(torch.cuda.max_memory_allocated())
     row["fits_host"] = row["peak_host_bytes"] <= settings.host_bytes
     row["fits_device"] = row["peak_device_bytes"] <= settings.device_bytes
-    if worst == "ok" and not (row["fits_host"] and row["fits_device"]):
+    if row["status"] == "ok" and not (row["fits_host"] and row["fits_device"]):
         row["status"] = "does not fit (measured)"
-    row["note"] = "; ".join(notes)[:1000]
+    row["note"] = "; ".join(run.note for _, run in runs if run.note)[:1000]
     row["rehearsal_wall_s"] = time.perf_counter() - t_start
     return row

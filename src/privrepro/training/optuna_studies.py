@@ -277,8 +277,8 @@ def run_study(
     """Run trials until the study holds exactly ``n_complete`` COMPLETE trials (one worker).
 
     ``progress(iterable, desc=..., total=...)`` (e.g. ``UnitContext.progress``) shows a bar over
-    the trials this call starts, with an ETA; when it ends its iteration early (the rehearsal's
-    compute cap), the study returns with the trials it has.
+    the trials this call starts, with an ETA; when it ends its iteration early (a loop
+    budget, :mod:`privrepro.loop_budget`), the study returns with the trials it has.
 
     Stale RUNNING trials are reaped first; a trial whose objective raises is recorded FAIL and
     retried, up to ``max_failures`` failures in this call. With several workers each stops when

@@ -1,0 +1,252 @@
+"""The plan step: from a config to the units a figure runs, checked before any compute.
+
+    plan = plan_experiment("pb/fig2", ["profile=tiny"])   # compose, then plan_config
+    plan = plan_config(cfg)                               # a composed root config (the Hydra app)
+    plan.recipe, plan.params, plan.units, plan.unit_ids, plan.sources
+
+One function, :func:`plan_config`, goes from a composed config to runnable units in the order
+every caller needs: the root keys (:func:`~privrepro.runner.preflight.validate_root`), the recipe
+the experiment config names (:func:`load_recipe`), its validated parameters (the ``params`` Hydra
+composed, :func:`effective_params`, through
+:func:`~privrepro.config.validation.build_params`), the units and their identities in the store,
+then the preflight: the device, pretrained weights, the largest unit's memory on this machine,
+the output folders, the studies' and tracking stores. Each failure is a one-line :class:`~privrepro.config.ConfigError` and nothing has been
+computed or written. Its callers:
+
+* a run (:func:`privrepro.runner.run.run_config`) computes the plan's units and derives the
+  figure's table with the plan's recipe (:attr:`FigurePlan.recipe_id`);
+* :func:`configured_recipe` gives the recipe an experiment config names, for deriving a figure's
+  table outside a run (``make tables``, :mod:`privrepro.runner.figure_tables`) from the
+  configuration rather than from a name read from a file;
+* the rehearsal (``privrepro.rehearsal``) plans the paper profile with ``check=False`` and
+  checks the target machine instead of this one.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from privrepro.config.validation import ConfigError, build_params
+from privrepro.data.provenance import DataSource
+from privrepro.figures.api import Figure
+from privrepro.runner.preflight import check_memory, check_output_paths, validate_root
+from privrepro.runner.storages import check_storages
+from privrepro.store.units import unit_hash
+
+__all__ = [
+    "FigurePlan",
+    "compose",
+    "configured_recipe",
+    "effective_params",
+    "load_recipe",
+    "plan_config",
+    "plan_experiment",
+    "recipe_version",
+    "requested_device",
+    "unit_identity",
+]
+
+
+def compose(experiment: str, overrides: Sequence[str] = (), conf: Path | None = None) -> DictConfig:
+    """Compose the root config for ``experiment`` with overrides, outside a Hydra app."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    from privrepro.runner.catalog import conf_dir
+
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(conf or conf_dir()), version_base="1.3"):
+        return hydra_compose("config", overrides=[f"experiment={experiment}", *overrides])
+
+
+def load_recipe(path: str) -> Figure[Any]:
+    """Instantiate the recipe named ``package.module:Class``."""
+    module_name, _, class_name = path.partition(":")
+    if not class_name:
+        raise ConfigError("figure.recipe", path, "must read 'package.module:ClassName'")
+    try:
+        cls = getattr(importlib.import_module(module_name), class_name)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError("figure.recipe", path, f"cannot be imported ({exc})") from exc
+    if not (isinstance(cls, type) and issubclass(cls, Figure)):
+        raise ConfigError(
+            "figure.recipe", path, "must name a privrepro.figures.api.Figure subclass"
+        )
+    return cls()
+
+
+def configured_recipe(experiment: str, conf: Path | None = None) -> Figure[Any]:
+    """The recipe the experiment config ``conf/experiment/<paper>/<figure>.yaml`` names."""
+    return load_recipe(str(compose(experiment, (), conf).figure.recipe))
+
+
+def recipe_version(recipe: Figure[Any]) -> int:
+    """The recipe's ``version`` (1 unless it declares one): part of every unit's identity."""
+    return int(getattr(recipe, "version", 1))
+
+
+def effective_params(cfg: DictConfig) -> dict[str, Any]:
+    """The ``params`` Hydra composed, resolved: exactly what ``--cfg job`` prints.
+
+    Hydra merges, in order, the recipe's defaults (``recipe/<module>:<Class>``), the experiment's
+    values, the profile's (``conf/params/<paper>/<figure>/<profile>.yaml``, after any shared
+    per-profile file the experiment lists) and the command line's ``params.*``; nothing is merged
+    after it.
+    """
+    return OmegaConf.to_container(cfg.params, resolve=True)  # type: ignore[return-value]
+
+
+def unit_identity(
+    paper: str,
+    figure: str,
+    recipe: Figure[Any],
+    profile: str,
+    seed: int,
+    unit: Mapping[str, Any],
+    data: DataSource | None = None,
+) -> dict[str, Any]:
+    """What names a unit in the store (its ``config.json``; its hash is the unit's folder).
+
+    ``data``: what the unit reads; its fingerprint, for data read from a data root, is part of
+    the identity, so the same unit on other data is another unit."""
+    identity = {
+        "paper": paper,
+        "figure": figure,
+        "profile": profile,
+        "seed": seed,
+        "recipe": f"{type(recipe).__module__}:{type(recipe).__qualname__}",
+        "version": getattr(recipe, "version", 1),
+        "unit": dict(unit),
+    }
+    if data is not None and data.fingerprint is not None:
+        identity["data"] = data.fingerprint
+    return identity
+
+
+def _check_unique_units(units: Sequence[Mapping[str, Any]], ids: Sequence[str]) -> None:
+    seen: dict[str, int] = {}
+    for i, uid in enumerate(ids):
+        if uid in seen:
+            raise ConfigError(
+                "params",
+                json.dumps(units[i], default=str)[:200],
+                f"gives run units {seen[uid]} and {i} the same config; a repeated value in a "
+                "list of params makes the same unit twice",
+            )
+        seen[uid] = i
+
+
+@dataclass(frozen=True)
+class FigurePlan:
+    """A figure's validated parameters and units, ready to run.
+
+    Attributes:
+        cfg: the composed root config the plan was made from.
+        paper, figure: the figure's names (``pb``, ``fig2``).
+        recipe: the :class:`~privrepro.figures.api.Figure` the experiment config names.
+        params: the recipe's parameter dataclass, validated.
+        device: the torch device the units run on (resolved when the plan was checked).
+        units: the run units, in the recipe's order.
+        identities: each unit's identity in the store (:func:`unit_identity`).
+        unit_ids: their hashes (the units' folder names).
+        sources: what each unit runs on under the configured data root.
+    """
+
+    cfg: DictConfig
+    paper: str
+    figure: str
+    recipe: Figure[Any]
+    params: Any
+    device: str
+    units: list[dict[str, Any]]
+    identities: list[dict[str, Any]]
+    unit_ids: list[str]
+    sources: list[DataSource]
+
+    @property
+    def profile(self) -> str:
+        return str(self.cfg.profile.name)
+
+    @property
+    def seed(self) -> int:
+        return int(self.cfg.seed)
+
+    @property
+    def recipe_id(self) -> tuple[str, int]:
+        """The recipe's ``module:Class`` and version: which units of the store the table holds."""
+        cls = type(self.recipe)
+        return f"{cls.__module__}:{cls.__qualname__}", recipe_version(self.recipe)
+
+
+def _check_weights(params: Any, paths: Any) -> None:
+    """Every weights file the parameters need exists or can be downloaded (see
+    :func:`privrepro.models.weights.check_weights`); else a one-line ``ConfigError``."""
+    from privrepro.models.weights import check_weights, weights_needed
+
+    if weights_needed(params):
+        from functools import partial
+
+        from privrepro.continual.features import has_cached_features
+
+        cached = partial(has_cached_features, Path(paths.cache_dir))
+        check_weights(params, Path(paths.data_dir), cached)
+
+
+def requested_device(cfg: DictConfig) -> str:
+    """``device=`` when set, else the profile's (``auto``, ``cpu`` or ``cuda``)."""
+    if str(cfg.get("device", "auto")) != "auto":
+        return str(cfg.device)
+    return str(cfg.profile.get("device", "auto"))
+
+
+def plan_config(cfg: DictConfig, *, check: bool = True) -> FigurePlan:
+    """The plan of the figure ``cfg`` describes (a composed root config: what ``--cfg job``
+    prints).
+
+    With ``check`` (a run on this machine), the preflight too, each check before the next step
+    that needs it: the device (:func:`~privrepro.runner.environment.resolve_device`), the
+    pretrained weights the parameters name, the largest unit's memory
+    (:func:`~privrepro.runner.preflight.check_memory`), writable output folders and the studies'
+    and tracking stores (:func:`~privrepro.runner.storages.check_storages`). Without it
+    (the rehearsal, which checks the target machine instead), ``device`` is the one requested.
+    """
+    validate_root(cfg)
+    paper, figure = str(cfg.figure.paper), str(cfg.figure.name)
+    recipe = load_recipe(str(cfg.figure.recipe))
+    params: Any = build_params(recipe.params_type, effective_params(cfg), "params")
+    profile, seed = str(cfg.profile.name), int(cfg.seed)
+    device = requested_device(cfg)
+    if check:
+        from privrepro.runner.environment import resolve_device
+
+        device = resolve_device(device)
+    units = recipe.units(params)
+    sources = [recipe.data_source(u, Path(cfg.paths.data_dir)) for u in units]
+    if check:
+        _check_weights(params, cfg.paths)  # missing pretrained weights: one line
+    identities = [
+        unit_identity(paper, figure, recipe, profile, seed, u, source)
+        for u, source in zip(units, sources, strict=True)
+    ]
+    ids = [unit_hash(i) for i in identities]
+    _check_unique_units(units, ids)
+    if check:
+        check_memory(recipe, params)
+        check_output_paths(cfg, plot=bool(cfg.get("plot", True)))
+        check_storages(params, cfg)  # every study and tracking store opens
+    return FigurePlan(cfg, paper, figure, recipe, params, device, units, identities, ids, sources)
+
+
+def plan_experiment(
+    experiment: str, overrides: Sequence[str] = (), conf: Path | None = None, *, check: bool = True
+) -> FigurePlan:
+    """Compose ``experiment`` with ``overrides`` and plan it (:func:`plan_config`)."""
+    return plan_config(compose(experiment, overrides, conf), check=check)

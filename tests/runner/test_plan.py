@@ -1,0 +1,64 @@
+"""The plan step (``privrepro.runner.plan``): one function from a composed config to checked,
+runnable units, used by a run and by the rehearsal."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from privrepro.config.validation import ConfigError
+from privrepro.figures.pb.fig2 import PrivacyVsRegionSize
+from privrepro.runner.plan import configured_recipe, plan_experiment
+from privrepro.runner.run import run_experiment
+
+
+def _paths(tmp: Path) -> list[str]:
+    return [
+        f"paths.experiments_dir={tmp / 'exp'}",
+        f"paths.results_dir={tmp / 'res'}",
+        f"paths.plots_dir={tmp / 'plots'}",
+        "plot=false",
+    ]
+
+
+def test_the_plan_holds_the_units_a_run_stores(tmp_path: Path) -> None:
+    """The plan's unit ids are the folders the run writes: the store is keyed by the plan."""
+    overrides = ["profile=tiny", *_paths(tmp_path)]
+    plan = plan_experiment("pb/fig2", overrides)
+    assert isinstance(plan.recipe, PrivacyVsRegionSize)
+    assert (plan.paper, plan.figure, plan.profile, plan.seed) == ("pb", "fig2", "tiny", 0)
+    assert plan.recipe_id == (
+        "privrepro.figures.pb.fig2:PrivacyVsRegionSize",
+        PrivacyVsRegionSize.version,
+    )
+    assert len(plan.units) == len(plan.unit_ids) == len(plan.sources) >= 2
+    run_experiment("pb/fig2", overrides)
+    stored = {p.name for p in (tmp_path / "exp" / "pb" / "fig2").iterdir() if p.is_dir()}
+    assert set(plan.unit_ids) <= stored
+    config = json.loads(
+        (tmp_path / "exp" / "pb" / "fig2" / plan.unit_ids[0] / "config.json").read_text()
+    )
+    assert config == plan.identities[0]
+
+
+def test_the_preflight_is_the_machine_check_that_can_be_left_out(tmp_path: Path) -> None:
+    """An output folder under a file is refused by the checked plan, in one line naming the
+    key; the unchecked plan (the rehearsal's, which checks the target machine) is made."""
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    overrides = ["profile=tiny", f"paths.results_dir={blocker / 'res'}"]
+    with pytest.raises(ConfigError, match="paths.results_dir"):
+        plan_experiment("pb/fig2", overrides)
+    plan = plan_experiment("pb/fig2", overrides, check=False)
+    assert plan.units and plan.device == "cpu"  # the profile's device, not resolved
+
+
+def test_bad_parameters_stop_every_plan(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="params.tol"):
+        plan_experiment("pb/fig2", ["profile=tiny", "params.tol=-1.0"], check=False)
+
+
+def test_the_configured_recipe_is_the_one_the_experiment_names() -> None:
+    assert isinstance(configured_recipe("pb/fig2"), PrivacyVsRegionSize)
