@@ -92,6 +92,7 @@ def replot_figure(
         raise PlotFailure(f"{exc.filename} is missing; run `make tables`") from exc
     recipe = load_recipe(name)
     stem = Path(plots_dir) / paper / figure
+    caption = None
     if isinstance(meta.get("canonical"), dict):
         views = _views(recipe, meta["canonical"])
         held = set(table["unit_id"]) if "unit_id" in table.columns else set()
@@ -103,16 +104,12 @@ def replot_figure(
         clear_temporaries(stem)
         overrides = [str(o) for o in meta.get("overrides") or []]
         stem = adhoc_stem(Path(plots_dir), paper, figure, overrides)
-        selection = _selection(table, meta)
-        if selection.empty:
-            raise PlotFailure("the recorded selection is not in the table")
-        params = build_params(recipe.params_type, meta["params"], "params")
-        return draw(recipe, selection, params, stem, meta, caption=adhoc_footer(meta, overrides))
+        caption = adhoc_footer(meta, overrides)
     selection = _selection(table, meta)
     if selection.empty:
         raise PlotFailure("the recorded selection is not in the table")
     params: Any = build_params(recipe.params_type, meta["params"], "params")
-    return draw(recipe, selection, params, stem, meta)
+    return draw(recipe, selection, params, stem, meta, caption=caption)
 
 
 def _views(recipe: Any, records: dict[str, Any]) -> dict[str, CanonicalView]:
