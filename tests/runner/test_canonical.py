@@ -80,6 +80,11 @@ def test_the_report_scores_the_canonical_rows_alone() -> None:
     fr = FigureResults("cl", "fig2", table=table, meta={"canonical": canonical})
     _keep_canonical(fr)
     assert fr.table is not None and list(fr.table["v"]) == [1, 2, 3] and fr.table_units == 3
+    from privrepro.report.render import _scored_text
+
+    said = _scored_text(fr) or ""
+    assert "under profile `smoke`" in said and "seed 0 (2 units)" in said
+    assert "other 1 units (ad-hoc runs, sweeps)" in said
     only_adhoc = FigureResults("cl", "fig2", table=table, summary=table, meta={"canonical": {}})
     _keep_canonical(only_adhoc)
     assert only_adhoc.table is None and only_adhoc.summary is None  # scored as not run

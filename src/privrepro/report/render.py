@@ -474,14 +474,14 @@ def _scored_text(fr: FigureResults) -> str | None:
         return None
     parts = []
     for profile, view in fr.canonical.items():
-        seeds = ", ".join(str(s) for s in view.get("seeds") or [])
+        seeds = [str(s) for s in view.get("seeds") or []]
         n = len(view.get("unit_ids") or [])
-        parts.append(f"`{profile}` (seed{'s' if ',' in seeds else ''} {seeds}, {n} units)")
+        label = "seeds" if len(seeds) > 1 else "seed"
+        parts.append(f"`{profile}`: {label} {', '.join(seeds)} ({n} units)")
     chosen, _ = choose_profile(profiles_of(fr), None)
     text = (
-        f"*Scored:* the figure's own parameters under profile `{chosen}`"
-        + (f" (canonical rows held: {'; '.join(parts)})" if len(parts) > 1 else f", {parts[0]}")
-        + "; each value uses the most faithful profile it allows."
+        f"*Scored:* the figure's own parameters under profile `{chosen}`, the most faithful one "
+        f"held (each value takes the most faithful profile it allows) — {'; '.join(parts)}."
     )
     held = sum(len(v.get("unit_ids") or []) for v in fr.canonical.values())
     if fr.table_units is not None and fr.table_units > held:
@@ -749,7 +749,9 @@ def _figure_section(
         scored = _scored_text(fr)
         if scored:
             blocks.append(Para(scored))
-        blocks += _assumptions(fr.meta)
+        chosen, _ = choose_profile(profiles_of(fr), None)
+        view = fr.canonical.get(chosen or "") or {}
+        blocks += _assumptions(view if "assumptions" in view else fr.meta)
     if len(claims):
         blocks.append(Para("**The paper's claims about this figure**"))
         blocks += _claims_blocks(claims)

@@ -26,7 +26,7 @@ from typing import Any
 import pandas as pd
 from omegaconf import DictConfig
 
-from privrepro.config.validation import build_params
+from privrepro.config.validation import assumptions_of, build_params
 from privrepro.figures.api import Figure
 from privrepro.runner.figure_tables import DerivedTable, StoredUnit, select_units
 from privrepro.store.units import canonical_json
@@ -84,6 +84,7 @@ class CanonicalView:
             "units_per_seed": self.units_per_seed,
             "unit_ids": list(self.unit_ids),
             "params": params,
+            "assumptions": assumptions_of(self.params) if is_dataclass(self.params) else {},
         }
 
 
