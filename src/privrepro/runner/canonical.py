@@ -21,14 +21,13 @@ import logging
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, is_dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
 from omegaconf import DictConfig
 
 from privrepro.config.validation import assumptions_of, build_params
 from privrepro.figures.api import Figure
-from privrepro.runner.figure_tables import DerivedTable, StoredUnit, select_units
 from privrepro.store.units import canonical_json
 
 __all__ = [
@@ -40,12 +39,49 @@ __all__ = [
     "default_view",
     "faithful_first",
     "is_canonical_run",
+    "select_units",
 ]
 
 log = logging.getLogger("privrepro.canonical")
 
 #: Profiles from the most faithful to the least: the default plot shows the first one held.
 FAITHFUL_ORDER = ("paper", "smoke", "tiny")
+
+
+class StoredUnitLike(Protocol):
+    """What a view reads of a verified unit (:class:`~privrepro.runner.figure_tables.StoredUnit`)."""
+
+    @property
+    def unit_id(self) -> str: ...
+    @property
+    def profile(self) -> str: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def params(self) -> Mapping[str, Any]: ...
+    @property
+    def env(self) -> Mapping[str, Any]: ...
+
+
+class DerivedLike(Protocol):
+    """What a view reads of a derived table (:class:`~privrepro.runner.figure_tables.DerivedTable`)."""
+
+    @property
+    def paper(self) -> str: ...
+    @property
+    def figure(self) -> str: ...
+    @property
+    def units(self) -> Sequence[StoredUnitLike]: ...
+
+
+def select_units(table: pd.DataFrame, unit_ids: Sequence[str]) -> pd.DataFrame:
+    """The rows of ``unit_ids``, in that order (each unit's rows in their own order)."""
+    if table.empty:
+        return table
+    order = {uid: i for i, uid in enumerate(unit_ids)}
+    picked = table[table["unit_id"].isin(order)]
+    rank = picked["unit_id"].map(order)
+    return picked.iloc[rank.argsort(kind="stable")].reset_index(drop=True)
 
 
 @dataclass(frozen=True)
@@ -137,10 +173,10 @@ def _own_units(
 
 
 def _view(
-    units: Sequence[StoredUnit], profile: str, params: Any, own: Sequence[Mapping[str, Any]]
+    units: Sequence[StoredUnitLike], profile: str, params: Any, own: Sequence[Mapping[str, Any]]
 ) -> CanonicalView:
     slot_of = {canonical_json(dict(u)): i for i, u in enumerate(own)}
-    by_seed: dict[int, dict[int, StoredUnit]] = {}
+    by_seed: dict[int, dict[int, StoredUnitLike]] = {}
     for unit in units:
         if unit.profile != profile:
             continue
@@ -157,7 +193,7 @@ def _view(
 
 
 def canonical_views(
-    derived: DerivedTable, recipe: Figure[Any], conf: Path | None = None
+    derived: DerivedLike, recipe: Figure[Any], conf: Path | None = None
 ) -> dict[str, CanonicalView]:
     """The canonical view of each profile the table holds, the most faithful first; a profile
     whose own configuration cannot be composed or validated any more (a profile file removed, a

@@ -45,6 +45,7 @@ import pandas as pd
 
 from privrepro.commands import command_parser
 from privrepro.data.provenance import UNDECLARED, DataSource
+from privrepro.runner.canonical import canonical_summary, canonical_views, select_units
 from privrepro.store.atomic import (
     atomic_write_bytes,
     atomic_write_text,
@@ -355,16 +356,6 @@ def data_sources(derived: DerivedTable, unit_ids: Sequence[str]) -> list[dict[st
     return list(out.values())
 
 
-def select_units(table: pd.DataFrame, unit_ids: Sequence[str]) -> pd.DataFrame:
-    """The rows of ``unit_ids``, in that order (each unit's rows in their own order)."""
-    if table.empty:
-        return table
-    order = {uid: i for i, uid in enumerate(unit_ids)}
-    picked = table[table["unit_id"].isin(order)]
-    rank = picked["unit_id"].map(order)
-    return picked.iloc[rank.argsort(kind="stable")].reset_index(drop=True)
-
-
 @dataclass(frozen=True)
 class TableFiles:
     """Where a figure's derived outputs live."""
@@ -516,7 +507,6 @@ def rebuild(
     """Derive one figure's table, its canonical summary and its meta under the lock, with the
     figure's configured recipe (:func:`figure_recipe`) and the canonical views composed from the
     config tree ``conf`` (:mod:`privrepro.runner.canonical`)."""
-    from privrepro.runner.canonical import canonical_summary, canonical_views
     from privrepro.runner.plan import load_recipe
     from privrepro.store.atomic import atomic_write_table
 

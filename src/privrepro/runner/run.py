@@ -53,7 +53,13 @@ from privrepro.runner.canonical import (
 from privrepro.runner.environment import launcher_workers, run_environment
 from privrepro.runner.plan import compose, plan_config
 from privrepro.runner.preflight import PROFILES
-from privrepro.runner.run_views import adhoc_stem, facet, record_job_selection
+from privrepro.runner.run_views import (
+    adhoc_stem,
+    facet,
+    mark_stand_in,
+    record_job_selection,
+    render,
+)
 from privrepro.runner.sweeps import default_invocation
 from privrepro.runner.tracking import open_tracker
 from privrepro.runner.unit_warnings import library_warnings_to_log
@@ -364,22 +370,6 @@ def adhoc_footer(meta: Mapping[str, Any], overrides: Sequence[str]) -> str:
     )
 
 
-def render(recipe: Figure[Any], table: pd.DataFrame, params: Any, meta: Mapping[str, Any]) -> Any:
-    """The recipe's plot of ``table`` with the paper's printed values marked where they may be
-    compared (:mod:`privrepro.runner.paper_values`, under ``meta``'s profile) and the stand-in
-    data named; not saved."""
-    from privrepro.plotting.style import use_style
-    from privrepro.runner.paper_values import paper_values
-
-    use_style()
-    fig = recipe.plot(table, params)
-    labels = [str(d) for d in table["data"].dropna().unique()] if "data" in table else []
-    values = paper_values(str(meta["paper"]), str(meta["figure"]), str(meta["profile"]), labels)
-    recipe.mark_paper_values(fig, values, table, params)
-    mark_stand_in(fig, table)
-    return fig
-
-
 def clear_temporaries(stem: Path) -> None:
     """Temporaries a killed save of this plot left (``.tmp-<figure>.png-*``, older than a minute:
     a save takes well under that) and any older than an hour in its folder."""
@@ -441,14 +431,6 @@ def draw_canonical(
     ]
     fig = facet(panels, f"{meta['paper']}/{meta['figure']} — profile {view.profile}, every seed")
     return save_figure(fig, stem, caption=caption)
-
-
-def mark_stand_in(fig: Any, table: pd.DataFrame) -> None:
-    """Name the stand-in data in the figure's title (a red line above the recipe's title)."""
-    from privrepro.plotting.style import stand_in_title
-
-    if "data" in table.columns:
-        stand_in_title(fig, [str(d) for d in table["data"].dropna().unique()])
 
 
 def run_experiment(

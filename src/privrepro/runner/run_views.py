@@ -18,13 +18,19 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
+from privrepro.figures.api import Figure
+
 __all__ = [
     "IGNORED_KEYS",
     "SELECTION_FILE",
     "adhoc_stem",
     "draw_sweep",
     "facet",
+    "mark_stand_in",
     "record_job_selection",
+    "render",
     "varied_name",
     "varied_overrides",
 ]
@@ -88,11 +94,17 @@ def varied_overrides(overrides: Sequence[str]) -> list[str]:
     return [_short(o) for o in overrides if _kept(o)]
 
 
+def _name_part(override: str) -> str:
+    """``tuning.n_trials=4`` → ``tuning_n_trials-4``; ``epsilons=[1.0]`` → ``epsilons-1p0``."""
+    key, _, value = _short(override).partition("=")
+    return f"{_file_part(key.replace('.', '_'))}-{_file_part(value)}"
+
+
 def varied_name(overrides: Sequence[str]) -> str:
     """A file name from the overrides that change what a run computes:
     ``["experiment=cl/fig2", "profile=paper", "seed=3", "params.k_max=200"]`` →
     ``profile-paper_seed-3_k_max-200`` (``run`` when none does)."""
-    parts = [_file_part(_short(o)) for o in overrides if _kept(o)]
+    parts = [_name_part(o) for o in overrides if _kept(o)]
     return "_".join(p for p in parts if p) or "run"
 
 
@@ -165,7 +177,6 @@ def draw_sweep(sweep_dir: Path, conf: Path | None = None) -> list[Path]:
     from privrepro.config.validation import build_params
     from privrepro.runner.figure_tables import figure_recipe, read_table, select_units
     from privrepro.runner.plan import load_recipe
-    from privrepro.runner.run import render
 
     sweep_dir = Path(sweep_dir)
     jobs: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -220,3 +231,27 @@ def draw_sweep(sweep_dir: Path, conf: Path | None = None) -> list[Path]:
         (sweep_dir / f"{paper}-{figure}.png").write_bytes(png.read_bytes())
         made.append(png)
     return made
+
+
+def render(recipe: Figure[Any], table: pd.DataFrame, params: Any, meta: Mapping[str, Any]) -> Any:
+    """The recipe's plot of ``table`` with the paper's printed values marked where they may be
+    compared (:mod:`privrepro.runner.paper_values`, under ``meta``'s profile) and the stand-in
+    data named; not saved."""
+    from privrepro.plotting.style import use_style
+    from privrepro.runner.paper_values import paper_values
+
+    use_style()
+    fig = recipe.plot(table, params)
+    labels = [str(d) for d in table["data"].dropna().unique()] if "data" in table else []
+    values = paper_values(str(meta["paper"]), str(meta["figure"]), str(meta["profile"]), labels)
+    recipe.mark_paper_values(fig, values, table, params)
+    mark_stand_in(fig, table)
+    return fig
+
+
+def mark_stand_in(fig: Any, table: pd.DataFrame) -> None:
+    """Name the stand-in data in the figure's title (a red line above the recipe's title)."""
+    from privrepro.plotting.style import stand_in_title
+
+    if "data" in table.columns:
+        stand_in_title(fig, [str(d) for d in table["data"].dropna().unique()])
