@@ -27,7 +27,14 @@ from typing import Any
 import pandas as pd
 
 from privrepro.rehearsal.measure import GIB, RehearsalSettings, rehearse_figure
-from privrepro.rehearsal.summary import COLUMNS, GPU_TARGET_H, gpu_totals, mark_shared_caches
+from privrepro.rehearsal.summary import (
+    COLUMNS,
+    GPU_TARGET_H,
+    PROFILE_TARGET_H,
+    gpu_totals,
+    mark_shared_caches,
+    part_totals,
+)
 
 __all__ = ["MAX_COST_CLASSES", "main", "plot_rehearsal", "rehearse_all"]
 
@@ -138,8 +145,8 @@ def plot_rehearsal(table: pd.DataFrame) -> Any:
         [here, gpu],
         [
             f"rehearsed on {devices}",
-            f"one H100, predicted from operation counts: {totals['rest_h']:.1f} h without "
-            f"FiLM tuning, {totals['film_h']:.1f} h FiLM tuning",
+            f"one H100, predicted from operation counts: {totals['total_h']:.1f} h in all, "
+            f"{totals['rest_h']:.1f} h without the cl PEFT figures",
         ],
         fontsize=6,
         loc="lower right",
@@ -268,15 +275,18 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{len(table)} figures rehearsed in {time.perf_counter() - t0:.0f} s: "
         f"{out}, {', '.join(map(str, plots))}; predicted full paper profile "
-        f"{totals['cpu_h']:.1f} h here (each shared cache once); on one H100 (predicted "
-        f"from operation counts): {totals['rest_h']:.1f} h for every figure but cl FiLM tuning "
-        f"(target ≤ {GPU_TARGET_H:g} h), {totals['film_h']:.1f} h for cl FiLM tuning"
+        f"{totals['cpu_h']:.1f} h here (each shared part once); on one H100 (predicted "
+        f"from operation counts): {totals['total_h']:.1f} h in all (target ≤ "
+        f"{PROFILE_TARGET_H:g} h), of it {totals['rest_h']:.1f} h for every figure but the cl "
+        f"PEFT figures (target ≤ {GPU_TARGET_H:g} h) and {totals['film_h']:.1f} h for them"
         + (
             f"; {totals['lower_bounds']:.0f} rows are lower bounds"
             if totals["lower_bounds"]
             else ""
         )
     )
+    for name, v in part_totals(table).items():
+        print(f"  {name:<22} {v['gpu_h']:10.2f} H100 h  {v['tflop']:12.4g} TFLOP")
     return 0
 
 
