@@ -246,3 +246,18 @@ def test_peft_head_units_read_the_cosine_figures_features() -> None:
         peft.cost_parts(u)["features"].key for u in punits if peft.cost_class(u)[0] == "head"
     }
     assert head_keys == cosine_keys and len(head_keys) == 2
+
+
+def test_a_rehearsal_prices_the_precision_an_override_asks_for(tmp_path: Path) -> None:
+    """``--override params.train.precision=tf32`` reaches every figure's plan, its units compute
+    in ``tf32`` (``unit_precision``), and the settings survive the trip to a figure's process."""
+    from privrepro.rehearsal.measure import RehearsalSettings, plan_rehearsal
+    from privrepro.rehearsal.rehearse import _child_settings, settings_json
+    from privrepro.training.precision import unit_precision
+
+    settings = RehearsalSettings(
+        tmp_path, tmp_path / "scratch", overrides=("params.train.precision=tf32",)
+    )
+    plan, _ = plan_rehearsal("cl/figA1", settings)
+    assert {unit_precision(u) for u in plan.units} == {"tf32"}
+    assert _child_settings(settings_json(settings)) == settings

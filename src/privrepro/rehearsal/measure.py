@@ -103,6 +103,9 @@ class RehearsalSettings:
             samples and its time is scaled (0: items run whole; :meth:`privrepro.rehearsal.cap.RehearsalCap.item_size`).
         count_operations: count every torch operator for the GPU prediction
             (:mod:`privrepro.rehearsal.device_model`).
+        overrides: Hydra overrides added to every figure's paper profile (e.g.
+            ``params.train.precision=tf32``: the cost at another precision); a key a figure
+            does not have is added with ``++`` by the caller.
     """
 
     root: Path
@@ -115,6 +118,7 @@ class RehearsalSettings:
     device: str = "auto"
     probe_samples: int = 4
     count_operations: bool = True
+    overrides: tuple[str, ...] = ()
 
 
 class RehearsalTimeout(BaseException):
@@ -332,6 +336,7 @@ def _overrides(experiment: str, settings: RehearsalSettings) -> list[str]:
         f"paths.cache_dir={scratch / 'cache' / paper / figure}",
         f"paths.results_dir={scratch / 'results'}",
         f"paths.plots_dir={scratch / 'plots'}",
+        *settings.overrides,
     ]
 
 
@@ -546,7 +551,7 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
     t_start = time.perf_counter()
     try:
         plan, extra = plan_rehearsal(experiment, settings)
-        row["overrides"] = " ".join(extra)
+        row["overrides"] = " ".join([*settings.overrides, *extra])
         row["n_units"] = len(plan.units)
         est = plan.recipe.estimate_memory(plan.params)
         if est is not None:

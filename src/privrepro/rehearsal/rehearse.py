@@ -36,7 +36,13 @@ from privrepro.rehearsal.summary import (
     part_totals,
 )
 
-__all__ = ["MAX_COST_CLASSES", "main", "plot_rehearsal", "rehearse_all"]
+__all__ = ["MAX_COST_CLASSES", "main", "plot_rehearsal", "rehearse_all", "settings_json"]
+
+
+def settings_json(settings: RehearsalSettings) -> str:
+    """The settings as the text a figure's process reads back (:func:`_child_settings`)."""
+    values = {k: str(v) for k, v in asdict(settings).items()}
+    return json.dumps({**values, "overrides_json": json.dumps(list(settings.overrides))})
 
 
 def _child(experiment: str, settings: RehearsalSettings, timeout_s: float) -> dict[str, Any]:
@@ -52,7 +58,7 @@ def _child(experiment: str, settings: RehearsalSettings, timeout_s: float) -> di
             "--json",
             str(out),
             "--settings",
-            json.dumps({k: str(v) for k, v in asdict(settings).items()}),
+            settings_json(settings),
         ]
         t0 = time.perf_counter()
         try:
@@ -191,6 +197,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--no-count", action="store_true", help="do not count torch operators (no GPU prediction)"
     )
+    parser.add_argument(
+        "--override",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Hydra override for every figure (e.g. ++params.train.precision=tf32)",
+    )
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--json", help=argparse.SUPPRESS)
     parser.add_argument("--settings", help=argparse.SUPPRESS)
@@ -211,6 +224,7 @@ def _child_settings(text: str) -> RehearsalSettings:
         device=raw["device"],
         probe_samples=int(raw["probe_samples"]),
         count_operations=raw["count_operations"] == "True",
+        overrides=tuple(json.loads(raw.get("overrides_json", "[]"))),
     )
 
 
@@ -264,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         device=args.device,
         probe_samples=args.probe,
         count_operations=not args.no_count,
+        overrides=tuple(args.override),
     )
     if args.target:
         names = [e.name for t in args.target for e in resolve_target(t)]
