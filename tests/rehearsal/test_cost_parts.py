@@ -159,6 +159,7 @@ def test_part_totals_count_a_part_two_figures_share_once() -> None:
             "FiLM final training | E": [0.0, 6 * h, 0.0],
         }
         parts = {
+            "features": [0.0, 0.0, 0.0],  # a part that cost nothing: not listed
             "FiLM tuning": [0.0, 4 * h, 0.0],
             "FiLM final training": [0.0, 6 * h, 0.0],
             "evaluation": [0.0, evaluation * h, 0.0],
@@ -178,6 +179,7 @@ def test_part_totals_count_a_part_two_figures_share_once() -> None:
     assert totals["FiLM final training"]["gpu_h"] == pytest.approx(6.0)
     assert totals["evaluation"]["gpu_h"] == pytest.approx(11.0)
     assert gpu_totals(table)["total_h"] == pytest.approx(4 + 6 + 11)
+    assert set(totals) == {"FiLM tuning", "FiLM final training", "evaluation"}
 
 
 def _paper_units(name: str) -> tuple[Any, list[dict[str, Any]]]:

@@ -150,7 +150,8 @@ def part_totals(table: pd.DataFrame) -> dict[str, dict[str, float]]:
     """The whole paper profile's predicted cost per part name (``parts`` column: features,
     FiLM tuning, FiLM final training, heads, evaluation, ...), a part several rows share
     (``cache_keys``) counted once: per name, ``cpu_h``, ``gpu_h`` (one H100, predicted) and
-    ``tflop``. Rows without parts count whole under ``(not split)``."""
+    ``tflop``; parts that cost nothing anywhere are left out. Rows without parts count whole
+    under ``(not split)``."""
     out: dict[str, list[float]] = {}
     seen: set[str] = set()
     for _, row in table.iterrows():
@@ -173,4 +174,5 @@ def part_totals(table: pd.DataFrame) -> dict[str, dict[str, float]]:
     return {
         name: {"cpu_h": v[0] / 3600, "gpu_h": v[1] / 3600, "tflop": v[2]}
         for name, v in sorted(out.items(), key=lambda kv: -kv[1][1])
+        if any(abs(x) > 1e-9 for x in v)  # a part no figure spent anything on is left out
     }
