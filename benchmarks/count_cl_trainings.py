@@ -147,25 +147,17 @@ def count(figures: list[str], profile: str, root: Path) -> Any:
 
 def grid_counts(profile: str, figures: list[str]) -> Any:
     """Per figure, from the units its grid makes under ``profile`` (nothing computed): the FiLM
-    runs, the FiLM studies and PEFT ensembles it is the first to ask for (studies keyed as
-    :func:`privrepro.continual.peft.hyperparameter_search.study_run` keys them — label configurations in
-    S_prior^const, 5-Datasets orders in the canonical order's study, as the tuning rows agree
-    there — ensembles by their run's settings and its study), and the Naive/Non-CL runs."""
-    from dataclasses import replace
-
+    runs, the FiLM studies and PEFT ensembles it is the first to ask for (keyed as the
+    rehearsal's cost model keys them: :mod:`privrepro.continual.peft.shared_work` — label
+    configurations in S_prior^const, 5-Datasets orders in the canonical order's study, as the
+    tuning rows agree there; ensembles by their run's settings and its study), and the
+    Naive/Non-CL runs."""
     import pandas as pd
 
     from privrepro.config.validation import build_params
-    from privrepro.continual.peft import (
-        FeatureSettings,
-        FilmSettings,
-        PeftRun,
-        TrainSettings,
-        TuningSettings,
-    )
-    from privrepro.continual.peft.hyperparameter_search import objective_settings, study_name
+    from privrepro.continual.peft import PeftRun
+    from privrepro.continual.peft.shared_work import ensemble_key, study_key
     from privrepro.runner.plan import compose, effective_params, load_recipe
-    from privrepro.training.optuna_studies import study_name as keyed
 
     studies: set[str] = set()
     ensembles: set[str] = set()
@@ -187,42 +179,13 @@ def grid_counts(profile: str, figures: list[str]) -> Any:
             if run.kind != "film":
                 continue
             row["film_runs"] += 1
-            groups = (
-                TuningSettings(**u["tuning"]),
-                TrainSettings(**u["train"]),
-                FilmSettings(**u["film"]),
-                FeatureSettings(**u["features"]),
-            )
-            key = run
-            if groups[0].label_space == "const":
-                key = replace(
-                    key, label_policy="prior_const", dummy_factor=1, dummy_reference="base"
-                )
-            key = replace(key, order=())
-            study = keyed(study_name(key, 0, profile), objective_settings(key, *groups))
+            study = study_key(u, 0, profile)
             row["new_film_studies"] += study not in studies
             studies.add(study)
-            if run.family != "peft":
+            ens = ensemble_key(u, 0, profile)
+            if ens is None:
                 row["film_baseline_runs"] += 1
                 continue
-            spec = [
-                run.benchmark,
-                run.blurry,
-                run.nb_tasks,
-                run.disjoint_pct,
-                run.blurry_pct,
-                list(run.order),
-                run.label_policy,
-                run.dummy_factor,
-                run.dummy_reference,
-                run.epsilon,
-                run.repeat,
-                u["train"],
-                u["film"],
-                u["features"],
-                study,
-            ]
-            ens = _digest(spec)
             row["new_film_ensembles"] += ens not in ensembles
             ensembles.add(ens)
         out.append(row)

@@ -173,15 +173,18 @@ def test_the_roofline_of_one_operator() -> None:
     assert gpu.seconds(0.0, 0.0) == pytest.approx(0.1)
     assert "67 TFLOP/s" in H100.describe() and "50%" in H100.describe()
     # convolutions at the TF32 peak PyTorch lets cuDNN use by default (torch's TF32 note)
-    tf32 = DeviceModel("g", flops=10.0, bandwidth=4.0, efficiency=0.5, conv_flops=40.0)
-    assert tf32.seconds(100.0, 1.0, conv=True) == pytest.approx(5.0)
+    tf32 = DeviceModel("g", flops=10.0, bandwidth=4.0, efficiency=0.5, tensor_core_flops=40.0)
+    assert tf32.seconds(100.0, 1.0, tensor_cores=True) == pytest.approx(5.0)
     assert tf32.seconds(100.0, 1.0) == pytest.approx(20.0)
     assert torch.backends.cudnn.allow_tf32 and not torch.backends.cuda.matmul.allow_tf32
 
 
 def test_convolutions_are_counted_at_the_convolution_peak() -> None:
-    """A counted conv2d (forward and backward) is timed at ``conv_flops``, a matmul at ``flops``."""
-    gpu = DeviceModel("g", flops=1e9, bandwidth=1e15, efficiency=1.0, launch_s=0.0, conv_flops=1e11)
+    """A counted conv2d (forward and backward) is timed at ``tensor_core_flops``, a matmul in
+    ``fp32`` at ``flops``."""
+    gpu = DeviceModel(
+        "g", flops=1e9, bandwidth=1e15, efficiency=1.0, launch_s=0.0, tensor_core_flops=1e11
+    )
     rec = LoopRecord("x", 0, None)
     conv = nn.Conv2d(3, 8, 3)
     x = torch.randn(2, 3, 8, 8)
@@ -226,14 +229,23 @@ def test_a_counted_unit_predicts_its_flops(tmp_path: Path) -> None:
     assert cap.predict_flops() == pytest.approx(3 * cap.records[0].flops)
 
 
+def _cost(cls: str, cached: float, rest: float, key: str | None = None) -> UnitCost:
+    """A unit run: ``cached`` in its cache (``features``), ``rest`` in ``training``."""
+    return UnitCost(cls, {"features": cached, "training": rest}, {"features": key})
+
+
+def _cache_parts(keys: list[str]) -> list[dict[str, tuple[str, str | None]]]:
+    return [{"features": ("caches", k), "training": ("training", None)} for k in keys]
+
+
 def test_cached_stages_count_once_per_cached_model() -> None:
     """Units of 10 s each, 8 s of it building a cache two models share among 6 units (one unit
     run): 6 × 2 s + 2 × 8 s."""
-    run = [UnitCost("c", "A", 10.0, 8.0)]
-    body, caches = figure_total(run, ["c"] * 6, ["A", "A", "A", "B", "B", "B"])
-    assert body == pytest.approx(12.0)
-    assert caches == {"A": 8.0, "B": 8.0}
-    assert body + sum(caches.values()) == pytest.approx(28.0)
+    run = [_cost("c", 8.0, 2.0, "A")]
+    body, caches = figure_total(run, ["c"] * 6, _cache_parts(["A", "A", "A", "B", "B", "B"]))
+    assert body == {"training": pytest.approx(12.0)}
+    assert caches == {"caches | A": 8.0, "caches | B": 8.0}
+    assert sum(body.values()) + sum(caches.values()) == pytest.approx(28.0)
 
 
 def test_each_cost_class_is_predicted_from_its_own_units() -> None:
@@ -241,13 +253,12 @@ def test_each_cost_class_is_predicted_from_its_own_units() -> None:
     ResNet-Tune units (class t, run one: 50 s + a 20 s base model B; its second key C is not
     run and takes the cost of its class's B); a class-t unit that found B already built (0 s
     cached) does not lower B. Body: 2 × 5 + 4 × 50; caches A 100, B 20, C 20."""
-    runs = [UnitCost("s", "A", 105.0, 100.0), UnitCost("t", "B", 70.0, 20.0)]
-    runs.append(UnitCost("t", "B", 50.0, 0.0))
+    runs = [_cost("s", 100.0, 5.0, "A"), _cost("t", 20.0, 50.0, "B"), _cost("t", 0.0, 50.0, "B")]
     body, caches = figure_total(
-        runs, ["s", "s", "t", "t", "t", "t"], ["A", "A", "B", "B", "C", "C"]
+        runs, ["s", "s", "t", "t", "t", "t"], _cache_parts(["A", "A", "B", "B", "C", "C"])
     )
-    assert body == pytest.approx(2 * 5 + 4 * 50)
-    assert caches == {"A": 100.0, "B": 20.0, "C": 20.0}
+    assert body == {"training": pytest.approx(2 * 5 + 4 * 50)}
+    assert caches == {"caches | A": 100.0, "caches | B": 20.0, "caches | C": 20.0}
 
 
 def test_a_rehearsal_runs_the_first_units_of_each_cost_class() -> None:
@@ -336,7 +347,13 @@ def test_gpu_totals_set_film_tuning_apart() -> None:
             "lower_bound": [False, True, False],
         }
     )
-    assert gpu_totals(table) == {"rest_h": 3.5, "film_h": 40.0, "cpu_h": 0.0, "lower_bounds": 1.0}
+    assert gpu_totals(table) == {
+        "total_h": 43.5,
+        "rest_h": 3.5,
+        "film_h": 40.0,
+        "cpu_h": 0.0,
+        "lower_bounds": 1.0,
+    }
 
 
 def test_composition_stopped_early_returns_the_t_it_reached() -> None:
@@ -389,6 +406,7 @@ def test_the_report_section_states_the_h100_prediction_against_the_target(tmp_pa
     blocks = rehearsal_section(tmp_path, tmp_path)
     gpu = next(b for b in blocks if isinstance(b, Para) and "On one H100" in b.text)
     assert "0.1 h" in gpu.text and "within the 24 h target" in gpu.text
+    assert "h** for the whole paper profile, within the 200 h target" in gpu.text
     assert "30.0 h" in gpu.text and "1 rows are lower bounds" in gpu.text
     assert "operation counts" in gpu.text
     tab = next(b for b in blocks if isinstance(b, Table))

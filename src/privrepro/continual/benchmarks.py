@@ -15,7 +15,7 @@ features for ``cifar100``, ``imagenet-r`` or ``5-datasets`` from one of three so
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from pathlib import Path
@@ -50,6 +50,7 @@ __all__ = [
     "FeatureSpec",
     "ImagePart",
     "benchmark_images",
+    "features_cache_key",
     "image_parts",
     "load_benchmark",
     "make_scenario",
@@ -128,6 +129,21 @@ class FeatureSpec(FeatureSource):
     (``timm.create_model``; e.g. a small test ViT's image and patch size)."""
 
     model_kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+def features_cache_key(dataset: str, features: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What names the cached backbone features of ``dataset`` (``<cache_dir>/cl/features/``,
+    one file per backbone, dataset and split) under the feature settings ``features`` (a
+    :class:`FeatureSpec`'s fields): every run reading the same files has the same key — the
+    cosine figures' units and the PEFT head runs of a benchmark alike."""
+    import json
+
+    split_seed = features.get("imagenet_r_split_seed") if dataset == "imagenet-r" else None
+    model_kwargs = json.dumps(features.get("model_kwargs", {}), sort_keys=True, default=str)
+    source = (features["source"], features["backbone"], features.get("weights"), model_kwargs)
+    key = ("cl-features", dataset, *source, split_seed, features.get("synthetic_seed"))
+    precision = features.get("precision", "fp32")  # its own cache files, unless fp32
+    return key if precision == "fp32" else (*key, precision)
 
 
 @dataclass(frozen=True)

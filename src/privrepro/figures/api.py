@@ -45,7 +45,15 @@ from privrepro.loop_budget import budgeted
 from privrepro.metrics import MetricLogger
 from privrepro.seeding import numpy_stream, torch_stream
 
-__all__ = ["Figure", "MemoryEstimate", "PaperValue", "UnitContext", "grid_units", "param"]
+__all__ = [
+    "CostPart",
+    "Figure",
+    "MemoryEstimate",
+    "PaperValue",
+    "UnitContext",
+    "grid_units",
+    "param",
+]
 
 P = TypeVar("P")
 
@@ -102,6 +110,22 @@ class UnitContext:
                 total = None
         iterable = budgeted(iterable, desc, total)
         yield from progress_bar(iterable, desc=desc, total=total, enabled=self.show_progress)
+
+
+@dataclass(frozen=True)
+class CostPart:
+    """A part of a unit's work as a cost model prices it (:meth:`Figure.cost_parts`).
+
+    Attributes:
+        name: what the part is called in a cost report (``FiLM tuning``, ``features``).
+        key: what the part computes, when other units or figures compute the very same thing
+            (a cache, a tuning study, an ensemble's members): units whose parts have equal
+            names and keys compute it once over every figure of the run. ``None``: every unit
+            computes its own.
+    """
+
+    name: str
+    key: Any = None
 
 
 @dataclass(frozen=True)
@@ -243,6 +267,15 @@ class Figure(ABC, Generic[P]):
         cache once per distinct key (``None``, the default: once per figure, shared with no
         other figure)."""
         return None
+
+    def cost_parts(self, unit: Mapping[str, Any]) -> Mapping[str, CostPart]:
+        """The parts of a unit's work a cost model prices apart, by the part a rehearsal
+        measures (``features``: loops that build a shared cache; ``tuning``: an Optuna study's
+        trials; ``training``; ``evaluation``: test-set predictions), each with its report name
+        and what it shares (:class:`CostPart`). A part not named is priced per unit under its
+        measured name. The default: the cache of :meth:`shared_cache_key` (``caches``; ``None``:
+        once per figure)."""
+        return {"features": CostPart("caches", self.shared_cache_key(unit))}
 
     def cost_class(self, unit: Mapping[str, Any]) -> Any:
         """Units with equal classes cost alike: a cost model may measure one unit of each

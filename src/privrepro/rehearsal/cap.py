@@ -36,6 +36,14 @@ the target GPU is then, per item, the time outside torch operators as measured h
 decoding, numpy) plus each operator at the GPU's roofline
 (:data:`privrepro.rehearsal.device_model.H100`), scaled and nested like the CPU prediction.
 
+**Parts of the work.** Each loop belongs to one part (:data:`PARTS`, :func:`loop_part`):
+``features`` (a top-level loop that builds a shared cache: backbone features, FiLM pixel arrays,
+ip base models), ``tuning`` (an Optuna study's trials and all they run), ``evaluation`` (test-set
+predictions outside a study) and ``training`` (the rest, and the time outside loops). A loop's
+own time goes to its part and its inner loops' to theirs, so the parts of a unit add up to its
+prediction (:meth:`RehearsalCap.predict_parts`); a cost model can then count a part that other
+units share (a study, an ensemble's members, a cache) once per key.
+
 Truncating a loop can leave what it builds incomplete (a feature array of a few batches): the
 code after it may then fail on shapes. The rehearsal counts such a failure, after at least one
 loop was capped, as the end of what could be measured (``ended_by``), not as a failure of the
@@ -54,10 +62,36 @@ from privrepro.loop_budget import budget_scope, is_cache_loop
 from privrepro.rehearsal.device_model import OperationCount
 
 __all__ = [
+    "EVALUATION_LOOPS",
+    "PARTS",
     "LoopRecord",
     "ProbePoint",
     "RehearsalCap",
+    "loop_part",
 ]
+
+#: the parts of a unit's work a cost model prices apart (see the module)
+PARTS = ("features", "tuning", "training", "evaluation")
+
+#: labels of loops that predict on held-out data (a member's test logits, a classifier's)
+EVALUATION_LOOPS = ("member logit batches", "predict batches")
+
+
+def loop_part(desc: str, depth: int, parent: str | None) -> str:
+    """The part (:data:`PARTS`) of the loop labelled ``desc`` at ``depth`` inside a loop of part
+    ``parent`` (``None``: top level). Everything inside a cache build or a study belongs to it
+    (a trial's validation predictions are tuning); a top-level cache loop is ``features``; a loop
+    whose label names trials is ``tuning``; predictions (:data:`EVALUATION_LOOPS`) are
+    ``evaluation``; the rest takes its parent's part, ``training`` at the top."""
+    if parent in ("features", "tuning"):
+        return parent
+    if depth == 0 and is_cache_loop(desc):
+        return "features"
+    if "trial" in desc:
+        return "tuning"
+    if desc in EVALUATION_LOOPS:
+        return "evaluation"
+    return parent or "training"
 
 
 @dataclass(frozen=True)
@@ -128,6 +162,8 @@ class LoopRecord:
             fixed cost per item, counted as measured, unscaled. Fitting it would extrapolate
             a few tens of milliseconds of noise between a 4- and a 16-sample probe to seconds
             per 500-sample item.
+        part: the part of the work its own body is (:func:`loop_part`).
+        inner_parts: its inner loops' predicted full (seconds, GPU seconds, FLOPs) per part.
     """
 
     desc: str
@@ -152,6 +188,8 @@ class LoopRecord:
     inner_predicted_flops: float = 0.0
     points: list[ProbePoint] = field(default_factory=list)
     host_per_sample: bool = False
+    part: str = "training"
+    inner_parts: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def skipped(self) -> int:
@@ -230,6 +268,19 @@ class LoopRecord:
         """The loop's predicted full count of FLOPs."""
         return self._full(self.at_full_size("flops"), self.inner_predicted_flops)
 
+    def predicted_parts(self) -> dict[str, tuple[float, float, float]]:
+        """:attr:`predicted_s`, :attr:`predicted_device_s` and :attr:`predicted_flops` split by
+        part: its own body's in :attr:`part`, its inner loops' in theirs (they add up)."""
+        own = (self.at_full_size("own"), self.own_device_s, self.at_full_size("flops"))
+        sums = {p: list(v) for p, v in self.inner_parts.items()}
+        mine = sums.setdefault(self.part, [0.0, 0.0, 0.0])
+        for j, value in enumerate(own):
+            mine[j] += value
+        return {
+            p: (self._full(s, 0.0), self._full(d, 0.0), self._full(f, 0.0))
+            for p, (s, d, f) in sums.items()
+        }
+
 
 @dataclass
 class RehearsalCap:
@@ -238,12 +289,18 @@ class RehearsalCap:
     Attributes:
         items: how many items each loop runs (per entry into the loop).
         per_desc: a different count for loops whose label contains the key (e.g. ``{"epochs": 1}``).
+        probe_samples: samples a probed item runs (0: items run whole; :meth:`item_size`).
+        precision: the arithmetic the unit computes in (``fp32``, ``tf32``, ``bf16``:
+            :func:`privrepro.training.precision.unit_precision`): its matmuls are priced on
+            the target GPU's tensor cores in ``tf32`` and ``bf16``
+            (:class:`privrepro.rehearsal.device_model.OperationCount`).
         records: every loop entered, in order of entry.
     """
 
     items: int = 2
     per_desc: dict[str, int] = field(default_factory=dict)
     probe_samples: int = 0
+    precision: str = "fp32"
     records: list[LoopRecord] = field(default_factory=list)
     outside: LoopRecord = field(default_factory=lambda: LoopRecord("(outside loops)", -1, None))
     _stack: list[LoopRecord] = field(default_factory=list, repr=False)
@@ -254,7 +311,7 @@ class RehearsalCap:
         (with ``count_operations``) count every torch operator run meanwhile (see the module)."""
         with budget_scope(self):
             if count_operations:
-                with OperationCount(self.current):
+                with OperationCount(self.current, precision=self.precision):
                     yield self
             else:
                 yield self
@@ -295,9 +352,11 @@ class RehearsalCap:
                 total = len(iterable)  # type: ignore[arg-type]
             except TypeError:
                 total = None
-        rec = LoopRecord(desc, len(self._stack), total, started=time.perf_counter())
-        self.records.append(rec)
         parent = self._stack[-1] if self._stack else None
+        depth = len(self._stack)
+        part = loop_part(desc, depth, parent.part if parent is not None else None)
+        rec = LoopRecord(desc, depth, total, started=time.perf_counter(), part=part)
+        self.records.append(rec)
         self._stack.append(rec)
         limit = self.limit(desc)
         start = time.perf_counter()
@@ -327,6 +386,10 @@ class RehearsalCap:
                 parent.inner_predicted_s += rec.predicted_s
                 parent.inner_predicted_device_s += rec.predicted_device_s
                 parent.inner_predicted_flops += rec.predicted_flops
+                for p, values in rec.predicted_parts().items():
+                    sums = parent.inner_parts.setdefault(p, [0.0, 0.0, 0.0])
+                    for j, value in enumerate(values):
+                        sums[j] += value
 
     @property
     def capped(self) -> bool:
@@ -355,6 +418,26 @@ class RehearsalCap:
     def predict_flops(self) -> float:
         """The unit's predicted full count of FLOPs (outside loops once, loops predicted)."""
         return self.outside.flops + sum(r.predicted_flops for r in self.top_level())
+
+    def predict_parts(self, unit_wall_s: float) -> dict[str, tuple[float, float, float]]:
+        """The unit's predicted (seconds, GPU seconds, FLOPs) per part (:data:`PARTS`): each
+        top-level loop's :meth:`LoopRecord.predicted_parts`, and the time outside loops
+        (reading, building models) in ``training``; they add up to :meth:`predict`,
+        :meth:`predict_device` and :meth:`predict_flops`."""
+        top = self.top_level()
+        sums: dict[str, list[float]] = {p: [0.0, 0.0, 0.0] for p in PARTS}
+        for r in top:
+            for p, values in r.predicted_parts().items():
+                for j, value in enumerate(values):
+                    sums.setdefault(p, [0.0, 0.0, 0.0])[j] += value
+        outside = (
+            self.predict(unit_wall_s) - sum(r.predicted_s for r in top),
+            self.predict_device(unit_wall_s) - sum(r.predicted_device_s for r in top),
+            self.predict_flops() - sum(r.predicted_flops for r in top),
+        )
+        for j, value in enumerate(outside):
+            sums["training"][j] += value
+        return {p: (s, d, f) for p, (s, d, f) in sums.items()}
 
     def cached_flops(self) -> float:
         """:meth:`cached_s` in FLOPs."""

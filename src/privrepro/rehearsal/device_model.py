@@ -9,7 +9,9 @@ time on the GPU is taken at the roofline of :class:`DeviceModel`:
 
     max(FLOPs / (peak FLOP/s × efficiency), bytes / (bandwidth × efficiency), launch)
 
-(the peak of convolutions is the TF32 tensor cores' that PyTorch lets cuDNN use by default)
+(convolutions at the TF32 tensor cores' peak, which PyTorch lets cuDNN use by default; matmuls
+at the FP32 peak, or at the tensor cores' when the unit computes in ``tf32`` or ``bf16``:
+:func:`privrepro.training.precision.unit_precision`)
 
 per operator; view operators (which launch no kernel and move nothing) count nothing. It is a
 *prediction*, not a measurement: the efficiency is assumed, fusion and caching are ignored (bytes
@@ -24,7 +26,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["CONVOLUTIONS", "H100", "DeviceModel", "OperationCount", "OperationTally"]
+__all__ = [
+    "CONVOLUTIONS",
+    "H100",
+    "TENSOR_CORE_PRECISIONS",
+    "DeviceModel",
+    "OperationCount",
+    "OperationTally",
+]
+
+#: the precisions whose matmuls run on tensor cores (:mod:`privrepro.training.precision`:
+#: ``tf32`` turns on TF32 matmuls, ``bf16`` autocasts them to bfloat16); ``fp32`` keeps them on
+#: the FP32 units
+TENSOR_CORE_PRECISIONS = ("tf32", "bf16")
 
 
 class OperationTally(Protocol):
@@ -45,11 +59,14 @@ class DeviceModel:
 
     Attributes:
         name: what it stands for.
-        flops: peak FLOP/s at the precision the paper profile runs (float32).
-        conv_flops: peak FLOP/s of convolutions, where they run at another precision by
-            default (PyTorch lets cuDNN use TF32 tensor cores for convolutions unless
-            ``torch.backends.cudnn.allow_tf32`` is turned off; matmuls stay float32 unless
-            ``torch.backends.cuda.matmul.allow_tf32`` is turned on). ``None``: ``flops``.
+        flops: peak FLOP/s in float32 without tensor cores (the paper profile's default
+            ``fp32``: matmuls and the other operators).
+        tensor_core_flops: peak FLOP/s of the tensor cores in TF32, dense: convolutions
+            always (PyTorch lets cuDNN use TF32 tensor cores for convolutions unless
+            ``torch.backends.cudnn.allow_tf32`` is turned off), and matmuls when the unit
+            computes in ``tf32`` or ``bf16`` (:data:`TENSOR_CORE_PRECISIONS`; bf16's dense
+            peak is twice TF32's on an H100: pricing it at TF32's is conservative). ``None``:
+            ``flops``.
         bandwidth: device memory bandwidth, bytes/s.
         efficiency: the fraction of both peaks assumed reached (stated in every prediction).
         launch_s: the least time of one operator (a kernel launch in eager PyTorch).
@@ -60,36 +77,43 @@ class DeviceModel:
     bandwidth: float
     efficiency: float = 0.5
     launch_s: float = 5e-6
-    conv_flops: float | None = None
+    tensor_core_flops: float | None = None
 
-    def seconds(self, flops: float, nbytes: float, conv: bool = False) -> float:
-        """One operator's predicted time (``conv``: a convolution, at :attr:`conv_flops`)."""
-        peak = self.conv_flops if conv and self.conv_flops else self.flops
+    def seconds(self, flops: float, nbytes: float, tensor_cores: bool = False) -> float:
+        """One operator's predicted time (``tensor_cores``: it runs on the tensor cores, at
+        :attr:`tensor_core_flops`: a convolution, or a matmul in ``tf32`` / ``bf16``)."""
+        peak = self.tensor_core_flops if tensor_cores and self.tensor_core_flops else self.flops
         return max(
             flops / (peak * self.efficiency),
             nbytes / (self.bandwidth * self.efficiency),
             self.launch_s,
         )
 
-    def describe(self) -> str:
-        """The model in words, for a prediction's "how"."""
+    def describe(self, precision: str = "fp32") -> str:
+        """The model in words, for a prediction's "how" (matmuls as ``precision`` runs them)."""
+        tc = self.tensor_core_flops
+        matmuls = (
+            f"matmuls and convolutions at {tc / 1e12:.0f} TFLOP/s on tensor cores ({precision})"
+            if tc and precision in TENSOR_CORE_PRECISIONS
+            else f"convolutions at {tc / 1e12:.0f} TFLOP/s TF32"
+            if tc
+            else ""
+        )
         return (
             f"{self.name} roofline: {self.flops / 1e12:.0f} TFLOP/s FP32, "
             f"{self.bandwidth / 1e12:.2f} TB/s, at {self.efficiency:.0%} of both, "
-            f"≥ {self.launch_s * 1e6:.0f} µs per operator"
-            + (
-                f", convolutions at {self.conv_flops / 1e12:.0f} TFLOP/s TF32"
-                if self.conv_flops
-                else ""
-            )
+            f"≥ {self.launch_s * 1e6:.0f} µs per operator" + (f", {matmuls}" if matmuls else "")
         )
 
 
-#: NVIDIA H100 SXM: FP32 (non-tensor-core) peak for matmuls and the rest, TF32 tensor-core peak
-#: (dense, 494 TFLOP/s) for convolutions (PyTorch's default, see :class:`DeviceModel`), HBM3
-#: bandwidth, all at half efficiency; the one constant every GPU prediction of the project uses
-#: (``benchmarks/bench_pac.py`` too, whose trainings are matmuls)
-H100 = DeviceModel("H100 SXM", flops=67e12, bandwidth=3.35e12, efficiency=0.5, conv_flops=494e12)
+#: NVIDIA H100 SXM: FP32 (non-tensor-core) peak for matmuls and the rest (67 TFLOP/s), TF32
+#: tensor-core peak (dense, 494 TFLOP/s) for convolutions (PyTorch's default) and for matmuls in
+#: ``tf32`` / ``bf16`` (see :class:`DeviceModel`), HBM3 bandwidth, all at half efficiency; the
+#: one constant every GPU prediction of the project uses (``benchmarks/bench_pac.py`` too, whose
+#: trainings are matmuls)
+H100 = DeviceModel(
+    "H100 SXM", flops=67e12, bandwidth=3.35e12, efficiency=0.5, tensor_core_flops=494e12
+)
 
 #: the operators that run on cuDNN's convolution kernels (TF32 by default on an H100), as a
 #: dispatch mode sees them (``conv2d`` and the like reach it as ``convolution``)
@@ -117,15 +141,22 @@ def _is_view(func: Any) -> bool:
 class OperationCount:
     """Count every torch operator run inside ``with OperationCount(target):`` into
     ``target()`` (an :class:`OperationTally`, asked per operator): FLOPs,
-    bytes, CPU seconds in the operator, count, and the roofline time on ``device``; the time the
+    bytes, CPU seconds in the operator, count, and the roofline time on ``device`` with matmuls
+    as ``precision`` runs them (on tensor cores in ``tf32`` and ``bf16``); the time the
     counting itself takes goes to ``overhead_s``, which the predictions leave out."""
 
-    def __init__(self, target: Callable[[], OperationTally], device: DeviceModel = H100) -> None:
+    def __init__(
+        self,
+        target: Callable[[], OperationTally],
+        device: DeviceModel = H100,
+        precision: str = "fp32",
+    ) -> None:
         from torch.utils._python_dispatch import TorchDispatchMode
         from torch.utils.flop_counter import FlopCounterMode
 
         registry = FlopCounterMode(display=False).flop_registry
         model = device
+        matmuls_on_tensor_cores = precision in TENSOR_CORE_PRECISIONS
 
         class _Mode(TorchDispatchMode):
             def __torch_dispatch__(  # type: ignore[override]
@@ -146,7 +177,9 @@ class OperationCount:
                     rec.nbytes += nbytes
                     rec.ops += 1
                     conv = func._overloadpacket.__name__ in CONVOLUTIONS
-                    rec.device_s += model.seconds(flops, nbytes, conv)
+                    # every other operator with FLOPs is a matmul (mm, bmm, addmm, attention)
+                    on_tc = conv or (matmuls_on_tensor_cores and flops > 0)
+                    rec.device_s += model.seconds(flops, nbytes, on_tc)
                 # the counting's own time is no part of the run's
                 rec.overhead_s += time.perf_counter() - entered - spent
                 return out

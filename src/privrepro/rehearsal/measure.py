@@ -17,9 +17,14 @@ How the prediction is made (the ``prediction`` column says which case applies):
   units run of that class × its number of units; the first unit(s) of each class are run;
 * the time before the first loop (reading the full-size files, decoding, building the model) is
   ``load_s``, counted once per unit;
-* a stage that builds a cache later units reuse (cl's features and pixel arrays, ip's base
-  models) counts once per cached model (``n_caches``: distinct ``Figure.shared_cache_key``),
-  and once over all figures where several figures build the same one (``cache_keys``);
+* a unit's work is split into parts (:data:`privrepro.rehearsal.cap.PARTS`: features, tuning,
+  training, evaluation), which the recipe names and keys (:meth:`privrepro.figures.api.Figure.cost_parts`):
+  a part other units compute too (a cache of features, pixel arrays or ip base models; a
+  tuning study; an ensemble's members) counts once per key (``n_caches``), and once over all
+  figures where several figures compute the same one (``cache_keys``); the ``parts`` column
+  gives the figure's cost per part name;
+* matmuls are priced at the precision the unit computes in
+  (:func:`privrepro.training.precision.unit_precision`: on tensor cores in ``tf32``/``bf16``);
 * an item too slow for the timeout is *probed* where its cost is affine in its size (a feature
   batch, a training batch, a DP-SGD step): it runs ``probe_samples`` samples (4 × that on the
   next item) and a full item is fitted (:meth:`privrepro.rehearsal.cap.RehearsalCap.item_size`); the rows a loop
@@ -45,16 +50,17 @@ import resource
 import shutil
 import signal
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from privrepro.figures.api import UnitContext
-from privrepro.rehearsal.cap import LoopRecord, RehearsalCap
+from privrepro.rehearsal.cap import PARTS, LoopRecord, RehearsalCap
 from privrepro.rehearsal.device_model import H100
 from privrepro.runner.plan import FigurePlan, plan_experiment
+from privrepro.training.precision import unit_precision
 
 __all__ = [
     "GIB",
@@ -64,6 +70,7 @@ __all__ = [
     "figure_total",
     "plan_rehearsal",
     "rehearse_figure",
+    "unit_parts",
     "units_to_run",
     "weights_overrides",
 ]
@@ -96,6 +103,9 @@ class RehearsalSettings:
             samples and its time is scaled (0: items run whole; :meth:`privrepro.rehearsal.cap.RehearsalCap.item_size`).
         count_operations: count every torch operator for the GPU prediction
             (:mod:`privrepro.rehearsal.device_model`).
+        overrides: Hydra overrides added to every figure's paper profile (e.g.
+            ``params.train.precision=tf32``: the cost at another precision); a key a figure
+            does not have is added with ``++`` by the caller.
     """
 
     root: Path
@@ -108,6 +118,7 @@ class RehearsalSettings:
     device: str = "auto"
     probe_samples: int = 4
     count_operations: bool = True
+    overrides: tuple[str, ...] = ()
 
 
 class RehearsalTimeout(BaseException):
@@ -223,41 +234,73 @@ def units_to_run(classes: Sequence[Any], per_class: int) -> list[int]:
 
 @dataclass(frozen=True)
 class UnitCost:
-    """One rehearsed unit's predicted cost (seconds, GPU seconds or FLOPs: one quantity),
-    ``cached`` of it in cache-building loops, with the unit's cost class and cache key."""
+    """One rehearsed unit's predicted cost (seconds, GPU seconds or FLOPs: one quantity) per
+    part of its work (:data:`privrepro.rehearsal.cap.PARTS`), with its cost class and its
+    parts' share keys (:func:`unit_parts`)."""
 
     cost_class: str
-    cache_key: str
-    total: float
-    cached: float
+    parts: Mapping[str, float]
+    keys: Mapping[str, str | None] = field(default_factory=dict)
+
+    @property
+    def total(self) -> float:
+        """The unit's whole predicted cost."""
+        return sum(self.parts.values())
+
+
+#: a unit's parts as :func:`figure_total` reads them: measured part → (report name, key or None)
+UnitParts = Mapping[str, tuple[str, str | None]]
+
+
+def unit_parts(
+    recipe: Any, unit: Mapping[str, Any], experiment: str
+) -> dict[str, tuple[str, str | None]]:
+    """The parts of ``unit``'s work (:data:`PARTS`) with their report names and share keys,
+    from :meth:`privrepro.figures.api.Figure.cost_parts`: a part not named keeps its measured
+    name and is priced per unit; a key becomes its ``repr``; the ``features`` part (a cache) is
+    built once per figure when its key is ``None``."""
+    declared = recipe.cost_parts(unit)
+    out: dict[str, tuple[str, str | None]] = {}
+    for part in PARTS:
+        cp = declared.get(part)
+        name = part if cp is None else cp.name
+        key = None if cp is None or cp.key is None else repr(cp.key)
+        if part == "features" and key is None:
+            key = experiment
+        out[part] = (name, key)
+    return out
 
 
 def figure_total(
-    runs: Sequence[UnitCost], classes: Sequence[str], keys: Sequence[str]
-) -> tuple[float, dict[str, float]]:
-    """A figure's predicted cost from the units it ran: ``(body, caches)``.
+    runs: Sequence[UnitCost], classes: Sequence[str], parts: Sequence[UnitParts]
+) -> tuple[dict[str, float], dict[str, float]]:
+    """A figure's predicted cost from the units it ran: ``(body, shared)``.
 
-    ``body``: over every unit of the figure (``classes[i]`` is unit i's cost class), the mean
-    cost outside cache-building loops of the units run of its class (of all units run when none
-    of its class ran). ``caches``: per distinct cache key (``keys[i]``), the cache-building cost,
-    counted once: the most any unit run with that key measured, else that of the units run of
-    the class of the key's first unit. The figure's total is ``body + sum(caches.values())``;
-    caches with equal keys in other figures are counted once over the figures
-    (:func:`privrepro.rehearsal.rehearse.mark_shared_caches`).
+    ``body``, per part name: over every unit of the figure (``classes[i]`` is unit i's cost
+    class, ``parts[i]`` its parts: :func:`unit_parts`), the mean cost of that part over the
+    units run of its class (of all units run when none of its class ran), for each part it
+    does not share. ``shared``, per ``"<name> | <key>"``: a shared part's cost, counted once:
+    the most any unit run with that key measured, else the most of the units run of the class
+    of the key's first unit. The figure's total is the sum of both; equal keys in other figures
+    are counted once over the figures (:func:`privrepro.rehearsal.summary.mark_shared_caches`).
     """
     by_class: dict[str, list[UnitCost]] = {}
     for r in runs:
         by_class.setdefault(r.cost_class, []).append(r)
-    body = 0.0
-    for c in classes:
-        rs = by_class.get(c, list(runs))
-        body += sum(r.total - r.cached for r in rs) / len(rs)
-    caches: dict[str, float] = {}
-    for k, c in zip(keys, classes, strict=True):
-        if k not in caches:
-            rs = [r for r in runs if r.cache_key == k] or by_class.get(c) or list(runs)
-            caches[k] = max(r.cached for r in rs)
-    return body, caches
+    body: dict[str, float] = {}
+    shared: dict[str, float] = {}
+    for c, unit in zip(classes, parts, strict=True):
+        rs = by_class.get(c) or list(runs)
+        for part, (name, key) in unit.items():
+            if key is None:
+                cost = sum(r.parts.get(part, 0.0) for r in rs) / len(rs)
+                body[name] = body.get(name, 0.0) + cost
+                continue
+            label = f"{name} | {key}"
+            if label not in shared:
+                same = [r for r in runs if r.keys.get(part) == key] or rs
+                shared[label] = max(r.parts.get(part, 0.0) for r in same)
+    return body, shared
 
 
 def _table_problems(table: Any, unit: dict[str, Any], paper: str, figure: str) -> list[str]:
@@ -293,6 +336,7 @@ def _overrides(experiment: str, settings: RehearsalSettings) -> list[str]:
         f"paths.cache_dir={scratch / 'cache' / paper / figure}",
         f"paths.results_dir={scratch / 'results'}",
         f"paths.plots_dir={scratch / 'plots'}",
+        *settings.overrides,
     ]
 
 
@@ -326,7 +370,11 @@ def _rehearse_unit(
     """Compute unit ``i`` of ``plan`` under a fresh cap, stopped after the unit timeout."""
     experiment = f"{plan.paper}/{plan.figure}"
     unit = plan.units[i]
-    cap = RehearsalCap(items=settings.items, probe_samples=settings.probe_samples)
+    cap = RehearsalCap(
+        items=settings.items,
+        probe_samples=settings.probe_samples,
+        precision=unit_precision(unit),
+    )
     ctx = UnitContext(
         seed=0,
         unit_id=f"rehearsal-{experiment}-{i}",
@@ -390,16 +438,17 @@ def _prediction_text(
     lower = bool(row["lower_bound"])
     return (
         f"CPU: per cost class ({row['cost_classes']}), the mean predicted time of its unit(s) "
-        f"run ({runs} in all) × its units ({units} in all), the cache-building "
-        f"loops (features, pixels, ip base models) counted once per cached model ({n_caches}; "
-        "once over all figures where figures share it); each unit: capped wall time with every "
+        f"run ({runs} in all) × its units ({units} in all), each part other units compute too "
+        f"(a cache of features, pixels or ip base models, a tuning study, an ensemble's "
+        f"members) counted once per key ({n_caches}; once over all figures where figures share "
+        "it); each unit: capped wall time with every "
         "top-level loop's measured time replaced by total × s/item"
         + (
             f"; items probed on {probe} samples and scaled linearly (up to ×{probed:.0f})"
             if probed > 1
             else ""
         )
-        + f". GPU: the same loops with each torch operator at the {H100.describe()} (FLOPs by "
+        + f". GPU: the same loops with each torch operator at the {row['gpu_model']} (FLOPs by "
         "torch.utils.flop_counter, bytes of its inputs and outputs), the rest (loading, Python, "
         "numpy) as measured here: a prediction from operation counts, not a measurement"
         + (
@@ -419,42 +468,44 @@ def _predictions(
     row: dict[str, Any],
     runs: Sequence[tuple[int, _UnitRun]],
     classes: Sequence[str],
-    keys: Sequence[str],
+    parts: Sequence[UnitParts],
     settings: RehearsalSettings,
 ) -> None:
     """Fill ``row`` with the figure's measured rates and predicted cost from its units run."""
     costs: dict[str, list[UnitCost]] = {"cpu": [], "gpu": [], "flops": []}
     for i, run in runs:
-        cap = run.cap
-        for kind, total, part in (
-            ("cpu", cap.predict(run.wall_s), cap.cached_s()),
-            ("gpu", cap.predict_device(run.wall_s), cap.cached_device_s()),
-            ("flops", cap.predict_flops(), cap.cached_flops()),
-        ):
-            costs[kind].append(UnitCost(classes[i], keys[i], total, part))
+        by_part = run.cap.predict_parts(run.wall_s)
+        keys = {part: key for part, (_, key) in parts[i].items()}
+        for j, kind in enumerate(("cpu", "gpu", "flops")):
+            values = {part: v[j] for part, v in by_part.items()}
+            costs[kind].append(UnitCost(classes[i], values, keys))
     records = [r for _, run in runs for r in run.cap.records]
     row["units_run"] = len(runs)
     row["capped_wall_s"] = sum(run.wall_s for _, run in runs)
     row["load_s"] = sum(run.load_s for _, run in runs) / len(runs)
     row["s_per_unit"] = sum(c.total for c in costs["cpu"]) / len(costs["cpu"])
     row.update(loop_summary(records))
-    # a cache-building stage (features, pixels, base models) runs once per cache key, not per unit
-    totals = {kind: figure_total(c, classes, keys) for kind, c in costs.items()}
+    # a shared part (a cache, a study, an ensemble's members) runs once per key, not per unit
+    totals = {kind: figure_total(c, classes, parts) for kind, c in costs.items()}
     n_caches = len(totals["cpu"][1])
     row["n_caches"] = n_caches
     row["cost_classes"] = len(set(classes))
     row["cache_s"] = sum(totals["cpu"][1].values())
-    row["predicted_s"] = totals["cpu"][0] + row["cache_s"]
+    row["predicted_s"] = sum(totals["cpu"][0].values()) + row["cache_s"]
     row["cache_gpu_s"] = sum(totals["gpu"][1].values())
-    row["predicted_gpu_s"] = totals["gpu"][0] + row["cache_gpu_s"]
-    row["predicted_tflop"] = (totals["flops"][0] + sum(totals["flops"][1].values())) / 1e12
+    row["predicted_gpu_s"] = sum(totals["gpu"][0].values()) + row["cache_gpu_s"]
+    flops = sum(totals["flops"][0].values()) + sum(totals["flops"][1].values())
+    row["predicted_tflop"] = flops / 1e12
     row["cache_keys"] = json.dumps(
         {
             k: [v, totals["gpu"][1][k], totals["flops"][1][k] / 1e12]
             for k, v in totals["cpu"][1].items()
         }
     )
-    row["gpu_model"] = H100.describe()
+    row["parts"] = json.dumps(_parts_of(totals))
+    precisions = sorted({run.cap.precision for _, run in runs})
+    row["precision"] = ", ".join(precisions)
+    row["gpu_model"] = "; ".join(H100.describe(p) for p in precisions)
     ended_early = any(run.ended_early for _, run in runs)
     row["lower_bound"] = (
         row["status"] == "timeout" or ended_early or any(r.interrupted for r in records)
@@ -464,6 +515,23 @@ def _predictions(
     row["prediction"] = _prediction_text(
         row, len(runs), len(classes), n_caches, settings.probe_samples, probed
     )
+
+
+def _parts_of(
+    totals: Mapping[str, tuple[dict[str, float], dict[str, float]]],
+) -> dict[str, list[float]]:
+    """The figure's cost per part name, ``[CPU s, GPU s, TFLOP]``: its unshared parts and its
+    shared ones (each key once), as :func:`figure_total` gave them."""
+    out: dict[str, list[float]] = {}
+    scale = {"cpu": 1.0, "gpu": 1.0, "flops": 1e-12}
+    for j, kind in enumerate(("cpu", "gpu", "flops")):
+        body, shared = totals[kind]
+        for name, value in body.items():
+            out.setdefault(name, [0.0, 0.0, 0.0])[j] += value * scale[kind]
+        for label, value in shared.items():
+            name = label.split(" | ", 1)[0]
+            out.setdefault(name, [0.0, 0.0, 0.0])[j] += value * scale[kind]
+    return out
 
 
 def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, Any]:
@@ -483,7 +551,7 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
     t_start = time.perf_counter()
     try:
         plan, extra = plan_rehearsal(experiment, settings)
-        row["overrides"] = " ".join(extra)
+        row["overrides"] = " ".join([*settings.overrides, *extra])
         row["n_units"] = len(plan.units)
         est = plan.recipe.estimate_memory(plan.params)
         if est is not None:
@@ -507,10 +575,7 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
         torch.cuda.reset_peak_memory_stats()
     recipe = plan.recipe
     classes = [repr(recipe.cost_class(u)) for u in plan.units]
-    keys = [
-        experiment if k is None else repr(k)
-        for k in (recipe.shared_cache_key(u) for u in plan.units)
-    ]
+    parts = [unit_parts(recipe, u, experiment) for u in plan.units]
     stand_ins = _quiet_stand_in_log()
     old = signal.signal(signal.SIGALRM, _alarm) if hasattr(signal, "SIGALRM") else None
     runs: list[tuple[int, _UnitRun]] = []
@@ -526,7 +591,7 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
         row["data"] = "rehearsal stand-in (" + ", ".join(sorted(stand_ins.datasets)) + ")"
     else:
         row["data"] = "rehearsal stand-in (no data file read)"
-    _predictions(row, runs, classes, keys, settings)
+    _predictions(row, runs, classes, parts, settings)
     row["peak_host_bytes"] = _peak_host_bytes()
     row["peak_device_bytes"] = 0
     if cuda:

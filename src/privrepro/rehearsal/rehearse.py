@@ -27,9 +27,22 @@ from typing import Any
 import pandas as pd
 
 from privrepro.rehearsal.measure import GIB, RehearsalSettings, rehearse_figure
-from privrepro.rehearsal.summary import COLUMNS, GPU_TARGET_H, gpu_totals, mark_shared_caches
+from privrepro.rehearsal.summary import (
+    COLUMNS,
+    GPU_TARGET_H,
+    PROFILE_TARGET_H,
+    gpu_totals,
+    mark_shared_caches,
+    part_totals,
+)
 
-__all__ = ["MAX_COST_CLASSES", "main", "plot_rehearsal", "rehearse_all"]
+__all__ = ["MAX_COST_CLASSES", "main", "plot_rehearsal", "rehearse_all", "settings_json"]
+
+
+def settings_json(settings: RehearsalSettings) -> str:
+    """The settings as the text a figure's process reads back (:func:`_child_settings`)."""
+    values = {k: str(v) for k, v in asdict(settings).items()}
+    return json.dumps({**values, "overrides_json": json.dumps(list(settings.overrides))})
 
 
 def _child(experiment: str, settings: RehearsalSettings, timeout_s: float) -> dict[str, Any]:
@@ -45,7 +58,7 @@ def _child(experiment: str, settings: RehearsalSettings, timeout_s: float) -> di
             "--json",
             str(out),
             "--settings",
-            json.dumps({k: str(v) for k, v in asdict(settings).items()}),
+            settings_json(settings),
         ]
         t0 = time.perf_counter()
         try:
@@ -138,8 +151,8 @@ def plot_rehearsal(table: pd.DataFrame) -> Any:
         [here, gpu],
         [
             f"rehearsed on {devices}",
-            f"one H100, predicted from operation counts: {totals['rest_h']:.1f} h without "
-            f"FiLM tuning, {totals['film_h']:.1f} h FiLM tuning",
+            f"one H100, predicted from operation counts: {totals['total_h']:.1f} h in all, "
+            f"{totals['rest_h']:.1f} h without the cl PEFT figures",
         ],
         fontsize=6,
         loc="lower right",
@@ -184,6 +197,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--no-count", action="store_true", help="do not count torch operators (no GPU prediction)"
     )
+    parser.add_argument(
+        "--override",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Hydra override for every figure (e.g. ++params.train.precision=tf32)",
+    )
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--json", help=argparse.SUPPRESS)
     parser.add_argument("--settings", help=argparse.SUPPRESS)
@@ -204,6 +224,7 @@ def _child_settings(text: str) -> RehearsalSettings:
         device=raw["device"],
         probe_samples=int(raw["probe_samples"]),
         count_operations=raw["count_operations"] == "True",
+        overrides=tuple(json.loads(raw.get("overrides_json", "[]"))),
     )
 
 
@@ -257,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         device=args.device,
         probe_samples=args.probe,
         count_operations=not args.no_count,
+        overrides=tuple(args.override),
     )
     if args.target:
         names = [e.name for t in args.target for e in resolve_target(t)]
@@ -268,15 +290,18 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{len(table)} figures rehearsed in {time.perf_counter() - t0:.0f} s: "
         f"{out}, {', '.join(map(str, plots))}; predicted full paper profile "
-        f"{totals['cpu_h']:.1f} h here (each shared cache once); on one H100 (predicted "
-        f"from operation counts): {totals['rest_h']:.1f} h for every figure but cl FiLM tuning "
-        f"(target ≤ {GPU_TARGET_H:g} h), {totals['film_h']:.1f} h for cl FiLM tuning"
+        f"{totals['cpu_h']:.1f} h here (each shared part once); on one H100 (predicted "
+        f"from operation counts): {totals['total_h']:.1f} h in all (target ≤ "
+        f"{PROFILE_TARGET_H:g} h), of it {totals['rest_h']:.1f} h for every figure but the cl "
+        f"PEFT figures (target ≤ {GPU_TARGET_H:g} h) and {totals['film_h']:.1f} h for them"
         + (
             f"; {totals['lower_bounds']:.0f} rows are lower bounds"
             if totals["lower_bounds"]
             else ""
         )
     )
+    for name, v in part_totals(table).items():
+        print(f"  {name:<22} {v['gpu_h']:10.2f} H100 h  {v['tflop']:12.4g} TFLOP")
     return 0
 
 

@@ -11,7 +11,9 @@ Modules: :mod:`.members` (FiLM and head-only members, Alg. 2's loop), :mod:`.set
 and its settings, with their ranges), :mod:`.data` (features or images of a run),
 :mod:`.hyperparameter_search` (the Optuna study of a run and the transfer to each task's
 size), :mod:`.scenario` (a run's tasks), :mod:`.runs` (:func:`run_peft`,
-:func:`ensemble_all_orders`). Naive and Non-CL members:
+:func:`ensemble_all_orders`), :mod:`.shared_members` (an ensemble's members, trained once per
+member key), :mod:`.shared_work` (what a unit shares with others — its study, its members, its
+data — from its settings alone, for a cost model). Naive and Non-CL members:
 :mod:`privrepro.continual.baselines`.
 """
 

@@ -86,7 +86,11 @@ def _head_data(run: PeftRun, features: FeatureSettings, ws: Workspace) -> PeftDa
     from privrepro.continual.benchmarks import load_benchmark
 
     spec = feature_spec(features)
-    data, meta = load_benchmark(run.benchmark, spec, ws.data_dir, ws.cache_dir, ws.device)
+    # the extraction's batches go through the workspace's progress (a bar, and a loop budget's
+    # cap), as the cosine runs' do
+    data, meta = load_benchmark(
+        run.benchmark, spec, ws.data_dir, ws.cache_dir, ws.device, ws.progress
+    )
     tr, te = subsample_pair(data.train_y, data.test_y, features)
     device = ws.device
     return PeftData(

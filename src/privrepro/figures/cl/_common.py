@@ -4,7 +4,6 @@ repeats with min/max error bars)."""
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,13 +15,15 @@ import pandas as pd
 
 from privrepro.config.identity import identity
 from privrepro.continual import peft
-from privrepro.continual.benchmarks import FeatureSpec
+from privrepro.continual.benchmarks import FeatureSpec, features_cache_key
+from privrepro.continual.peft import shared_work
+from privrepro.continual.peft.settings import PeftRun
 from privrepro.continual.plots import final_accuracy_markers
 from privrepro.continual.provenance import benchmark_source
 from privrepro.continual.repeat_summaries import final_metrics, median_min_max
 from privrepro.continual.workspace import Workspace
 from privrepro.data.provenance import DataSource
-from privrepro.figures.api import Figure, P, UnitContext, grid_units, param
+from privrepro.figures.api import CostPart, Figure, P, UnitContext, grid_units, param
 from privrepro.plotting.names import display
 from privrepro.plotting.style import new_figure
 
@@ -84,15 +85,18 @@ class CosineFigure(Figure[P]):
     def shared_cache_key(self, unit: Mapping[str, Any]) -> Any:
         """The backbone features of the unit's benchmark (``<cache_dir>/cl/features/``, one file
         per backbone, dataset and split): every cosine unit and figure with the same benchmark
-        and feature source reads the same files."""
-        f = unit["features"]
-        name = str(unit.get("dataset", self.benchmark))
-        split_seed = f.get("imagenet_r_split_seed") if name == "imagenet-r" else None
-        model_kwargs = json.dumps(f.get("model_kwargs", {}), sort_keys=True, default=str)
-        source = (f["source"], f["backbone"], f.get("weights"), model_kwargs)
-        key = ("cl-features", name, *source, split_seed, f.get("synthetic_seed"))
-        precision = f.get("precision", "fp32")  # its own cache files, unless fp32
-        return key if precision == "fp32" else (*key, precision)
+        and feature source reads the same files, and so do the PEFT head runs
+        (:func:`~privrepro.continual.benchmarks.features_cache_key`)."""
+        return features_cache_key(str(unit.get("dataset", self.benchmark)), unit["features"])
+
+    def cost_parts(self, unit: Mapping[str, Any]) -> dict[str, CostPart]:
+        """The feature extraction, once per benchmark over every figure; the cosine
+        classifier's training per unit."""
+        return {
+            "features": CostPart("features", self.shared_cache_key(unit)),
+            "training": CostPart("cosine classifier"),
+            "evaluation": CostPart("cosine classifier"),
+        }
 
     def cost_class(self, unit: Mapping[str, Any]) -> Any:
         """The benchmark: its images (CIFAR-100's 60,000 32×32 arrays, ImageNet-R's 30,000
@@ -224,6 +228,39 @@ class PeftFigure(Figure[P]):
 
     def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
         return peft_data_source(unit, data_dir)
+
+    def cost_class(self, unit: Mapping[str, Any]) -> Any:
+        """The kind and the benchmark: a FiLM unit trains through ViT-B/16 (hours on a GPU), a
+        head unit trains a linear head on cached features (seconds), and a benchmark's
+        training images set the work (CIFAR-100: 50,000; ImageNet-R: 24,000, its 80 % split
+        of 30,000; 5-Datasets: its five members)."""
+        return (PeftRun.from_unit(unit).kind, str(unit["benchmark"]))
+
+    def cost_parts(self, unit: Mapping[str, Any]) -> dict[str, CostPart]:
+        """What a unit shares (:mod:`privrepro.continual.peft.shared_work`): its data (pixel
+        arrays or features, once per benchmark over every figure), its tuning study (once per
+        study key: the runs of one kind, label configurations and task orders of one
+        (benchmark, ε, repeat)), and, for a PEFT Ensemble, its members (once per member key:
+        Fig. 3's S_prior^const column, Fig. 5 and Fig. A1 train the same). A FiLM unit's parts
+        are named FiLM tuning, FiLM final training and evaluation; a head unit's are all
+        "heads"."""
+        run = PeftRun.from_unit(unit)
+        study = ("study", shared_work.study_key(unit))
+        members = shared_work.ensemble_key(unit)
+        trained = None if members is None else ("members", members)
+        if run.kind == "film":
+            return {
+                "features": CostPart("features", shared_work.data_key(unit)),
+                "tuning": CostPart("FiLM tuning", study),
+                "training": CostPart("FiLM final training", trained),
+                "evaluation": CostPart("evaluation"),
+            }
+        return {
+            "features": CostPart("features", shared_work.data_key(unit)),
+            "tuning": CostPart("heads", study),
+            "training": CostPart("heads", trained),
+            "evaluation": CostPart("heads"),
+        }
 
 
 def run_peft_unit(unit: dict[str, Any], ctx: UnitContext) -> peft.PeftOutput:
