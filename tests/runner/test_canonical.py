@@ -70,6 +70,10 @@ def test_an_adhoc_plot_is_named_by_what_the_run_varied() -> None:
     )
     assert varied_name(["params.epsilons=[1.0,8.0]"]) == "epsilons-1p0_8p0"
     assert varied_name(["experiment=cl/fig2"]) == "run"
+    # a long one (a weights path among the overrides) stays a short file name, still distinct
+    long = [f"params.features.weights=/data/weights/{'x' * 300}/{v}.pt" for v in ("a", "b")]
+    names = [varied_name([o]) for o in long]
+    assert all(len(n) <= 100 for n in names) and names[0] != names[1]
 
 
 def test_the_report_scores_the_canonical_rows_alone() -> None:

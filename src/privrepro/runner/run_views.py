@@ -11,6 +11,7 @@ the sweep's folder; its jobs draw no plot of their own. Neither replaces the def
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import logging
@@ -53,6 +54,8 @@ IGNORED_KEYS = (
 #: The record a sweep's job leaves in its job folder: which units it drew, with what.
 SELECTION_FILE = "selection.json"
 _MAX_PANELS = 24
+#: The longest plot name from overrides; longer ones end in a hash of the whole name.
+_MAX_NAME = 100
 
 
 def _key(override: str) -> str:
@@ -86,7 +89,7 @@ def _file_part(text: str) -> str:
     name = "".join(out)
     while "__" in name:
         name = name.replace("__", "_")
-    return name.strip("_")[:120]
+    return name.strip("_")
 
 
 def varied_overrides(overrides: Sequence[str]) -> list[str]:
@@ -105,7 +108,16 @@ def varied_name(overrides: Sequence[str]) -> str:
     ``["experiment=cl/fig2", "profile=paper", "seed=3", "params.k_max=200"]`` →
     ``profile-paper_seed-3_k_max-200`` (``run`` when none does)."""
     parts = [_name_part(o) for o in overrides if _kept(o)]
-    return "_".join(p for p in parts if p) or "run"
+    return _capped("_".join(p for p in parts if p) or "run")
+
+
+def _capped(name: str) -> str:
+    """``name``, or its head and a hash of it when longer than :data:`_MAX_NAME` (a file name
+    stays well under the 255 bytes file systems allow)."""
+    if len(name) <= _MAX_NAME:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:10]
+    return f"{name[: _MAX_NAME - 11]}-{digest}"
 
 
 def adhoc_stem(plots_dir: Path, paper: str, figure: str, overrides: Sequence[str]) -> Path:
@@ -221,7 +233,7 @@ def draw_sweep(sweep_dir: Path, conf: Path | None = None) -> list[Path]:
             / paper
             / figure
             / "sweeps"
-            / (f"{sweep_dir.name}_{_file_part(varied)}")
+            / _capped(f"{sweep_dir.name}_{_file_part(varied)}")
         )
         caption = (
             f"privrepro {paper}/{figure} · sweep {sweep_dir.name} · not the figure's default plot"
