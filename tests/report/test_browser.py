@@ -47,7 +47,7 @@ def test_report_opens_in_chromium_with_every_image_and_link(
     result = check_page(page, screenshot=shot, chromium=chromium)
     assert result.ok, "\n".join(result.problems)
     assert result.images >= len(pngs)  # every plot of the run is on the page, decoded
-    assert result.internal_links > 0
+    assert result.internal_links > 0  # and no element wider than the 1280 px window
     assert shot.stat().st_size > 10_000  # a rendered page, not a blank
     ARTEFACT.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(shot, ARTEFACT)
@@ -59,6 +59,7 @@ BROKEN = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>broken</titl
 <img alt="gone" src="missing.png">
 <a href="#top">ok</a> <a href="#nowhere">bad anchor</a> <a href="absent.csv">bad file</a>
 <a href="present.csv">ok file</a> <a href="https://example.org/">external</a>
+<table><tr><td style="min-width:1500px">a table wider than the window</td></tr></table>
 <script>console.error("boom"); throw new Error("uncaught");</script>
 </body></html>"""
 
@@ -76,6 +77,7 @@ def test_checker_finds_each_kind_of_fault(chromium: str, tmp_path: Path) -> None
     assert "'#nowhere'" in text and "'absent.csv'" in text
     assert "boom" in text and "uncaught" in text
     assert "missing.png" in text  # the failed request
+    assert "the page is wider than the window" in text and "table a table wider" in text
     assert result.images == 1 and result.internal_links == 2
     assert result.external_links == ["https://example.org/"]
     assert not result.ok

@@ -54,7 +54,10 @@ def test_tracking_mlflow_logs_units_metrics_table_and_plot(tmp_path: Path) -> No
     files = {
         a.path for d in ("results", "plots") for a in client.list_artifacts(fig.info.run_id, d)
     }
-    assert {"results/fig3_peft.csv", "results/fig3_peft.meta.json", "plots/fig3_peft.png"} <= files
+    # the figure's table and meta, and this run's own plot (tuning on: not the figure's own
+    # parameters for tiny, so no default plot), named by what it varied
+    own = "plots/profile-tiny_tuning_enabled-true_tuning_n_trials-2.png"
+    assert {"results/fig3_peft.csv", "results/fig3_peft.meta.json", own} <= files
 
     table = pd.read_parquet(tmp_path / "res" / "cl" / "fig3_peft.parquet")
     tuned_here: list[int] = []

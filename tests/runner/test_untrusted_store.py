@@ -114,7 +114,7 @@ def test_a_recipe_named_by_a_file_is_never_imported(
     store: Path, module_conf_root: Path, recipe: str
 ) -> None:
     """A sealed unit of pb/fig1 naming another recipe, a last-run record and a meta.json naming
-    it: the table keeps the configured recipe's units, the summary and the plot are left, and the
+    it: the table and the summary keep the configured recipe's units, the plot is left, and the
     named module is never imported (``this`` prints the Zen of Python when it is)."""
     before = _table(store, "pb/fig1")
     _forge(_units(store, "pb/fig1")[0], recipe=recipe, version=1)
@@ -128,7 +128,9 @@ def test_a_recipe_named_by_a_file_is_never_imported(
     assert table.empty or set(table["unit_id"]) < set(before["unit_id"])  # the forged one left
     warned = [line for line in done.stderr.splitlines() if "WARNING" in line]
     assert any("left out of the table" in w and recipe in w for w in warned)
-    assert any("its summary is left as it was" in w for w in warned)
+    forged = _units(store, "pb/fig1")[0].name
+    canonical = json.loads((store / "res" / "pb" / "fig1.meta.json").read_text())["canonical"]
+    assert all(forged not in v["unit_ids"] for v in canonical.values())  # nor summarised
     meta = store / "res" / "pb" / "fig1.meta.json"
     meta.write_text(json.dumps({**json.loads(meta.read_text()), "recipe": recipe}))
     drawn = _cli("privrepro.runner.replot", store, module_conf_root)
@@ -195,12 +197,18 @@ def test_no_unit_folder_stops_the_other_figures(store: Path, module_conf_root: P
 META_DAMAGE = {
     "cut short": lambda text: text[: len(text) // 2],
     "a list": lambda text: "[1, 2]",
-    "an out-of-range value": lambda text: json.dumps(
-        {**json.loads(text), "params": {**json.loads(text)["params"], "sigma": -1.0}}
-    ),
+    "an out-of-range value": lambda text: _canonical(text, "params", {"sigma": -1.0}),
     "another recipe": lambda text: json.dumps({**json.loads(text), "recipe": "this:s"}),
-    "selection not a list": lambda text: json.dumps({**json.loads(text), "selection": 3}),
+    "units not a list": lambda text: _canonical(text, "unit_ids", 3),
 }
+
+
+def _canonical(text: str, key: str, value: object) -> str:
+    """The meta.json with ``key`` of its canonical view (the default plot's) replaced."""
+    meta = json.loads(text)
+    view = meta["canonical"]["tiny"]
+    view[key] = {**view[key], **value} if isinstance(value, dict) else value
+    return json.dumps(meta)
 
 
 @pytest.mark.parametrize("damage", list(META_DAMAGE))
@@ -222,7 +230,9 @@ def test_make_plots_draws_every_other_figure(
     assert len([x for x in lines if x.startswith("pb/fig1: not drawn:")]) == 1
     assert lines[-1] == "1 figure(s) not drawn: pb/fig1"
     drawn = sorted(p.relative_to(store / "plots").as_posix() for p in store.glob("plots/*/*.png"))
-    assert drawn == ["pac/curves_dimension.png", "test/noise.png"]
+    assert drawn == ["pac/curves_dimension.png"]
+    # test/noise ran only with params.draws=200: no default plot, its run's own plot again
+    assert (store / "plots" / "test" / "noise" / "runs" / "draws-200.png").is_file()
     assert not stale.exists()
 
 

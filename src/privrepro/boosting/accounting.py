@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 from scipy import optimize, special
 
-from privrepro.boosting._roots import illinois_decreasing
+from privrepro.boosting._roots import decreasing_root
 from privrepro.boosting.regions import PaperTerms
 
 __all__ = [
@@ -249,6 +249,6 @@ def composition_epsilon_curve(
         lo = np.where(too_big, hi, lo)
         hi = np.where(too_big, hi * 4, hi)
     zero_ok = delta_all(np.zeros(n)) <= delta
-    out = illinois_decreasing(delta_all, np.full(n, delta), np.where(zero_ok, -1.0, lo), hi, xtol)
+    out = decreasing_root(delta_all, np.full(n, delta), np.where(zero_ok, -1.0, lo), hi, xtol)
     out = np.where(zero_ok, 0.0, out)
     return out[np.searchsorted(np.asarray(want), T_values)]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from privrepro.boosting._roots import illinois_decreasing, smallest_epsilon
+from privrepro.boosting._roots import decreasing_root, smallest_epsilon
 from privrepro.boosting.gaussian_mu import gaussian_delta_mu
 
 __all__ = [
@@ -32,7 +32,7 @@ def analytic_sigma_batch(
     )
     lo = np.log(sensitivity) - 25.0
     hi = np.log(sensitivity) + 25.0
-    ls = illinois_decreasing(
+    ls = decreasing_root(
         lambda x: gaussian_delta_mu(eps0, sensitivity / np.exp(x)), delta, lo, hi, 1e-12
     )
     return np.exp(ls)

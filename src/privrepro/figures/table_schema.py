@@ -20,6 +20,14 @@ between units.
 
 :func:`check_table` returns the problems in words (empty when the table conforms); the test suite
 runs it on every figure's tiny run (``tests/runner/test_every_experiment.py``).
+
+Why not pandera: pandera checks a column's pandas dtype, while these rules are about values — an
+``int`` column holds integral values, often in a float64 column (a unit that leaves it NaN makes
+pandas widen it), and a column NaN throughout passes any type (a table of one profile may leave
+it empty). Both would be custom checks in pandera, leaving it only the range, allowed-values and
+required-column checks done here in a few lines, for a dependency that brings typeguard,
+typing-inspect and pydantic into every install of the library. The schemas stay data (one YAML
+file per paper); were they to grow cross-column or statistical rules, pandera would earn its keep.
 """
 
 from __future__ import annotations

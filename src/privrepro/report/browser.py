@@ -4,7 +4,9 @@
 
 Checks, on the page as the browser rendered it: every image loaded (decoded, non-zero size),
 every internal link resolves (``#anchor`` to an element with that id, a relative link to an
-existing file), and the page raised no console error, uncaught exception or failed request.
+existing file), the page raised no console error, uncaught exception or failed request, and no
+element makes the page wider than the window (1280 px by default: a reader never scrolls sideways
+to read the page; a wide table scrolls inside it).
 Keeps a screenshot of the page's top (the summary) for a person to look at. Exit status 1 when
 a check fails, 2 when no browser can be started.
 
@@ -47,6 +49,11 @@ _INSPECT = """() => ({
     href: a.getAttribute('href'), url: a.href})),
   ids: Array.from(document.querySelectorAll('[id]')).map(e => e.id),
   title: document.title,
+  pageWidth: document.documentElement.scrollWidth,
+  viewWidth: document.documentElement.clientWidth,
+  wide: Array.from(document.querySelectorAll('body > *'))
+    .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+    .map(e => e.tagName.toLowerCase() + ' ' + (e.textContent || '').trim().slice(0, 60)),
 })"""
 
 
@@ -159,6 +166,12 @@ def check_page(
                         result.problems.append(f"image not loaded: {img['alt']!r} {img['src']}")
                     else:
                         result.images += 1
+                if found["pageWidth"] > found["viewWidth"] + 1:
+                    what = "; ".join(found["wide"][:3]) or "an element"
+                    result.problems.append(
+                        f"the page is wider than the window ({found['pageWidth']} px > "
+                        f"{found['viewWidth']} px): {what}"
+                    )
                 for link in found["links"]:
                     scheme = urlsplit(link["url"]).scheme
                     if scheme in ("http", "https", "mailto"):

@@ -205,7 +205,11 @@ def _html_block(block: Block, base: Path) -> str:
             + "</tr>"
             for row in block.rows
         )
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        # wide tables (the per-paper counts) scroll inside the page instead of widening it
+        return (
+            f'<div class="table-wrap"><table><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table></div>"
+        )
     if isinstance(block, Image):
         data = base64.b64encode(Path(block.path).read_bytes()).decode("ascii")
         links = " · ".join(
@@ -243,7 +247,8 @@ def _html_block(block: Block, base: Path) -> str:
 _CSS = """
 body{font-family:-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;max-width:1100px;
 margin:2em auto;padding:0 1em;line-height:1.45;color:#1f2328}
-table{border-collapse:collapse;margin:0.8em 0;font-size:0.9em}
+.table-wrap{max-width:100%;overflow-x:auto;margin:0.8em 0}
+table{border-collapse:collapse;font-size:0.9em}
 th,td{border:1px solid #d0d7de;padding:4px 8px;vertical-align:top}
 th{background:#f6f8fa}
 code{background:#f6f8fa;padding:0 3px;border-radius:3px;font-size:0.9em}

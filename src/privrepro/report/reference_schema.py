@@ -6,6 +6,14 @@ entry). Types: ``"number"`` (int or float, not bool or NaN), ``"string"``, ``"id
 ``"object"`` (a mapping checked with its own ``schema``), ``"mapping"`` (column → a scalar, or a
 list of scalars meaning any of them), ``"list"``, ``"lookups"`` (a mapping or a list of them),
 ``"any"``.
+
+Why not pydantic or jsonschema: a bad reference file must stop the report with one line naming
+the file, the entry, the key, the value and what is allowed (practice 5), for the first problem
+in the entry. Both libraries report errors in their own words and structure (pydantic's
+``Input should be …`` with a location tuple; jsonschema's messages per schema keyword), so the
+specs would be rewritten as models or JSON Schemas *and* their errors translated back into these
+lines — about as much code as this checker. Neither is a dependency of the core install either:
+pydantic is locked only through the ``mlflow`` extra, jsonschema not at all.
 """
 
 from __future__ import annotations

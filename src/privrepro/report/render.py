@@ -454,9 +454,11 @@ def _provenance_row(fr: FigureResults) -> list[str]:
         device += f" ({m['device_name']})"
     profile, _ = choose_profile(profiles_of(fr), None)
     data = "; ".join(data_labels(fr, profile) or []) or "—"
+    view = fr.canonical.get(profile or "")
+    seeds = ", ".join(str(s) for s in view.get("seeds") or []) if view else fmt_num(m.get("seed"))
     return [
         f"`{', '.join(profiles_of(fr)) or '—'}`",
-        fmt_num(m.get("seed")),
+        seeds,
         _sha(m),
         data,
         device,
@@ -464,6 +466,30 @@ def _provenance_row(fr: FigureResults) -> list[str]:
         str(m.get("started") or "—"),
         str(len(units)) if isinstance(units, list) else "—",
     ]
+
+
+def _scored_text(fr: FigureResults) -> str | None:
+    """Which rows the verdicts are made on: each profile's canonical view, and what is left."""
+    if not fr.canonical:
+        return None
+    parts = []
+    for profile, view in fr.canonical.items():
+        seeds = [str(s) for s in view.get("seeds") or []]
+        n = len(view.get("unit_ids") or [])
+        label = "seeds" if len(seeds) > 1 else "seed"
+        parts.append(f"`{profile}`: {label} {', '.join(seeds)} ({n} units)")
+    chosen, _ = choose_profile(profiles_of(fr), None)
+    text = (
+        f"*Scored:* the figure's own parameters under profile `{chosen}`, the most faithful one "
+        f"held (each value takes the most faithful profile it allows) — {'; '.join(parts)}."
+    )
+    held = sum(len(v.get("unit_ids") or []) for v in fr.canonical.values())
+    if fr.table_units is not None and fr.table_units > held:
+        text += (
+            f" The table's other {fr.table_units - held} units (ad-hoc runs, sweeps) have their "
+            "own plots and are not scored."
+        )
+    return text
 
 
 _PROV_HEADER = ["profile", "seed", "git sha", "data", "device", "wall time", "started", "units"]
@@ -720,7 +746,12 @@ def _figure_section(
                 )
             )
         blocks.append(Table(_PROV_HEADER, [_provenance_row(fr)]))
-        blocks += _assumptions(fr.meta)
+        scored = _scored_text(fr)
+        if scored:
+            blocks.append(Para(scored))
+        chosen, _ = choose_profile(profiles_of(fr), None)
+        view = fr.canonical.get(chosen or "") or {}
+        blocks += _assumptions(view if "assumptions" in view else fr.meta)
     if len(claims):
         blocks.append(Para("**The paper's claims about this figure**"))
         blocks += _claims_blocks(claims)

@@ -51,6 +51,9 @@ class FigureResults:
         config_title: the first comment line of the figure's config, when one was found.
         error: why a results file that exists could not be read (the figure is then treated as
             having no results, and the report says why).
+        canonical: the canonical view of each profile (``meta.json``'s ``canonical``: seeds,
+            unit ids, parameters); ``table`` then holds those units alone.
+        table_units: how many units the whole table holds (scored or not), when known.
     """
 
     paper: str
@@ -62,6 +65,8 @@ class FigureResults:
     pdf: Path | None = None
     config_title: str | None = None
     error: str | None = None
+    canonical: dict[str, dict[str, Any]] = field(default_factory=dict)
+    table_units: int | None = None
 
     @property
     def ran(self) -> bool:
@@ -132,10 +137,29 @@ def load_figure(results_dir: Path, plots_dir: Path, paper: str, figure: str) -> 
             fr.summary = _read_table(summary)
     except ResultsError as e:
         fr.table, fr.summary, fr.error = None, None, str(e)
+    _keep_canonical(fr)
     png, pdf = plots_dir / paper / f"{figure}.png", plots_dir / paper / f"{figure}.pdf"
     fr.png = png if png.is_file() else None
     fr.pdf = pdf if pdf.is_file() else None
     return fr
+
+
+def _keep_canonical(fr: FigureResults) -> None:
+    """Restrict the table to the canonical units its ``meta.json`` records (each profile's own
+    parameters, :mod:`privrepro.runner.canonical`): ad-hoc runs and sweeps are in the table but
+    are not scored. A figure whose store holds no run of its own parameters counts as not run.
+    A ``meta.json`` written before canonical views were recorded leaves the table whole."""
+    views = fr.meta.get("canonical")
+    if not isinstance(views, dict) or fr.table is None or "unit_id" not in fr.table.columns:
+        return
+    fr.canonical = {str(p): v for p, v in views.items() if isinstance(v, dict)}
+    ids = {str(u) for v in fr.canonical.values() for u in v.get("unit_ids") or []}
+    fr.table_units = int(fr.table["unit_id"].nunique())
+    kept = fr.table[fr.table["unit_id"].astype(str).isin(ids)].reset_index(drop=True)
+    if kept.empty:
+        fr.table, fr.summary = None, None
+    else:
+        fr.table = kept
 
 
 def _figure_name(path: Path) -> str | None:

@@ -5,6 +5,8 @@ and the reference values (:mod:`privrepro.report.references`) in, one row per re
 out. Nothing is typed in: the reproduced value is always looked up in the table named by the
 entry's ``match`` (:func:`select`), so a changed result changes the verdict.
 
+Only a figure's canonical rows are scored (each profile's own parameters, every seed that holds
+them all: :mod:`privrepro.runner.canonical`; ad-hoc runs and sweeps stay in the table, unscored).
 Rows are selected explicitly: under the most faithful profile the entry allows
 (:func:`~privrepro.report.row_selection.choose_profile`), then by the entry's ``where``. A value
 computed on stand-in data (the table's ``data`` column) is never compared with the paper's.
@@ -182,9 +184,11 @@ def select(fr: FigureResults | None, lookup: Lookup, profile: str | None = None)
 _ABSENT = object()
 
 
-def _setting(fr: FigureResults, key: str) -> Any:
-    """A run setting: ``params`` in the metadata (dotted path), else a column with one value."""
-    node: Any = fr.meta.get("params") or {}
+def _setting(fr: FigureResults, key: str, profile: str | None = None) -> Any:
+    """A run setting: the parameters of ``profile``'s canonical view (else of the last run) in
+    the metadata (dotted path), else a column with one value."""
+    view = fr.canonical.get(profile or "") or {}
+    node: Any = view.get("params") or fr.meta.get("params") or {}
     for part in key.removeprefix("params.").split("."):
         node = node.get(part, _ABSENT) if isinstance(node, Mapping) else _ABSENT
     if node is not _ABSENT:
@@ -196,10 +200,13 @@ def _setting(fr: FigureResults, key: str) -> Any:
     return _ABSENT
 
 
-def requirement_problem(fr: FigureResults, requires: Mapping[str, Any]) -> str | None:
-    """Why the results do not meet ``requires`` (e.g. made on stand-in data), or ``None``."""
+def requirement_problem(
+    fr: FigureResults, requires: Mapping[str, Any], profile: str | None = None
+) -> str | None:
+    """Why the results (of ``profile``) do not meet ``requires`` (e.g. made on stand-in data),
+    or ``None``."""
     for key, want in requires.items():
-        have = _setting(fr, key)
+        have = _setting(fr, key, profile)
         if have is _ABSENT:
             return f"the results do not record {key} (the reference needs {key}={want})"
         col = pd.Series([have]) if not isinstance(have, list) else pd.Series(have, dtype=object)
@@ -298,7 +305,7 @@ def _row(ref: ReferenceValue, fr: FigureResults | None) -> dict[str, Any]:
     if stand_in is not None:
         code, why = stand_in
         return done(why=f"{why}; never compared with the paper", code=code)
-    problem = requirement_problem(fr, ref.requires)
+    problem = requirement_problem(fr, ref.requires, profile)
     if problem:
         return done(why=problem, code="data")
     if sel.value is None:

@@ -19,11 +19,13 @@ read in its place.
 
 Each run derives the table again at its end under a lock kept in the store
 (``experiments/<paper>/<figure>/.table.lock``), so concurrent workers never lose each other's
-rows, and a single run leaves every unit of earlier sweeps in the table. The run's own units (its
-profile, seed and parameters) are the *selection* the plot and ``<figure>.summary.csv`` are drawn
-from; ``<figure>.meta.json`` records that selection and the run's parameters (and lists every unit
-of the table with its parameters), and the store keeps the same record (``last_run.json``) so
-that ``make tables`` can rebuild the meta and summary too after ``results/`` is deleted.
+rows, and a single run leaves every unit of earlier sweeps in the table. ``<figure>.summary.csv``
+and the default plot show the figure's *canonical* units (:mod:`privrepro.runner.canonical`:
+for each profile, the figure's own parameters at every seed that holds them all), whatever ran
+last; ``<figure>.meta.json`` records the last run and its units (its *selection*), the
+canonical views and every unit of the table with its parameters, and the store keeps the run's
+record (``last_run.json``) so that ``make tables`` rebuilds the meta and the summary too after
+``results/`` is deleted.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ import pandas as pd
 
 from privrepro.commands import command_parser
 from privrepro.data.provenance import UNDECLARED, DataSource
+from privrepro.runner.canonical import canonical_summary, canonical_views, select_units
 from privrepro.store.atomic import (
     atomic_write_bytes,
     atomic_write_text,
@@ -353,16 +356,6 @@ def data_sources(derived: DerivedTable, unit_ids: Sequence[str]) -> list[dict[st
     return list(out.values())
 
 
-def select_units(table: pd.DataFrame, unit_ids: Sequence[str]) -> pd.DataFrame:
-    """The rows of ``unit_ids``, in that order (each unit's rows in their own order)."""
-    if table.empty:
-        return table
-    order = {uid: i for i, uid in enumerate(unit_ids)}
-    picked = table[table["unit_id"].isin(order)]
-    rank = picked["unit_id"].map(order)
-    return picked.iloc[rank.argsort(kind="stable")].reset_index(drop=True)
-
-
 @dataclass(frozen=True)
 class TableFiles:
     """Where a figure's derived outputs live."""
@@ -489,12 +482,19 @@ def load_last_run(store: UnitStore) -> dict[str, Any] | None:
 
 
 def write_meta(
-    files: TableFiles, record: Mapping[str, Any] | None, derived: DerivedTable, facts: dict
+    files: TableFiles,
+    record: Mapping[str, Any] | None,
+    derived: DerivedTable,
+    facts: dict,
+    canonical: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """``meta.json``: the last run (top level), the table's facts and every unit it holds."""
+    """``meta.json``: the last run (top level), the table's facts, the canonical view of each
+    profile (``canonical``: profile → :meth:`~privrepro.runner.canonical.CanonicalView.record`,
+    the most faithful first) and every unit the table holds."""
     meta = {
         **(record or {"paper": derived.paper, "figure": derived.figure}),
         "table": facts,
+        "canonical": dict(canonical or {}),
         "units": derived.listing(),
     }
     atomic_write_text(files.meta, json.dumps(meta, indent=2, default=str))
@@ -502,67 +502,29 @@ def write_meta(
 
 
 def rebuild(
-    store: UnitStore, results_dir: Path, summaries: bool = True, conf: Path | None = None
+    store: UnitStore, results_dir: Path, conf: Path | None = None
 ) -> tuple[DerivedTable, dict[str, Any]]:
-    """Derive one figure's table (and meta, and summary of the last run) under the lock, with the
-    figure's configured recipe (:func:`figure_recipe`)."""
+    """Derive one figure's table, its canonical summary and its meta under the lock, with the
+    figure's configured recipe (:func:`figure_recipe`) and the canonical views composed from the
+    config tree ``conf`` (:mod:`privrepro.runner.canonical`)."""
+    from privrepro.runner.plan import load_recipe
+    from privrepro.store.atomic import atomic_write_table
+
     current = figure_recipe(store.paper, store.figure, conf)
+    recipe = load_recipe(current[0])
     with table_lock(store):
         derived = derive_table(store, current)
         facts = write_table(derived, results_dir)
         files = table_files(results_dir, store.paper, store.figure)
-        record = load_last_run(store)
-        if record is not None and summaries:
-            _summarise_record(record, derived, files, current)
-        meta = write_meta(files, record, derived, facts)
+        views = canonical_views(derived, recipe, conf)
+        summary = canonical_summary(recipe, derived.table, views)
+        if summary is not None:
+            atomic_write_table(summary, files.summary, parquet=False)
+        else:
+            files.summary.unlink(missing_ok=True)
+        canonical = {p: v.record() for p, v in views.items()}
+        meta = write_meta(files, load_last_run(store), derived, facts, canonical)
     return derived, meta
-
-
-def _summarise_record(
-    record: Mapping[str, Any], derived: DerivedTable, files: TableFiles, current: tuple[str, int]
-) -> None:
-    """The last run's summary again, with the configured recipe; a record of another recipe or
-    version, or one whose parameters no longer validate, leaves the summary as it was."""
-    from privrepro.config.validation import ConfigError, build_params
-    from privrepro.runner.plan import load_recipe
-    from privrepro.store.atomic import atomic_write_table
-
-    where = f"{derived.paper}/{derived.figure}"
-    if (record.get("recipe"), record.get("version")) != current:
-        log.warning(
-            "%s: the last run recorded in the store used the recipe %r version %r, not the "
-            "configured %s version %d; its summary is left as it was (run the figure again)",
-            where,
-            str(record.get("recipe"))[:80],
-            record.get("version"),
-            *current,
-        )
-        return
-    selection_ids = record.get("selection")
-    if not isinstance(selection_ids, list) or not all(isinstance(u, str) for u in selection_ids):
-        log.warning("%s: the last run's selection is not a list of unit ids; summary left", where)
-        return
-    held = {u.unit_id for u in derived.units}
-    missing = [u for u in selection_ids if u not in held]
-    if missing:
-        log.warning(
-            "%s: %d unit(s) of the last run are no longer in the store; "
-            "its summary is left as it was (run the figure again)",
-            where,
-            len(missing),
-        )
-        return
-    recipe = load_recipe(current[0])
-    try:
-        params: Any = build_params(recipe.params_type, record.get("params") or {}, "params")
-    except ConfigError as exc:
-        log.warning(
-            "%s: the last run's parameters no longer validate (%s); summary left", where, exc
-        )
-        return
-    summary = recipe.summarize(select_units(derived.table, selection_ids), params)
-    if summary is not None:
-        atomic_write_table(summary, files.summary, parquet=False)
 
 
 def figure_stores(experiments_dir: Path) -> list[UnitStore]:

@@ -1,8 +1,12 @@
 """Redraw every plot from ``results/`` without recomputing anything (``make plots``).
 
 Each plot is drawn from the figure's Parquet table (the source of truth; a CSV edited by hand is
-reported and ignored), restricted to the selection its ``meta.json`` records: the units of the
-run that last drew it, so the plot is the same one that run drew.
+reported and ignored), restricted to the canonical view its ``meta.json`` records (the figure's
+own parameters of the most faithful profile, every seed that holds them all:
+:mod:`privrepro.runner.canonical`), so the plot is the default plot the last run drew. A figure
+with no run of its own parameters has no default plot: its last run's own plot is drawn again
+(``plots/<paper>/<figure>/runs/``). A ``meta.json`` written before canonical views were recorded
+draws its run's selection.
 
 Each figure is drawn on its own: a ``meta.json`` that is cut short, not an object, names another
 recipe than the figure's configured one, or records parameters that do not validate, fails that
@@ -24,9 +28,11 @@ import pandas as pd
 
 from privrepro.commands import command_parser
 from privrepro.config.validation import build_params
+from privrepro.runner.canonical import CanonicalView
 from privrepro.runner.figure_tables import failure_line, figure_recipe, read_table, select_units
 from privrepro.runner.plan import load_recipe
-from privrepro.runner.run import draw
+from privrepro.runner.run import adhoc_footer, clear_temporaries, draw, draw_canonical
+from privrepro.runner.run_views import adhoc_stem
 
 __all__ = ["PlotFailure", "main", "replot"]
 
@@ -84,12 +90,42 @@ def replot_figure(
         table = read_table(Path(results_dir), paper, figure, meta)
     except FileNotFoundError as exc:
         raise PlotFailure(f"{exc.filename} is missing; run `make tables`") from exc
+    recipe = load_recipe(name)
+    stem = Path(plots_dir) / paper / figure
+    caption = None
+    if isinstance(meta.get("canonical"), dict):
+        views = _views(recipe, meta["canonical"])
+        held = set(table["unit_id"]) if "unit_id" in table.columns else set()
+        if any(not set(v.unit_ids) <= held for v in views.values()):
+            raise PlotFailure("the recorded canonical units are not in the table")
+        if views:
+            return draw_canonical(recipe, table, views, stem, meta)
+        # no run of the figure's own parameters: no default plot; the last run's own plot
+        clear_temporaries(stem)
+        overrides = [str(o) for o in meta.get("overrides") or []]
+        stem = adhoc_stem(Path(plots_dir), paper, figure, overrides)
+        caption = adhoc_footer(meta, overrides)
     selection = _selection(table, meta)
     if selection.empty:
         raise PlotFailure("the recorded selection is not in the table")
-    recipe = load_recipe(name)
     params: Any = build_params(recipe.params_type, meta["params"], "params")
-    return draw(recipe, selection, params, Path(plots_dir) / paper / figure, meta)
+    return draw(recipe, selection, params, stem, meta, caption=caption)
+
+
+def _views(recipe: Any, records: dict[str, Any]) -> dict[str, CanonicalView]:
+    out = {}
+    for profile, rec in records.items():
+        if not isinstance(rec, dict) or not isinstance(rec.get("unit_ids"), list):
+            raise PlotFailure(f"its meta.json's canonical view of {profile!r} is not a record")
+        params = build_params(recipe.params_type, rec.get("params") or {}, "params")
+        out[str(profile)] = CanonicalView(
+            str(profile),
+            params,
+            [int(s) for s in rec.get("seeds") or []],
+            [str(u) for u in rec["unit_ids"]],
+            int(rec.get("units_per_seed") or 0),
+        )
+    return out
 
 
 def replot(

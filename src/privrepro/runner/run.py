@@ -15,9 +15,14 @@ The steps, in order, each before the next can start:
    fails verification is moved aside and computed again).
 3. **Table.** Under the figure's lock, ``results/<paper>/<figure>.parquet`` (and its CSV export) is
    derived from every verified unit of the figure in the store, whatever this run computed
-   (:mod:`privrepro.runner.figure_tables`); ``<figure>.summary.csv`` is summarised from this run's units
-   (the *selection*) and ``<figure>.meta.json`` records the run, the selection and every unit.
-4. **Plot.** ``plots/<paper>/<figure>.png`` and ``.pdf`` from the selection alone.
+   (:mod:`privrepro.runner.figure_tables`); ``<figure>.summary.csv`` is summarised from the
+   figure's *canonical* units (:mod:`privrepro.runner.canonical`: for each profile, the units of
+   the figure's own parameters, every seed that holds them all), and ``<figure>.meta.json``
+   records the run, its units (its *selection*), the canonical views and every unit.
+4. **Plot.** ``plots/<paper>/<figure>.png`` and ``.pdf`` show the canonical view of the most
+   faithful profile, whatever ran last. A run that is not one seed of its profile's canonical
+   view (an ad-hoc run) also gets its own plot, named by what it varied; a sweep's jobs leave
+   their selections in the sweep folder for the sweep's plot (:mod:`privrepro.runner.run_views`).
 """
 
 from __future__ import annotations
@@ -38,9 +43,23 @@ from privrepro.config.validation import assumptions_of
 from privrepro.data.registry import MissingDataError
 from privrepro.figures.api import Figure, UnitContext
 from privrepro.runner import figure_tables as tables
+from privrepro.runner.canonical import (
+    CanonicalView,
+    canonical_summary,
+    canonical_views,
+    default_view,
+    is_canonical_run,
+)
 from privrepro.runner.environment import launcher_workers, run_environment
 from privrepro.runner.plan import compose, plan_config
 from privrepro.runner.preflight import PROFILES
+from privrepro.runner.run_views import (
+    adhoc_stem,
+    facet,
+    mark_stand_in,
+    record_job_selection,
+    render,
+)
 from privrepro.runner.sweeps import default_invocation
 from privrepro.runner.tracking import open_tracker
 from privrepro.runner.unit_warnings import library_warnings_to_log
@@ -51,9 +70,14 @@ from privrepro.threads import plan_threads, use_threads
 __all__ = [
     "PROFILES",
     "FigureRun",
+    "adhoc_footer",
+    "canonical_footer",
+    "clear_temporaries",
     "draw",
+    "draw_canonical",
     "footer",
     "mark_stand_in",
+    "render",
     "run_config",
     "run_experiment",
 ]
@@ -66,7 +90,9 @@ class FigureRun:
     """What one run of a figure produced.
 
     Attributes:
-        table: the rows of this run's units (the selection its plot and summary were drawn from).
+        table: the rows of this run's units (its selection; the default plot and the summary
+            show the figure's canonical units, :mod:`privrepro.runner.canonical`).
+        plot_paths: the plots this run drew: the default plot, and an ad-hoc run's own.
         table_path: the figure's CSV (the export of its Parquet), which holds every verified unit
             of the figure in the store: ``table_rows`` rows from ``table_units`` units.
     """
@@ -134,6 +160,7 @@ def run_config(
     multirun: bool = False,
     repo: Path | None = None,
     command: Mapping[str, Any] | None = None,
+    conf: Path | None = None,
 ) -> FigureRun:
     """Run the figure ``cfg`` describes (a composed root config: what ``--cfg job`` prints).
 
@@ -141,6 +168,8 @@ def run_config(
     figure's table the same way (from the store, under the figure's lock). ``command`` is what
     each unit and the table's meta record of the command that made them
     (:func:`privrepro.runner.sweeps.invocation`; default: this process's command line).
+    ``conf`` is the config tree the figure's canonical configurations are composed from
+    (default: the running Hydra app's, else :func:`~privrepro.runner.catalog.conf_dir`).
     """
     started = time.perf_counter()
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -221,9 +250,12 @@ def run_config(
                 f"{paper}/{figure}: unit(s) {', '.join(lost)} vanished from the store "
                 "while the table was derived (another worker ran force=true?); run again"
             )
-        summary = recipe.summarize(selection, params)
+        views = canonical_views(derived, recipe, conf)
+        summary = canonical_summary(recipe, derived.table, views)
         if summary is not None:
             atomic_write_table(summary, files.summary, parquet=False)
+        else:
+            files.summary.unlink(missing_ok=True)  # no canonical view: no summary to show
         record = {
             "paper": paper,
             "figure": figure,
@@ -248,12 +280,35 @@ def run_config(
             **env,
         }
         tables.write_last_run(store, record)
-        meta = tables.write_meta(files, record, derived, facts)
+        canonical = {p: v.record() for p, v in views.items()}
+        meta = tables.write_meta(files, record, derived, facts, canonical)
         plot_paths: list[Path] = []
-        if cfg.get("plot", True) and len(selection):
-            plot_paths = draw(
-                recipe, selection, params, Path(paths.plots_dir) / paper / figure, meta
-            )
+        if cfg.get("plot", True):
+            stem = Path(paths.plots_dir) / paper / figure
+            plot_paths = draw_canonical(recipe, derived.table, views, stem, meta)
+            job = (command or {}).get("sweep")
+            if isinstance(job, Mapping):  # a sweep's job: the sweep's plot shows it
+                record_job_selection(
+                    Path(str(job["dir"])) / str(job["job"]),
+                    {
+                        **{k: record[k] for k in ("paper", "figure", "profile", "seed", "params")},
+                        "unit_ids": ids,
+                        "overrides": list((command or {}).get("overrides") or []),
+                        "results_dir": str(paths.results_dir),
+                        "plots_dir": str(paths.plots_dir),
+                        "git_sha": env.get("git_sha"),
+                    },
+                )
+            elif len(selection) and not is_canonical_run(views, profile, seed, ids):
+                overrides = list((command or {}).get("overrides") or [])
+                plot_paths += draw(
+                    recipe,
+                    selection,
+                    params,
+                    adhoc_stem(Path(paths.plots_dir), paper, figure, overrides),
+                    meta,
+                    caption=adhoc_footer(meta, overrides),
+                )
     tracker.figure_done(record, [files.csv, files.summary, files.meta, *plot_paths], ids)
     wall = time.perf_counter() - started
     return FigureRun(
@@ -278,11 +333,9 @@ def _threads_while(items: Iterable[Any], n: int) -> Iterator[Any]:
 
 
 def footer(meta: Mapping[str, Any], selected_units: int | None = None) -> str:
-    """The provenance line under a plot: figure, profile, and which rows of the table it shows.
-
-    When the table holds more units than the plot draws (other seeds, profiles or parameters),
-    the line says which: the run's seed and how many of the table's units.
-    """
+    """The provenance line under a plot of the run ``meta`` records: figure, profile, and which
+    rows of the table it shows (the run's seed and how many of the table's units, when the table
+    holds more)."""
     sha = (meta.get("git_sha") or "no-git")[:10]
     text = f"privrepro {meta['paper']}/{meta['figure']} · profile={meta['profile']}"
     held = (meta.get("table") or {}).get("units")
@@ -292,18 +345,34 @@ def footer(meta: Mapping[str, Any], selected_units: int | None = None) -> str:
     return f"{text} · {sha}"
 
 
-def draw(
-    recipe: Figure[Any], table: pd.DataFrame, params: Any, stem: Path, meta: Mapping[str, Any]
-) -> list[Path]:
-    """Plot the table with the recipe, mark the paper's printed values on it (where they may be
-    compared: :mod:`privrepro.runner.paper_values`) and save PNG and PDF with a provenance
-    footer.
+def canonical_footer(meta: Mapping[str, Any], view: CanonicalView) -> str:
+    """The line under a default plot: the figure, the profile, and that it shows the figure's own
+    parameters at the seeds the store holds them all for."""
+    sha = (meta.get("git_sha") or "no-git")[:10]
+    seeds = ", ".join(str(s) for s in view.seeds)
+    return (
+        f"privrepro {meta['paper']}/{meta['figure']} · profile={view.profile} · the figure's "
+        f"own parameters, seed{'s' if len(view.seeds) > 1 else ''} {seeds} "
+        f"({len(view.unit_ids)} units) · {sha}"
+    )
 
-    Temporaries a killed save of this plot left (``.tmp-<figure>.png-*``, older than a minute:
-    a save takes well under that) and any older than an hour in its folder are removed first.
-    """
-    from privrepro.plotting.style import save_figure, use_style
-    from privrepro.runner.paper_values import paper_values
+
+def adhoc_footer(meta: Mapping[str, Any], overrides: Sequence[str]) -> str:
+    """The line under an ad-hoc run's own plot: what it was run with, and that it is not the
+    figure's default plot."""
+    from privrepro.runner.run_views import varied_overrides
+
+    sha = (meta.get("git_sha") or "no-git")[:10]
+    varied = " ".join(varied_overrides(overrides)) or "the figure's parameters"
+    return (
+        f"privrepro {meta['paper']}/{meta['figure']} · ad-hoc run: {varied} · "
+        f"not the figure's default plot · {sha}"
+    )
+
+
+def clear_temporaries(stem: Path) -> None:
+    """Temporaries a killed save of this plot left (``.tmp-<figure>.png-*``, older than a minute:
+    a save takes well under that) and any older than an hour in its folder."""
     from privrepro.store.atomic import leftover_temporaries
 
     folder = Path(stem).parent
@@ -312,21 +381,56 @@ def draw(
         folder, older_than_s=3600.0
     ):
         stale.unlink(missing_ok=True)
-    use_style()
-    fig = recipe.plot(table, params)
-    labels = [str(d) for d in table["data"].dropna().unique()] if "data" in table else []
-    values = paper_values(str(meta["paper"]), str(meta["figure"]), str(meta["profile"]), labels)
-    recipe.mark_paper_values(fig, values, table, params)
-    mark_stand_in(fig, table)
-    return save_figure(fig, stem, caption=footer(meta))
 
 
-def mark_stand_in(fig: Any, table: pd.DataFrame) -> None:
-    """Name the stand-in data in the figure's title (a red line above the recipe's title)."""
-    from privrepro.plotting.style import stand_in_title
+def draw(
+    recipe: Figure[Any],
+    table: pd.DataFrame,
+    params: Any,
+    stem: Path,
+    meta: Mapping[str, Any],
+    caption: str | None = None,
+) -> list[Path]:
+    """Plot the table with the recipe (:func:`render`) and save PNG and PDF with a provenance
+    footer (``caption``, default :func:`footer`); leftover temporaries of the plot are removed
+    first."""
+    from privrepro.plotting.style import save_figure
 
-    if "data" in table.columns:
-        stand_in_title(fig, [str(d) for d in table["data"].dropna().unique()])
+    clear_temporaries(stem)
+    fig = render(recipe, table, params, meta)
+    return save_figure(fig, stem, caption=caption or footer(meta))
+
+
+def draw_canonical(
+    recipe: Figure[Any],
+    table: pd.DataFrame,
+    views: Mapping[str, CanonicalView],
+    stem: Path,
+    meta: Mapping[str, Any],
+) -> list[Path]:
+    """The figure's default plot: the canonical view of the most faithful profile the table
+    holds (:func:`~privrepro.runner.canonical.default_view`); one seed as the recipe draws it,
+    several as one panel per seed. Nothing is drawn when no profile has a canonical view."""
+    from privrepro.plotting.style import save_figure
+
+    view = default_view(views)
+    if view is None:
+        return []
+    shown = {**meta, "profile": view.profile}
+    caption = canonical_footer(meta, view)
+    if len(view.seeds) == 1:
+        rows = tables.select_units(table, view.unit_ids)
+        return draw(recipe, rows, view.params, stem, shown, caption=caption)
+    clear_temporaries(stem)
+    panels = [
+        (
+            f"seed {seed}",
+            render(recipe, tables.select_units(table, view.seed_ids(seed)), view.params, shown),
+        )
+        for seed in view.seeds
+    ]
+    fig = facet(panels, f"{meta['paper']}/{meta['figure']} — profile {view.profile}, every seed")
+    return save_figure(fig, stem, caption=caption)
 
 
 def run_experiment(
@@ -337,4 +441,4 @@ def run_experiment(
         "command": default_invocation()["command"],
         "overrides": [f"experiment={experiment}", *overrides],
     }
-    return run_config(compose(experiment, overrides, conf), command=command)
+    return run_config(compose(experiment, overrides, conf), command=command, conf=conf)

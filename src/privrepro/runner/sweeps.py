@@ -15,7 +15,8 @@ reads the same one.
   experiment and storage), so a bad URL is one line and exit status 2, not a failure per job;
 * in each job: records its overrides and its result line;
 * after the sweep, in the launching process: prints each job's result line where the user
-  launched it (a SLURM or submitit job's output is otherwise only in ``.submitit/<id>/``).
+  launched it (a SLURM or submitit job's output is otherwise only in ``.submitit/<id>/``) and
+  draws the sweep's own plot, one panel per job (:func:`~privrepro.runner.run_views.draw_sweep`).
 
 :func:`invocation` is what each unit's ``env.json`` and each table's ``meta.json`` record of the
 command that made them (``command``, ``overrides``, and ``sweep`` for a job of a multirun).
@@ -243,6 +244,15 @@ class SweepCallback(Callback):
         print(f"sweep {sweep}: {len(jobs)} jobs (command, overrides and job folders there)")
         if _launcher_captures_output(config):
             print("\n".join(lines))
+        from privrepro.runner.run_views import draw_sweep
+
+        try:
+            for png in draw_sweep(sweep):
+                print(f"sweep plot: {png}")
+        except Exception as exc:  # the jobs' results stand; only the sweep's plot is missing
+            from privrepro.runner.figure_tables import failure_line
+
+            print(f"sweep plot not drawn: {failure_line(exc)}", file=sys.stderr)
 
 
 def _is_multirun(config: DictConfig) -> bool:

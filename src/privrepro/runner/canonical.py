@@ -1,0 +1,256 @@
+"""A figure's canonical view: for each profile, the units its own configuration makes, every seed.
+
+A figure's table holds every verified unit of the figure in the store: the default runs, ad-hoc
+runs (``privrepro experiment=cl/fig2 profile=paper seed=3 params.k_max=200``) and the jobs of
+sweeps. Its default plot, ``<figure>.summary.csv`` and the report show the *canonical* units of
+each profile alone: the units ``privrepro experiment=<paper>/<figure> profile=<profile>`` makes
+(the experiment's and the profile's parameters, no command-line override), at every root seed
+for which the store holds all of them. A seed that holds only some of them (a sweep's job with
+``params.epsilons=[1.0]``) is not canonical at that seed: those units belong to the sweep.
+
+The view is a function of the store and the config tree, never of what ran last: a sweep or an
+ad-hoc run leaves it as it was unless it completes the figure's own units at another seed. Where
+one seed holds the same parameters twice (on other data: the data fingerprint is part of a unit's
+identity), the copy finished last is the canonical one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, is_dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import pandas as pd
+from omegaconf import DictConfig
+
+from privrepro.config.validation import assumptions_of, build_params
+from privrepro.figures.api import Figure
+from privrepro.store.units import canonical_json
+
+__all__ = [
+    "FAITHFUL_ORDER",
+    "CanonicalView",
+    "canonical_summary",
+    "canonical_views",
+    "compose_profile",
+    "default_view",
+    "faithful_first",
+    "is_canonical_run",
+    "select_units",
+]
+
+log = logging.getLogger("privrepro.canonical")
+
+#: Profiles from the most faithful to the least: the default plot shows the first one held.
+FAITHFUL_ORDER = ("paper", "smoke", "tiny")
+
+
+class StoredUnitLike(Protocol):
+    """What a view reads of a verified unit (:class:`~privrepro.runner.figure_tables.StoredUnit`)."""
+
+    @property
+    def unit_id(self) -> str: ...
+    @property
+    def profile(self) -> str: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def params(self) -> Mapping[str, Any]: ...
+    @property
+    def env(self) -> Mapping[str, Any]: ...
+
+
+class DerivedLike(Protocol):
+    """What a view reads of a derived table (:class:`~privrepro.runner.figure_tables.DerivedTable`)."""
+
+    @property
+    def paper(self) -> str: ...
+    @property
+    def figure(self) -> str: ...
+    @property
+    def units(self) -> Sequence[StoredUnitLike]: ...
+
+
+def select_units(table: pd.DataFrame, unit_ids: Sequence[str]) -> pd.DataFrame:
+    """The rows of ``unit_ids``, in that order (each unit's rows in their own order)."""
+    if table.empty:
+        return table
+    order = {uid: i for i, uid in enumerate(unit_ids)}
+    picked = table[table["unit_id"].isin(order)]
+    rank = picked["unit_id"].map(order)
+    return picked.iloc[rank.argsort(kind="stable")].reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class CanonicalView:
+    """The canonical units of one profile.
+
+    Attributes:
+        profile: the profile (``smoke``).
+        params: the recipe's parameters for that profile (validated dataclass).
+        seeds: the root seeds holding every unit of the figure's own configuration.
+        unit_ids: those units, seed by seed, each seed's in the recipe's order.
+        units_per_seed: how many units the figure's own configuration makes.
+    """
+
+    profile: str
+    params: Any
+    seeds: list[int]
+    unit_ids: list[str]
+    units_per_seed: int
+
+    def seed_ids(self, seed: int) -> list[str]:
+        """The canonical units of ``seed``."""
+        i = self.seeds.index(seed)
+        return self.unit_ids[i * self.units_per_seed : (i + 1) * self.units_per_seed]
+
+    def record(self) -> dict[str, Any]:
+        """What ``meta.json`` keeps of the view (``canonical.<profile>``)."""
+        params = (
+            asdict(self.params)
+            if is_dataclass(self.params) and not isinstance(self.params, type)
+            else self.params
+        )
+        return {
+            "profile": self.profile,
+            "seeds": list(self.seeds),
+            "units_per_seed": self.units_per_seed,
+            "unit_ids": list(self.unit_ids),
+            "params": params,
+            "assumptions": assumptions_of(self.params) if is_dataclass(self.params) else {},
+        }
+
+
+def faithful_first(profiles: Sequence[str]) -> list[str]:
+    """``profiles`` from the most faithful (:data:`FAITHFUL_ORDER`), then the others by name."""
+    known = [p for p in FAITHFUL_ORDER if p in profiles]
+    return known + sorted(set(profiles) - set(FAITHFUL_ORDER))
+
+
+@contextlib.contextmanager
+def _hydra_for(conf: Path | None) -> Iterator[None]:
+    """Hydra's compose API on the config tree ``conf``; inside a running Hydra app (``conf``
+    ``None``) the app's own tree. A Hydra app's state is given back as it was."""
+    from hydra import initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    gh = GlobalHydra.instance()
+    if conf is None and gh.is_initialized():
+        yield
+        return
+    from privrepro.runner.catalog import conf_dir
+
+    saved = gh.hydra if gh.is_initialized() else None
+    gh.clear()
+    try:
+        with initialize_config_dir(config_dir=str(conf or conf_dir()), version_base="1.3"):
+            yield
+    finally:
+        gh.clear()
+        if saved is not None:
+            gh.initialize(saved)
+
+
+def compose_profile(paper: str, figure: str, profile: str, conf: Path | None = None) -> DictConfig:
+    """The root config of ``experiment=<paper>/<figure> profile=<profile>`` and nothing else."""
+    from hydra import compose
+
+    with _hydra_for(conf):
+        return compose("config", overrides=[f"experiment={paper}/{figure}", f"profile={profile}"])
+
+
+def _own_units(
+    recipe: Figure[Any], paper: str, figure: str, profile: str, conf: Path | None
+) -> tuple[Any, list[dict[str, Any]]]:
+    from privrepro.runner.plan import effective_params
+
+    cfg = compose_profile(paper, figure, profile, conf)
+    params: Any = build_params(recipe.params_type, effective_params(cfg), "params")
+    return params, recipe.units(params)
+
+
+def _view(
+    units: Sequence[StoredUnitLike], profile: str, params: Any, own: Sequence[Mapping[str, Any]]
+) -> CanonicalView:
+    slot_of = {canonical_json(dict(u)): i for i, u in enumerate(own)}
+    by_seed: dict[int, dict[int, StoredUnitLike]] = {}
+    for unit in units:
+        if unit.profile != profile:
+            continue
+        i = slot_of.get(canonical_json(dict(unit.params)))
+        if i is None:
+            continue
+        held = by_seed.setdefault(unit.seed, {})
+        old = held.get(i)
+        if old is None or str(unit.env.get("finished") or "") >= str(old.env.get("finished") or ""):
+            held[i] = unit
+    seeds = sorted(s for s, held in by_seed.items() if len(held) == len(own))
+    ids = [by_seed[s][i].unit_id for s in seeds for i in range(len(own))]
+    return CanonicalView(profile, params, seeds, ids, len(own))
+
+
+def canonical_views(
+    derived: DerivedLike, recipe: Figure[Any], conf: Path | None = None
+) -> dict[str, CanonicalView]:
+    """The canonical view of each profile the table holds, the most faithful first; a profile
+    whose own configuration cannot be composed or validated any more (a profile file removed, a
+    key renamed) has none, said in one warning line."""
+    out: dict[str, CanonicalView] = {}
+    profiles = faithful_first(sorted({u.profile for u in derived.units}))
+    for profile in profiles:
+        try:
+            params, own = _own_units(recipe, derived.paper, derived.figure, profile, conf)
+        except Exception as exc:  # a ConfigError, or any of Hydra's composition errors
+            log.warning(
+                "%s/%s: profile %s: the figure's own configuration cannot be composed (%s); "
+                "no canonical view for it",
+                derived.paper,
+                derived.figure,
+                profile,
+                " ".join(str(exc).split())[:200],
+            )
+            continue
+        view = _view(derived.units, profile, params, own)
+        if view.unit_ids:
+            out[profile] = view
+    return out
+
+
+def is_canonical_run(
+    views: Mapping[str, CanonicalView], profile: str, seed: int, unit_ids: Sequence[str]
+) -> bool:
+    """Whether a run's units are exactly one seed of its profile's canonical view."""
+    view = views.get(profile)
+    return view is not None and seed in view.seeds and set(view.seed_ids(seed)) == set(unit_ids)
+
+
+def default_view(views: Mapping[str, CanonicalView]) -> CanonicalView | None:
+    """The view the default plot shows: the most faithful profile's."""
+    for profile in faithful_first(list(views)):
+        return views[profile]
+    return None
+
+
+def canonical_summary(
+    recipe: Figure[Any], table: pd.DataFrame, views: Mapping[str, CanonicalView]
+) -> pd.DataFrame | None:
+    """``<figure>.summary.csv``: the recipe's summary of each profile's canonical units, seed by
+    seed, with ``profile`` and ``seed`` columns in front (``None`` when the recipe summarises
+    nothing)."""
+    parts = []
+    for view in views.values():
+        for seed in view.seeds:
+            summary = recipe.summarize(select_units(table, view.seed_ids(seed)), view.params)
+            if summary is None:
+                continue
+            summary = summary.reset_index(drop=True).copy()
+            for pos, (col, value) in enumerate((("profile", view.profile), ("seed", seed))):
+                if col not in summary.columns:
+                    summary.insert(pos, col, value)
+            parts.append(summary)
+    if not parts:
+        return None
+    return pd.concat(parts, ignore_index=True)
