@@ -111,7 +111,8 @@ def why_not_run(cmd: Command) -> str | None:
             "full-size stand-ins (gigabytes) or a site's folder: the target runs as "
             "`make rehearsal-data` with ARGS=--only adult"
         )
-    if words[:2] == ["make", "rehearsal"]:
+    rehearse = words[:3] == ["python", "-m", "privrepro.rehearsal"] and "--help" not in words
+    if words[:2] == ["make", "rehearsal"] or rehearse:
         return (
             "every paper-profile figure on the full-size stand-ins (3.8 GB, about 22 min on "
             "2 cores); tests/rehearsal runs its module (privrepro.rehearsal.rehearse) on tiny stand-ins"
