@@ -52,7 +52,7 @@ from privrepro.store.atomic import (
     leftover_temporaries,
     parquet_bytes,
 )
-from privrepro.store.units import UnitStore, canonical_json
+from privrepro.store.units import UnitStore, canonical_json, figure_stores
 
 __all__ = [
     "FRONT",
@@ -525,21 +525,6 @@ def rebuild(
         canonical = {p: v.record() for p, v in views.items()}
         meta = write_meta(files, load_last_run(store), derived, facts, canonical)
     return derived, meta
-
-
-def figure_stores(experiments_dir: Path) -> list[UnitStore]:
-    """A store per ``experiments/<paper>/<figure>/`` folder (``_*`` and ``.*`` folders skipped)."""
-    out: list[UnitStore] = []
-    root = Path(experiments_dir)
-    if not root.is_dir():
-        return out
-    for paper in sorted(root.iterdir()):
-        if not paper.is_dir() or paper.name[0] in "._":
-            continue
-        for figure in sorted(paper.iterdir()):
-            if figure.is_dir() and figure.name[0] not in "._":
-                out.append(UnitStore(root, paper.name, figure.name))
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,22 +21,9 @@ import sys
 from pathlib import Path
 
 from privrepro.commands import command_parser
-from privrepro.store.units import UnitStore
+from privrepro.store.units import figure_stores
 
 __all__ = ["main", "seal_store"]
-
-
-def _figure_stores(root: Path) -> list[UnitStore]:
-    out: list[UnitStore] = []
-    if not root.is_dir():
-        return out
-    for paper in sorted(root.iterdir()):
-        if not paper.is_dir() or paper.name[0] in "._":
-            continue
-        for figure in sorted(paper.iterdir()):
-            if figure.is_dir() and figure.name[0] not in "._":
-                out.append(UnitStore(root, paper.name, figure.name))
-    return out
 
 
 def seal_store(experiments: Path, dry_run: bool = False) -> tuple[int, int]:
@@ -46,7 +33,7 @@ def seal_store(experiments: Path, dry_run: bool = False) -> tuple[int, int]:
         ``(sealed, refused)`` counts (with ``dry_run``, ``sealed`` counts those that would be).
     """
     sealed = refused = 0
-    for store in _figure_stores(Path(experiments)):
+    for store in figure_stores(experiments):
         for uid in store.unsealed_ids():
             path = store.path(uid)
             names: list[str] = []

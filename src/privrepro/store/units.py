@@ -80,6 +80,7 @@ __all__ = [
     "UnitStore",
     "Verification",
     "canonical_json",
+    "figure_stores",
     "identity_problem",
     "unit_belongs",
     "unit_hash",
@@ -718,3 +719,18 @@ def _remove(path: Path) -> None:
     else:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
+
+
+def figure_stores(experiments_dir: str | Path) -> list[UnitStore]:
+    """A store per ``experiments/<paper>/<figure>/`` folder (``_*`` and ``.*`` folders skipped)."""
+    out: list[UnitStore] = []
+    root = Path(experiments_dir)
+    if not root.is_dir():
+        return out
+    for paper in sorted(root.iterdir()):
+        if not paper.is_dir() or paper.name[0] in "._":
+            continue
+        for figure in sorted(paper.iterdir()):
+            if figure.is_dir() and figure.name[0] not in "._":
+                out.append(UnitStore(root, paper.name, figure.name))
+    return out
