@@ -94,3 +94,72 @@ def test_the_five_datasets_orders_share_the_study_of_the_canonical_order() -> No
     # the exact label sets: the CIFAR-10 member's ten labels whatever its position
     exact = replace(run, label_policy="prior")
     assert _study_run(exact, replace(tuning, label_space="run")) == replace(exact, order=())
+
+
+def test_blurry_runs_tune_on_one_task_of_the_class_incremental_split() -> None:
+    """App. E.1: one task "(10/20 classes)" of the split, whatever the run's scenario: a blurry
+    run's study is the 10-task split's (Figs. 3/5), read per blurry split with 'run'."""
+    split = replace(RUN, nb_tasks=10)
+    for kind in ("not-blurry", "i-blurry", "si-blurry"):
+        blurry = replace(RUN, blurry=kind, nb_tasks=5, disjoint_pct=50.0, blurry_pct=10.0)
+        key = _study_run(blurry, TuningSettings(tune_tasks=10))
+        assert key == split
+        assert _study_run(blurry, TuningSettings(scenario="run", tune_tasks=10)) == blurry
+    # tune_tasks = 0: the run's own number of tasks, not blurry
+    assert _study_run(replace(RUN, blurry="i-blurry", nb_tasks=5), TuningSettings()) == replace(
+        RUN, nb_tasks=5
+    )
+
+
+def test_the_study_key_of_a_blurry_unit_is_the_split_units() -> None:
+    """The cost model's key (shared_work.study_key) follows the run's: Fig. 4's units and
+    Fig. 5's at one (ε, repeat) name one study under 'split', apart under 'run'."""
+    from privrepro.config.identity import identity
+    from privrepro.continual.peft.shared_work import study_key
+
+    def unit(tuning: TuningSettings, **run: object) -> dict[str, object]:
+        return {
+            "benchmark": "cifar100",
+            "method": "peft_film",
+            "epsilon": 1.0,
+            "repeat": 2,
+            **run,
+            "features": identity(FeatureSettings()),
+            "film": identity(FilmSettings()),
+            "train": identity(TrainSettings()),
+            "tuning": identity(tuning),
+        }
+
+    fig5 = study_key(unit(TuningSettings(), nb_tasks=10))
+    fig4 = study_key(unit(TuningSettings(tune_tasks=10), blurry="si-blurry", nb_tasks=5))
+    assert fig4 == fig5
+    apart = TuningSettings(scenario="run", tune_tasks=10)
+    assert study_key(unit(apart, blurry="si-blurry", nb_tasks=5)) != fig5
+
+
+def test_the_five_datasets_tuning_size_reads_task_or_benchmark() -> None:
+    """App. F: 10 % / 4.28 % "of the final training dataset": of the CIFAR-10 task, or of all
+    five members (the tuning rows still come from the CIFAR-10 task)."""
+    import numpy as np
+
+    from privrepro.continual.peft.hyperparameter_search import tuning_split
+    from privrepro.continual.scenarios import Scenario
+
+    sizes = [600, 730, 150, 600, 500]  # members' training rows (a tenth of 5-Datasets')
+    starts = [sum(sizes[:i]) for i in range(5)]
+    sc = Scenario(
+        "5-datasets",
+        50,
+        tuple(np.arange(s, s + n) for s, n in zip(starts, sizes, strict=True)),
+        tuple(np.arange(0) for _ in sizes),
+        tuple(np.arange(10 * i, 10 * i + 10) for i in range(5)),
+        np.arange(50),
+    )
+    run = PeftRun(benchmark="5-datasets", method="peft_head", epsilon=1.0)
+    task = TuningSettings(tune_task=4, tune_fraction=0.1, val_fraction=0.0428)
+    t0, n_tune, tune_idx, val_idx = tuning_split(run, sc, task, 0)
+    assert (t0, n_tune, len(val_idx)) == (4, round(0.1 * 500), round(0.0428 * 500))
+    whole = replace(task, tune_of="benchmark")
+    _, n_tune, tune_idx, val_idx = tuning_split(run, sc, whole, 0)
+    assert (n_tune, len(val_idx)) == (round(0.1 * 2580), round(0.0428 * 2580))
+    assert set(tune_idx) | set(val_idx) <= set(range(starts[4], starts[4] + 500))

@@ -42,6 +42,7 @@ from privrepro.training.rows import select_rows
 __all__ = [
     "Tuned",
     "objective_settings",
+    "study_key_run",
     "study_name",
     "study_run",
     "tune_hyper",
@@ -71,8 +72,18 @@ def study_name(run: PeftRun, seed: int, tag: str = "") -> str:
     return (f"{name}-{tag}" if tag else name).replace("ε=", "eps")
 
 
-#: tuning settings the trials do not see: where the study lives, when it stops, the fixed values
-_NOT_SEEN_BY_TRIALS = ("storage", "n_trials", "enabled", "lr", "batch_size", "clip")
+#: tuning settings the trials do not see: where the study lives, when it stops, the fixed values,
+#: and which scenario it tunes in (resolved into the study's run: its name and shape)
+_NOT_SEEN_BY_TRIALS = (
+    "storage",
+    "n_trials",
+    "enabled",
+    "lr",
+    "batch_size",
+    "clip",
+    "scenario",
+    "tune_tasks",
+)
 
 
 def objective_settings(
@@ -126,11 +137,12 @@ def study_run(
     from privrepro.continual.label_spaces import label_spaces_for
 
     num_classes = data.num_classes
-    key, key_ids = run, label_ids
-    if tuning.label_space == "const":
-        key = replace(run, label_policy="prior_const", dummy_factor=1, dummy_reference="base")
-        if key != run:
-            key_ids = _space_ids(key, scenario, num_classes, label_spaces_for)
+    key, key_ids = study_key_run(run, tuning), label_ids
+    if _shape(key) != _shape(run):  # a 'split' study of a blurry run: the split's own tasks
+        scenario = peft_scenario(key, data.train_y, data.test_y, num_classes, seed)
+        key_ids = _space_ids(key, scenario, num_classes, label_spaces_for)
+    elif key != run:
+        key_ids = _space_ids(key, scenario, num_classes, label_spaces_for)
     if key.order:
         canonical = replace(key, order=())
         c_sc = peft_scenario(canonical, data.train_y, data.test_y, num_classes, seed)
@@ -140,6 +152,34 @@ def study_run(
         if all(np.array_equal(a, b) for a, b in zip(mine, theirs, strict=True)):
             return canonical, c_sc, c_ids
     return key, scenario, key_ids
+
+
+_SHAPE = ("blurry", "nb_tasks", "disjoint_pct", "blurry_pct")
+
+
+def _shape(run: PeftRun) -> tuple[Any, ...]:
+    return tuple(getattr(run, k) for k in _SHAPE)
+
+
+def study_key_run(run: PeftRun, tuning: TuningSettings) -> PeftRun:
+    """The run that names ``run``'s study, before a 5-Datasets order is folded into the
+    canonical one (:func:`study_run`): with ``tuning.label_space = "const"`` in S_prior^const
+    without dummy labels; with ``tuning.scenario = "split"`` on the benchmark's
+    class-incremental split into ``tuning.tune_tasks`` tasks (0: the run's own number), not
+    blurry (App. E.1: one task of "10/20 classes", once per (ε, δ) and seed)."""
+    key = run
+    if tuning.label_space == "const":
+        key = replace(key, label_policy="prior_const", dummy_factor=1, dummy_reference="base")
+    if tuning.scenario == "split" and (key.blurry or tuning.tune_tasks):
+        base = PeftRun(benchmark=key.benchmark, method=key.method, epsilon=key.epsilon)
+        key = replace(
+            key,
+            blurry="",
+            nb_tasks=tuning.tune_tasks or key.nb_tasks,
+            disjoint_pct=base.disjoint_pct,
+            blurry_pct=base.blurry_pct,
+        )
+    return key
 
 
 def _space_ids(
@@ -159,9 +199,14 @@ def tuning_split(
         t0 = list(run.order).index(t0)
     rng = numpy_stream(seed, "cl-peft", run.benchmark, f"repeat{run.repeat}", "tune-split")
     perm = rng.permutation(scenario.train_tasks[t0])
-    n_tune = max(1, round(tuning.tune_fraction * len(perm)))
-    n_val = max(1, round(tuning.val_fraction * len(perm)))
-    if tuning.tune_fraction + tuning.val_fraction > 1:  # 5-Datasets: fractions of the final size
+    # 'benchmark': fractions of every task's training data (App. F's "final training dataset"
+    # read as the whole 5-Datasets), drawn from the tuning task alone
+    size = len(perm)
+    if tuning.tune_of == "benchmark":
+        size = sum(len(t) for t in scenario.train_tasks)
+    n_tune = max(1, round(tuning.tune_fraction * size))
+    n_val = max(1, round(tuning.val_fraction * size))
+    if tuning.tune_fraction + tuning.val_fraction > 1 or size > len(perm):  # of a larger size
         n_tune = max(1, min(len(perm) - 1, n_tune))
         n_val = max(1, min(len(perm) - n_tune, n_val))
     return t0, n_tune, perm[:n_tune], perm[n_tune : n_tune + n_val]

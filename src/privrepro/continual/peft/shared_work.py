@@ -3,10 +3,11 @@
 A cost model (and ``benchmarks/count_cl_trainings.py --grid``) counts each distinct computation
 of the paper profile once, before any data is read. Three parts of a PEFT run are shared:
 
-* **the tuning study** (:func:`study_key`): one per (benchmark, kind, scenario, ε, repeat,
-  seed) and what its objective sees, as :func:`~.hyperparameter_search.tune_hyper` names it —
-  the PEFT Ensemble, Naive and Non-CL runs of one kind, every label configuration in
-  S_prior^const (``tuning.label_space = "const"``) and every 5-Datasets task order (the tuning
+* **the tuning study** (:func:`study_key`): one per (benchmark, kind, ε, repeat, seed) and what
+  its objective sees, as :func:`~.hyperparameter_search.tune_hyper` names it — the PEFT
+  Ensemble, Naive and Non-CL runs of one kind, every label configuration in S_prior^const
+  (``tuning.label_space = "const"``), every blurry split (``tuning.scenario = "split"``: tuned
+  on one task of the class-incremental split) and every 5-Datasets task order (the tuning
   task is the CIFAR-10 member wherever it stands; the run verifies its tuning rows are the
   canonical order's and otherwise tunes apart, which this key cannot see);
 * **a PEFT Ensemble's members** (:func:`ensemble_key`): trained once per member key
@@ -46,15 +47,16 @@ def _digest(obj: Any) -> str:
 def study_key(unit: Mapping[str, Any], seed: int = 0, tag: str = "") -> str:
     """The name of the study that tunes ``unit`` (a PEFT unit: its run's fields and the four
     settings groups), as :func:`~.hyperparameter_search.tune_hyper` names it."""
-    from privrepro.continual.peft.hyperparameter_search import objective_settings, study_name
+    from privrepro.continual.peft.hyperparameter_search import (
+        objective_settings,
+        study_key_run,
+        study_name,
+    )
     from privrepro.training.optuna_studies import study_name as keyed
 
     run = PeftRun.from_unit(unit)
     tuning = TuningSettings(**unit["tuning"])
-    key = run
-    if tuning.label_space == "const":
-        key = replace(key, label_policy="prior_const", dummy_factor=1, dummy_reference="base")
-    key = replace(key, order=())
+    key = replace(study_key_run(run, tuning), order=())
     groups = (
         tuning,
         TrainSettings(**unit["train"]),

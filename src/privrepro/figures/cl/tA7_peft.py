@@ -6,8 +6,8 @@ and non-DP; AA and AF "averaged over all task order permutations" (cl paper, App
 The PEFT Ensemble's members do not depend on the task order (each sees only its own task), so
 each repeat trains the five members once and evaluates all 5! = 120 orders from their logits
 (:func:`privrepro.continual.peft.ensemble_all_orders`). Naive depends on the order; the paper
-does not say how many orders it trained, so ``naive_orders`` random orders per repeat are trained
-(assumed). Tuning uses a CIFAR-10 subset of 10 % of the training size with a 4.28 % validation
+does not say how many orders it trained; "after training three models" is read as one random
+order per repeat (``naive_orders``, assumed). Tuning uses a CIFAR-10 subset of 10 % of the training size with a 4.28 % validation
 set (App. F).
 """
 
@@ -41,7 +41,12 @@ class FiveDatasetsParams(cl.PeftParams):
     repeats: int = param(3, ge=1, doc="'three models' (Fig. A7 caption)")
     max_orders: int = param(120, ge=1, le=120, doc="task orders evaluated for the ensemble")
     naive_orders: int = param(
-        3, ge=1, le=120, assumed="how many orders Naive was trained on is not stated"
+        1,
+        ge=1,
+        le=120,
+        assumed="Naive's task orders per (ε, repeat): Figs. A7/A8 show min/max 'over all "
+        "permutations of tasks after training three models', read as one random order per "
+        "(ε, seed), three seeds; 3: three orders per (ε, seed), nine models",
     )
     tuning: TuningSettings = param(
         TuningSettings(tune_task=4, tune_fraction=0.1, val_fraction=0.0428)
