@@ -3,6 +3,7 @@ repeat a computation already made.
 
     python benchmarks/count_cl_trainings.py --profile smoke --root SCRATCH [--figure cl/figA1 ...]
     python benchmarks/count_cl_trainings.py --grid paper       # counted from the grids, no compute
+    python benchmarks/count_cl_trainings.py --grid paper --readings   # per reading of the protocol
 
 Runs the PEFT figures (``cl/fig3_peft``, ``fig4_peft``, ``fig5_peft``, ``figA1``, ``tA7_peft``, in
 that order; ``--figure`` picks some) of one profile in this process, into a fresh store under
@@ -145,13 +146,60 @@ def count(figures: list[str], profile: str, root: Path) -> Any:
     return table, sorted(studies)
 
 
-def grid_counts(profile: str, figures: list[str]) -> Any:
+#: training rows per benchmark of the paper profile (full data), per class as the paper's splits
+#: see them: CIFAR-100's 500 per class (50,000); ImageNet-R's 80 % split of 30,000 (24,000,
+#: ``continual.sources.imagenet_r_split``; equal classes assumed, the real counts vary); the
+#: 5-Datasets members in ``FIVE_DATASETS`` order, ten classes each: MNIST 60,000, SVHN 73,257,
+#: notMNIST 14,979 (80 % of its 18,724 readable images), Fashion-MNIST 60,000, CIFAR-10 50,000
+TRAIN_ROWS: dict[str, tuple[int, ...]] = {
+    "cifar100": (50_000,),
+    "imagenet-r": (24_000,),
+    "5-datasets": (60_000, 73_257, 14_979, 60_000, 50_000),
+}
+NUM_CLASSES = {"cifar100": 100, "imagenet-r": 200, "5-datasets": 50}
+
+
+def _labels(benchmark: str) -> Any:
+    """Training labels of ``benchmark`` at the paper profile's sizes (:data:`TRAIN_ROWS`),
+    classes of one member (or the whole benchmark) of equal size."""
+    import numpy as np
+
+    sizes = TRAIN_ROWS[benchmark]
+    per = NUM_CLASSES[benchmark] // len(sizes)
+    parts = [
+        m * per + np.arange(n) % per for m, n in enumerate(sizes)
+    ]  # member m's classes m·per … m·per + per − 1, balanced
+    return np.sort(np.concatenate(parts)).astype(np.int64)
+
+
+def tuning_rows(unit: dict[str, Any]) -> int:
+    """The rows a unit's study tunes on at the paper profile's sizes: the tuning split of the
+    study's run (:func:`~privrepro.continual.peft.hyperparameter_search.study_key_run`) by the
+    code's own :func:`~privrepro.continual.peft.hyperparameter_search.tuning_split`."""
+    from privrepro.continual.peft import PeftRun, TuningSettings
+    from privrepro.continual.peft.hyperparameter_search import study_key_run, tuning_split
+    from privrepro.continual.peft.scenario import peft_scenario
+
+    tuning = TuningSettings(**unit["tuning"])
+    key = study_key_run(PeftRun.from_unit(unit), tuning)
+    y = _labels(key.benchmark)
+    sc = peft_scenario(key, y, y[:0], NUM_CLASSES[key.benchmark], 0)
+    return int(tuning_split(key, sc, tuning, 0)[1])
+
+
+def grid_counts(
+    profile: str, figures: list[str], overrides: dict[str, list[str]] | None = None
+) -> Any:
     """Per figure, from the units its grid makes under ``profile`` (nothing computed): the FiLM
     runs, the FiLM studies and PEFT ensembles it is the first to ask for (keyed as the
     rehearsal's cost model keys them: :mod:`privrepro.continual.peft.shared_work` — label
     configurations in S_prior^const, 5-Datasets orders in the canonical order's study, as the
     tuning rows agree there; ensembles by their run's settings and its study), and the
-    Naive/Non-CL runs."""
+    Naive/Non-CL runs; and their image-passes in millions at the paper profile's sizes
+    (:data:`TRAIN_ROWS`): a DP-SGD training's expected ones, ``epochs × rows`` (Poisson
+    sampling), a study's ``n_trials × epochs × tuning rows`` (:func:`tuning_rows`), a final
+    training (an ensemble's members, a Naive or Non-CL model) ``epochs ×`` the benchmark's rows.
+    ``overrides``: per figure, Hydra overrides (a reading of the protocol)."""
     import pandas as pd
 
     from privrepro.config.validation import build_params
@@ -163,7 +211,7 @@ def grid_counts(profile: str, figures: list[str]) -> Any:
     ensembles: set[str] = set()
     out = []
     for fig in figures:
-        cfg = compose(fig, [f"profile={profile}"])
+        cfg = compose(fig, [f"profile={profile}", *(overrides or {}).get(fig, [])])
         recipe = load_recipe(str(cfg.figure.recipe))
         units = recipe.units(build_params(recipe.params_type, effective_params(cfg), "params"))
         row = {
@@ -173,23 +221,71 @@ def grid_counts(profile: str, figures: list[str]) -> Any:
             "new_film_studies": 0,
             "new_film_ensembles": 0,
             "film_baseline_runs": 0,
+            "study_Mpasses": 0.0,
+            "final_Mpasses": 0.0,
         }
         for u in units:
             run = PeftRun.from_unit(u)
             if run.kind != "film":
                 continue
             row["film_runs"] += 1
+            epochs = float(u["train"].get("epochs", 40.0))
+            final = epochs * sum(TRAIN_ROWS[run.benchmark]) / 1e6
             study = study_key(u, 0, profile)
+            if study not in studies and u["tuning"].get("enabled", True):
+                trials = int(u["tuning"].get("n_trials", 20))
+                row["study_Mpasses"] += trials * epochs * tuning_rows(u) / 1e6
             row["new_film_studies"] += study not in studies
             studies.add(study)
             ens = ensemble_key(u, 0, profile)
             if ens is None:
                 row["film_baseline_runs"] += 1
+                row["final_Mpasses"] += final
                 continue
+            row["final_Mpasses"] += final * (ens not in ensembles)
             row["new_film_ensembles"] += ens not in ensembles
             ensembles.add(ens)
         out.append(row)
     return pd.DataFrame(out)
+
+
+#: the readings of the cl paper's protocol other than the default (the paper's), each as the
+#: overrides of the figures it changes (docs/cl-peft.md, "The protocol and its readings")
+READINGS: dict[str, dict[str, list[str]]] = {
+    "Fig. 4 tuned per blurry split": {"cl/fig4_peft": ["params.tuning.scenario=run"]},
+    "Table A7: three Naive orders per (ε, seed)": {"cl/tA7_peft": ["params.naive_orders=3"]},
+    "Fig. 5: Non-CL every seed": {"cl/fig5_peft": ["params.noncl_repeats=5"]},
+    "Fig. 5: ImageNet-R five seeds": {"cl/fig5_peft": ["params.imagenet_r_repeats=5"]},
+    "5-Datasets tuned on 10 % of all members": {"cl/tA7_peft": ["params.tuning.tune_of=benchmark"]},
+    "dummy labels per task's labels": {"cl/fig3_peft": ["params.dummy_reference=task"]},
+}
+
+
+def _merged(*readings: dict[str, list[str]]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for r in readings:
+        for fig, o in r.items():
+            out.setdefault(fig, []).extend(o)
+    return out
+
+
+def reading_counts(profile: str, figures: list[str]) -> Any:
+    """One row per reading of the protocol (:data:`READINGS`; the default first, every larger
+    reading at once last): its FiLM runs, new studies and ensembles, baseline runs and
+    image-passes over ``figures``, and the difference to the default's image-passes."""
+    import pandas as pd
+
+    rows = []
+    readings = {"default (the paper's)": {}, **READINGS, "all larger readings": {}}
+    readings["all larger readings"] = _merged(*(v for k, v in READINGS.items() if "dummy" not in k))
+    for name, over in readings.items():
+        total = grid_counts(profile, figures, over).drop(columns="figure").sum()
+        rows.append({"reading": name, **total.to_dict()})
+    table = pd.DataFrame(rows)
+    passes = table["study_Mpasses"] + table["final_Mpasses"]
+    table["Mpasses"] = passes
+    table["vs_default_Mpasses"] = passes - passes.iloc[0]
+    return table
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -198,7 +294,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--root", type=Path, help="a scratch folder (must not exist)")
     ap.add_argument("--figure", action="append", default=[], help="e.g. cl/figA1 (repeatable)")
     ap.add_argument("--grid", metavar="PROFILE", help="count from PROFILE's grids, no compute")
+    ap.add_argument(
+        "--readings", action="store_true", help="with --grid: one row per protocol reading"
+    )
     args = ap.parse_args(argv)
+    if args.grid and args.readings:
+        import pandas as pd
+
+        table = reading_counts(args.grid, args.figure or FIGURES)
+        with pd.option_context("display.width", 250, "display.max_columns", None):
+            print(table.round(1).to_string(index=False))
+        return 0
     if args.grid:
         import pandas as pd
 

@@ -82,7 +82,7 @@ def ensemble_key(unit: Mapping[str, Any], seed: int = 0, tag: str = "") -> str |
         list(run.order),
         run.label_policy,
         run.dummy_factor,
-        run.dummy_reference,
+        run.dummy_reference if run.dummy_factor > 1 else "base",  # ×1: no dummies to refer to
         run.epsilon,
         run.repeat,
         seed,
