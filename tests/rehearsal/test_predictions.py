@@ -155,12 +155,19 @@ def test_operations_are_counted_with_flop_counters_formulas() -> None:
     with reference:
         net(x).sum().backward()
     rec = LoopRecord("steps", 0, 1)
-    with OperationCount(lambda: rec):
+    classes: dict[str, list[float]] = {}
+    with OperationCount(lambda: rec, classes=classes):
         net(x).sum().backward()
     assert rec.flops == reference.get_total_flops() > 0
+    assert classes["convolution"][0] + classes["matmul"][0] == rec.flops
+    assert sum(v[2] for k, v in classes.items() if "@" not in k) == rec.ops
     weights = sum(p.numel() * 4 for p in net.parameters())
     assert rec.nbytes >= x.numel() * 4 + weights
-    assert rec.device_s >= rec.flops / (H100.flops * H100.efficiency)
+    # each class at its own peak and efficiency: convolutions on TF32 tensor cores, the
+    # linear layer on the FP32 cores (PyTorch's defaults)
+    conv_s = classes["convolution"][0] / (H100.peak("convolution") * H100.eff("convolution"))
+    mm_s = classes["matmul"][0] / (H100.flops * H100.eff("matmul"))
+    assert rec.device_s >= conv_s + mm_s
     assert rec.device_s >= rec.ops * H100.launch_s
     assert rec.op_s > 0 and rec.overhead_s >= 0
 
@@ -171,7 +178,7 @@ def test_the_roofline_of_one_operator() -> None:
     assert gpu.seconds(100.0, 1.0) == pytest.approx(20.0)
     assert gpu.seconds(1.0, 100.0) == pytest.approx(50.0)
     assert gpu.seconds(0.0, 0.0) == pytest.approx(0.1)
-    assert "67 TFLOP/s" in H100.describe() and "50%" in H100.describe()
+    assert "67 TFLOP/s" in H100.describe() and "matmul 70%" in H100.describe()
     # convolutions at the TF32 peak PyTorch lets cuDNN use by default (torch's TF32 note)
     tf32 = DeviceModel("g", flops=10.0, bandwidth=4.0, efficiency=0.5, tensor_core_flops=40.0)
     assert tf32.seconds(100.0, 1.0, tensor_cores=True) == pytest.approx(5.0)
@@ -197,25 +204,31 @@ def test_convolutions_are_counted_at_the_convolution_peak() -> None:
     assert mm.device_s == pytest.approx(2 * 16**3 / 1e9, rel=1e-4)
 
 
-def test_the_gpu_prediction_keeps_host_time_and_replaces_operator_time() -> None:
+def test_the_gpu_prediction_overlaps_host_time_with_operator_time() -> None:
     """A loop of 10 items, 2 run in 1 s of its own, 0.8 s of it inside torch operators whose
-    roofline is 0.01 s: on the GPU an item is (0.2 + 0.01) / 2 s, the loop 10 × that."""
+    roofline is 0.01 s: on the GPU the host's 0.2 s and the device's 0.01 s overlap (an
+    asynchronous stream), so an item is max(0.2, 0.01) / 2 s, the loop 10 × that; with a
+    device-bound roofline (0.5 s) the device's time rules."""
     rec = LoopRecord("steps", 0, 10, done=2, measured_s=1.0, op_s=0.8, device_s=0.01)
     assert rec.predicted_s == pytest.approx(5.0)
-    assert rec.predicted_device_s == pytest.approx(10 * 0.21 / 2)
+    assert rec.predicted_device_s == pytest.approx(10 * 0.2 / 2)
+    bound = LoopRecord("steps", 0, 10, done=2, measured_s=1.0, op_s=0.8, device_s=0.5)
+    assert bound.predicted_device_s == pytest.approx(10 * 0.5 / 2)
     # the same two items probed at a quarter of their size (one size: scaled linearly) scale
     # the operators 4×; the host time is Python's fixed cost per item, not scaled
     from privrepro.rehearsal.cap import ProbePoint
 
-    rec.points = [ProbePoint(2, 8, 0.5, 0.4, 0.005, 0.0)] * 2
-    assert rec.predicted_device_s == pytest.approx(10 * (0.2 + 4 * 0.01) / 2)
+    bound.points = [ProbePoint(2, 8, 0.5, 0.4, 0.25, 0.0)] * 2
+    assert bound.predicted_device_s == pytest.approx(10 * max(0.2, 4 * 0.5) / 2)
     # ... unless the loop declared host work per sample (decoding): then scaled 4× as well
+    rec.points = [ProbePoint(2, 8, 0.5, 0.4, 0.005, 0.0)] * 2
     rec.host_per_sample = True
-    assert rec.predicted_device_s == pytest.approx(4 * 10 * 0.21 / 2)
-    # the unit: 3 s outside loops, 0.5 s of it in operators with a 0.001 s roofline
+    assert rec.predicted_device_s == pytest.approx(10 * max(4 * 0.2, 4 * 0.01) / 2)
+    # the unit: 3 s outside loops (loading, set-up: before the device works, so added), 0.5 s
+    # of it in operators with a 0.001 s roofline
     cap = RehearsalCap(records=[rec])
     cap.outside.op_s, cap.outside.device_s = 0.5, 0.001
-    assert cap.predict_device(unit_wall_s=4.0) == pytest.approx(2.5 + 0.001 + 4 * 10 * 0.21 / 2)
+    assert cap.predict_device(unit_wall_s=4.0) == pytest.approx(2.5 + 0.001 + 10 * 0.8 / 2)
 
 
 def test_a_counted_unit_predicts_its_flops(tmp_path: Path) -> None:

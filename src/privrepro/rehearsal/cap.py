@@ -32,9 +32,10 @@ steps inside one chunk of trainings).
 every torch operator is counted (:class:`privrepro.rehearsal.device_model.OperationCount`):
 its FLOPs by ``torch.utils.flop_counter``'s formulas, the bytes of its inputs and outputs, and
 the CPU seconds spent in it, attributed to the innermost open loop. A loop's predicted time on
-the target GPU is then, per item, the time outside torch operators as measured here (Python,
-decoding, numpy) plus each operator at the GPU's roofline
-(:data:`privrepro.rehearsal.device_model.H100`), scaled and nested like the CPU prediction.
+the target GPU is then, per item, the larger of the time outside torch operators as measured
+here (Python, decoding, numpy: the host, which overlaps the device's queue) and the operators
+at the GPU's roofline (:data:`privrepro.rehearsal.device_model.H100`), scaled and nested like
+the CPU prediction.
 
 **Parts of the work.** Each loop belongs to one part (:data:`PARTS`, :func:`loop_part`):
 ``features`` (a top-level loop that builds a shared cache: backbone features, FiLM pixel arrays,
@@ -234,9 +235,12 @@ class LoopRecord:
 
     @property
     def own_device_s(self) -> float:
-        """Its own body's time on the target GPU at full size: the time outside torch operators
-        as measured, plus the operators at the GPU's roofline."""
-        return self.at_full_size("host") + self.at_full_size("device")
+        """Its own body's time on the target GPU at full size: the operators at the GPU's
+        roofline or the time outside torch operators as measured here (Python, the host's
+        share), whichever is larger — a CUDA stream runs the kernels while the host goes on
+        queueing the next ones, so the two overlap rather than add (unless the loop measured
+        them on the device itself)."""
+        return max(self.at_full_size("host"), self.at_full_size("device"))
 
     def _full(self, own: float, inner: float) -> float:
         n = self._n
