@@ -4,6 +4,7 @@ repeat a computation already made.
     python benchmarks/count_cl_trainings.py --profile smoke --root SCRATCH [--figure cl/figA1 ...]
     python benchmarks/count_cl_trainings.py --grid paper       # counted from the grids, no compute
     python benchmarks/count_cl_trainings.py --grid paper --readings   # per reading of the protocol
+    python benchmarks/count_cl_trainings.py --grid paper --price OUT.csv   # GPU hours of each
 
 Runs the PEFT figures (``cl/fig3_peft``, ``fig4_peft``, ``fig5_peft``, ``figA1``, ``tA7_peft``, in
 that order; ``--figure`` picks some) of one profile in this process, into a fresh store under
@@ -224,6 +225,8 @@ def grid_counts(
             "study_Mpasses": 0.0,
             "final_Mpasses": 0.0,
         }
+        row["alone_Mpasses"] = 0.0  # the figure's, each of its studies and ensembles once
+        mine: set[str] = set()
         for u in units:
             run = PeftRun.from_unit(u)
             if run.kind != "film":
@@ -232,19 +235,25 @@ def grid_counts(
             epochs = float(u["train"].get("epochs", 40.0))
             final = epochs * sum(TRAIN_ROWS[run.benchmark]) / 1e6
             study = study_key(u, 0, profile)
-            if study not in studies and u["tuning"].get("enabled", True):
+            if u["tuning"].get("enabled", True) and (study not in studies or study not in mine):
                 trials = int(u["tuning"].get("n_trials", 20))
-                row["study_Mpasses"] += trials * epochs * tuning_rows(u) / 1e6
+                passes = trials * epochs * tuning_rows(u) / 1e6
+                row["study_Mpasses"] += passes * (study not in studies)
+                row["alone_Mpasses"] += passes * (study not in mine)
             row["new_film_studies"] += study not in studies
             studies.add(study)
+            mine.add(study)
             ens = ensemble_key(u, 0, profile)
             if ens is None:
                 row["film_baseline_runs"] += 1
                 row["final_Mpasses"] += final
+                row["alone_Mpasses"] += final
                 continue
             row["final_Mpasses"] += final * (ens not in ensembles)
+            row["alone_Mpasses"] += final * (ens not in mine)
             row["new_film_ensembles"] += ens not in ensembles
             ensembles.add(ens)
+            mine.add(ens)
         out.append(row)
     return pd.DataFrame(out)
 
@@ -288,6 +297,46 @@ def reading_counts(profile: str, figures: list[str]) -> Any:
     return table
 
 
+def price(profile: str, figures: list[str], batch: int) -> Any:
+    """H100-hours (and the other device models') of the FiLM image-passes per figure and per
+    reading, per precision: each pass priced from one counted FiLM DP-SGD step of ViT-B/16
+    (:func:`privrepro.rehearsal.film_pricing.count_film_steps`) at physical batch ``batch``.
+    Evaluation passes (a forward per test image per member) are not in the counts."""
+    import pandas as pd
+
+    from privrepro.rehearsal.device_model import DEVICES
+    from privrepro.rehearsal.film_pricing import count_film_steps
+
+    per_image = {}
+    for precision in ("fp32", "tf32", "bf16"):
+        step = count_film_steps(precision)
+        for name, dev in DEVICES.items():
+            per_image[(name, precision)] = sum(step.seconds_per_image(dev, batch).values())
+    readings = {"default (the paper's)": {}, **READINGS}
+    readings["all larger readings"] = _merged(*(v for k, v in READINGS.items() if "dummy" not in k))
+    rows = []
+    for reading, over in readings.items():
+        grid = grid_counts(profile, figures, over)
+        for _, g in grid.iterrows():
+            new = g["study_Mpasses"] + g["final_Mpasses"]
+            for (dev, precision), sec in per_image.items():
+                rows.append(
+                    {
+                        "reading": reading,
+                        "figure": g["figure"],
+                        "device": dev,
+                        "precision": precision,
+                        "Mpasses_alone": g["alone_Mpasses"],
+                        "Mpasses_counted": new,
+                        "ms_per_pass": sec * 1e3,
+                        "hours_alone": g["alone_Mpasses"] * 1e6 * sec / 3600,
+                        "hours_earlier": (g["alone_Mpasses"] - new) * 1e6 * sec / 3600,
+                        "hours_counted": new * 1e6 * sec / 3600,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--profile", default="smoke")
@@ -297,7 +346,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--readings", action="store_true", help="with --grid: one row per protocol reading"
     )
+    ap.add_argument(
+        "--price",
+        metavar="CSV",
+        type=Path,
+        help="with --grid: hours per figure, reading, device and precision, written to CSV",
+    )
+    ap.add_argument("--batch", type=int, default=256, help="physical batch priced (--price)")
     args = ap.parse_args(argv)
+    if args.grid and args.price:
+        import pandas as pd
+
+        table = price(args.grid, args.figure or FIGURES, args.batch)
+        table.to_csv(args.price, index=False)
+        h100 = table[table["device"] == "H100 SXM"]
+        total = h100.groupby(["reading", "precision"], sort=False)["hours_counted"].sum()
+        with pd.option_context("display.width", 250, "display.max_rows", None):
+            print(total.unstack().round(1).to_string())
+        return 0
     if args.grid and args.readings:
         import pandas as pd
 

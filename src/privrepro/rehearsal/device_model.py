@@ -46,6 +46,7 @@ __all__ = [
     "OperationCount",
     "OperationTally",
     "operator_class",
+    "operator_counts",
 ]
 
 #: the precisions whose matmuls run on tensor cores (:mod:`privrepro.training.precision`:
@@ -281,6 +282,29 @@ def _is_view(func: Any) -> bool:
     return any(r.alias_info is not None and not r.alias_info.is_write for r in schema.returns)
 
 
+def operator_counts(func: Any, args: Any, kwargs: Any, out: Any) -> tuple[str, float, float] | None:
+    """One dispatched operator's (name, FLOPs, bytes), ``None`` for a view (no kernel, no
+    traffic): FLOPs by ``FlopCounterMode``'s formulas or :data:`EXTRA_FLOPS`, bytes of its
+    tensor inputs and outputs."""
+    if _is_view(func):
+        return None
+    name = func._overloadpacket.__name__
+    formula = _registry().get(func._overloadpacket) or EXTRA_FLOPS.get(name)
+    flops = float(formula(*args, **kwargs, out_val=out)) if formula else 0.0
+    return name, flops, float(_nbytes((args, kwargs)) + _nbytes(out))
+
+
+_REGISTRY: dict[Any, Any] = {}
+
+
+def _registry() -> dict[Any, Any]:
+    if not _REGISTRY:
+        from torch.utils.flop_counter import FlopCounterMode
+
+        _REGISTRY.update(FlopCounterMode(display=False).flop_registry)
+    return _REGISTRY
+
+
 class OperationCount:
     """Count every torch operator run inside ``with OperationCount(target):`` into
     ``target()`` (an :class:`OperationTally`, asked per operator): FLOPs, bytes, CPU seconds
@@ -300,9 +324,7 @@ class OperationCount:
         also: Mapping[str, DeviceModel] | None = None,
     ) -> None:
         from torch.utils._python_dispatch import TorchDispatchMode
-        from torch.utils.flop_counter import FlopCounterMode
 
-        registry = FlopCounterMode(display=False).flop_registry
         model = device
         others = dict(also or {})
 
@@ -317,11 +339,9 @@ class OperationCount:
                 spent = time.perf_counter() - t0
                 rec = target()
                 rec.op_s += spent
-                if not _is_view(func):
-                    name = func._overloadpacket.__name__
-                    formula = registry.get(func._overloadpacket) or EXTRA_FLOPS.get(name)
-                    flops = float(formula(*args, **kwargs, out_val=out)) if formula else 0.0
-                    nbytes = float(_nbytes((args, kwargs)) + _nbytes(out))
+                counted = operator_counts(func, args, kwargs, out)
+                if counted is not None:
+                    name, flops, nbytes = counted
                     rec.flops += flops
                     rec.nbytes += nbytes
                     rec.ops += 1
