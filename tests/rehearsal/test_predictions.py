@@ -419,7 +419,7 @@ def test_the_report_section_states_the_h100_prediction_against_the_target(tmp_pa
     blocks = rehearsal_section(tmp_path, tmp_path)
     gpu = next(b for b in blocks if isinstance(b, Para) and "On one H100" in b.text)
     assert "0.1 h" in gpu.text and "within the 24 h target" in gpu.text
-    assert "h** for the whole paper profile, within the 200 h target" in gpu.text
+    assert "h** for the whole paper profile, within the 100 h target" in gpu.text
     assert "30.0 h" in gpu.text and "1 rows are lower bounds" in gpu.text
     assert "operation counts" in gpu.text
     tab = next(b for b in blocks if isinstance(b, Table))
