@@ -118,7 +118,7 @@ def count(figures: list[str], profile: str, root: Path) -> Any:
         run = run_experiment(fig, overrides)
         units[fig] = run.computed + run.reused
     calls = pd.DataFrame(rec.calls)
-    studies = Counter()
+    studies: Counter[str] = Counter()
     for log in (root / "experiments" / "_studies").glob("*.log"):
         studies[log.name] += 1
     first: dict[tuple[str, str], str] = {}  # (kind, inputs) → the figure that trained it first
@@ -215,7 +215,7 @@ def grid_counts(
         cfg = compose(fig, [f"profile={profile}", *(overrides or {}).get(fig, [])])
         recipe = load_recipe(str(cfg.figure.recipe))
         units = recipe.units(build_params(recipe.params_type, effective_params(cfg), "params"))
-        row = {
+        row: dict[str, Any] = {
             "figure": fig,
             "units": len(units),
             "film_runs": 0,
@@ -307,11 +307,11 @@ def price(profile: str, figures: list[str], batch: int) -> Any:
     from privrepro.rehearsal.device_model import DEVICES
     from privrepro.rehearsal.film_pricing import count_film_steps
 
-    per_image = {}
+    per_image: dict[tuple[str, str], float] = {}
     for precision in ("fp32", "tf32", "bf16"):
         step = count_film_steps(precision)
-        for name, dev in DEVICES.items():
-            per_image[(name, precision)] = sum(step.seconds_per_image(dev, batch).values())
+        for dev_name, dev in DEVICES.items():
+            per_image[(dev_name, precision)] = sum(step.seconds_per_image(dev, batch).values())
     readings = {"default (the paper's)": {}, **READINGS}
     readings["all larger readings"] = _merged(*(v for k, v in READINGS.items() if "dummy" not in k))
     rows = []
@@ -319,12 +319,12 @@ def price(profile: str, figures: list[str], batch: int) -> Any:
         grid = grid_counts(profile, figures, over)
         for _, g in grid.iterrows():
             new = g["study_Mpasses"] + g["final_Mpasses"]
-            for (dev, precision), sec in per_image.items():
+            for (dev_name, precision), sec in per_image.items():
                 rows.append(
                     {
                         "reading": reading,
                         "figure": g["figure"],
-                        "device": dev,
+                        "device": dev_name,
                         "precision": precision,
                         "Mpasses_alone": g["alone_Mpasses"],
                         "Mpasses_counted": new,
