@@ -163,3 +163,26 @@ def test_the_five_datasets_tuning_size_reads_task_or_benchmark() -> None:
     _, n_tune, tune_idx, val_idx = tuning_split(run, sc, whole, 0)
     assert (n_tune, len(val_idx)) == (round(0.1 * 2580), round(0.0428 * 2580))
     assert set(tune_idx) | set(val_idx) <= set(range(starts[4], starts[4] + 500))
+
+
+def test_the_tuning_rows_of_each_reading_at_the_paper_size() -> None:
+    """Split-CIFAR-100 at full size (500 images per class): 'split' tunes every Fig. 4 run on
+    70 % of one 10-class task, 3,500 images (App. F: "10/20 classes", 70:30); 'run' on 70 % of
+    its blurry split's first task: 7,000 of a 5-task not-blurry or i-Blurry split's 10,000, and
+    Si-Blurry's own (smaller, its task sizes vary) first task."""
+    import numpy as np
+
+    from privrepro.continual.peft.hyperparameter_search import study_key_run, tuning_split
+    from privrepro.continual.peft.scenario import peft_scenario
+
+    y = np.repeat(np.arange(100), 500)
+
+    def rows(blurry: str, scenario: str) -> int:
+        tuning = TuningSettings(tune_tasks=10, scenario=scenario)
+        run = replace(RUN, method="peft_film", blurry=blurry, nb_tasks=5)
+        key = study_key_run(run, tuning)
+        return int(tuning_split(key, peft_scenario(key, y, y[:0], 100, 0), tuning, 0)[1])
+
+    assert {rows(b, "split") for b in ("not-blurry", "i-blurry", "si-blurry")} == {3500}
+    assert rows("not-blurry", "run") == rows("i-blurry", "run") == round(0.7 * 50_000 / 5)
+    assert 0 < rows("si-blurry", "run") < 3500

@@ -159,7 +159,8 @@ class TuningSettings:
         "(ε, δ) and seed once'. 'split' (the paper's reading): a study tunes on a task of the "
         "benchmark's class-incremental split into tune_tasks tasks whatever the run's scenario, "
         "so blurry runs (Fig. 4) share Split-CIFAR-100's studies (Figs. 3, 5); 'run': a task of "
-        "the run's own scenario (Fig. 4: 45 more studies on 10,000-image blurry tasks)",
+        "the run's own scenario (Fig. 4: 45 more studies on its 5-task blurry splits: 7,000 "
+        "tuning images in not-blurry and i-Blurry, Si-Blurry's varying first task)",
     )
     tune_tasks: int = param(
         0,
