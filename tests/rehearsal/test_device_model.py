@@ -115,3 +115,29 @@ def test_a_film_step_counts_a_vits_flops_per_image() -> None:
 def test_two_counts_of_another_code_path_are_refused() -> None:
     with pytest.raises(ValueError, match="differ"):
         StepCount(1, 2, (("mm", 1.0, 1.0),), (("addmm", 2.0, 2.0),), "fp32")
+
+
+def test_a_cap_prices_on_the_device_model_it_is_given(tmp_path: object) -> None:
+    """The same loop of 1024³ matmuls (compute-bound on both rooflines: 2.1 GFLOP against
+    12.6 MB) under an H100 SXM cap and a V100 cap (``--gpu-model``): equal FLOPs, device times
+    67 / 15.7 apart (their FP32 peaks); the setting survives the trip to a figure's process."""
+    from pathlib import Path
+
+    from privrepro.figures.api import UnitContext
+    from privrepro.rehearsal.cap import RehearsalCap
+    from privrepro.rehearsal.measure import RehearsalSettings
+    from privrepro.rehearsal.rehearse import _child_settings, settings_json
+
+    root = Path(str(tmp_path))
+    ctx = UnitContext(0, "u", "paper", "cpu", root, root, show_progress=False)
+    a = torch.ones(1024, 1024)
+    device_s = {}
+    for gpu in (H100, V100):
+        cap = RehearsalCap(items=2, gpu=gpu)
+        with cap.active():
+            for _ in ctx.progress(range(4), desc="steps"):
+                a @ a
+        device_s[gpu.name] = cap.records[0].device_s
+    assert device_s[V100.name] / device_s[H100.name] == pytest.approx(67 / 15.7, rel=1e-6)
+    settings = RehearsalSettings(root, root, gpu_model=V100.name)
+    assert _child_settings(settings_json(settings)).gpu_model == V100.name

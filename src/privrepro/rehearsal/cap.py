@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from privrepro.loop_budget import budget_scope, is_cache_loop
-from privrepro.rehearsal.device_model import OperationCount
+from privrepro.rehearsal.device_model import H100, DeviceModel, OperationCount
 
 __all__ = [
     "EVALUATION_LOOPS",
@@ -298,6 +298,7 @@ class RehearsalCap:
             :func:`privrepro.training.precision.unit_precision`): its matmuls are priced on
             the target GPU's tensor cores in ``tf32`` and ``bf16``
             (:class:`privrepro.rehearsal.device_model.OperationCount`).
+        gpu: the device model its operators are priced on (:data:`~.device_model.DEVICES`).
         records: every loop entered, in order of entry.
     """
 
@@ -305,6 +306,7 @@ class RehearsalCap:
     per_desc: dict[str, int] = field(default_factory=dict)
     probe_samples: int = 0
     precision: str = "fp32"
+    gpu: DeviceModel = H100
     records: list[LoopRecord] = field(default_factory=list)
     outside: LoopRecord = field(default_factory=lambda: LoopRecord("(outside loops)", -1, None))
     _stack: list[LoopRecord] = field(default_factory=list, repr=False)
@@ -315,7 +317,7 @@ class RehearsalCap:
         (with ``count_operations``) count every torch operator run meanwhile (see the module)."""
         with budget_scope(self):
             if count_operations:
-                with OperationCount(self.current, precision=self.precision):
+                with OperationCount(self.current, self.gpu, precision=self.precision):
                     yield self
             else:
                 yield self

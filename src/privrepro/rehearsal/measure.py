@@ -58,7 +58,7 @@ from typing import Any
 
 from privrepro.figures.api import UnitContext
 from privrepro.rehearsal.cap import PARTS, LoopRecord, RehearsalCap
-from privrepro.rehearsal.device_model import H100
+from privrepro.rehearsal.device_model import DEVICES, H100
 from privrepro.runner.plan import FigurePlan, plan_experiment
 from privrepro.training.precision import unit_precision
 
@@ -103,6 +103,9 @@ class RehearsalSettings:
             samples and its time is scaled (0: items run whole; :meth:`privrepro.rehearsal.cap.RehearsalCap.item_size`).
         count_operations: count every torch operator for the GPU prediction
             (:mod:`privrepro.rehearsal.device_model`).
+        gpu_model: the device model the GPU prediction is priced on, by name
+            (:data:`~privrepro.rehearsal.device_model.DEVICES`: H100 SXM, H100 PCIe, A100 SXM
+            80GB, V100 SXM2 32GB).
         overrides: Hydra overrides added to every figure's paper profile (e.g.
             ``params.train.precision=tf32``: the cost at another precision); a key a figure
             does not have is added with ``++`` by the caller.
@@ -119,6 +122,7 @@ class RehearsalSettings:
     probe_samples: int = 4
     count_operations: bool = True
     overrides: tuple[str, ...] = ()
+    gpu_model: str = H100.name
 
 
 class RehearsalTimeout(BaseException):
@@ -374,6 +378,7 @@ def _rehearse_unit(
         items=settings.items,
         probe_samples=settings.probe_samples,
         precision=unit_precision(unit),
+        gpu=DEVICES[settings.gpu_model],
     )
     ctx = UnitContext(
         seed=0,
@@ -505,7 +510,7 @@ def _predictions(
     row["parts"] = json.dumps(_parts_of(totals))
     precisions = sorted({run.cap.precision for _, run in runs})
     row["precision"] = ", ".join(precisions)
-    row["gpu_model"] = "; ".join(H100.describe(p) for p in precisions)
+    row["gpu_model"] = "; ".join(DEVICES[settings.gpu_model].describe(p) for p in precisions)
     ended_early = any(run.ended_early for _, run in runs)
     row["lower_bound"] = (
         row["status"] == "timeout" or ended_early or any(r.interrupted for r in records)

@@ -26,6 +26,7 @@ from typing import Any
 
 import pandas as pd
 
+from privrepro.rehearsal.device_model import DEVICES, H100
 from privrepro.rehearsal.measure import GIB, RehearsalSettings, rehearse_figure
 from privrepro.rehearsal.summary import (
     COLUMNS,
@@ -204,6 +205,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="a Hydra override for every figure (e.g. ++params.train.precision=tf32)",
     )
+    parser.add_argument(
+        "--gpu-model",
+        default=defaults.gpu_model,
+        choices=sorted(DEVICES),
+        help="the device model of the GPU prediction (datasheet rates)",
+    )
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--json", help=argparse.SUPPRESS)
     parser.add_argument("--settings", help=argparse.SUPPRESS)
@@ -225,6 +232,7 @@ def _child_settings(text: str) -> RehearsalSettings:
         probe_samples=int(raw["probe_samples"]),
         count_operations=raw["count_operations"] == "True",
         overrides=tuple(json.loads(raw.get("overrides_json", "[]"))),
+        gpu_model=raw.get("gpu_model", H100.name),
     )
 
 
@@ -279,6 +287,7 @@ def main(argv: list[str] | None = None) -> int:
         probe_samples=args.probe,
         count_operations=not args.no_count,
         overrides=tuple(args.override),
+        gpu_model=args.gpu_model,
     )
     if args.target:
         names = [e.name for t in args.target for e in resolve_target(t)]
