@@ -21,9 +21,9 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from conftest import make_conf_root
 from recipes_for_tests import SUMMARY_EXPERIMENT, scratch_paths
 
+from conftest import make_conf_root
 from privrepro.report.results import load_figure
 from privrepro.runner import figure_tables as tables
 from privrepro.runner.replot import replot

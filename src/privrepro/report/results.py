@@ -163,7 +163,8 @@ def load_figure(
             except (OSError, ValueError) as e:
                 raise ResultsError(f"{meta}: not valid JSON: {e}") from e
             fr.meta = loaded if isinstance(loaded, dict) else {}
-        facts = fr.meta.get("table") if isinstance(fr.meta.get("table"), dict) else {}
+        recorded_facts = fr.meta.get("table")
+        facts: dict[str, Any] = recorded_facts if isinstance(recorded_facts, dict) else {}
         if _present(parquet):
             try:
                 raw = read_bytes(parquet, TABLE_BYTES, tree=results_dir)

@@ -290,7 +290,7 @@ def views_from_records(recipe: Figure[Any], records: Mapping[str, Any]) -> dict[
             raise ValueError(
                 f"canonical view of {profile!r} has seeds that are not integers"
             ) from exc
-        params = build_params(recipe.params_type, rec.get("params") or {}, "params")
+        params: Any = build_params(recipe.params_type, rec.get("params") or {}, "params")
         out[str(profile)] = CanonicalView(
             str(profile), params, seeds, [str(u) for u in rec["unit_ids"]], per_seed
         )
