@@ -339,3 +339,71 @@ def test_a_forced_recompute_replaces_the_units(site: Path) -> None:
         del os.environ["PRIVREPRO_TEST_MARKER"]
     assert run.computed == 4 and len(marker.read_text().split()) == 4
     assert all(store.verify(u).ok for u in store.unit_ids()) and len(store.unit_ids()) == 4
+
+
+# -- 5. the smaller cases of the command line ------------------------------------------------
+
+
+def test_full_width_digits_and_bad_override_syntax_are_one_line() -> None:
+    """Was: Hydra's ``LexerNoViableAltException`` over several lines, exit status 1."""
+    from privrepro.runner.cli import override_problem
+
+    assert override_problem(["experiment=pb/fig1", "seed=12", "-m"]) is None
+    line = override_problem(["experiment=pb/fig1", "seed=１２"])
+    assert line is not None and "\n" not in line
+    assert "seed=１２" in line and "not ASCII digits" in line and "write 12" in line
+    line = override_problem(["params.x=[1,"])
+    assert line is not None and "\n" not in line and "params.x=[1," in line
+
+
+def test_full_width_digits_exit_2_before_hydra(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from privrepro.runner import cli
+
+    monkeypatch.setattr("sys.argv", ["privrepro", "experiment=pb/fig1", "seed=１２"])
+    with pytest.raises(SystemExit) as info:
+        cli.main()
+    assert info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("privrepro: configuration error: 'seed=１２'")
+
+
+def test_a_sweep_folder_that_cannot_be_made_is_one_line(tmp_path: Path) -> None:
+    """Was: a traceback from Hydra's sweep-folder resolver (``_sweeps`` a file) or launcher
+    (``hydra.sweep.dir=/proc/x/…``)."""
+    from privrepro.runner.cli import sweep_folder_problem
+
+    exp = tmp_path / "exp"
+    exp.mkdir()
+    (exp / "_sweeps").write_text("a file where the sweeps' folder goes")
+    args = ["-m", "experiment=pb/fig1", f"paths.experiments_dir={exp}", "seed=0,1"]
+    problem = sweep_folder_problem(args)
+    assert problem is not None and problem.key == "paths.experiments_dir"
+    assert "\n" not in str(problem) and str(exp / "_sweeps") in str(problem)
+    problem = sweep_folder_problem([*args, "hydra.sweep.dir=/proc/x/y"])
+    assert problem is not None and problem.key == "hydra.sweep.dir"
+    assert "/proc/x" in str(problem)
+    assert sweep_folder_problem(args[1:]) is None  # not a multirun: no sweep folder
+    ok = sweep_folder_problem([*args, f"hydra.sweep.dir={tmp_path / 'mine'}"])
+    assert ok is None and (tmp_path / "mine").is_dir()
+
+
+def test_adhoc_plots_of_runs_on_other_data_are_other_files(tmp_path: Path) -> None:
+    """Was: the same overrides on two data roots drew over one file. The name carries a short
+    hash of the units' data fingerprints (none for units that read no data root)."""
+    from privrepro.runner.run_views import adhoc_stem, data_key
+
+    overrides = ["experiment=pb/fig7", "params.epsilon=2.0"]
+    a = data_key([{"data": "sha256:aaa"}, {"data": "sha256:aaa"}])
+    b = data_key([{"data": "sha256:bbb"}])
+    assert a is not None and b is not None and a != b
+    assert data_key([{"unit": {}}]) is None
+    assert data_key([{"data": "sha256:bbb"}, {"data": "sha256:aaa"}]) == data_key(
+        [{"data": "sha256:aaa"}, {"data": "sha256:bbb"}]
+    )
+    plain = adhoc_stem(tmp_path, "pb", "fig7", overrides)
+    on_a = adhoc_stem(tmp_path, "pb", "fig7", overrides, a)
+    on_b = adhoc_stem(tmp_path, "pb", "fig7", overrides, b)
+    assert len({plain, on_a, on_b}) == 3
+    assert on_a.name == f"epsilon-2p0_data-{a}" and plain.name == "epsilon-2p0"

@@ -304,3 +304,92 @@ def test_a_damaged_stand_in_marker_still_marks_and_lists_nothing(
         assert is_rehearsal_root(root / "cifar-10-batches-py")
     lines = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(lines) == 1 and str(marker) in lines[0] and "\n" not in lines[0]
+
+
+# -- caches the libraries keep: the ip base model, PEFT members, Optuna journals ------------------
+
+
+@pytest.mark.filterwarnings("ignore:Detected pickle protocol")
+@pytest.mark.parametrize("fault", ["pickle", "pipe", "device", "cut"])
+def test_a_damaged_ip_logits_cache_is_set_aside_and_built_again(
+    tmp_path: Path, fault: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Was: a pickle in ``logits.pt`` gave an ``UnpicklingError`` traceback on every run."""
+    import io
+    import pickle
+
+    import torch
+
+    from privrepro.inference.basemodels import _cached_base
+
+    folder = tmp_path / "ip" / "base-0123456789abcdef"
+    folder.mkdir(parents=True)
+    model = torch.nn.Linear(3, 2)
+    buf = io.BytesIO()
+    torch.save(model.state_dict(), buf)
+    (folder / "model.pt").write_bytes(buf.getvalue())
+    buf = io.BytesIO()
+    torch.save(torch.zeros(5, 2), buf)
+    (folder / "logits.pt").write_bytes(buf.getvalue())
+    (folder / "meta.json").write_text(json.dumps({"clean_accuracy": 0.5}))
+    fresh = torch.nn.Linear(3, 2)
+    assert _cached_base(folder, fresh, 5) is not None  # the intact entry loads
+    assert torch.equal(fresh.weight, model.weight)
+    logits = folder / "logits.pt"
+    logits.unlink()
+    if fault == "pickle":  # a pickle that would run code if unpickled unrestricted
+        logits.write_bytes(pickle.dumps(os.system))
+    elif fault == "pipe":
+        os.mkfifo(logits)
+    elif fault == "device":
+        logits.symlink_to("/dev/zero")
+    else:
+        logits.write_bytes(buf.getvalue()[:40])
+    untouched = torch.nn.Linear(3, 2)
+    weight = untouched.weight.detach().clone()
+    with _bounded(), caplog.at_level(logging.WARNING, logger="privrepro.inference"):
+        assert _cached_base(folder, untouched, 5) is None  # the caller builds it again
+    lines = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(lines) == 1 and str(folder) in lines[0] and "moved aside" in lines[0]
+    assert not any(os.path.lexists(folder / n) for n in ("model.pt", "logits.pt", "meta.json"))
+    assert len(list(folder.glob(".corrupt-*"))) == 3
+    assert torch.equal(untouched.weight, weight)  # a refused cache leaves the model as built
+
+
+def test_damaged_kept_peft_members_are_moved_aside_and_trained_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from privrepro.continual.peft.shared_members import member_folder, shared_members
+
+    folder = member_folder(tmp_path, "k" * 16)
+    folder.mkdir(parents=True)
+    os.mkfifo(folder / "members.json")
+    trained = []
+
+    def train() -> Iterator[Any]:
+        trained.append(True)
+        return iter([])
+
+    with _bounded(), caplog.at_level(logging.WARNING, logger="privrepro.continual"):
+        out = list(
+            shared_members(
+                "k" * 16, tmp_path, train, nb_tasks=0, backbone=None, dim=4, device="cpu"
+            )
+        )
+    assert out == [] and trained == [True]
+    assert not folder.exists() and len(list(folder.parent.glob(".corrupt-*"))) == 1
+    assert any(str(folder) in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("kind", ["pipe", "device", "oversized"])
+def test_a_journal_that_is_not_a_readable_file_is_refused_in_one_line(
+    tmp_path: Path, kind: str
+) -> None:
+    from privrepro.config import ConfigError
+    from privrepro.training.study_storage import check_storage
+
+    journal = _specials(tmp_path / "studies")[kind]  # 8 GiB: above the journal bound
+    with _bounded(), pytest.raises(ConfigError) as info:
+        check_storage("params.tuning.storage", journal)
+    assert "\n" not in str(info.value) and str(journal) in str(info.value)
+    check_storage("params.tuning.storage", tmp_path / "studies" / "new.log")  # absent: fine
