@@ -466,7 +466,8 @@ def read_table(
 
     files = table_files(results_dir, paper, figure)
     data = read_bytes(files.parquet, TABLE_BYTES, tree=results_dir)
-    facts = (meta or {}).get("table") or {}
+    recorded = (meta or {}).get("table")
+    facts: Mapping[str, Any] = recorded if isinstance(recorded, Mapping) else {}
     if facts.get("parquet_sha256") and _sha256(data) != facts["parquet_sha256"]:
         log.warning(
             "%s differs from the table derived from the store (edited by hand?); "
