@@ -23,7 +23,6 @@ import pandas as pd
 import pytest
 from recipes_for_tests import SUMMARY_EXPERIMENT, scratch_paths
 
-from conftest import make_conf_root
 from privrepro.report.results import load_figure
 from privrepro.runner import figure_tables as tables
 from privrepro.runner.replot import replot
@@ -47,18 +46,13 @@ def _bounded(seconds: int = 120) -> Iterator[None]:
         signal.signal(signal.SIGALRM, old)
 
 
-def _conf(root: Path) -> Path:
-    conf = make_conf_root(root)
-    (conf / "experiment" / "test" / "summary.yaml").write_text(SUMMARY_EXPERIMENT)
-    return conf
-
-
 @pytest.fixture(scope="module")
-def ran(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def ran(tmp_path_factory: pytest.TempPathFactory, module_conf_root: Path) -> Path:
     """``test/noise`` and ``test/summary`` run once each (their default parameters: each has a
     canonical view and a default plot), with the config root beside them."""
     tmp = tmp_path_factory.mktemp("ran")
-    conf = _conf(tmp / "conf")
+    conf = Path(shutil.copytree(module_conf_root, tmp / "conf"))
+    (conf / "experiment" / "test" / "summary.yaml").write_text(SUMMARY_EXPERIMENT)
     for name in ("test/noise", "test/summary"):
         run_experiment(name, scratch_paths(tmp, "device=cpu", "params.draws=50"), conf=conf)
     # draws=50 is not the figures' own parameter: make it theirs, so the runs are canonical
