@@ -37,7 +37,7 @@ from privrepro.runner.figure_tables import (
 )
 from privrepro.runner.plan import load_recipe
 from privrepro.runner.run import adhoc_footer, clear_temporaries, draw, draw_canonical
-from privrepro.runner.run_views import adhoc_stem, retire_default_plot
+from privrepro.runner.run_views import adhoc_stem, no_view_reason, retire_default_plot
 from privrepro.store.reading import JSONTooDeep, UnsafeFile
 
 __all__ = ["PlotFailure", "main", "replot"]
@@ -111,7 +111,7 @@ def replot_figure(
             return draw_canonical(recipe, table, views, stem, meta)
         # no run of the figure's own parameters: no default plot; the last run's own plot
         clear_temporaries(stem)
-        retire_default_plot(stem, _gaps(meta))
+        retire_default_plot(stem, no_view_reason(meta))
         overrides = [str(o) for o in meta.get("overrides") or []]
         data = meta.get("data_key")
         stem = adhoc_stem(Path(plots_dir), paper, figure, overrides, str(data) if data else None)
@@ -121,14 +121,6 @@ def replot_figure(
         raise PlotFailure("the recorded selection is not in the table")
     params: Any = build_params(recipe.params_type, meta["params"], "params")
     return draw(recipe, selection, params, stem, meta, caption=caption)
-
-
-def _gaps(meta: dict[str, Any]) -> str:
-    """Why the figure has no canonical view, as its ``meta.json`` records it."""
-    gaps = meta.get("canonical_gaps")
-    if isinstance(gaps, dict) and gaps:
-        return "; ".join(f"{p}: {w}" for p, w in gaps.items())[:300]
-    return "no profile's own configuration is held at every unit"
 
 
 def _views(recipe: Any, records: dict[str, Any]) -> dict[str, CanonicalView]:

@@ -56,6 +56,7 @@ from privrepro.runner.run_views import (
     data_key,
     facet,
     mark_stand_in,
+    no_view_reason,
     record_job_selection,
     render,
     retire_default_plot,
@@ -408,7 +409,7 @@ def draw_canonical(
 
     view = default_view(views)
     if view is None:
-        retire_default_plot(stem, "no profile's own configuration is held at every unit")
+        retire_default_plot(stem, no_view_reason(meta))
         return []
     shown = {**meta, "profile": view.profile}
     caption = canonical_footer(meta, view)

@@ -32,6 +32,7 @@ __all__ = [
     "draw_sweep",
     "facet",
     "mark_stand_in",
+    "no_view_reason",
     "record_job_selection",
     "render",
     "retire_default_plot",
@@ -142,6 +143,14 @@ def adhoc_stem(
     if data:
         name = _capped(f"{name}_data-{_file_part(str(data))[:16]}")
     return Path(plots_dir) / paper / figure / "runs" / name
+
+
+def no_view_reason(meta: Mapping[str, Any]) -> str:
+    """Why a figure has no canonical view, as its ``meta.json`` records it (``canonical_gaps``)."""
+    gaps = meta.get("canonical_gaps")
+    if isinstance(gaps, Mapping) and gaps:
+        return "; ".join(f"{p}: {w}" for p, w in gaps.items())[:300]
+    return "no profile's own configuration is held at every unit of a seed"
 
 
 def retire_default_plot(stem: Path, why: str) -> list[Path]:
