@@ -86,3 +86,24 @@ class NoiseFigure(Figure[NoiseParams]):
         ax.hist(table["x"], bins=30)
         ax.set_xlabel("x")
         return fig
+
+
+SUMMARY_EXPERIMENT = """# @package _global_
+# test — seeded noise per unit, summarised
+defaults:
+  - /recipe: recipes_for_tests:SummaryNoiseFigure
+  - _self_
+figure:
+  paper: test
+  name: summary
+"""
+
+
+class SummaryNoiseFigure(NoiseFigure):
+    """:class:`NoiseFigure` with a summary the report scores: each unit's mean draw."""
+
+    title = "test: seeded noise per unit, summarised"
+
+    def summarize(self, table: pd.DataFrame, params: NoiseParams) -> pd.DataFrame | None:
+        means = table.groupby("i", as_index=False)["x"].mean()
+        return pd.DataFrame({"metric": "mean_x", "i": means["i"], "value": means["x"]})

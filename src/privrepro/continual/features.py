@@ -27,6 +27,7 @@ import numpy as np
 from privrepro.data.provenance import is_rehearsal_root
 from privrepro.loop_budget import full_rows, item_size
 from privrepro.store.atomic import atomic_write_bytes
+from privrepro.store.reading import parse_json, regular_file
 
 __all__ = [
     "DEFAULT_BACKBONE",
@@ -235,8 +236,9 @@ def save_feature_file(path: str | Path, x: np.ndarray, y: np.ndarray, meta: dict
 
 def load_feature_file(path: str | Path) -> FeatureSet:
     """``(x, y, meta)`` from a file written by :func:`save_feature_file`."""
+    regular_file(path)  # never a pipe or a device handed to numpy
     with np.load(Path(path), allow_pickle=False) as z:
-        return z["x"], z["y"], json.loads(str(z["meta"]))
+        return z["x"], z["y"], parse_json(str(z["meta"]))
 
 
 def cached_features(

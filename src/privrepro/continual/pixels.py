@@ -36,6 +36,7 @@ from torch import Tensor
 
 from privrepro.config import ConfigError
 from privrepro.store.atomic import fsync_dir
+from privrepro.store.reading import regular_file
 
 __all__ = [
     "HostImages",
@@ -150,6 +151,7 @@ def cached_pixels(
             fsync_dir(path.parent)
         finally:
             tmp.unlink(missing_ok=True)
+    regular_file(path)  # never a pipe or a device handed to numpy
     return np.load(path, mmap_mode="r")
 
 

@@ -18,10 +18,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+from privrepro.store.reading import CACHE_JSON_BYTES, parse_json, read_bytes
+
+log = logging.getLogger("privrepro.data")
 
 __all__ = [
     "ANALYTIC",
@@ -143,9 +148,10 @@ def registry_source(dataset: str, data_dir: str | Path | None, paper_dataset: st
 
 
 def is_rehearsal_root(path: str | Path) -> bool:
-    """Whether ``path`` or one of its parents holds the rehearsal stand-in marker."""
+    """Whether ``path`` or one of its parents holds the rehearsal stand-in marker (anything of
+    that name: a marker that is damaged, a pipe or a folder still marks the files stand-ins)."""
     p = Path(path).expanduser().resolve()
-    return any((q / REHEARSAL_MARKER).is_file() for q in (p, *p.parents))
+    return any(os.path.lexists(q / REHEARSAL_MARKER) for q in (p, *p.parents))
 
 
 #: ``DataSource.name`` of everything read from a marked folder.
@@ -345,12 +351,23 @@ def folder_source(folder: str | Path, name: str) -> DataSource:
 
 def read_marker(folder: str | Path) -> dict[str, Any] | None:
     """The manifest of the marker in ``folder``, ``{}`` for an empty or unreadable marker, or
-    ``None`` when ``folder`` holds none."""
+    ``None`` when ``folder`` holds none.
+
+    Read bounded (:func:`~privrepro.store.reading.read_json`): a marker that is a named pipe, a
+    device, a link out of its folder, larger than its bound or nested too deep is unreadable,
+    said in one warning line. It is left where it is, and still marks the folder
+    (:func:`is_rehearsal_root`): moving it aside would let stand-ins pass for the release; with
+    an empty listing, no stand-in file under it passes its check.
+    """
     path = Path(folder) / REHEARSAL_MARKER
-    if not path.is_file():
+    if not os.path.lexists(path):
         return None
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8") or "{}")
-    except (OSError, ValueError):
+        raw = read_bytes(path, CACHE_JSON_BYTES)
+        manifest = parse_json(raw) if raw.strip() else {}
+    except (OSError, ValueError) as exc:
+        log.warning(
+            "stand-in marker %s is unreadable (%s): no file under it passes as listed", path, exc
+        )
         return {}
     return manifest if isinstance(manifest, dict) else {}

@@ -10,10 +10,14 @@ where ``key`` hashes everything the model depends on.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
+import logging
 import math
+import os
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +30,7 @@ from privrepro.inference.data import ImageData
 from privrepro.inference.networks import ArchSpec, NormalizedNet, build_network
 from privrepro.seeding import torch_stream
 from privrepro.store.atomic import atomic_write_bytes, atomic_write_text
+from privrepro.store.reading import CACHE_JSON_BYTES, read_bytes, read_json
 from privrepro.training.classifier import (
     TrainConfig,
     predict_logits,
@@ -34,12 +39,15 @@ from privrepro.training.classifier import (
 )
 
 __all__ = [
+    "STATE_BYTES",
     "BaseModel",
     "BaseModelSpec",
     "get_base_model",
+    "load_cached_state",
     "load_state",
     "margin_xent",
     "save_state",
+    "set_aside",
     "spec_key",
 ]
 
@@ -87,11 +95,23 @@ def save_state(model: torch.nn.Module, path: Path) -> None:
     atomic_write_bytes(path, buf.getvalue())
 
 
+#: The largest checkpoint or cached tensor file read (a ResNet-18 state is about 45 MB).
+STATE_BYTES = 4 << 30
+
+
+def _load_tensors(path: Path, tree: str | Path | None = None) -> Any:
+    """``torch.load`` (``weights_only=True``) of a regular file of at most :data:`STATE_BYTES`,
+    read bounded (:func:`~privrepro.store.reading.read_bytes`: never a pipe or a device)."""
+    data = read_bytes(path, STATE_BYTES, tree=tree)
+    return torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+
+
 def load_state(model: torch.nn.Module, path: str | Path) -> None:
     """Load a ``state_dict`` (``weights_only=True``: no code is unpickled). A checkpoint holding
-    ``{"state_dict": ...}`` or a body without the normaliser is accepted too."""
+    ``{"state_dict": ...}`` or a body without the normaliser is accepted too. The file must be a
+    regular file (reached through any link) of at most :data:`STATE_BYTES`."""
     try:
-        state = torch.load(Path(path), map_location="cpu", weights_only=True)
+        state = _load_tensors(Path(path), tree="/")
     except Exception as exc:  # truncated, not a checkpoint, or naming more than tensors
         from privrepro.data.registry import DamagedDataError
 
@@ -153,12 +173,11 @@ def get_base_model(
     gen = torch_stream(seed, "ip-base", key, device="cpu")
     model = _build(spec, data, gen)
     with FileLock(str(folder / ".lock")):
-        if (folder / "model.pt").is_file() and (folder / "logits.pt").is_file():
-            load_state(model, folder / "model.pt")
-            logits = torch.load(folder / "logits.pt", map_location="cpu", weights_only=True)
-            meta = json.loads((folder / "meta.json").read_text())
+        cached = _cached_base(folder, model, len(data.y_test))
+        if cached is not None:
+            logits, accuracy = cached
             model.to(device).eval()
-            return BaseModel(model, logits, float(meta["clean_accuracy"]), key, folder, spec)
+            return BaseModel(model, logits, accuracy, key, folder, spec)
         if spec.checkpoint:
             load_state(model, spec.checkpoint)
             history: dict[str, Any] = {"checkpoint": spec.checkpoint}
@@ -203,6 +222,64 @@ def get_base_model(
             ),
         )
     return BaseModel(model, logits, acc, key, folder, spec)
+
+
+_CACHED = ("model.pt", "logits.pt", "meta.json")
+
+
+def set_aside(folder: Path, names: tuple[str, ...], why: str) -> None:
+    """Move a damaged cache entry's files aside (``.corrupt-<name>-<time>`` in its folder), in
+    one warning line; the caller holds the entry's lock and builds it again."""
+    stamp = time.time_ns()
+    for name in names:
+        with contextlib.suppress(FileNotFoundError):
+            os.rename(folder / name, folder / f".corrupt-{name}-{stamp}")
+    logging.getLogger("privrepro.inference").warning(
+        "cache %s is damaged (%s): moved aside, built again", folder, why
+    )
+
+
+def load_cached_state(model: torch.nn.Module, path: Path) -> bool:
+    """Load a cached ``state_dict`` into ``model``; ``False`` (and the file set aside, one line)
+    when it is not one: a pipe, a device, a link out of the cache, a pickle naming more than
+    tensors, cut short, or of another shape. ``False`` when absent."""
+    if not os.path.lexists(path):
+        return False
+    try:
+        state = _load_tensors(path, tree=path.parent)
+        ref = model.state_dict()
+        same = isinstance(state, dict) and set(state) == set(ref)
+        if not same or any(
+            not isinstance(state[k], Tensor) or state[k].shape != ref[k].shape for k in ref
+        ):  # checked before loading: a failed load leaves ``model`` as it was
+            raise ValueError("not a state of this model")
+        model.load_state_dict(state, strict=True)
+    except Exception as exc:  # UnsafeFile, UnpicklingError, a missing or misshapen tensor
+        set_aside(path.parent, (path.name,), f"{path.name}: {type(exc).__name__}")
+        return False
+    return True
+
+
+def _cached_base(folder: Path, model: torch.nn.Module, n_test: int) -> tuple[Tensor, float] | None:
+    """The cached base model (loaded into ``model``), its clean test logits and accuracy, or
+    ``None`` when the cache holds none; a damaged entry is set aside (one line) and ``None``."""
+    if not any(os.path.lexists(folder / n) for n in _CACHED):
+        return None
+    try:
+        logits = _load_tensors(folder / "logits.pt", tree=folder)
+        meta = read_json(folder / "meta.json", CACHE_JSON_BYTES)
+        accuracy = float(meta["clean_accuracy"])
+        if not isinstance(logits, Tensor) or logits.ndim != 2 or logits.shape[0] != n_test:
+            raise ValueError("logits.pt does not hold the test set's logits")
+        if not 0.0 <= accuracy <= 1.0:
+            raise ValueError(f"clean_accuracy = {accuracy} is not in [0, 1]")
+    except Exception as exc:  # UnsafeFile, UnpicklingError, not JSON, a missing key
+        set_aside(folder, _CACHED, f"{type(exc).__name__}: {' '.join(str(exc).split())[:160]}")
+        return None
+    if not load_cached_state(model, folder / "model.pt"):
+        set_aside(folder, _CACHED, "model.pt does not load")
+        return None
+    return logits, accuracy
 
 
 def _labelled(progress: Any, prefix: str) -> Any:

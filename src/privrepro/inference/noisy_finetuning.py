@@ -31,7 +31,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from privrepro.inference.basemodels import BaseModel, load_state, save_state, spec_key
+from privrepro.inference.basemodels import BaseModel, load_cached_state, save_state, spec_key
 from privrepro.inference.calibration import MODES, gauss_input_sigma
 from privrepro.inference.data import ImageData
 from privrepro.inference.evaluate import Evaluation, gauss_input_accuracy
@@ -253,10 +253,8 @@ def tuned_family(
         folder = Path(cache_dir) / "ip" / f"tune-{key}"
         folder.mkdir(parents=True, exist_ok=True)
         with FileLock(str(folder / ".lock")):
-            if (folder / "model.pt").is_file():
-                model = copy.deepcopy(base.model)
-                load_state(model, folder / "model.pt")
-            else:
+            model = copy.deepcopy(base.model)
+            if not load_cached_state(model, folder / "model.pt"):  # absent, or damaged: set aside
                 sigma_train = float(gauss_input_sigma(eps_tr, delta, grid.alpha_target))
                 sigma_target = float(gauss_input_sigma(eps_t, delta, grid.alpha_target))
                 gen = torch_stream(seed, "ip-tune", key, device="cpu")

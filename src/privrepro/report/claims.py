@@ -1035,6 +1035,9 @@ def score_claim(claim: Claim, figures: Mapping[tuple[str, str], FigureResults]) 
         if fr is not None and fr.error:
             row.update(why=f"results unreadable: {fr.error}", code="unreadable")
             return row
+        if fr is not None and not fr.ran and fr.no_canonical:
+            row.update(why=f"no canonical view: {fr.no_canonical}", code="no-canonical")
+            return row
         if fr is None or not fr.ran:
             row.update(why=f"not run: `{make_target(claim.paper, name)}`", code="not-run")
             return row

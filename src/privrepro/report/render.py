@@ -724,6 +724,8 @@ def _figure_section(
                 f"`{make_target(fr.paper, fr.figure)}`, then `make report`."
             )
         )
+    elif not fr.ran and fr.no_canonical:
+        blocks.append(Para(f"**No canonical view:** {fr.no_canonical}; nothing of it is scored."))
     elif not fr.ran:
         blocks.append(
             Para(

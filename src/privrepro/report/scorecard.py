@@ -25,7 +25,8 @@ value of the same mechanism is found (``guarantee``): ``exact`` holds it and ``g
 whatever the verdict on the value itself.
 
 ``not comparable``
-    with a ``why`` and a ``code``: ``not-run`` (the figure has no results), ``profile`` (made
+    with a ``why`` and a ``code``: ``not-run`` (the figure has no results), ``no-canonical``
+    (it has verified units, none of them its own configuration's), ``profile`` (made
     under a profile the entry does not list), ``unreadable``, ``stand-in`` (computed on stand-in
     data: the value is shown, never compared), ``data`` (made with other settings than the entry
     ``requires``, or data the recipe does not declare), ``no-table``/``no-row``/``no-column``/
@@ -269,6 +270,8 @@ def _row(ref: ReferenceValue, fr: FigureResults | None) -> dict[str, Any]:
 
     if fr is not None and fr.error:
         return done(why=f"results unreadable: {fr.error}", code="unreadable")
+    if fr is not None and not fr.ran and fr.no_canonical:
+        return done(why=f"no canonical view: {fr.no_canonical}", code="no-canonical")
     if fr is None or not fr.ran:
         return done(why=f"not run: `{make_target(ref.paper, ref.figure)}`", code="not-run")
     profile, allowed = choose_profile(profiles_of(fr), ref.profiles)

@@ -40,6 +40,7 @@ __all__ = [
     "faithful_first",
     "is_canonical_run",
     "select_units",
+    "views_from_records",
 ]
 
 log = logging.getLogger("privrepro.canonical")
@@ -193,29 +194,43 @@ def _view(
 
 
 def canonical_views(
-    derived: DerivedLike, recipe: Figure[Any], conf: Path | None = None
+    derived: DerivedLike,
+    recipe: Figure[Any],
+    conf: Path | None = None,
+    gaps: dict[str, str] | None = None,
 ) -> dict[str, CanonicalView]:
     """The canonical view of each profile the table holds, the most faithful first; a profile
     whose own configuration cannot be composed or validated any more (a profile file removed, a
-    key renamed) has none, said in one warning line."""
+    key renamed) has none, said in one warning line.
+
+    ``gaps``, when given, receives each profile the table holds with no view and why (its own
+    configuration cannot be composed, or no seed holds every unit it makes)."""
     out: dict[str, CanonicalView] = {}
     profiles = faithful_first(sorted({u.profile for u in derived.units}))
     for profile in profiles:
         try:
             params, own = _own_units(recipe, derived.paper, derived.figure, profile, conf)
         except Exception as exc:  # a ConfigError, or any of Hydra's composition errors
+            why = " ".join(str(exc).split())[:200]
             log.warning(
                 "%s/%s: profile %s: the figure's own configuration cannot be composed (%s); "
                 "no canonical view for it",
                 derived.paper,
                 derived.figure,
                 profile,
-                " ".join(str(exc).split())[:200],
+                why,
             )
+            if gaps is not None:
+                gaps[profile] = f"its own configuration cannot be composed ({why})"
             continue
         view = _view(derived.units, profile, params, own)
         if view.unit_ids:
             out[profile] = view
+        elif gaps is not None:
+            gaps[profile] = (
+                f"no seed holds all {len(own)} unit(s) of its own configuration "
+                f"(`privrepro experiment={derived.paper}/{derived.figure} profile={profile}`)"
+            )
     return out
 
 
@@ -254,3 +269,29 @@ def canonical_summary(
     if not parts:
         return None
     return pd.concat(parts, ignore_index=True)
+
+
+def views_from_records(recipe: Figure[Any], records: Mapping[str, Any]) -> dict[str, CanonicalView]:
+    """The views a ``meta.json`` records (``canonical``: :meth:`CanonicalView.record` per profile),
+    their parameters validated by the recipe's parameter dataclass.
+
+    Raises:
+        ValueError: naming the profile whose record is not a view (a ``ConfigError`` for
+            parameters out of range).
+    """
+    out = {}
+    for profile, rec in records.items():
+        if not isinstance(rec, Mapping) or not isinstance(rec.get("unit_ids"), list):
+            raise ValueError(f"canonical view of {profile!r} is not a record")
+        try:
+            seeds = [int(s) for s in rec.get("seeds") or []]
+            per_seed = int(rec.get("units_per_seed") or 0)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"canonical view of {profile!r} has seeds that are not integers"
+            ) from exc
+        params: Any = build_params(recipe.params_type, rec.get("params") or {}, "params")
+        out[str(profile)] = CanonicalView(
+            str(profile), params, seeds, [str(u) for u in rec["unit_ids"]], per_seed
+        )
+    return out

@@ -72,6 +72,56 @@ def empty_sweep(argv: list[str]) -> ConfigError | None:
     return None
 
 
+def override_problem(argv: list[str]) -> str | None:
+    """Why an override is not Hydra override syntax, in one line (Hydra's own message is several
+    lines), naming the digits that are not ASCII where that is why (``seed=１２``)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parser = OverridesParser.create()
+    for arg in (a for a in argv if "=" in a and not a.startswith("-")):
+        try:
+            parser.parse_overrides([arg])
+        except Exception as exc:
+            odd = sorted({c for c in arg if c.isdigit() and not c.isascii()})
+            if odd:
+                ascii_digits = "".join(str(int(c)) for c in odd)
+                why = (
+                    f"holds the digits {''.join(odd)!r}, which are not ASCII digits "
+                    f"(write {ascii_digits})"
+                )
+            else:
+                first = next((ln for ln in str(exc).splitlines() if ln.strip()), "")
+                why = f"is not a valid override ({first.strip()[:160]})"
+            return f"{arg!r} {why}"
+    return None
+
+
+def sweep_folder_problem(argv: list[str]) -> ConfigError | None:
+    """For a multirun (``-m``): a sweep folder that cannot be made (``hydra.sweep.dir`` under
+    ``/proc``, ``<experiments>/_sweeps`` a file), as a one-line error naming the key, before
+    Hydra starts (its own failure there is a traceback). The folder the sweep goes to is made
+    here, as Hydra would make it a moment later."""
+    if not any(a in ("-m", "--multirun") for a in argv):
+        return None
+    values = dict(a.split("=", 1) for a in argv if "=" in a and not a.startswith("-"))
+    key, folder = "hydra.sweep.dir", values.get("hydra.sweep.dir")
+    if folder is None:
+        key = "paths.experiments_dir"
+        folder = str(Path(values.get(key, "experiments")) / "_sweeps")
+    if "${" in folder:
+        return None  # an interpolation: Hydra resolves it
+    try:
+        Path(folder).expanduser().mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        what = exc.strerror or type(exc).__name__
+        return ConfigError(
+            key,
+            values.get(key, folder),
+            f"the sweep folder {folder} cannot be made there ({what}: {exc.filename or folder})",
+        )
+    return None
+
+
 @hydra.main(config_path=str(conf_dir()), config_name="config", version_base="1.3")
 def _app(cfg: DictConfig) -> str:
     from hydra.core.hydra_config import HydraConfig
@@ -108,7 +158,11 @@ def main() -> None:
     if problem:
         print(f"privrepro: {problem}", file=sys.stderr)
         sys.exit(2)
-    empty = empty_sweep(args)
+    bad = override_problem(args)
+    if bad is not None:
+        print(f"privrepro: configuration error: {bad}", file=sys.stderr)
+        sys.exit(2)
+    empty = empty_sweep(args) or sweep_folder_problem(args)
     if empty is not None:
         print(f"privrepro: configuration error: {empty}", file=sys.stderr)
         sys.exit(2)

@@ -45,17 +45,31 @@ import pandas as pd
 
 from privrepro.commands import command_parser
 from privrepro.data.provenance import UNDECLARED, DataSource
-from privrepro.runner.canonical import canonical_summary, canonical_views, select_units
+from privrepro.figures.api import Figure
+from privrepro.runner.canonical import (
+    CanonicalView,
+    canonical_summary,
+    canonical_views,
+    select_units,
+)
 from privrepro.store.atomic import (
     atomic_write_bytes,
     atomic_write_text,
     leftover_temporaries,
     parquet_bytes,
 )
+from privrepro.store.reading import (
+    META_BYTES,
+    TABLE_BYTES,
+    UNIT_JSON_BYTES,
+    read_bytes,
+    read_json,
+)
 from privrepro.store.units import UnitStore, canonical_json, figure_stores
 
 __all__ = [
     "FRONT",
+    "CanonicalOutputs",
     "DerivedTable",
     "StoredUnit",
     "TableFiles",
@@ -65,11 +79,13 @@ __all__ = [
     "figure_recipe",
     "main",
     "param_columns",
+    "read_meta",
     "read_table",
     "select_units",
     "stored_units",
     "table_files",
     "table_lock",
+    "write_canonical",
     "write_table",
 ]
 
@@ -438,34 +454,56 @@ def read_table(
 ) -> pd.DataFrame:
     """The figure's table from its Parquet; a CSV or Parquet that was edited is reported.
 
+    Both are read bounded (:func:`~privrepro.store.reading.read_bytes`: a regular file inside
+    ``results_dir`` of at most :data:`~privrepro.store.reading.TABLE_BYTES`).
+
     Raises:
         FileNotFoundError: when the Parquet is missing (``make tables`` rebuilds it).
+        UnsafeFile: (an ``OSError`` naming the path) when it, or the CSV beside it, is a named
+            pipe, a device, a link out of ``results_dir`` or too large.
     """
+    import io
+
     files = table_files(results_dir, paper, figure)
-    data = files.parquet.read_bytes()
-    facts = (meta or {}).get("table") or {}
+    data = read_bytes(files.parquet, TABLE_BYTES, tree=results_dir)
+    recorded = (meta or {}).get("table")
+    facts: Mapping[str, Any] = recorded if isinstance(recorded, Mapping) else {}
     if facts.get("parquet_sha256") and _sha256(data) != facts["parquet_sha256"]:
         log.warning(
             "%s differs from the table derived from the store (edited by hand?); "
             "run `make tables` to derive it again",
             files.parquet,
         )
-    if files.csv.is_file():
-        csv = files.csv.read_bytes()
-        if facts.get("csv_sha256"):
-            edited = _sha256(csv) != facts["csv_sha256"]
-        else:
-            edited = csv != pd.read_parquet(files.parquet).to_csv(index=False).encode("utf-8")
-        if edited:
-            log.warning(
-                "%s no longer matches %s, the table's source of truth: the CSV edits are "
-                "ignored; run `make tables` to export it again",
-                files.csv,
-                files.parquet.name,
-            )
-    import io
+    table = pd.read_parquet(io.BytesIO(data))
+    try:
+        csv = read_bytes(files.csv, TABLE_BYTES, tree=results_dir)
+    except FileNotFoundError:
+        return table
+    except OSError as exc:  # the Parquet is the table; a CSV that cannot be read is said
+        log.warning("%s; the table is read from %s", exc, files.parquet.name)
+        return table
+    if facts.get("csv_sha256"):
+        edited = _sha256(csv) != facts["csv_sha256"]
+    else:
+        edited = csv != table.to_csv(index=False).encode("utf-8")
+    if edited:
+        log.warning(
+            "%s no longer matches %s, the table's source of truth: the CSV edits are "
+            "ignored; run `make tables` to export it again",
+            files.csv,
+            files.parquet.name,
+        )
+    return table
 
-    return pd.read_parquet(io.BytesIO(data))
+
+def read_meta(path: Path, tree: Path | None = None) -> Any:
+    """A ``meta.json`` read bounded (:func:`~privrepro.store.reading.read_json`).
+
+    Raises:
+        FileNotFoundError, UnsafeFile: as :func:`~privrepro.store.reading.read_bytes`.
+        ValueError: when it is not JSON or nests too deep.
+    """
+    return read_json(path, META_BYTES, tree=tree)
 
 
 def write_last_run(store: UnitStore, record: Mapping[str, Any]) -> None:
@@ -475,7 +513,7 @@ def write_last_run(store: UnitStore, record: Mapping[str, Any]) -> None:
 
 def load_last_run(store: UnitStore) -> dict[str, Any] | None:
     try:
-        record = json.loads((store.folder / LAST_RUN).read_text())
+        record = read_json(store.folder / LAST_RUN, UNIT_JSON_BYTES)
     except (OSError, ValueError):
         return None
     return record if isinstance(record, dict) else None
@@ -486,19 +524,97 @@ def write_meta(
     record: Mapping[str, Any] | None,
     derived: DerivedTable,
     facts: dict,
-    canonical: Mapping[str, Mapping[str, Any]] | None = None,
+    canonical: Mapping[str, Mapping[str, Any]] | CanonicalOutputs | None = None,
 ) -> dict[str, Any]:
     """``meta.json``: the last run (top level), the table's facts, the canonical view of each
     profile (``canonical``: profile → :meth:`~privrepro.runner.canonical.CanonicalView.record`,
-    the most faithful first) and every unit the table holds."""
+    the most faithful first) and every unit the table holds.
+
+    Given :class:`CanonicalOutputs`, the facts gain ``summary_sha256`` (the hash of the
+    ``summary.csv`` written, ``null`` when none: every file the report reads is hashed here) and
+    the meta ``canonical_gaps`` (profile → why it has no canonical view) and
+    ``canonical_vanished`` (the profiles that had one at the previous derivation)."""
+    extra: dict[str, Any] = {}
+    if isinstance(canonical, CanonicalOutputs):
+        facts = {**facts, "summary_sha256": canonical.summary_sha256}
+        extra = {"canonical_gaps": canonical.gaps, "canonical_vanished": canonical.vanished}
+        canonical = canonical.records()
     meta = {
         **(record or {"paper": derived.paper, "figure": derived.figure}),
         "table": facts,
         "canonical": dict(canonical or {}),
+        **extra,
         "units": derived.listing(),
     }
     atomic_write_text(files.meta, json.dumps(meta, indent=2, default=str))
     return meta
+
+
+@dataclass(frozen=True)
+class CanonicalOutputs:
+    """What :func:`write_canonical` made of a figure's canonical views.
+
+    Attributes:
+        views: the canonical view of each profile (:func:`~privrepro.runner.canonical.canonical_views`).
+        summary_sha256: the SHA-256 of the ``summary.csv`` written (``None``: none written).
+        gaps: each profile the table holds with no canonical view, and why.
+        vanished: the profiles the previous ``meta.json`` had a canonical view of and that have
+            none now (a profile file changed or removed, units removed), each said in one line.
+    """
+
+    views: dict[str, CanonicalView]
+    summary_sha256: str | None
+    gaps: dict[str, str]
+    vanished: list[str]
+
+    def records(self) -> dict[str, dict[str, Any]]:
+        """``meta.json``'s ``canonical``."""
+        return {p: v.record() for p, v in self.views.items()}
+
+
+def _previous_views(meta_path: Path) -> list[str]:
+    """The profiles an earlier ``meta.json`` recorded a canonical view of (none when unreadable)."""
+    try:
+        meta = read_meta(meta_path)
+    except (OSError, ValueError):
+        return []
+    canonical = meta.get("canonical") if isinstance(meta, dict) else None
+    return [str(p) for p in canonical] if isinstance(canonical, dict) else []
+
+
+def write_canonical(
+    derived: DerivedTable, recipe: Figure[Any], files: TableFiles, conf: Path | None = None
+) -> CanonicalOutputs:
+    """The canonical views of the derived table, and its ``summary.csv`` (removed when no view
+    summarises anything); the caller holds :func:`table_lock` and writes the meta next.
+
+    A profile whose canonical view the previous ``meta.json`` recorded and which has none now is
+    said in one warning line (with why: its configuration cannot be composed, or no seed holds
+    its units any more); the caller records it in the meta (:func:`write_meta`'s ``canonical``
+    outputs), so the report tells "no canonical view" from "not run".
+    """
+    gaps: dict[str, str] = {}
+    before = _previous_views(files.meta)
+    views = canonical_views(derived, recipe, conf, gaps)
+    vanished = [p for p in before if p not in views]
+    for profile in vanished:
+        log.warning(
+            "%s/%s: profile %s had a canonical view and has none now: %s",
+            derived.paper,
+            derived.figure,
+            profile,
+            gaps.get(profile, "none of its units is in the table"),
+        )
+        gaps.setdefault(profile, "none of its units is in the table")
+    summary = canonical_summary(recipe, derived.table, views)
+    digest = None
+    if summary is not None:
+        data = summary.to_csv(index=False).encode("utf-8")
+        atomic_write_bytes(files.summary, data)
+        digest = _sha256(data)
+    else:
+        files.summary.unlink(missing_ok=True)  # no canonical view: no summary to show
+    return CanonicalOutputs(views, digest, gaps, vanished)
 
 
 def rebuild(
@@ -508,7 +624,6 @@ def rebuild(
     figure's configured recipe (:func:`figure_recipe`) and the canonical views composed from the
     config tree ``conf`` (:mod:`privrepro.runner.canonical`)."""
     from privrepro.runner.plan import load_recipe
-    from privrepro.store.atomic import atomic_write_table
 
     current = figure_recipe(store.paper, store.figure, conf)
     recipe = load_recipe(current[0])
@@ -516,13 +631,7 @@ def rebuild(
         derived = derive_table(store, current)
         facts = write_table(derived, results_dir)
         files = table_files(results_dir, store.paper, store.figure)
-        views = canonical_views(derived, recipe, conf)
-        summary = canonical_summary(recipe, derived.table, views)
-        if summary is not None:
-            atomic_write_table(summary, files.summary, parquet=False)
-        else:
-            files.summary.unlink(missing_ok=True)
-        canonical = {p: v.record() for p, v in views.items()}
+        canonical = write_canonical(derived, recipe, files, conf)
         meta = write_meta(files, load_last_run(store), derived, facts, canonical)
     return derived, meta
 

@@ -18,7 +18,6 @@ writes left (``.tmp-<figure>.png-*``) are removed when the figure is drawn again
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 from pathlib import Path
@@ -28,11 +27,18 @@ import pandas as pd
 
 from privrepro.commands import command_parser
 from privrepro.config.validation import build_params
-from privrepro.runner.canonical import CanonicalView
-from privrepro.runner.figure_tables import failure_line, figure_recipe, read_table, select_units
+from privrepro.runner.canonical import CanonicalView, views_from_records
+from privrepro.runner.figure_tables import (
+    failure_line,
+    figure_recipe,
+    read_meta,
+    read_table,
+    select_units,
+)
 from privrepro.runner.plan import load_recipe
 from privrepro.runner.run import adhoc_footer, clear_temporaries, draw, draw_canonical
-from privrepro.runner.run_views import adhoc_stem
+from privrepro.runner.run_views import adhoc_stem, no_view_reason, retire_default_plot
+from privrepro.store.reading import JSONTooDeep, UnsafeFile
 
 __all__ = ["PlotFailure", "main", "replot"]
 
@@ -55,11 +61,14 @@ def _selection(table: pd.DataFrame, meta: dict[str, Any]) -> pd.DataFrame:
     return select_units(table, list(ids))
 
 
-def _read_meta(meta_path: Path) -> dict[str, Any]:
+def _read_meta(meta_path: Path, results_dir: Path) -> dict[str, Any]:
     try:
-        meta = json.loads(meta_path.read_bytes())
+        meta = read_meta(meta_path, tree=results_dir)
+    except UnsafeFile as exc:
+        raise PlotFailure(str(exc)) from exc
     except (OSError, ValueError) as exc:
-        raise PlotFailure(f"{meta_path} cannot be read ({type(exc).__name__})") from exc
+        why = str(exc) if isinstance(exc, JSONTooDeep) else type(exc).__name__
+        raise PlotFailure(f"{meta_path} cannot be read ({why})") from exc
     if not isinstance(meta, dict):
         raise PlotFailure(f"{meta_path} holds a {type(meta).__name__}, not an object")
     return meta
@@ -73,7 +82,7 @@ def replot_figure(
     Raises:
         PlotFailure: (or any error drawing raises) when the figure cannot be drawn.
     """
-    meta = _read_meta(meta_path)
+    meta = _read_meta(meta_path, Path(results_dir))
     paper, figure = meta_path.parent.name, meta_path.name[: -len(".meta.json")]
     if (meta.get("paper"), meta.get("figure")) != (paper, figure):
         raise PlotFailure(f"{meta_path} names the figure {meta.get('paper')}/{meta.get('figure')}")
@@ -102,8 +111,10 @@ def replot_figure(
             return draw_canonical(recipe, table, views, stem, meta)
         # no run of the figure's own parameters: no default plot; the last run's own plot
         clear_temporaries(stem)
+        retire_default_plot(stem, no_view_reason(meta))
         overrides = [str(o) for o in meta.get("overrides") or []]
-        stem = adhoc_stem(Path(plots_dir), paper, figure, overrides)
+        data = meta.get("data_key")
+        stem = adhoc_stem(Path(plots_dir), paper, figure, overrides, str(data) if data else None)
         caption = adhoc_footer(meta, overrides)
     selection = _selection(table, meta)
     if selection.empty:
@@ -113,19 +124,10 @@ def replot_figure(
 
 
 def _views(recipe: Any, records: dict[str, Any]) -> dict[str, CanonicalView]:
-    out = {}
-    for profile, rec in records.items():
-        if not isinstance(rec, dict) or not isinstance(rec.get("unit_ids"), list):
-            raise PlotFailure(f"its meta.json's canonical view of {profile!r} is not a record")
-        params = build_params(recipe.params_type, rec.get("params") or {}, "params")
-        out[str(profile)] = CanonicalView(
-            str(profile),
-            params,
-            [int(s) for s in rec.get("seeds") or []],
-            [str(u) for u in rec["unit_ids"]],
-            int(rec.get("units_per_seed") or 0),
-        )
-    return out
+    try:
+        return views_from_records(recipe, records)
+    except ValueError as exc:
+        raise PlotFailure(f"its meta.json's {exc}") from exc
 
 
 def replot(

@@ -45,8 +45,6 @@ from privrepro.figures.api import Figure, UnitContext
 from privrepro.runner import figure_tables as tables
 from privrepro.runner.canonical import (
     CanonicalView,
-    canonical_summary,
-    canonical_views,
     default_view,
     is_canonical_run,
 )
@@ -55,15 +53,17 @@ from privrepro.runner.plan import compose, plan_config
 from privrepro.runner.preflight import PROFILES
 from privrepro.runner.run_views import (
     adhoc_stem,
+    data_key,
     facet,
     mark_stand_in,
+    no_view_reason,
     record_job_selection,
     render,
+    retire_default_plot,
 )
 from privrepro.runner.sweeps import default_invocation
 from privrepro.runner.tracking import open_tracker
 from privrepro.runner.unit_warnings import library_warnings_to_log
-from privrepro.store.atomic import atomic_write_table
 from privrepro.store.units import UnitStore
 from privrepro.threads import plan_threads, use_threads
 
@@ -200,12 +200,10 @@ def run_config(
         unit="unit",
     )
     for unit, identity, uid, source in _threads_while(bar, threads.threads):
-        if force:
-            store.discard(uid)
-        if store.is_complete(uid):
+        if not force and store.is_complete(uid):
             reused += 1
             continue
-        with store.building(uid) as tmp:
+        with store.building(uid, replace=force) as tmp:  # force: replaced once sealed
             ctx = UnitContext(
                 seed=seed,
                 unit_id=uid,
@@ -250,12 +248,8 @@ def run_config(
                 f"{paper}/{figure}: unit(s) {', '.join(lost)} vanished from the store "
                 "while the table was derived (another worker ran force=true?); run again"
             )
-        views = canonical_views(derived, recipe, conf)
-        summary = canonical_summary(recipe, derived.table, views)
-        if summary is not None:
-            atomic_write_table(summary, files.summary, parquet=False)
-        else:
-            files.summary.unlink(missing_ok=True)  # no canonical view: no summary to show
+        canonical = tables.write_canonical(derived, recipe, files, conf)
+        views = canonical.views
         record = {
             "paper": paper,
             "figure": figure,
@@ -274,13 +268,13 @@ def run_config(
             "assumptions": assumptions_of(params),
             "data_sources": tables.data_sources(derived, ids),
             "data_dir": {"path": str(paths.data_dir), "from": _data_dir_source(cfg)},
+            "data_key": data_key(identities),
             "source": OmegaConf.to_container(cfg.figure.source, resolve=True)
             if cfg.figure.get("source") is not None
             else {},
             **env,
         }
         tables.write_last_run(store, record)
-        canonical = {p: v.record() for p, v in views.items()}
         meta = tables.write_meta(files, record, derived, facts, canonical)
         plot_paths: list[Path] = []
         if cfg.get("plot", True):
@@ -305,7 +299,7 @@ def run_config(
                     recipe,
                     selection,
                     params,
-                    adhoc_stem(Path(paths.plots_dir), paper, figure, overrides),
+                    adhoc_stem(Path(paths.plots_dir), paper, figure, overrides, record["data_key"]),
                     meta,
                     caption=adhoc_footer(meta, overrides),
                 )
@@ -415,6 +409,7 @@ def draw_canonical(
 
     view = default_view(views)
     if view is None:
+        retire_default_plot(stem, no_view_reason(meta))
         return []
     shown = {**meta, "profile": view.profile}
     caption = canonical_footer(meta, view)

@@ -15,6 +15,7 @@ import hashlib
 import io
 import json
 import logging
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,11 +28,14 @@ __all__ = [
     "IGNORED_KEYS",
     "SELECTION_FILE",
     "adhoc_stem",
+    "data_key",
     "draw_sweep",
     "facet",
     "mark_stand_in",
+    "no_view_reason",
     "record_job_selection",
     "render",
+    "retire_default_plot",
     "varied_name",
     "varied_overrides",
 ]
@@ -120,9 +124,53 @@ def _capped(name: str) -> str:
     return f"{name[: _MAX_NAME - 11]}-{digest}"
 
 
-def adhoc_stem(plots_dir: Path, paper: str, figure: str, overrides: Sequence[str]) -> Path:
-    """Where an ad-hoc run's own plot goes (without suffix)."""
-    return Path(plots_dir) / paper / figure / "runs" / varied_name(overrides)
+def data_key(identities: Sequence[Mapping[str, Any]]) -> str | None:
+    """What tells apart the data a run's units read from a data root: a short hash of their
+    identities' ``data`` fingerprints (``None`` when none read a data root). The same overrides
+    on another data root are another ad-hoc plot, not the same file drawn over."""
+    prints = sorted({str(i["data"]) for i in identities if i.get("data") is not None})
+    if not prints:
+        return None
+    return hashlib.sha256("\n".join(prints).encode()).hexdigest()[:8]
+
+
+def adhoc_stem(
+    plots_dir: Path, paper: str, figure: str, overrides: Sequence[str], data: str | None = None
+) -> Path:
+    """Where an ad-hoc run's own plot goes (without suffix): named by its overrides and, for a
+    run that read a data root, by :func:`data_key` (``…_data-1a2b3c4d``)."""
+    name = varied_name(overrides)
+    if data:
+        name = _capped(f"{name}_data-{_file_part(str(data))[:16]}")
+    return Path(plots_dir) / paper / figure / "runs" / name
+
+
+def no_view_reason(meta: Mapping[str, Any]) -> str:
+    """Why a figure has no canonical view, as its ``meta.json`` records it (``canonical_gaps``)."""
+    gaps = meta.get("canonical_gaps")
+    if isinstance(gaps, Mapping) and gaps:
+        return "; ".join(f"{p}: {w}" for p, w in gaps.items())[:300]
+    return "no profile's own configuration is held at every unit of a seed"
+
+
+def retire_default_plot(stem: Path, why: str) -> list[Path]:
+    """Remove a figure's default plot (``<stem>.png`` and ``.pdf``) when the figure has no
+    canonical view any more: a plot of units that are no longer the figure's own parameters is
+    not left standing as if it were. One warning line says so; returns what was removed."""
+    removed = []
+    for suffix in (".png", ".pdf"):
+        path = Path(stem).with_name(Path(stem).name + suffix)
+        if os.path.lexists(path):
+            path.unlink()
+            removed.append(path)
+    if removed:
+        log.warning(
+            "%s: the default plot removed (%s): the figure has no canonical view any more (%s)",
+            Path(stem),
+            "+".join(p.suffix.lstrip(".") for p in removed),
+            why,
+        )
+    return removed
 
 
 def record_job_selection(job_dir: Path, record: Mapping[str, Any]) -> None:
@@ -189,13 +237,17 @@ def draw_sweep(sweep_dir: Path, conf: Path | None = None) -> list[Path]:
     from privrepro.config.validation import build_params
     from privrepro.runner.figure_tables import figure_recipe, read_table, select_units
     from privrepro.runner.plan import load_recipe
+    from privrepro.store.reading import UNIT_JSON_BYTES, read_json
 
     sweep_dir = Path(sweep_dir)
     jobs: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for path in sorted(sweep_dir.glob(f"*/{SELECTION_FILE}"), key=lambda p: int(p.parent.name)):
         try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            record = read_json(path, UNIT_JSON_BYTES, tree=sweep_dir)
+        except (OSError, ValueError) as exc:  # a pipe, a device, cut short: that job left out
+            log.warning("%s: left out of the sweep's plot (%s)", path, exc)
+            continue
+        if not isinstance(record, dict):
             continue
         record["job"] = int(path.parent.name)
         jobs.setdefault((str(record["paper"]), str(record["figure"])), []).append(record)

@@ -238,8 +238,7 @@ class SweepCallback(Callback):
         )
         lines = []
         for job in jobs:
-            result = job / "result.txt"
-            text = result.read_text().strip() if result.is_file() else "(no result recorded)"
+            text = _result_line(job / "result.txt")
             lines.append(f"  job {job.name}: {text}")
         print(f"sweep {sweep}: {len(jobs)} jobs (command, overrides and job folders there)")
         if _launcher_captures_output(config):
@@ -253,6 +252,19 @@ class SweepCallback(Callback):
             from privrepro.runner.figure_tables import failure_line
 
             print(f"sweep plot not drawn: {failure_line(exc)}", file=sys.stderr)
+
+
+def _result_line(path: Path) -> str:
+    """A job's result line, read bounded (a pipe or a device there is never waited on)."""
+    from privrepro.store.reading import read_bytes
+
+    try:
+        data = read_bytes(path, 1 << 16, tree=path.parent)
+    except FileNotFoundError:
+        return "(no result recorded)"
+    except OSError as exc:
+        return f"(result unreadable: {exc})"
+    return data.decode("utf-8", "replace").strip()
 
 
 def _is_multirun(config: DictConfig) -> bool:

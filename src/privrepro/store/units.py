@@ -72,6 +72,7 @@ from privrepro.store.atomic import (
     fsync_dir,
     parquet_bytes,
 )
+from privrepro.store.reading import UNIT_JSON_BYTES, parse_json, read_bytes, read_json
 
 __all__ = [
     "IDENTITY_KEYS",
@@ -82,6 +83,9 @@ __all__ = [
     "canonical_json",
     "figure_stores",
     "identity_problem",
+    "owner_gone",
+    "owner_record",
+    "sweep_build_folders",
     "unit_belongs",
     "unit_hash",
 ]
@@ -219,7 +223,7 @@ def _manifest_files(data: bytes, unit_id: str) -> tuple[str, dict[str, dict[str,
     """The files a manifest seals (plain names → ``{"bytes": int, "sha256": str}``), or a
     reason it is not a valid seal of ``unit_id``."""
     try:
-        manifest = json.loads(data)
+        manifest = parse_json(data)
         files = manifest["files"]
         sealed_id = manifest["unit_id"]
     except (ValueError, KeyError, TypeError) as exc:
@@ -259,6 +263,62 @@ def owner_record() -> dict[str, Any]:
         "process_start": process_start(os.getpid()),
         "started": time.time(),
     }
+
+
+def owner_gone(entry: Path, stale_after_s: float, now: float | None = None) -> bool:
+    """Whether the owner of the build folder ``entry`` (its ``.owner.json``,
+    :func:`owner_record`) is provably gone: on this host and boot, its process no longer exists
+    (or its pid now belongs to a younger process); elsewhere, its heartbeat (``.heartbeat``, else
+    the time it started) is older than ``stale_after_s``. A folder with no readable owner record
+    is gone once its own modification time is older than ``stale_after_s``."""
+    now = time.time() if now is None else now
+    try:
+        owner = read_json(entry / _OWNER, 1 << 16)
+    except (OSError, ValueError):
+        owner = None
+    if not isinstance(owner, dict):
+        try:
+            return now - entry.stat().st_mtime > stale_after_s
+        except FileNotFoundError:
+            return False
+    same_machine = owner.get("host") == platform.node() and owner.get("boot_id") == _boot_id()
+    if same_machine and owner.get("boot_id"):
+        try:
+            pid = int(owner.get("pid", -1))
+        except (TypeError, ValueError):
+            pid = -1
+        return not process_alive(pid, owner.get("process_start"))
+    try:
+        beat = (entry / _HEARTBEAT).stat().st_mtime
+    except FileNotFoundError:
+        try:
+            beat = float(owner.get("started", 0.0))
+        except (TypeError, ValueError):
+            beat = 0.0
+    return now - beat > stale_after_s
+
+
+def sweep_build_folders(folder: Path, stale_after_s: float) -> list[Path]:
+    """Remove the ``.tmp-*`` build folders in ``folder`` whose owner is gone
+    (:func:`owner_gone`), and ``.tmp-*`` files older than ``stale_after_s`` (a killed atomic
+    write's temporary); return what went. A live writer's folder is never removed."""
+    removed: list[Path] = []
+    if not folder.is_dir():
+        return removed
+    now = time.time()
+    for entry in sorted(folder.glob(f"{_BUILD_PREFIX}*")):
+        try:
+            if entry.is_dir() and not entry.is_symlink():
+                gone = owner_gone(entry, stale_after_s, now)
+            else:
+                gone = now - entry.lstat().st_mtime > stale_after_s
+        except OSError:
+            continue
+        if gone:
+            _remove(entry)
+            removed.append(entry)
+            log.info("removed abandoned %s", entry)
+    return removed
 
 
 class _Heartbeat:
@@ -343,6 +403,8 @@ class UnitStore:
             return Verification(
                 False, f"unreadable ({_os_reason(exc)})", exists=os.path.lexists(folder)
             )
+        except RecursionError:  # a last guard: every parse is depth-bounded before it starts
+            return Verification(False, "a file nests too deep to parse")
 
     def _verify(self, unit_id: str, folder: Path) -> Verification:
         if not os.path.lexists(folder):
@@ -356,7 +418,7 @@ class UnitStore:
             return Verification(False, f"no {MANIFEST}: the unit is not sealed")
         if mst.st_size > _MAX_MANIFEST_BYTES:
             return Verification(False, f"{MANIFEST} is {mst.st_size} bytes: not a manifest")
-        problem, files = _manifest_files(manifest_path.read_bytes(), unit_id)
+        problem, files = _manifest_files(read_bytes(manifest_path, _MAX_MANIFEST_BYTES), unit_id)
         if problem:
             return Verification(False, problem)
         try:
@@ -377,8 +439,8 @@ class UnitStore:
             if _sha256(path) != expected["sha256"]:
                 return Verification(False, f"{name} differs from its sealed hash")
         try:
-            identity = json.loads((folder / "config.json").read_bytes())
-            env = json.loads((folder / _ENV).read_bytes())
+            identity = read_json(folder / "config.json", UNIT_JSON_BYTES)
+            env = read_json(folder / _ENV, UNIT_JSON_BYTES)
         except ValueError as exc:
             return Verification(False, f"config.json or env.json is not JSON ({exc})")
         why = identity_problem(identity, self.paper, self.figure)
@@ -460,13 +522,13 @@ class UnitStore:
             names = sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
             for name in names:
                 _regular(folder / name)
-            identity = json.loads((folder / "config.json").read_bytes())
+            identity = read_json(folder / "config.json", UNIT_JSON_BYTES)
             problem = identity_problem(identity, self.paper, self.figure)
             if problem:
                 return Verification(False, problem)
             if unit_hash(identity) != unit_id:
                 return Verification(False, "config.json does not hash to the unit's name")
-            if not isinstance(json.loads((folder / _ENV).read_bytes()), dict):
+            if not isinstance(read_json(folder / _ENV, UNIT_JSON_BYTES), dict):
                 return Verification(False, f"{_ENV} is not a JSON object")
             text = (folder / "rows.csv").read_text()
             pd.read_csv(folder / "rows.csv")
@@ -516,10 +578,14 @@ class UnitStore:
         return pd.read_csv(folder / "rows.csv")
 
     def load_config(self, unit_id: str) -> dict[str, Any]:
-        return json.loads((self.path(unit_id) / "config.json").read_text())
+        """The unit's identity (bounded: :func:`~privrepro.store.reading.read_json`)."""
+        out: dict[str, Any] = read_json(self.path(unit_id) / "config.json", UNIT_JSON_BYTES)
+        return out
 
     def load_env(self, unit_id: str) -> dict[str, Any]:
-        return json.loads((self.path(unit_id) / "env.json").read_text())
+        """The unit's environment (bounded: :func:`~privrepro.store.reading.read_json`)."""
+        out: dict[str, Any] = read_json(self.path(unit_id) / _ENV, UNIT_JSON_BYTES)
+        return out
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -536,12 +602,13 @@ class UnitStore:
             _remove(trash)
 
     @contextlib.contextmanager
-    def building(self, unit_id: str) -> Iterator[Path]:
+    def building(self, unit_id: str, replace: bool = False) -> Iterator[Path]:
         """A private build folder for a unit, owned by this process and kept alive by a heartbeat.
 
         Yields the folder; on normal exit (after :meth:`write_unit` sealed it) it is renamed into
         place, or dropped when another worker published the same unit first; on an exception it
-        is removed.
+        is removed. ``replace`` (``force=true``): a unit already stored is replaced by the new one
+        only once the new one is sealed, so a recompute that fails leaves the stored unit whole.
         """
         self.folder.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f"{_BUILD_PREFIX}{unit_id}-", dir=self.folder))
@@ -552,6 +619,8 @@ class UnitStore:
                 yield tmp
             if not (tmp / MANIFEST).is_file():
                 raise RuntimeError(f"unit {unit_id} was not sealed ({MANIFEST} missing)")
+            if replace:
+                self.discard(unit_id)
             published = self._publish(tmp, unit_id)  # owned until the rename: never swept live
         except BaseException:
             _remove(tmp)
@@ -612,23 +681,7 @@ class UnitStore:
 
     def _abandoned(self, entry: Path, now: float) -> bool:
         """Whether a build folder's owner is provably gone."""
-        try:
-            owner = json.loads((entry / _OWNER).read_text())
-        except (OSError, ValueError):
-            owner = None
-        if not isinstance(owner, dict):
-            try:
-                return now - entry.stat().st_mtime > self.stale_after_s
-            except FileNotFoundError:
-                return False
-        same_machine = owner.get("host") == platform.node() and owner.get("boot_id") == _boot_id()
-        if same_machine and owner.get("boot_id"):
-            return not process_alive(int(owner.get("pid", -1)), owner.get("process_start"))
-        try:
-            beat = (entry / _HEARTBEAT).stat().st_mtime
-        except FileNotFoundError:
-            beat = float(owner.get("started", 0.0))
-        return now - beat > self.stale_after_s
+        return owner_gone(entry, self.stale_after_s, now)
 
     def sweep_abandoned(self) -> list[Path]:
         """Remove build folders whose owner is gone and leftover trash; return what went."""

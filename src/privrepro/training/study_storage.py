@@ -81,7 +81,7 @@ def check_storage(key: str, location: str | Path) -> None:
     """
     text = str(location)
     if not is_rdb_url(text):
-        problem = _folder_problem(Path(text).parent)
+        problem = _folder_problem(Path(text).parent) or journal_file_problem(Path(text))
         if problem:
             raise ConfigError(key, text, f"must be a journal file in a writable folder; {problem}")
         return
@@ -107,3 +107,23 @@ def check_storage(key: str, location: str | Path) -> None:
         raise ConfigError(key, text, f"cannot be opened: {_one_line(exc)}") from exc
     except Exception as exc:  # optuna wraps some failures (e.g. an unknown schema version)
         raise ConfigError(key, text, f"cannot be opened: {_one_line(exc)}") from exc
+
+
+#: The largest journal file a study may be read from (Optuna replays the whole journal).
+JOURNAL_BYTES = 4 << 30
+
+
+def journal_file_problem(path: Path) -> str | None:
+    """Why the journal at ``path`` cannot be read (a named pipe, a device, a link out of its
+    folder, larger than :data:`JOURNAL_BYTES`), else ``None`` (absent: Optuna creates it)."""
+    from privrepro.store.reading import UnsafeFile, regular_file
+
+    try:
+        regular_file(path.expanduser(), JOURNAL_BYTES)
+    except FileNotFoundError:
+        return None
+    except UnsafeFile as exc:
+        return exc.what
+    except OSError as exc:
+        return f"{exc.strerror or type(exc).__name__}"
+    return None

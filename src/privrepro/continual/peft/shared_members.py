@@ -22,12 +22,15 @@ rehearsal's cap) leaves nothing. Ensembles whose trainable parameters exceed ``m
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
+import logging
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -39,6 +42,8 @@ from torch import nn
 
 from privrepro.continual.peft.members import Member, make_film, new_head
 from privrepro.store.atomic import atomic_write_bytes, fsync_dir
+from privrepro.store.reading import CACHE_JSON_BYTES, read_bytes, read_json
+from privrepro.store.units import owner_record, sweep_build_folders
 from privrepro.training.dpsgd import DPSGDHyper, PrivacyRecord, TrainLog
 from privrepro.training.rows import Rows
 
@@ -184,12 +189,20 @@ def _restore(
 
 
 def _load(folder: Path) -> tuple[list[dict[str, Any]], list[dict[str, np.ndarray]]]:
-    records = json.loads((folder / "members.json").read_text())["members"]
+    """The kept members, read bounded: ``members.json`` and each ``member<t>.npz`` a regular
+    file in the folder (never a pipe or a device), the JSON depth-bounded, no pickle."""
+    records = read_json(folder / "members.json", CACHE_JSON_BYTES, tree=folder)["members"]
     arrays = []
     for t in range(len(records)):
-        with np.load(folder / f"member{t}.npz", allow_pickle=False) as z:
+        data = read_bytes(folder / f"member{t}.npz", MAX_BYTES + (1 << 20), tree=folder)
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
             arrays.append({k: z[k] for k in z.files})
     return records, arrays
+
+
+#: A member folder being written whose owner has left no trace for this long is abandoned
+#: (a writer on another host records no heartbeat: one day leaves any training its time).
+STALE_AFTER_S = 24 * 3600.0
 
 
 def shared_members(
@@ -213,11 +226,20 @@ def shared_members(
     """
     dev = torch.device(device)
     folder = None if cache_dir is None else member_folder(cache_dir, key)
-    if folder is not None and (folder / "members.json").is_file():
-        records, stored = _load(folder)
-        for record, arr in zip(records, stored, strict=True):
-            yield _restore(record, arr, backbone, dim, dev)
-        return
+    if folder is not None and os.path.lexists(folder / "members.json"):
+        try:
+            records, stored = _load(folder)
+        except (OSError, ValueError, KeyError, TypeError) as exc:  # damaged: trained again
+            aside = folder.with_name(f".corrupt-{folder.name}-{time.time_ns()}")
+            with contextlib.suppress(OSError):
+                os.rename(folder, aside)
+            logging.getLogger("privrepro.continual").warning(
+                "kept members %s are damaged (%s): moved aside, trained again", folder, exc
+            )
+        else:
+            for record, arr in zip(records, stored, strict=True):
+                yield _restore(record, arr, backbone, dim, dev)
+            return
     tmp: Path | None = None
     kept: list[dict[str, Any]] = []
     size = 0
@@ -228,7 +250,9 @@ def shared_members(
             if folder is not None and size <= max_bytes:
                 if tmp is None:
                     folder.parent.mkdir(parents=True, exist_ok=True)
+                    sweep_build_folders(folder.parent, STALE_AFTER_S)  # killed writers' folders
                     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{key}-", dir=folder.parent))
+                    atomic_write_bytes(tmp / ".owner.json", json.dumps(owner_record()).encode())
                 buf = io.BytesIO()
                 np.savez(buf, **arrays)  # type: ignore[arg-type]
                 atomic_write_bytes(tmp / f"member{len(kept)}.npz", buf.getvalue())

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from privrepro.data.provenance import REHEARSAL_MARKER
+from privrepro.data.provenance import REHEARSAL_MARKER, read_marker
 from privrepro.store.atomic import atomic_write_bytes, atomic_write_text
 
 __all__ = ["STATEMENT", "FileRecord", "MarkedFolder", "Progress", "WriteRequest", "update_marker"]
@@ -42,14 +42,8 @@ class FileRecord:
 
 
 def _read(folder: Path) -> dict[str, Any]:
-    path = Path(folder) / REHEARSAL_MARKER
-    if not path.is_file():
-        return {}
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8") or "{}")
-    except ValueError:
-        return {}
-    return manifest if isinstance(manifest, dict) else {}
+    """The marker's manifest (``{}`` when absent or unreadable: :func:`read_marker`, bounded)."""
+    return read_marker(folder) or {}
 
 
 def update_marker(folder: Path, files: dict[str, str] | None = None, **fields: Any) -> Path:
