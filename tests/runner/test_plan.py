@@ -88,3 +88,22 @@ def test_cl_fig3_x1000_dummy_labels_fit_80gb_with_the_own_clipper_only(tmp_path:
     assert "per-sample gradients 146.7 GiB" in line  # 256 × 200,000 × 769 × 4 B
     assert "would fit with params.film.engine=privrepro" in line
     assert "of 74.5 GiB" in line  # 80 GB
+
+
+def test_the_cl_paper_profile_trains_in_bf16_and_fp32_is_one_override_away(tmp_path: Path) -> None:
+    """conf/params/cl/peft_common/paper.yaml: bf16 autocast for DP-SGD's forward and backward;
+    ``params.train.precision=fp32`` gives float32 back, and the device estimate follows (the
+    16-bit activations are twice as large in float32)."""
+    from privrepro.runner.preflight import peak_device_memory
+
+    base = ["profile=paper", f"paths.data_dir={tmp_path / 'no-data'}", "params.configs=[const]"]
+    bf16 = plan_experiment("cl/fig3_peft", base, check=False)
+    fp32 = plan_experiment("cl/fig3_peft", [*base, "params.train.precision=fp32"], check=False)
+    assert bf16.params.train.precision == "bf16" and fp32.params.train.precision == "fp32"
+    assert {u["train"]["precision"] for u in bf16.units} == {"bf16"}
+    assert "precision" not in fp32.units[0]["train"]  # fp32 units keep their stored hashes
+    peaks = [peak_device_memory(p.recipe, p.units) for p in (bf16, fp32)]
+    assert peaks[0] is not None and peaks[1] is not None
+    assert peaks[0][1].bytes < peaks[1][1].bytes
+    smoke = plan_experiment("cl/fig3_peft", ["profile=smoke"], check=False)
+    assert smoke.params.train.precision == "fp32"  # the other profiles are unchanged
