@@ -27,6 +27,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data-root", default=os.environ.get("PRIVREPRO_DATA", "data"))
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--first-seed", type=int, default=0)
     ap.add_argument("--epochs", type=float, default=4.0)
     ap.add_argument("--epsilon", type=float, default=8.0)
     ap.add_argument("--lr", type=float, default=1e-2)
@@ -50,7 +51,8 @@ def main() -> None:
     )
     rec = privacy_record(len(tr), hp)
     rows = []
-    for seed in range(args.seeds):
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
+    for seed in seeds:
         vit = small_vit(
             torch.Generator().manual_seed(100 + seed),
             img_size=28,
@@ -85,8 +87,8 @@ def main() -> None:
             )
             print(json.dumps(rows[-1]), flush=True)
     acc = {(r["seed"], r["precision"]): r["accuracy"] for r in rows}
-    diffs = [acc[(s, "bf16")] - acc[(s, "fp32")] for s in range(args.seeds)]
-    fp32 = [acc[(s, "fp32")] for s in range(args.seeds)]
+    diffs = [acc[(s, "bf16")] - acc[(s, "fp32")] for s in seeds]
+    fp32 = [acc[(s, "fp32")] for s in seeds]
     print(
         json.dumps(
             {
