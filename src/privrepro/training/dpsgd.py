@@ -398,9 +398,9 @@ def train_dpsgd(
         forward: ``forward(module, xb) -> logits`` (default: ``module(xb)``).
         engine: where the per-sample gradients come from. ``"privrepro"``:
             :class:`~privrepro.training.per_sample.PerSampleClipper` (forward hooks, gradients
-            to the layer outputs only; ``nn.Linear``, ``nn.Conv2d`` and ``nn.LayerNorm``); ``"opacus"``: opacus'
-            ``GradSampleModule`` wrapped around ``model`` for the run; ``"auto"`` (default):
-            ``"privrepro"`` when every trainable module is supported
+            to the layer outputs only; ``nn.Linear``, ``nn.Conv2d`` and ``nn.LayerNorm``);
+            ``"opacus"``: opacus' ``GradSampleModule`` wrapped around ``model`` for the run;
+            ``"auto"`` (default): ``"privrepro"`` when every trainable module is supported
             (:func:`~privrepro.training.per_sample.unsupported_modules`), else opacus. Both give
             the same clipped sums up to floating-point summation order (tested), and the same
             draws from ``generator``.

@@ -35,8 +35,8 @@ its per-sample gradient ``b_i a_iᵀ`` is never formed, its norm is ``‖b_i‖ 
 
 Per-sample gradients are the same as opacus' ``GradSampleModule`` (``loss_reduction="sum"``)
 up to floating-point summation order (tested: float64, 1e-10). A model with any other trainable
-module (BatchNorm, GroupNorm, embeddings, a LayerNorm subclass, …), a parameter shared by two modules, or a layer called
-twice in one forward is not handled (:func:`unsupported_modules`); ``train_dpsgd`` then uses
+module (BatchNorm, GroupNorm, embeddings, a LayerNorm subclass, …), a parameter shared by two
+modules, or a layer called twice in one forward is not handled (:func:`unsupported_modules`); ``train_dpsgd`` then uses
 opacus.
 """
 
