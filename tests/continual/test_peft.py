@@ -1,4 +1,4 @@
-"""PEFT members: FiLM on a timm ViT (parameter count, opacus path), head members, empty tasks."""
+"""PEFT members: FiLM on a timm ViT (parameter count, DP-SGD path), head members, empty tasks."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def test_make_film_freezes_all_but_layernorm_and_zero_head():
         assert shares == (not p.requires_grad), n
 
 
-def test_film_member_trains_with_opacus_and_changes_only_film_params():
+def test_film_member_trains_with_dpsgd_and_changes_only_film_params():
     g = torch.Generator().manual_seed(1)
     vit = small_vit(g)
     x = torch.randn(24, 3, 16, 16, generator=g)

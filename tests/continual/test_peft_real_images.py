@@ -224,7 +224,7 @@ def test_check_film_source_still_refuses_unknown() -> None:
 def test_film_run_on_imagenet_r_images(
     tmp_path: Path, weights: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A whole PEFT FiLM run on the ImageNet-R images (DP-SGD through opacus on the LayerNorm
+    """A whole PEFT FiLM run on the ImageNet-R images (DP-SGD through the per-sample clipper on the LayerNorm
     affine + head): ten tasks of 20 classes, only those holding the 3 written classes non-empty."""
     _write_folder(tmp_path / "data" / "imagenet-r", ["n01", "n02", "n03"], 5, 24, "RGB")
     monkeypatch.setattr(peft_data, "feature_spec", lambda fp: _spec(weights))

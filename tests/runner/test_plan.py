@@ -62,3 +62,48 @@ def test_bad_parameters_stop_every_plan(tmp_path: Path) -> None:
 
 def test_the_configured_recipe_is_the_one_the_experiment_names() -> None:
     assert isinstance(configured_recipe("pb/fig2"), PrivacyVsRegionSize)
+
+
+def test_cl_fig3_x1000_dummy_labels_fit_80gb_with_the_own_clipper_only(tmp_path: Path) -> None:
+    """cl Fig. 3 on the paper profile (×1000 dummy labels: 200,000 labels on ImageNet-R) on an
+    80 GB device, planned from the configuration alone (no data, no GPU): it fits with the
+    project's clipper; with opacus' per-sample gradients at chunk 256 (B × L × 769 float32
+    values, 157.5 GB) it is refused in one line naming the setting, the memory and what fits."""
+    from privrepro.runner.preflight import check_device_memory, error_line, peak_device_memory
+
+    base = ["profile=paper", f"paths.data_dir={tmp_path / 'no-data'}"]
+    plan = plan_experiment("cl/fig3_peft", base, check=False)
+    assert {u["config"] for u in plan.units} >= {"x1000"}
+    i, est = peak_device_memory(plan.recipe, plan.units)  # type: ignore[misc]
+    assert plan.units[i]["config"] == "x1000" and plan.units[i]["benchmark"] == "imagenet-r"
+    assert "200,000 labels" in est.detail
+    check_device_memory(plan.recipe, plan.units, "cuda", 80 * 10**9)  # fits: no error
+    slow = plan_experiment("cl/fig3_peft", [*base, "params.film.engine=opacus"], check=False)
+    assert slow.params.film.physical_batch == 256
+    with pytest.raises(ConfigError) as err:
+        check_device_memory(slow.recipe, slow.units, "cuda", 80 * 10**9)
+    line = error_line(err.value)
+    assert line is not None and "\n" not in line
+    assert line.startswith("configuration error: params.film.engine = 'opacus': unit ")
+    assert "per-sample gradients 146.7 GiB" in line  # 256 × 200,000 × 769 × 4 B
+    assert "would fit with params.film.engine=privrepro" in line
+    assert "of 74.5 GiB" in line  # 80 GB
+
+
+def test_the_cl_paper_profile_trains_in_bf16_and_fp32_is_one_override_away(tmp_path: Path) -> None:
+    """conf/params/cl/peft_common/paper.yaml: bf16 autocast for DP-SGD's forward and backward;
+    ``params.train.precision=fp32`` gives float32 back, and the device estimate follows (the
+    16-bit activations are twice as large in float32)."""
+    from privrepro.runner.preflight import peak_device_memory
+
+    base = ["profile=paper", f"paths.data_dir={tmp_path / 'no-data'}", "params.configs=[const]"]
+    bf16 = plan_experiment("cl/fig3_peft", base, check=False)
+    fp32 = plan_experiment("cl/fig3_peft", [*base, "params.train.precision=fp32"], check=False)
+    assert bf16.params.train.precision == "bf16" and fp32.params.train.precision == "fp32"
+    assert {u["train"]["precision"] for u in bf16.units} == {"bf16"}
+    assert "precision" not in fp32.units[0]["train"]  # fp32 units keep their stored hashes
+    peaks = [peak_device_memory(p.recipe, p.units) for p in (bf16, fp32)]
+    assert peaks[0] is not None and peaks[1] is not None
+    assert peaks[0][1].bytes < peaks[1][1].bytes
+    smoke = plan_experiment("cl/fig3_peft", ["profile=smoke"], check=False)
+    assert smoke.params.train.precision == "fp32"  # the other profiles are unchanged

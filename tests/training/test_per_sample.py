@@ -182,28 +182,123 @@ def test_train_dpsgd_engines_agree_with_clipping_noise_and_chunks():
         assert torch.allclose(pa, pb, atol=TOL, rtol=0), name
 
 
+def _film(labels: int = 5) -> nn.Module:
+    """The smoke FiLM model in float64: the small timm ViT (2 blocks, 5 LayerNorms) with only
+    LayerNorm scale and shift and a linear head trainable (cl paper, Sec. 6); the LayerNorms and
+    the head get random values, so every parameter has a gradient (a zero head would back-propagate
+    nothing into the LayerNorms)."""
+    from privrepro.continual.peft import make_film, small_vit
+
+    g = torch.Generator().manual_seed(5)
+    model = make_film(small_vit(torch.Generator().manual_seed(0)).double(), labels)
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.requires_grad:
+                p.add_(0.5 * torch.randn(p.shape, generator=g, dtype=D))
+    return model
+
+
+def _brute_force_grads(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> list[torch.Tensor]:
+    """Per-sample gradients one sample at a time by plain autograd: ``(B, *p.shape)`` each."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    per = [
+        torch.autograd.grad(
+            nn.functional.cross_entropy(model(x[i : i + 1]), y[i : i + 1], reduction="sum"),
+            params,
+        )
+        for i in range(x.shape[0])
+    ]
+    return [torch.stack(gs) for gs in zip(*per, strict=True)]
+
+
+@pytest.mark.parametrize("clip", [0.05, math.inf])
+def test_film_norms_and_clipped_sums_equal_opacus_and_brute_force(clip):
+    """FiLM on the smoke ViT: the LayerNorm rule and the head's ghost norm give opacus'
+    per-sample norms and clipped sums, and those of a per-sample autograd loop (float64,
+    1e-10); no per-sample gradient of the head is formed and no batch gradient computed."""
+    model = _film()
+    g = torch.Generator().manual_seed(6)
+    x, y = torch.rand(7, 3, 16, 16, generator=g, dtype=D), torch.randint(0, 5, (7,), generator=g)
+    assert unsupported_modules(model) == []
+    brute = _brute_force_grads(model, x, y)
+    brute_norms = torch.stack([b.reshape(7, -1).norm(dim=1) for b in brute]).norm(dim=0)
+    ref_norms, ref_sums = _clipped_sums_opacus(model, x, y, clip)
+    params = [p for p in model.parameters() if p.requires_grad]
+    with PerSampleClipper(model, params) as clipper:
+        norms = clipper.norms(nn.functional.cross_entropy(model(x), y, reduction="sum"), 7)
+        kinds = {
+            n: clipper._parts[id(p)][0] for n, p in model.named_parameters() if p.requires_grad
+        }
+        sums = clipper.weighted_sums(clip_factors(norms, clip))
+    assert kinds["head.weight"] == "ghost"  # ‖b_i‖·‖a_i‖: no (B, labels, d) tensor
+    assert torch.allclose(norms, ref_norms, atol=TOL, rtol=0)
+    assert torch.allclose(norms, brute_norms, atol=TOL, rtol=0)
+    if clip == 0.05:
+        assert (norms > clip).all()
+    c = clip_factors(brute_norms, clip)
+    for got, want, b in zip(sums, ref_sums, brute, strict=True):
+        assert torch.allclose(got, want, atol=TOL, rtol=0)
+        assert torch.allclose(got, torch.einsum("i,i...->...", c, b), atol=TOL, rtol=0)
+    assert all(p.grad is None for p in params)
+
+
+def test_film_trains_through_the_own_clipper_as_through_opacus():
+    """A whole FiLM DP-SGD run (Poisson batches in physical chunks, clipping active, σ > 0):
+    ``auto`` now takes the project's clipper; it draws the same batches and noise from the
+    generator as opacus and ends at the same parameters (float64, 1e-9: the clipped sums agree
+    to summation order, the noise N(0, (σC)²) is the same draw)."""
+    g = torch.Generator().manual_seed(8)
+    x, y = torch.rand(40, 3, 16, 16, generator=g, dtype=D), torch.randint(0, 5, (40,), generator=g)
+    hp = DPSGDHyper(epochs=1, batch_size=10, lr=1e-2, clip=0.2, epsilon=2.0, accountant="rdp")
+    rec = privacy_record(40, hp)
+    a, b = _film(), _film()
+    for m, e in ((a, "auto"), (b, "opacus")):
+        train_dpsgd(
+            m,
+            x,
+            y,
+            hp,
+            generator=torch.Generator().manual_seed(9),
+            privacy=rec,
+            physical_batch=4,
+            engine=e,
+        )
+    assert rec.noise_multiplier > 0
+    for (name, pa), pb in zip(a.named_parameters(), b.parameters(), strict=True):
+        assert torch.allclose(pa, pb, atol=1e-9, rtol=0), name
+
+
 def test_unsupported_modules_fall_back_to_opacus():
-    ln = nn.Sequential(nn.Linear(4, 4, dtype=D), nn.LayerNorm(4, dtype=D), nn.Linear(4, 2, dtype=D))
-    assert unsupported_modules(ln) == ["1 (LayerNorm)"]
-    ln[1].requires_grad_(False)
-    assert unsupported_modules(ln) == []
+    gn = nn.Sequential(
+        nn.Linear(4, 4, dtype=D), nn.GroupNorm(2, 4, dtype=D), nn.Linear(4, 2, dtype=D)
+    )
+    assert unsupported_modules(gn) == ["1 (GroupNorm)"]
+    gn[1].requires_grad_(False)
+    assert unsupported_modules(gn) == []
+    ln = nn.Sequential(nn.Linear(4, 4), nn.LayerNorm(4), nn.LayerNorm(4, elementwise_affine=False))
+    assert unsupported_modules(ln) == []  # the LayerNorm rule
+
+    class _SubNorm(nn.LayerNorm):  # a subclass may change forward: refused
+        pass
+
+    assert unsupported_modules(nn.Sequential(_SubNorm(3))) == ["0 (_SubNorm)"]
     tied = nn.Sequential(nn.Linear(3, 3, bias=False), nn.Linear(3, 3, bias=False))
     tied[1].weight = tied[0].weight
     assert unsupported_modules(tied) == ["1.weight (shared with 0)"]
-    with pytest.raises(ValueError, match="LayerNorm"):
-        PerSampleClipper(nn.Sequential(nn.LayerNorm(3)), [])
-    # auto: the LayerNorm model trains through opacus, like engine="opacus", draw for draw
-    ln[1].requires_grad_(True)
+    with pytest.raises(ValueError, match="GroupNorm"):
+        PerSampleClipper(nn.Sequential(nn.GroupNorm(1, 3)), [])
+    # auto: the GroupNorm model trains through opacus, like engine="opacus", draw for draw
+    gn[1].requires_grad_(True)
     g = torch.Generator().manual_seed(0)
     x, y = torch.randn(20, 4, generator=g, dtype=D), torch.randint(0, 2, (20,), generator=g)
     hp = DPSGDHyper(epochs=1, batch_size=5, lr=1e-2, clip=0.5, epsilon=2.0, accountant="rdp")
     twin = nn.Sequential(
-        nn.Linear(4, 4, dtype=D), nn.LayerNorm(4, dtype=D), nn.Linear(4, 2, dtype=D)
+        nn.Linear(4, 4, dtype=D), nn.GroupNorm(2, 4, dtype=D), nn.Linear(4, 2, dtype=D)
     )
-    twin.load_state_dict(ln.state_dict())
-    for m, e in ((ln, "auto"), (twin, "opacus")):
+    twin.load_state_dict(gn.state_dict())
+    for m, e in ((gn, "auto"), (twin, "opacus")):
         train_dpsgd(m, x, y, hp, generator=torch.Generator().manual_seed(1), engine=e)
-    for pa, pb in zip(ln.parameters(), twin.parameters(), strict=True):
+    for pa, pb in zip(gn.parameters(), twin.parameters(), strict=True):
         assert torch.equal(pa, pb)
 
 

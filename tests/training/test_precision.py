@@ -74,7 +74,9 @@ def _convnet() -> nn.Module:
     )
 
 
-@pytest.mark.parametrize(("make", "engine"), [(_film, "opacus"), (_convnet, "privrepro")])
+@pytest.mark.parametrize(
+    ("make", "engine"), [(_film, "opacus"), (_film, "privrepro"), (_convnet, "privrepro")]
+)
 def test_bf16_clipped_contributions_never_exceed_the_bound(make: object, engine: str) -> None:
     """One sample per physical batch: the clipped sum is that sample's clipped gradient."""
     from privrepro.training.dpsgd import _clipper

@@ -40,6 +40,7 @@ def iter_naive(
     progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
     log_metric: MetricLogger | None = None,
     precision: str = "fp32",
+    engine: str = "auto",
 ) -> Iterator[Member]:
     """Naive fine-tuning (Alg. A1): yields the checkpoint after each task (one model, one label
     space ``label_ids`` for the whole stream, e.g. S_prior^const); ``log_metric`` gets each
@@ -62,6 +63,7 @@ def iter_naive(
             progress=progress,
             log_metric=prefixed(log_metric, f"task{t}/"),
             precision=precision,
+            engine=engine,
         )
         model = member.model
         yield member
@@ -80,6 +82,7 @@ def train_non_cl(
     progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
     log_metric: MetricLogger | None = None,
     precision: str = "fp32",
+    engine: str = "auto",
 ) -> Member:
     """Non-CL baseline (Alg. A2): one DP-SGD run on all tasks' data at once."""
     return train_member(
@@ -95,4 +98,5 @@ def train_non_cl(
         progress=progress,
         log_metric=log_metric,
         precision=precision,
+        engine=engine,
     )

@@ -43,6 +43,7 @@ from privrepro.training.precision import PRECISIONS
 
 __all__ = [
     "BENCHMARKS",
+    "BENCHMARK_CLASSES",
     "BENCHMARK_NAMES",
     "FEATURE_SOURCES",
     "TINY_VIT",
@@ -65,7 +66,8 @@ BENCHMARK_NAMES = {
 }
 FEATURE_SOURCES = ("backbone", "synthetic", "tiny-vit")
 _SYNTHETIC_KIND = {"cifar100": "cifar", "imagenet-r": "imagenet-r", "5-datasets": "5-datasets"}
-_NUM_CLASSES = {"cifar100": 100, "imagenet-r": 200, "5-datasets": 50}
+#: the size of each benchmark's base label set
+BENCHMARK_CLASSES = {"cifar100": 100, "imagenet-r": 200, "5-datasets": 50}
 
 #: the small random ViT of the ``tiny-vit`` source (timm id and overrides).
 TINY_VIT: dict[str, Any] = {
@@ -305,7 +307,7 @@ def _backbone_features(
         parts["train"][1],
         parts["test"][0],
         parts["test"][1],
-        _NUM_CLASSES[benchmark],
+        BENCHMARK_CLASSES[benchmark],
     )
     return data, {
         "feature_source": "backbone",
@@ -320,7 +322,7 @@ def _tiny_vit_features(
 ) -> tuple[ContinualData, dict[str, Any]]:
     from privrepro.data.synthetic import synthetic_images
 
-    c = _NUM_CLASSES[benchmark]
+    c = BENCHMARK_CLASSES[benchmark]
     name = str(TINY_VIT["name"])
     key = f"{name}-random-{TINY_VIT['img_size']}px"
     if spec.precision != "fp32":

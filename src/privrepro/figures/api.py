@@ -19,8 +19,9 @@ the report never compares a stand-in's number with the paper's.
 
 Optionally ``summarize(table)`` returns named scalars (one row per ``metric`` with the config
 columns it depends on) that the reproduction report compares with the paper's numbers, and
-``estimate_memory(params)`` predicts the peak memory of the largest unit (a
-:class:`MemoryEstimate`), which the runner checks against the machine before any compute.
+``estimate_memory(params)`` predicts the peak host memory of the largest unit (a
+:class:`MemoryEstimate`) and ``estimate_device_memory(unit)`` the peak device memory of one unit,
+which the runner checks against the machine before any compute.
 
 Parameters are a dataclass whose fields declare their allowed ranges with :func:`param`; the runner
 validates them before any compute (see :mod:`privrepro.config.validation`).
@@ -257,6 +258,14 @@ class Figure(ABC, Generic[P]):
 
     def estimate_memory(self, params: P) -> MemoryEstimate | None:
         """The predicted peak memory of the largest unit under ``params`` (``None``: small)."""
+        return None
+
+    def estimate_device_memory(
+        self, unit: Mapping[str, Any], budget: int | None = None
+    ) -> MemoryEstimate | None:
+        """The predicted peak memory of ``unit`` on the device it computes on (a GPU's memory,
+        or the host's on a CPU); ``None``: small. With ``budget`` (bytes) and a peak above it,
+        ``detail`` names the settings under which the unit would fit."""
         return None
 
     def shared_cache_key(self, unit: Mapping[str, Any]) -> Any:

@@ -9,7 +9,8 @@ every caller needs: the root keys (:func:`~privrepro.runner.preflight.validate_r
 the experiment config names (:func:`load_recipe`), its validated parameters (the ``params`` Hydra
 composed, :func:`effective_params`, through
 :func:`~privrepro.config.validation.build_params`), the units and their identities in the store,
-then the preflight: the device, pretrained weights, the largest unit's memory on this machine,
+then the preflight: the device, pretrained weights, the largest unit's memory on this machine
+(host, and device: the GPU it will run on),
 the output folders, the studies' and tracking stores. Each failure is a one-line :class:`~privrepro.config.ConfigError` and nothing has been
 computed or written. Its callers:
 
@@ -36,7 +37,12 @@ from omegaconf import DictConfig, OmegaConf
 from privrepro.config.validation import ConfigError, build_params
 from privrepro.data.provenance import DataSource
 from privrepro.figures.api import Figure
-from privrepro.runner.preflight import check_memory, check_output_paths, validate_root
+from privrepro.runner.preflight import (
+    check_device_memory,
+    check_memory,
+    check_output_paths,
+    validate_root,
+)
 from privrepro.runner.storages import check_storages
 from privrepro.store.units import unit_hash
 
@@ -213,8 +219,9 @@ def plan_config(cfg: DictConfig, *, check: bool = True) -> FigurePlan:
 
     With ``check`` (a run on this machine), the preflight too, each check before the next step
     that needs it: the device (:func:`~privrepro.runner.environment.resolve_device`), the
-    pretrained weights the parameters name, the largest unit's memory
-    (:func:`~privrepro.runner.preflight.check_memory`), writable output folders and the studies'
+    pretrained weights the parameters name, the largest unit's memory on the host
+    (:func:`~privrepro.runner.preflight.check_memory`) and on the device
+    (:func:`~privrepro.runner.preflight.check_device_memory`), writable output folders and the studies'
     and tracking stores (:func:`~privrepro.runner.storages.check_storages`). Without it
     (the rehearsal, which checks the target machine instead), ``device`` is the one requested.
     """
@@ -240,6 +247,7 @@ def plan_config(cfg: DictConfig, *, check: bool = True) -> FigurePlan:
     _check_unique_units(units, ids)
     if check:
         check_memory(recipe, params)
+        check_device_memory(recipe, units, device)
         check_output_paths(cfg, plot=bool(cfg.get("plot", True)))
         check_storages(params, cfg)  # every study and tracking store opens
     return FigurePlan(cfg, paper, figure, recipe, params, device, units, identities, ids, sources)

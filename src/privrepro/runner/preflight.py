@@ -1,4 +1,5 @@
-"""Checks made before any compute: root keys, output paths, and the memory a unit will need.
+"""Checks made before any compute: root keys, output paths, and the memory a unit will need
+(the host's, :func:`check_memory`, and the device's, :func:`check_device_memory`).
 
 Each failure is a :class:`~privrepro.config.ConfigError` naming the key, the value and what is
 allowed, so the command line reports it in one line (:func:`error_line`) with exit status 2 and
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +22,12 @@ from privrepro.data.registry import DamagedDataError, MissingDataError
 __all__ = [
     "PROFILES",
     "available_memory",
+    "check_device_memory",
     "check_memory",
     "check_writable",
+    "device_capacity",
     "error_line",
+    "peak_device_memory",
     "validate_root",
 ]
 
@@ -156,6 +161,62 @@ def check_memory(recipe: Any, params: Any, available: int | None = None) -> None
             f"a unit would need about {_gib(estimate.bytes)}{how}; must fit in "
             f"{_gib(budget)} ({MEMORY_HEADROOM:.0%} of the {_gib(available)} available here)",
         )
+
+
+# Leave this share of a GPU's memory to the CUDA context's growth and the caching allocator's
+# fragmentation beyond what an estimate counts: a unit predicted above it is refused.
+DEVICE_HEADROOM = 0.9
+
+
+def device_capacity(device: str) -> int | None:
+    """Bytes of memory of ``device``: a CUDA device's total, the host's available memory for
+    ``cpu`` (``None`` when unknown)."""
+    if device.startswith("cuda"):
+        import torch
+
+        return int(torch.cuda.get_device_properties(torch.device(device)).total_memory)
+    return available_memory()
+
+
+def peak_device_memory(recipe: Any, units: Sequence[Mapping[str, Any]]) -> tuple[int, Any] | None:
+    """The unit of ``units`` with the largest predicted device memory and its estimate
+    (``(index, MemoryEstimate)``), from the recipe's ``estimate_device_memory``; ``None`` when the
+    recipe predicts none. Shapes only: no data, no device (a rehearsal's peak per figure)."""
+    best: tuple[int, Any] | None = None
+    for i, unit in enumerate(units):
+        est = recipe.estimate_device_memory(unit)
+        if est is not None and (best is None or est.bytes > best[1].bytes):
+            best = (i, est)
+    return best
+
+
+def check_device_memory(
+    recipe: Any,
+    units: Sequence[Mapping[str, Any]],
+    device: str,
+    capacity: int | None = None,
+) -> None:
+    """Refuse, in one line, a run whose largest unit is predicted not to fit in the memory of
+    ``device`` (``capacity`` bytes; default :func:`device_capacity`): what, how much, and the
+    settings under which it would fit (clipping method, precision, chunk size)."""
+    peak = peak_device_memory(recipe, units)
+    if peak is None:
+        return
+    capacity = device_capacity(device) if capacity is None else capacity
+    if capacity is None:
+        return
+    headroom = DEVICE_HEADROOM if device.startswith("cuda") else MEMORY_HEADROOM
+    budget = int(capacity * headroom)
+    i, est = peak
+    if est.bytes <= budget:
+        return
+    est = recipe.estimate_device_memory(units[i], budget)
+    raise ConfigError(
+        est.key,
+        est.value,
+        f"unit {i} would need about {_gib(est.bytes)} of {device} memory, more than "
+        f"{_gib(budget)} ({headroom:.0%} of {_gib(capacity)}): {est.detail}",
+    )
 
 
 def error_line(exc: BaseException) -> str | None:

@@ -6,13 +6,14 @@ noise multiplier is calibrated to the target ε (Table A2: "Based on target ε")
 
 Two code paths share one step rule (:func:`noisy_mean_gradient`):
 
-* :func:`train_dpsgd` — any ``torch.nn.Module`` whose trainable parameters opacus'
-  ``GradSampleModule`` supports (LayerNorm and Linear for FiLM on a timm ViT); per-sample
-  gradients are computed in physical chunks, clipped, summed, noised, divided by the expected
-  batch size (opacus' ``DPOptimizer`` rule) and handed to Adam. Models whose trainable layers are
-  all ``nn.Linear`` / ``nn.Conv2d`` (a small convnet) get them from the project's
-  :class:`~privrepro.training.per_sample.PerSampleClipper` (no wasted batch gradients, ghost
-  norms for linear layers, one grouped convolution per conv layer), the others from opacus.
+* :func:`train_dpsgd` — any ``torch.nn.Module``; per-sample gradients are computed in physical
+  chunks, clipped, summed, noised, divided by the expected batch size (opacus' ``DPOptimizer``
+  rule) and handed to Adam. Models whose trainable layers are all ``nn.Linear``, ``nn.Conv2d``
+  and ``nn.LayerNorm`` (FiLM on a timm ViT, a small convnet) get them from the project's
+  :class:`~privrepro.training.per_sample.PerSampleClipper` in one backward pass (no wasted
+  batch gradients, ghost norms for linear layers — the FiLM head's ``‖b_i‖ · ‖a_i‖`` —, a
+  LayerNorm rule, one grouped convolution per conv layer), the others from opacus'
+  ``GradSampleModule``.
 * :func:`train_linear_head` — a softmax-linear head on cached features. The per-sample gradient
   of cross-entropy w.r.t. ``(W, b)`` is ``(p_i − e_{y_i}) ⊗ [x_i, 1]``, so its norm is
   ``‖p_i − e_{y_i}‖ · sqrt(‖x_i‖² + 1)`` exactly (:func:`linear_head_per_sample_norms`) and the
@@ -397,9 +398,9 @@ def train_dpsgd(
         forward: ``forward(module, xb) -> logits`` (default: ``module(xb)``).
         engine: where the per-sample gradients come from. ``"privrepro"``:
             :class:`~privrepro.training.per_sample.PerSampleClipper` (forward hooks, gradients
-            to the layer outputs only; ``nn.Linear`` and ``nn.Conv2d``); ``"opacus"``: opacus'
-            ``GradSampleModule`` wrapped around ``model`` for the run; ``"auto"`` (default):
-            ``"privrepro"`` when every trainable module is supported
+            to the layer outputs only; ``nn.Linear``, ``nn.Conv2d`` and ``nn.LayerNorm``);
+            ``"opacus"``: opacus' ``GradSampleModule`` wrapped around ``model`` for the run;
+            ``"auto"`` (default): ``"privrepro"`` when every trainable module is supported
             (:func:`~privrepro.training.per_sample.unsupported_modules`), else opacus. Both give
             the same clipped sums up to floating-point summation order (tested), and the same
             draws from ``generator``.

@@ -1,10 +1,12 @@
-"""Clipped per-sample gradient sums for ``nn.Linear`` and ``nn.Conv2d`` without opacus.
+"""Clipped per-sample gradient sums for ``nn.Linear``, ``nn.Conv2d`` and ``nn.LayerNorm`` without
+opacus.
 
 DP-SGD (Abadi et al. 2016, Alg. 1) needs, for each physical batch, the clipped sum
 ``Σ_i g_i · min(1, C / (‖g_i‖ + 1e-6))`` where ``g_i`` is sample i's gradient over *all* trainable
 parameters (opacus' ``DPOptimizer`` rule, :func:`privrepro.training.dpsgd.clip_factors`).
 :class:`PerSampleClipper` computes it for a model whose trainable parameters all sit in
-``nn.Linear`` and ``nn.Conv2d`` layers:
+``nn.Linear``, ``nn.Conv2d`` and ``nn.LayerNorm`` layers (FiLM on a ViT: LayerNorm affine
+parameters and a linear head, cl paper Sec. 6):
 
 * forward hooks keep each such layer's input ``a`` and output ``z``;
 * ``torch.autograd.grad(loss, [z, …])`` gives the backprops ``b = ∂loss/∂z`` — with the summed
@@ -20,11 +22,21 @@ parameters (opacus' ``DPOptimizer`` rule, :func:`privrepro.training.dpsgd.clip_f
   groups (Rochette, Manoel and Tramel 2019, "Efficient per-example gradient computations in
   convolutional neural networks"), on CUDA from unfold + batched matmul (opacus' method); the
   bias gradient is the backprop summed over positions.
+* ``nn.LayerNorm``: ``z = x̂ ⊙ γ + β`` with ``x̂`` the input normalised over its last dimensions
+  (Ba, Kiros and Hinton 2016, Eq. 4), so ``∇_γ ℓ_i = Σ_t b_{i,t} ⊙ x̂_{i,t}`` and
+  ``∇_β ℓ_i = Σ_t b_{i,t}`` (opacus' ``compute_layer_norm_grad_sample``); ``x̂`` is recomputed
+  from the kept input, the per-sample pieces are ``(B, *normalized_shape)``.
+
+A linear head on one token (the ViT's class token, ``(B, d)`` inputs) is the ghost-norm case:
+its per-sample gradient ``b_i a_iᵀ`` is never formed, its norm is ``‖b_i‖ · ‖a_i‖`` (plus
+``‖b_i‖²`` for the bias), so a head of ``L`` labels needs ``O(B (L + d))`` memory beyond its own
+``L × d`` weights, where opacus' ``grad_sample`` holds ``B × L × d`` values (cl paper Sec. 7.1:
+×1000 dummy labels, ``L`` = 100,000).
 
 Per-sample gradients are the same as opacus' ``GradSampleModule`` (``loss_reduction="sum"``)
 up to floating-point summation order (tested: float64, 1e-10). A model with any other trainable
-module (LayerNorm, BatchNorm, embeddings, …), a parameter shared by two modules, or a layer called
-twice in one forward is not handled (:func:`unsupported_modules`); ``train_dpsgd`` then uses
+module (BatchNorm, GroupNorm, embeddings, a LayerNorm subclass, …), a parameter shared by two
+modules, or a layer called twice in one forward is not handled (:func:`unsupported_modules`); ``train_dpsgd`` then uses
 opacus.
 """
 
@@ -42,6 +54,7 @@ __all__ = [
     "InPlaceOutputError",
     "PerSampleClipper",
     "conv2d_grad_sample",
+    "layer_norm_grad_sample",
     "linear_grad_sample",
     "unsupported_modules",
 ]
@@ -54,14 +67,15 @@ class InPlaceOutputError(RuntimeError):
 
 def _supported(module: nn.Module) -> bool:
     # exact types: a subclass may change ``forward`` and with it the gradient
-    if type(module) is nn.Linear:
+    if type(module) is nn.Linear or type(module) is nn.LayerNorm:
         return True
     return type(module) is nn.Conv2d and module.padding_mode == "zeros"
 
 
 def unsupported_modules(model: nn.Module) -> list[str]:
     """Why :class:`PerSampleClipper` cannot train ``model``: the names of modules that own a
-    trainable parameter and are not ``nn.Linear`` / ``nn.Conv2d`` (zero padding), and of
+    trainable parameter and are not ``nn.Linear`` / ``nn.Conv2d`` (zero padding) /
+    ``nn.LayerNorm``, and of
     parameters held by more than one module. Empty: supported."""
     owners: dict[int, str] = {}
     out: list[str] = []
@@ -83,6 +97,19 @@ def linear_grad_sample(a: Tensor, b: Tensor) -> Tensor:
     """Per-sample weight gradients ``(B, out, in)`` of ``z = a Wᵀ + bias`` from the input ``a``
     ``(B, …, in)`` and the backprops ``b = ∂loss/∂z`` ``(B, …, out)``: ``Σ_t b_{i,t} a_{i,t}ᵀ``."""
     return torch.einsum("b...o,b...i->boi", b, a)
+
+
+def layer_norm_grad_sample(m: nn.LayerNorm, a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    """Per-sample gradients of the LayerNorm ``m``'s scale and shift, each
+    ``(B, *m.normalized_shape)``, from its input ``a`` ``(B, …, *normalized_shape)`` and backprops
+    ``b``: ``(Σ_t b_{i,t} ⊙ x̂_{i,t}, Σ_t b_{i,t})`` with ``x̂ = (a − μ) / sqrt(σ² + eps)`` over the
+    normalised dimensions (Ba et al. 2016, Eq. 4)."""
+    shape = tuple(m.normalized_shape)
+    xhat = F.layer_norm(a, shape, eps=m.eps)
+    n = a.shape[0]
+    gw = (b * xhat).reshape(n, -1, *shape).sum(1)
+    gb = b.reshape(n, -1, *shape).sum(1)
+    return gw, gb
 
 
 def _conv_padding(m: nn.Conv2d) -> tuple[int, int, int, int]:
@@ -145,8 +172,9 @@ class _Layer:
 
 
 class PerSampleClipper:
-    """Hooks on the trainable ``nn.Linear`` / ``nn.Conv2d`` layers of ``model`` that turn one
-    physical batch into the clipped sums of its per-sample gradients (see the module docstring).
+    """Hooks on the trainable ``nn.Linear`` / ``nn.Conv2d`` / ``nn.LayerNorm`` layers of ``model``
+    that turn one physical batch into the clipped sums of its per-sample gradients (see the
+    module docstring).
 
     Use as a context manager (the hooks are removed on exit) or call :meth:`close`.
     """
@@ -266,6 +294,14 @@ class PerSampleClipper:
                 assert isinstance(gb, Tensor)
                 sq += _sq_norms(gb)
                 parts[id(bias)] = ("full", gb, None)
+            return
+        if isinstance(m, nn.LayerNorm):
+            pieces = [layer_norm_grad_sample(m, a, b) for a, b in calls]
+            for p, g in ((weight, sum(w for w, _ in pieces)), (bias, sum(c for _, c in pieces))):
+                if p is not None and p.requires_grad:
+                    assert isinstance(g, Tensor)
+                    sq += _sq_norms(g)
+                    parts[id(p)] = ("full", g, None)
             return
         assert isinstance(m, nn.Conv2d)
         if weight.requires_grad:

@@ -309,6 +309,7 @@ def tune_hyper(
             generator=gen,
             backbone=data.backbone,
             physical_batch=film.physical_batch,
+            engine=film.engine,
             progress=steps_bar(progress),
             log_metric=prefixed(log_metric, f"trial{trial.number}/"),
             precision=train.precision,

@@ -224,6 +224,7 @@ def train_member(
     progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
     log_metric: MetricLogger | None = None,
     precision: str = "fp32",
+    engine: str = "auto",
 ) -> Member:
     """Train one member on one task's data with DP-SGD (cl paper, Alg. 2, one loop body).
 
@@ -236,6 +237,7 @@ def train_member(
         log_metric: per-step metrics of the DP-SGD run (:mod:`privrepro.metrics`).
         precision: the model's arithmetic in DP-SGD (``"fp32"``, ``"tf32"``, ``"bf16"``;
             :mod:`privrepro.training.precision`).
+        engine: FiLM's per-sample clipping (:func:`~privrepro.training.dpsgd.train_dpsgd`).
     """
     if kind not in PEFT_KINDS:
         raise ConfigError("kind", kind, f"must be one of {list(PEFT_KINDS)}")
@@ -283,6 +285,7 @@ def train_member(
             progress=progress,
             log_metric=log_metric,
             precision=precision,
+            engine=engine,
         )
     return Member(kind, ids, model, log, num_rows(xk))
 
@@ -316,6 +319,7 @@ def iter_ensemble(
     progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
     log_metric: MetricLogger | None = None,
     precision: str = "fp32",
+    engine: str = "auto",
 ) -> Iterator[Member]:
     """The PEFT Ensemble (cl paper, Alg. 2): for each task t, ``f_t ← init(f^pre)`` and
     ``f_t ← DP-SGD(f_t; D_t)``; yields each member as soon as it is trained, so a caller can
@@ -340,4 +344,5 @@ def iter_ensemble(
             progress=progress,
             log_metric=prefixed(log_metric, f"task{t}/"),
             precision=precision,
+            engine=engine,
         )

@@ -108,6 +108,7 @@ class _RunState:
             "generator": generator,
             "backbone": data.backbone,
             "physical_batch": film.physical_batch,
+            "engine": film.engine,
             "precision": precision,
         }
         self.base = {

@@ -84,6 +84,15 @@ class FilmSettings:
     num_heads: int = param(2, ge=1)
     image_noise: float = param(0.35, ge=0, doc="pixel noise of the synthetic images")
     physical_batch: int = param(256, ge=1, doc="per-sample gradients materialised at once")
+    engine: str = param(
+        "auto",
+        choices=["auto", "privrepro", "opacus"],
+        doc="per-sample clipping: the project's clipper (one backward pass, LayerNorm rule, "
+        "the head's norm in closed form) or opacus' GradSampleModule; auto: the project's",
+    )
+
+    #: fields added after units were stored, omitted from an identity at this value
+    IDENTITY_DEFAULTS: ClassVar[dict[str, Any]] = {"engine": "auto"}
 
     def check(self, prefix: str = "film") -> None:
         """The small ViT needs whole patches and whole attention heads."""

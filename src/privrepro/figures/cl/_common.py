@@ -15,7 +15,7 @@ import pandas as pd
 
 from privrepro.config.identity import identity
 from privrepro.continual import peft
-from privrepro.continual.benchmarks import FeatureSpec, features_cache_key
+from privrepro.continual.benchmarks import BENCHMARK_CLASSES, FeatureSpec, features_cache_key
 from privrepro.continual.peft import shared_work
 from privrepro.continual.peft.settings import PeftRun
 from privrepro.continual.plots import final_accuracy_markers
@@ -23,7 +23,15 @@ from privrepro.continual.provenance import benchmark_source
 from privrepro.continual.repeat_summaries import final_metrics, median_min_max
 from privrepro.continual.workspace import Workspace
 from privrepro.data.provenance import DataSource
-from privrepro.figures.api import CostPart, Figure, P, UnitContext, grid_units, param
+from privrepro.figures.api import (
+    CostPart,
+    Figure,
+    MemoryEstimate,
+    P,
+    UnitContext,
+    grid_units,
+    param,
+)
 from privrepro.plotting.names import display
 from privrepro.plotting.style import new_figure
 
@@ -38,6 +46,8 @@ __all__ = [
     "feature_columns",
     "mean_std_rows",
     "peft_data_source",
+    "peft_device_memory",
+    "peft_head_labels",
     "peft_settings",
     "peft_units",
     "plot_final",
@@ -222,12 +232,93 @@ def peft_data_source(unit: Mapping[str, Any], data_dir: Path) -> DataSource:
     )
 
 
+#: rows of each benchmark's features (train + test) and of its largest task's training data:
+#: CIFAR-100 50,000 + 10,000 in ten tasks; ImageNet-R 30,000 images, 80 % training, in ten tasks;
+#: 5-Datasets CIFAR-10 60,000, MNIST 70,000, SVHN 99,289, notMNIST (small) 18,724,
+#: Fashion-MNIST 70,000, its largest task SVHN's 73,257 training images
+_FEATURE_ROWS = {"cifar100": 60_000, "imagenet-r": 30_000, "5-datasets": 318_013}
+_TASK_ROWS = {"cifar100": 5_000, "imagenet-r": 2_400, "5-datasets": 73_257}
+_TRAIN_ROWS = {"cifar100": 50_000, "imagenet-r": 24_000, "5-datasets": 258_000}
+
+
+def peft_head_labels(unit: Mapping[str, Any]) -> int:
+    """The most outputs a member (or the Naive / Non-CL model) of ``unit`` has: the base label
+    set under S_prior^const (an upper bound under S_prior and blurry splits), grown by the dummy
+    factor (cl paper Sec. 7.1; reference ``base``: f · C, ``task``: f · the task's classes)."""
+    run = PeftRun.from_unit(unit)
+    c = BENCHMARK_CLASSES[run.benchmark]
+    if run.dummy_factor <= 1:
+        return c
+    if run.dummy_reference == "base" or run.blurry:
+        return run.dummy_factor * c
+    per_task = 10 if run.benchmark == "5-datasets" else -(-c // (run.nb_tasks or 10))
+    return max(c, run.dummy_factor * per_task)
+
+
+def peft_device_memory(unit: Mapping[str, Any], budget: int | None = None) -> MemoryEstimate:
+    """Peak device memory of a PEFT unit's DP-SGD step (:mod:`privrepro.training.memory`):
+    FiLM through ViT-B/16 (``features.source = backbone``) or the small ViT of ``film``, with
+    ``film.physical_batch``, ``film.engine`` and ``train.precision``; a head unit on cached
+    features. With ``budget`` and a peak above it, ``detail`` names the one-setting changes
+    that fit (clipping method, precision, chunk size)."""
+    from privrepro.training.memory import (
+        VIT_B16,
+        ViTShape,
+        film_step_memory,
+        head_step_memory,
+        settings_that_fit,
+    )
+
+    run = PeftRun.from_unit(unit)
+    labels = peft_head_labels(unit)
+    film = peft.FilmSettings(**unit["film"])
+    precision = str(unit["train"].get("precision", "fp32"))
+    what = f"{run.benchmark} {run.method}, {labels:,} labels"
+    if run.kind == "head":
+        rows = _TASK_ROWS[run.benchmark] if run.family != "noncl" else _TRAIN_ROWS[run.benchmark]
+        dim = (
+            768
+            if str(unit["features"].get("source")) == "backbone"
+            else int(unit["features"].get("synthetic_dim", 64))
+        )
+        step = head_step_memory(dim, labels, _FEATURE_ROWS[run.benchmark], rows)
+        return MemoryEstimate(step.bytes, "params.method", run.method, f"{what}: {step.largest}")
+    if str(unit["features"].get("source")) == "backbone":
+        shape = VIT_B16
+    else:
+        shape = ViTShape(film.img_size, film.patch_size, film.embed_dim, film.depth, film.num_heads)
+    engine = "opacus" if film.engine == "opacus" else "privrepro"
+    step = film_step_memory(shape, labels, film.physical_batch, precision, engine)
+    gib = step.terms[step.largest] / 2**30
+    detail = (
+        f"{what}, {engine} clipping, chunk {film.physical_batch}, {precision}; "
+        f"{step.largest} {gib:.1f} GiB"
+    )
+    key: str = "params.film.physical_batch"
+    value: object = film.physical_batch
+    if engine == "opacus" and step.largest == "per-sample gradients":
+        key, value = "params.film.engine", film.engine
+    if budget is not None and step.bytes > budget:
+        group = {"engine": "film", "physical_batch": "film", "precision": "train"}
+        fits = settings_that_fit(shape, labels, film.physical_batch, precision, engine, budget)
+        detail += "; would fit with " + (
+            " or ".join(f"params.{group[k]}.{k}={v}" for k, v in fits) if fits else "no setting"
+        )
+    return MemoryEstimate(step.bytes, key, value, detail)
+
+
 class PeftFigure(Figure[P]):
     """A figure of PEFT-ensemble runs (units built by :func:`peft_units`): each unit reads its
     benchmark's features or, for FiLM, its images (:func:`peft_data_source`)."""
 
     def data_source(self, unit: Mapping[str, Any], data_dir: Path) -> DataSource:
         return peft_data_source(unit, data_dir)
+
+    def estimate_device_memory(
+        self, unit: Mapping[str, Any], budget: int | None = None
+    ) -> MemoryEstimate | None:
+        """:func:`peft_device_memory`."""
+        return peft_device_memory(unit, budget)
 
     def cost_class(self, unit: Mapping[str, Any]) -> Any:
         """The kind and the benchmark: a FiLM unit trains through ViT-B/16 (hours on a GPU), a
