@@ -35,7 +35,6 @@ __all__ = [
     "closed_form_vit_flops",
     "count_film_steps",
     "count_operators",
-    "peak_device_bytes",
 ]
 
 
@@ -182,11 +181,6 @@ def closed_form_vit_flops(
     matmul = depth * 2.0 * tokens * per_token
     attention = depth * 2 * 2.0 * tokens * tokens * dim
     return {"convolution": conv, "matmul": matmul, "attention": attention}
-
-
-#: the peak device memory of a plan's unit is estimated by the plan step (the runner's memory
-#: estimate); this module has none of its own and says so
-peak_device_bytes: Callable[[Mapping[str, Any]], float] | None = None
 
 
 def device_hours(
