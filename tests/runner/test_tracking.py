@@ -109,8 +109,13 @@ def test_tracking_mlflow_logs_each_units_outcome_and_the_figures_numbers(
     epsilons = (0.5, 1.0)
     run_experiment(
         "cl/fig2",
-        ["profile=tiny", f"params.epsilons=[{epsilons[0]},{epsilons[1]}]", "plot=false"]
-        + ["tracking=mlflow", *_paths(tmp_path)],
+        [
+            "profile=tiny",
+            f"params.epsilons=[{epsilons[0]},{epsilons[1]}]",
+            "plot=false",
+            "tracking=mlflow",
+            *_paths(tmp_path),
+        ],
     )
     uri = f"sqlite:///{tmp_path / 'exp' / '_mlflow' / 'mlflow.db'}"
     client = MlflowClient(uri)
