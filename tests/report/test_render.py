@@ -101,9 +101,15 @@ def test_summary_counts_and_scorecard_file(tree: Path) -> None:
     summary = section(md, "summary")
     # columns: printed reproduced / failed / n.c., derived consistent / inconsistent / n.c.,
     # claims reproduced / contradicted / n.c., not run, errata
-    assert "| [cl](REPORT/cl.md#cl) | 1 / 1 | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 1 |" in summary
-    assert "| [pb](REPORT/pb.md#pb) | 1 / 1 | 0 | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 1 |" in summary
-    assert "| [ip](REPORT/ip.md#ip) | 0 / 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |" in summary
+    assert (
+        "| [cl](REPORT/cl.md#cl) | 1 / 1 | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 1 |" in summary
+    )
+    assert (
+        "| [pb](REPORT/pb.md#pb) | 1 / 1 | 0 | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 1 |" in summary
+    )
+    assert (
+        "| [ip](REPORT/ip.md#ip) | 0 / 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |" in summary
+    )
     assert "| **all** | 2 / 3 | 1 | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 2 |" in summary
     assert "**Reproduced: 1 of 2 printed values and 0 of 0 claims**" in summary
     assert (
