@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -136,6 +137,28 @@ def test_a_progress_loop_shows_the_trials_and_a_capped_one_ends_the_study(tmp_pa
         progress=lambda it, desc, total: seen.append(total) or it,
     )
     assert len(complete_trials(uncapped)) == 4 and seen == [4]
+
+
+def test_a_progress_loop_over_trials_ends_at_n_of_n_whoever_ran_them() -> None:
+    """A bar counts an item once the next is asked for: it once stopped at ``2/3 · done``."""
+    import io
+
+    from privrepro.progress import LineProgress
+
+    bars: list[LineProgress] = []
+
+    def progress(it: Any, desc: str, total: int) -> LineProgress:
+        bars.append(LineProgress(it, desc=desc, total=total, file=io.StringIO()))
+        return bars[-1]
+
+    study = open_study("bars", "sqlite://", sampler="random", seed=0)
+    other = study.ask()  # a trial another worker ran
+    study.tell(other, 0.5)
+    run_study(study, _objective, n_complete=3, progress=progress)
+    assert len(complete_trials(study)) == 3
+    run_study(study, _objective, n_complete=3, progress=progress)  # resumed: nothing to run
+    assert len(study.trials) == 3
+    assert [(b.n, b.total) for b in bars] == [(3, 3), (3, 3)]
 
 
 def _two_workers(storage: str | Path, sampler: str, n: int) -> dict[int, float]:

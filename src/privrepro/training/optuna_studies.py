@@ -405,12 +405,20 @@ def _run_until(
 ) -> Any:
     from optuna.trial import TrialState
 
-    failures = 0
+    from privrepro.loop_budget import budget_active
+
+    failures = fetched = 0
     while True:
         done = len(complete_trials(study))
         if bar is not None:
             bar.update(min(done, n_complete) - bar.n)
         if done >= n_complete:
+            if bar is None and not budget_active():
+                # a caller's bar counts an item once the next is asked for: ask until it shows
+                # the study's n_complete of n_complete, whoever ran them (never under a budget,
+                # whose loops are timed item by item)
+                while fetched <= n_complete and next(slots, None) is not None:
+                    fetched += 1
             return study
         running = len(study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)))
         if done + running >= n_complete:
@@ -419,6 +427,7 @@ def _run_until(
             continue
         if next(slots, None) is None:  # the progress loop ended early: a capped study
             return study
+        fetched += 1
         started.clear()
         study.optimize(tagged, n_trials=1, catch=(Exception,))
         last = study.trials[started[0]] if started else None
