@@ -129,6 +129,8 @@ def test_one_multirun_runs_several_experiments(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr[-3000:]
     (sweep,) = (tmp_path / "exp" / "_sweeps").iterdir()
     assert sweep.name.endswith("_pb-fig1+pb-fig2")
+    # each job's result line names its job (a parallel launcher interleaves them)
+    assert "job 0: pb/fig1: " in out.stdout and "job 1: pb/fig2: " in out.stdout
     for job, figure in enumerate(("fig1", "fig2")):
         assert (sweep / str(job) / "result.txt").read_text().startswith(f"pb/{figure}: ")
         meta = json.loads((tmp_path / "res" / "pb" / f"{figure}.meta.json").read_text())

@@ -35,9 +35,9 @@ from privrepro.runner.sweeps import invocation, record_command
 __all__ = ["main"]
 
 
-def report_run(run: object) -> str:
+def report_run(run: object, job: int | None = None) -> str:
     """One line per figure, printed and returned: where its table and plot are, and what was
-    reused."""
+    reused; printed after ``job <n>:`` for a sweep's job (parallel jobs' lines interleave)."""
     from privrepro.runner.run import FigureRun
 
     assert isinstance(run, FigureRun)
@@ -51,7 +51,7 @@ def report_run(run: object) -> str:
         f"{run.paper}/{run.figure}: {len(run.table)} rows -> {run.table_path}{held}; {plots} "
         f"({run.computed} units computed, {run.reused} reused, {run.wall_time_s:.1f} s)"
     )
-    print(line, flush=True)
+    print(line if job is None else f"job {job}: {line}", flush=True)
     return line
 
 
@@ -169,7 +169,7 @@ def _app(cfg: DictConfig) -> str:
             raise
         print(f"privrepro: {line}", file=sys.stderr)
         sys.exit(1)
-    return report_run(run)
+    return report_run(run, int(hc.job.num) if multirun else None)
 
 
 def main() -> None:

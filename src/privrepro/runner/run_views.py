@@ -32,6 +32,7 @@ __all__ = [
     "mark_stand_in",
     "record_job_selection",
     "render",
+    "sweep_title",
     "varied_name",
     "varied_overrides",
 ]
@@ -168,14 +169,28 @@ def facet(panels: Sequence[tuple[str, Any]], title: str, ncols: int | None = Non
     return fig
 
 
-def _varied(jobs: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The override keys whose values differ between the jobs (the sweep's axes)."""
+def _varied(jobs: Sequence[Mapping[str, Any]], computed: bool = True) -> list[str]:
+    """The override keys whose values differ between the jobs: those that change what the jobs
+    compute (the sweep's axes), or with ``computed`` false those that do not (``worker``)."""
     values: dict[str, set[str]] = {}
     for job in jobs:
         for o in job.get("overrides") or []:
-            if _kept(o):
+            if "=" in o and _kept(o) == computed:
                 values.setdefault(_key(o), set()).add(o.partition("=")[2])
     return [k for k, v in values.items() if len(v) > 1]
+
+
+def sweep_title(jobs: Sequence[Mapping[str, Any]]) -> tuple[list[str], str]:
+    """The keys a sweep's panels are titled by, and what the sweep varied, in words: the
+    overrides that change what the jobs compute (``k_max, seed``); else those that do not,
+    said so (``worker only: the same units``); else one job."""
+    axes = _varied(jobs)
+    if axes:
+        return axes, "varied " + ", ".join(a.removeprefix("params.") for a in axes)
+    others = _varied(jobs, computed=False)
+    if others:
+        return others, f"varied {', '.join(others)} only: the same units"
+    return [], "one job" if len(jobs) == 1 else "nothing varied: the same units"
 
 
 def _panel_title(job: Mapping[str, Any], axes: Sequence[str]) -> str:
@@ -201,7 +216,7 @@ def draw_sweep(sweep_dir: Path, conf: Path | None = None) -> list[Path]:
         jobs.setdefault((str(record["paper"]), str(record["figure"])), []).append(record)
     made: list[Path] = []
     for (paper, figure), records in jobs.items():
-        axes = _varied(records) or ["seed"]
+        axes, what = sweep_title(records)
         name, _ = figure_recipe(paper, figure, conf)
         recipe = load_recipe(name)
         results = Path(records[0]["results_dir"])
@@ -219,13 +234,9 @@ def draw_sweep(sweep_dir: Path, conf: Path | None = None) -> list[Path]:
         shown = (
             f"{len(panels)} of {len(records)} jobs"
             if len(records) > len(panels)
-            else (f"{len(panels)} jobs")
+            else f"{len(panels)} job{'s' if len(panels) > 1 else ''}"
         )
-        fig = facet(
-            panels,
-            f"{paper}/{figure} — sweep {sweep_dir.name}: varied {varied.replace('+', ', ')} "
-            f"({shown})",
-        )
+        fig = facet(panels, f"{paper}/{figure} — sweep {sweep_dir.name}: {what} ({shown})")
         from privrepro.plotting.style import save_figure
 
         stem = (
@@ -233,7 +244,7 @@ def draw_sweep(sweep_dir: Path, conf: Path | None = None) -> list[Path]:
             / paper
             / figure
             / "sweeps"
-            / _capped(f"{sweep_dir.name}_{_file_part(varied)}")
+            / _capped("_".join(x for x in (sweep_dir.name, _file_part(varied)) if x))
         )
         caption = (
             f"privrepro {paper}/{figure} · sweep {sweep_dir.name} · not the figure's default plot"
