@@ -92,6 +92,17 @@ def test_a_sweep_plot_says_what_its_jobs_varied() -> None:
     assert sweep_title(jobs("seed=0")) == ([], "one job")  # one figure of a sweep of figures
 
 
+def test_jobs_that_computed_the_same_numbers_are_told_apart_from_those_that_did_not() -> None:
+    from privrepro.runner.run_views import same_numbers
+
+    a = pd.DataFrame({"seed": [0, 0], "unit_id": ["u", "u"], "k": [1, 2], "p": [0.5, 0.25]})
+    b = a.assign(seed=1, unit_id="v").iloc[::-1]  # another seed, rows in another order
+    assert same_numbers([a, b])
+    assert not same_numbers([a, b.assign(p=[0.25, 0.5 * (1 + 1e-9)])])  # one number moved
+    assert not same_numbers([a, a.assign(k=[1, 3])])
+    assert not same_numbers([a, a.assign(extra="x")]) and not same_numbers([a])
+
+
 def test_the_report_scores_the_canonical_rows_alone() -> None:
     from privrepro.report.results import _keep_canonical
 

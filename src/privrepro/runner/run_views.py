@@ -32,6 +32,7 @@ __all__ = [
     "mark_stand_in",
     "record_job_selection",
     "render",
+    "same_numbers",
     "sweep_title",
     "varied_name",
     "varied_overrides",
@@ -198,6 +199,38 @@ def _panel_title(job: Mapping[str, Any], axes: Sequence[str]) -> str:
     return " · ".join(_short(chosen[k]) for k in axes if k in chosen) or f"job {job.get('job')}"
 
 
+#: the columns that name a unit rather than hold what it computed
+_NAMING = ("paper", "figure", "profile", "seed", "unit_id", "data")
+
+
+def same_numbers(tables: Sequence[pd.DataFrame], rtol: float = 1e-12) -> bool:
+    """Whether the tables hold the same rows once the columns that name a unit (seed, unit id,
+    ...) are set aside: numbers equal to ``rtol`` (BLAS may round differently), the rest
+    exactly; row order ignored."""
+    import numpy as np
+
+    if len(tables) < 2:
+        return False
+    shaped = []
+    for t in tables:
+        t = t.drop(columns=[c for c in _NAMING if c in t.columns])
+        t = t.reindex(sorted(t.columns), axis=1)
+        shaped.append(t.sort_values(list(t.columns)).reset_index(drop=True) if len(t) else t)
+    first = shaped[0]
+    for t in shaped[1:]:
+        if list(t.columns) != list(first.columns) or len(t) != len(first):
+            return False
+        for c in first.columns:
+            a, b = first[c], t[c]
+            if pd.api.types.is_numeric_dtype(a) and pd.api.types.is_numeric_dtype(b):
+                x, y = a.to_numpy(float), b.to_numpy(float)
+                if not np.allclose(x, y, rtol=rtol, atol=0.0, equal_nan=True):
+                    return False
+            elif not a.astype(str).equals(b.astype(str)):
+                return False
+    return True
+
+
 def draw_sweep(sweep_dir: Path, conf: Path | None = None) -> list[Path]:
     """Draw each figure of the sweep in ``sweep_dir`` as one plot (a panel per job); return the
     PNGs written. Jobs that failed (no selection recorded) are left out."""
@@ -222,14 +255,25 @@ def draw_sweep(sweep_dir: Path, conf: Path | None = None) -> list[Path]:
         results = Path(records[0]["results_dir"])
         table = read_table(results, paper, figure)
         panels = []
+        selected = []
         for record in records[:_MAX_PANELS]:
             rows = select_units(table, record["unit_ids"])
             if rows.empty:
                 continue
+            selected.append(rows)
             params: Any = build_params(recipe.params_type, record["params"], "params")
             panels.append((_panel_title(record, axes), render(recipe, rows, params, record)))
         if not panels:
             continue
+        # the seeds of a formula, say (jobs of workers compute the same units by design)
+        if len(selected) > 1 and _varied(records) and same_numbers(selected):
+            what += "; every job computed the same numbers"
+            print(
+                f"sweep {sweep_dir.name}: {paper}/{figure}'s {len(selected)} jobs "
+                f"({', '.join(t for t, _ in panels)}) computed the same numbers: "
+                "nothing it computes depends on what they varied",
+                flush=True,
+            )
         varied = "+".join(a.removeprefix("params.") for a in axes)
         shown = (
             f"{len(panels)} of {len(records)} jobs"
