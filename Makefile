@@ -63,8 +63,8 @@ tables: $(ENV_STAMP) ## Derive every results/ table (+ meta, summary) from the r
 report: $(ENV_STAMP) ## Write REPORT.md and REPORT.html: reproduced numbers against the papers'
 	$(RUN) python -m privrepro.report
 
-report-check: $(ENV_STAMP) ## Open REPORT.html in headless Chromium: images, links, console; results/REPORT.summary.png
-	$(RUN) python -m privrepro.report.browser REPORT.html --screenshot results/REPORT.summary.png
+report-check: $(ENV_STAMP) ## Open REPORT.html and REPORT/*.html in headless Chromium: images, links, console, width; results/REPORT.summary.png
+	$(RUN) python tests/report/page_check.py REPORT.html $(wildcard REPORT/*.html) --screenshot results/REPORT.summary.png
 
 test: $(ENV_STAMP) test-system ## Run the test suite on TEST_WORKERS processes (with a real PostgreSQL, submitit and Chromium)
 	$(RUN) pytest -q -n $(TEST_WORKERS) $(ARGS)

@@ -1,5 +1,5 @@
 """Real components the tests start: a throw-away PostgreSQL server (Debian's Chromium is found
-by ``privrepro.report.browser.find_chromium``).
+by ``tests/report/page_check.py``'s ``find_chromium``).
 
 A test that needs a component which is not installed says so in one line: locally it is
 skipped with the command that installs it; under ``CI=true`` it fails (CI must run it).

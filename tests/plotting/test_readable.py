@@ -58,10 +58,13 @@ def test_stand_in_banner_is_short() -> None:
     ) == ("seeded synthetic images for Split-CIFAR-100 through ViT-B/16")
     fig, _ = new_figure(width=4.6, height=3.4)
     labels = [CL_STAND_IN, "scikit-learn digits 8×8 (stand-in for CIFAR-10)", "CIFAR-10"]
-    stand_in_title(fig, labels)
+    full = stand_in_title(fig, labels)
     (text,) = [t.get_text() for t in fig.texts]
-    assert text.startswith("On stand-in data, not the paper's: ")
+    assert full is not None and text.startswith("On stand-in data, not the paper's: ")
     assert text.count("\n") <= 2  # three lines at most, however many stand-ins
+    # lines break between words, never inside one ("Split-CIFAR-" / "100", "stand-" / "in")
+    words = set(full.split())
+    assert all(w in words or w == "…" for w in text.split()), text
     plt.close(fig)
 
 

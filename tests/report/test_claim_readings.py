@@ -189,7 +189,7 @@ def test_the_report_shows_readings_as_a_table_not_a_trace(
         tmp_path / "references",
         None,
     )
-    md = (tmp_path / "REPORT.md").read_text()
+    md = (tmp_path / "REPORT" / "pb.md").read_text()  # the paper's page
     assert "| reading | computation | numbers | outcome |" in md
     assert "| **decides:** exact ε at the best design per T below the Gaussian" in md
     assert "*not deciding:* not the best design" in md

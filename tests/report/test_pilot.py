@@ -28,8 +28,8 @@ def test_pilot_runner_to_report(tmp_path: Path, store_overrides: list[str]) -> N
     ]
     # entries on the full grid are declared for smoke/paper only: not comparable under tiny
     assert card.loc["cl-fig2-largest-k-eps2-delta1e-07", "code"] == "profile"
-    md = (tmp_path / "REPORT.md").read_text()
-    assert "![cl Fig. 2](plots/cl/fig2.png)" in md
+    md = (tmp_path / "REPORT" / "cl.md").read_text()  # the paper's page, beside REPORT.md
+    assert "![cl Fig. 2](../plots/cl/fig2.png)" in md
     # an edited summary cannot change the verdict: it no longer matches its hash in meta.json,
     # is named in a warning, and the figure is scored from the summary of its verified table
     path = tmp_path / "results" / "cl" / "fig2.summary.csv"

@@ -77,9 +77,16 @@ def run(tree: Path, **kw: object) -> tuple[str, str, pd.DataFrame]:
         tree / "conf" / "experiment",
         **kw,
     )  # type: ignore[arg-type]
-    md = (tree / "REPORT.md").read_text()
-    html = (tree / "REPORT.html").read_text() if (tree / "REPORT.html").exists() else ""
-    return md, html, out.scorecard
+    return pages(tree, ".md"), pages(tree, ".html"), out.scorecard
+
+
+def pages(tree: Path, suffix: str) -> str:
+    """The front page, then the detail pages in ``REPORT/`` (by name), one after the other."""
+    front = tree / f"REPORT{suffix}"
+    if not front.exists():
+        return ""
+    rest = sorted((tree / "REPORT").glob(f"*{suffix}"))
+    return "\n".join(p.read_text() for p in [front, *rest])
 
 
 def section(md: str, anchor: str) -> str:
@@ -94,13 +101,19 @@ def test_summary_counts_and_scorecard_file(tree: Path) -> None:
     summary = section(md, "summary")
     # columns: printed reproduced / failed / n.c., derived consistent / inconsistent / n.c.,
     # claims reproduced / contradicted / n.c., not run, errata
-    assert "| [cl](#cl) | 1 / 1 | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 1 |" in summary
-    assert "| [pb](#pb) | 1 / 1 | 0 | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 1 |" in summary
-    assert "| [ip](#ip) | 0 / 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |" in summary
+    assert (
+        "| [cl](REPORT/cl.md#cl) | 1 / 1 | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 1 |" in summary
+    )
+    assert (
+        "| [pb](REPORT/pb.md#pb) | 1 / 1 | 0 | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 1 |" in summary
+    )
+    assert (
+        "| [ip](REPORT/ip.md#ip) | 0 / 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |" in summary
+    )
     assert "| **all** | 2 / 3 | 1 | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 2 |" in summary
     assert "**Reproduced: 1 of 2 printed values and 0 of 0 claims**" in summary
     assert (
-        "- [pb Fig. 2](#pb-fig2): boosted ε at ρ=0.9 — reference 1, reproduced 1.3 (`pb-fig2-eps`)"
+        "- [pb Fig. 2](REPORT/pb.md#pb-fig2): boosted ε at ρ=0.9 — reference 1, reproduced 1.3 (`pb-fig2-eps`)"
     ) in summary
     on_disk = pd.read_csv(tree / "results" / "scorecard.csv").set_index("id")
     assert on_disk.loc["pb-fig2-eps", "verdict"] == "fail"
@@ -111,7 +124,7 @@ def test_summary_counts_and_scorecard_file(tree: Path) -> None:
 def test_figure_section_has_plot_provenance_assumptions_and_values(tree: Path) -> None:
     md, _, _ = run(tree)
     cl = section(md, "cl-fig2")
-    assert "![cl Fig. 2](plots/cl/fig2.png)" in cl  # relative: renders on GitHub
+    assert "![cl Fig. 2](../plots/cl/fig2.png)" in cl  # relative to REPORT/cl.md: on GitHub too
     assert "| `smoke` | 0 | `feedc0ffee` (dirty) | — | cuda (NVIDIA H200) | 2 min 05 s |" in cl
     assert "`params.k_max` = `100` — the k-range is not stated" in cl
     assert "*In the paper:* Sec. 1; `eq. (1)`" in cl
@@ -324,3 +337,58 @@ def test_section_titles_do_not_repeat_the_heading(
 
     fr = FigureResults(paper, figure, meta={"title": title})
     assert section_title(fr) == expected
+
+
+def test_the_front_page_is_the_summary_and_every_link_reaches_its_anchor(tree: Path) -> None:
+    run(tree)
+    front = (tree / "REPORT.md").read_text()
+    assert "## Summary" in front and "## Contents" in front
+    assert "### Fig." not in front and "## Provenance" not in front  # details: their own pages
+    assert {p.name for p in (tree / "REPORT").iterdir()} >= {
+        f"{name}{suffix}"
+        for name in ("cl", "pb", "ip", "provenance", "method")
+        for suffix in (".md", ".html")
+    }
+    # every [text](file#anchor) of every page lands on a page holding <a id="anchor">
+    for suffix, anchor_of in ((".md", '<a id="{}"></a>'), (".html", 'id="{}"')):
+        for page in [tree / f"REPORT{suffix}", *(tree / "REPORT").glob(f"*{suffix}")]:
+            text = page.read_text()
+            links = re.findall(r"\]\(([^)\s]*#[^)\s]+)\)", text) + re.findall(
+                r'href="([^"]*#[^"]+)"', text
+            )
+            for link in links:
+                target, _, anchor = link.partition("#")
+                held = (page.parent / target).read_text() if target else text
+                assert anchor_of.format(anchor) in held, f"{page.name}: {link}"
+    assert "[pb Fig. 2](REPORT/pb.md#pb-fig2)" in front
+    pb = (tree / "REPORT" / "pb.md").read_text()
+    assert "[← Summary](../REPORT.md#summary)" in pb
+
+
+def test_provenance_shows_the_scored_units_not_the_last_sweep_job(
+    tmp_path: Path, write_figure: WriteFigure
+) -> None:
+    """The last run was a sweep job (wall time 999 s, other units); the score is made on the
+    canonical units a and b, whose own compute times (10 s + 20 s) the row shows."""
+    units = [
+        {"unit_id": "a", "wall_time_s": 10.0, "finished": "2026-01-02T00:00:00+00:00"},
+        {"unit_id": "b", "wall_time_s": 20.0, "finished": "2026-01-03T00:00:00+00:00"},
+        {"unit_id": "s", "wall_time_s": 999.0, "finished": "2026-01-09T00:00:00+00:00"},
+    ]
+    for u in units:
+        u["git_sha"] = "0123456789abcdef"
+    table = pd.DataFrame({"unit_id": ["a", "b", "s"], "x": [1.0, 2.0, 3.0], "y": [1.0, 1.0, 1.0]})
+    write_figure(
+        "pb",
+        "fig2",
+        table,
+        meta={
+            "wall_time_s": 999.0,
+            "units": units,
+            "canonical": {"smoke": {"profile": "smoke", "seeds": [0], "unit_ids": ["a", "b"]}},
+        },
+    )
+    md, _, _ = run(tmp_path)
+    row = "| `smoke` | 0 | `0123456789` | — | cpu | 30 s | 2026-01-03T00:00:00+00:00 | 2 |"
+    assert row in section(md, "pb-fig2")
+    assert "16 min" not in section(md, "provenance")

@@ -249,6 +249,7 @@ def test_the_command_line_reports_each_in_one_line_with_status_2(tmp_path: Path)
     cases = {
         "force": (["experiment=cl/fig2", "force=maybe"], "force = 'maybe': must be true or false"),
         "zero jobs": (["-m", "experiment=cl/fig2", "seed=range(0,0)"], "seed = 'range(0,0)'"),
+        "interval": (["-m", "experiment=cl/fig2", "seed=interval(0,1)"], "seed = 'interval(0,1)'"),
         "memory": (
             ["experiment=pac/curves_dimension", "params.pool_size=100000000"],
             "params.pool_size = 100000000: a unit would need about",

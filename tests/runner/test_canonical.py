@@ -76,6 +76,33 @@ def test_an_adhoc_plot_is_named_by_what_the_run_varied() -> None:
     assert all(len(n) <= 100 for n in names) and names[0] != names[1]
 
 
+def test_a_sweep_plot_says_what_its_jobs_varied() -> None:
+    from privrepro.runner.run_views import sweep_title
+
+    def jobs(*overrides: str) -> list[dict[str, list[str]]]:
+        return [{"overrides": ["experiment=cl/fig2", o]} for o in overrides]
+
+    assert sweep_title(jobs("seed=0", "seed=1")) == (["seed"], "varied seed")
+    # two workers on the same units: not a seed sweep (it was titled "varied seed")
+    assert sweep_title(jobs("worker=0", "worker=1")) == (
+        ["worker"],
+        "varied worker only: the same units",
+    )
+    assert sweep_title(jobs("params.k_max=5", "params.k_max=9"))[1] == "varied k_max"
+    assert sweep_title(jobs("seed=0")) == ([], "one job")  # one figure of a sweep of figures
+
+
+def test_jobs_that_computed_the_same_numbers_are_told_apart_from_those_that_did_not() -> None:
+    from privrepro.runner.run_views import same_numbers
+
+    a = pd.DataFrame({"seed": [0, 0], "unit_id": ["u", "u"], "k": [1, 2], "p": [0.5, 0.25]})
+    b = a.assign(seed=1, unit_id="v").iloc[::-1]  # another seed, rows in another order
+    assert same_numbers([a, b])
+    assert not same_numbers([a, b.assign(p=[0.25, 0.5 * (1 + 1e-9)])])  # one number moved
+    assert not same_numbers([a, a.assign(k=[1, 3])])
+    assert not same_numbers([a, a.assign(extra="x")]) and not same_numbers([a])
+
+
 def test_the_report_scores_the_canonical_rows_alone() -> None:
     from privrepro.report.results import _keep_canonical
 

@@ -100,3 +100,32 @@ def test_values_hydra_cannot_merge_are_one_line_with_status_2(
     assert out.returncode == 2
     (line,) = out.stderr.strip().splitlines()
     assert line == f"privrepro: {problem}"
+
+
+def test_sweeps_the_basic_sweeper_cannot_enumerate_are_one_line_and_a_glob_is_expanded() -> None:
+    from privrepro.config import ConfigError
+    from privrepro.runner.cli import empty_sweep, expand_experiment_glob
+
+    for value in ("interval(0,1)", "tag(a,interval(0,1))"):
+        problem = empty_sweep(["-m", "experiment=cl/fig2", f"seed={value}"])
+        assert problem is not None and "seed" in str(problem) and value in str(problem)
+        assert "range(start,stop" in str(problem)
+    assert empty_sweep(["-m", "experiment=cl/fig2", "seed=tag(a,range(0,2))"]) is None
+    assert empty_sweep(["experiment=cl/fig2", "seed=interval(0,1)"]) is None  # not a multirun
+    pb = sorted(e.name for e in list_experiments() if e.name.startswith("pb/"))
+    (expanded,) = expand_experiment_glob(["experiment=glob(pb/*)"])
+    assert expanded == "experiment=" + ",".join(pb)
+    assert expand_experiment_glob(["-m", "experiment=cl/fig2"]) == ["-m", "experiment=cl/fig2"]
+    with pytest.raises(ConfigError, match="matches no experiment"):
+        expand_experiment_glob(["experiment=glob(zz/*)"])
+
+
+def test_shell_completion_installs_without_an_experiment_and_lists_experiments() -> None:
+    out = _cli("-sc", "install=bash")
+    assert out.returncode == 0, out.stderr
+    assert "complete -o nospace" in out.stdout and "no experiment given" not in out.stderr
+    out = _cli("-sc", "query=bash", COMP_LINE="privrepro experiment=pb/fig")
+    pb = sorted(f"experiment={e.name}" for e in list_experiments() if e.name.startswith("pb/fig"))
+    assert out.returncode == 0 and out.stdout.split() == pb
+    out = _cli("-sc", "query=bash", COMP_LINE="privrepro experiment=pb/fig1 prof")
+    assert out.returncode == 0 and "profile=" in out.stdout.split()  # Hydra's own answer

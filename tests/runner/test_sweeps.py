@@ -119,3 +119,19 @@ def test_a_single_run_checks_its_storage_and_records_its_command(tmp_path: Path)
     meta = json.loads((tmp_path / "res" / "pb" / "fig2.meta.json").read_text())
     assert "experiment=pb/fig2" in meta["overrides"] and "seed=4" in meta["overrides"]
     assert meta["command"] and "sweep" not in meta
+
+
+def test_one_multirun_runs_several_experiments(tmp_path: Path) -> None:
+    """``-m experiment=a,b``: the params file is chosen per job (it once failed to interpolate
+    ``${experiment}`` in the launching process, where no experiment is chosen yet)."""
+    args = ["-m", "experiment=pb/fig1,pb/fig2", "profile=tiny", "plot=false", "threads=1"]
+    out = _privrepro([*args, *_paths(tmp_path)], tmp_path)
+    assert out.returncode == 0, out.stderr[-3000:]
+    (sweep,) = (tmp_path / "exp" / "_sweeps").iterdir()
+    assert sweep.name.endswith("_pb-fig1+pb-fig2")
+    # each job's result line names its job (a parallel launcher interleaves them)
+    assert "job 0: pb/fig1: " in out.stdout and "job 1: pb/fig2: " in out.stdout
+    for job, figure in enumerate(("fig1", "fig2")):
+        assert (sweep / str(job) / "result.txt").read_text().startswith(f"pb/{figure}: ")
+        meta = json.loads((tmp_path / "res" / "pb" / f"{figure}.meta.json").read_text())
+        assert meta["profile"] == "tiny"  # each job composed its own experiment and profile

@@ -88,7 +88,76 @@ def test_tracking_mlflow_logs_units_metrics_table_and_plot(tmp_path: Path) -> No
             # ε spent grows with the steps (composition) up to the calibrated target
             values = [m.value for m in sorted(eps, key=lambda m: m.step)]
             assert values == sorted(values) and values[-1] <= prow["dp_epsilon_target"] + 0.011
+        # its outcome: the largest ε its DP-SGD runs spent, its final accuracy (the figure's
+        # summary of this unit alone), sortable in MLflow's UI
+        spent = pd.to_numeric(rows["dp_epsilon_spent"], errors="coerce").dropna()
+        assert unit.data.metrics["epsilon_spent"] == pytest.approx(spent.max(), rel=1e-12)
+        assert any(k.startswith("final_AA_mean") for k in unit.data.metrics)
     assert sum(tuned_here) >= n_trials  # the first unit's study was tuned, and logged
+    assert any(k.startswith("final_AA_mean") for k in fig.data.metrics)
+
+
+def test_tracking_mlflow_logs_each_units_outcome_and_the_figures_numbers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """cl Fig. 2 on two ε: each unit run is named by its ε and seed and carries the figure's
+    named numbers for that ε; the figure's run carries them all; the console names the run."""
+    from mlflow.tracking import MlflowClient
+
+    from privrepro.runner.run import run_experiment
+
+    epsilons = (0.5, 1.0)
+    run_experiment(
+        "cl/fig2",
+        [
+            "profile=tiny",
+            f"params.epsilons=[{epsilons[0]},{epsilons[1]}]",
+            "plot=false",
+            "tracking=mlflow",
+            *_paths(tmp_path),
+        ],
+    )
+    uri = f"sqlite:///{tmp_path / 'exp' / '_mlflow' / 'mlflow.db'}"
+    client = MlflowClient(uri)
+    exp = client.get_experiment_by_name("privrepro/cl/fig2")
+    assert exp is not None
+    runs = client.search_runs([exp.experiment_id])
+    (fig,) = [r for r in runs if "privrepro.unit_id" not in r.data.tags]
+    units = {r.info.run_name: r for r in runs if "privrepro.unit_id" in r.data.tags}
+    assert sorted(units) == [f"cl/fig2 epsilon={e} seed=0" for e in epsilons]
+    assert fig.info.run_name == "cl/fig2 seed=0"
+    # the numbers to find: the figure's summary table (cl paper, Fig. 2's k at 99 %)
+    summary = pd.read_csv(tmp_path / "res" / "cl" / "fig2.summary.csv").dropna(subset=["value"])
+    assert len(summary) >= len(epsilons)
+    for _, row in summary.iterrows():
+        unit = units[f"cl/fig2 epsilon={row['epsilon']} seed=0"]
+        assert unit.data.metrics[row["metric"]] == pytest.approx(row["value"], rel=1e-12)
+        name = f"{row['metric']}/epsilon:{row['epsilon']}"
+        assert fig.data.metrics[name] == pytest.approx(row["value"], rel=1e-12)
+    out = capsys.readouterr().out
+    assert f"MLflow run {fig.info.run_id}" in out and uri in out
+
+
+def test_outcome_metrics_name_each_number_by_the_labels_that_vary() -> None:
+    from privrepro.runner.tracking import outcome_metrics, run_label
+
+    summary = pd.DataFrame(
+        {
+            "metric": ["mass", "mass", "mass"],
+            "case": ["abs", "abs", "rel"],
+            "input": ["X", "X'", "X"],
+            "const": ["a", "a", "a"],
+            "value": [0.9, 0.8, float("inf")],
+        }
+    )
+    # 'const' names nothing; X' is a valid MLflow name; ±inf is dropped (MLflow refuses it)
+    assert outcome_metrics(summary) == {
+        "mass/case:abs/input:X": 0.9,
+        "mass/case:abs/input:Xprime": 0.8,
+    }
+    assert outcome_metrics(None) == {}
+    units = [{"k": 5, "eps": 1.0, "m": {"a": 1}}, {"k": 5, "eps": 2.0, "m": {"a": 2}}]
+    assert run_label(units[1], units) == "eps=2.0 a=2"
 
 
 def test_tracking_uri_that_cannot_be_opened_is_one_line_before_any_compute(

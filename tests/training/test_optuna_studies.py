@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -136,3 +137,63 @@ def test_a_progress_loop_shows_the_trials_and_a_capped_one_ends_the_study(tmp_pa
         progress=lambda it, desc, total: seen.append(total) or it,
     )
     assert len(complete_trials(uncapped)) == 4 and seen == [4]
+
+
+def test_a_progress_loop_over_trials_ends_at_n_of_n_whoever_ran_them() -> None:
+    """A bar counts an item once the next is asked for: it once stopped at ``2/3 · done``."""
+    import io
+
+    from privrepro.progress import LineProgress
+
+    bars: list[LineProgress] = []
+
+    def progress(it: Any, desc: str, total: int) -> LineProgress:
+        bars.append(LineProgress(it, desc=desc, total=total, file=io.StringIO()))
+        return bars[-1]
+
+    study = open_study("bars", "sqlite://", sampler="random", seed=0)
+    other = study.ask()  # a trial another worker ran
+    study.tell(other, 0.5)
+    run_study(study, _objective, n_complete=3, progress=progress)
+    assert len(complete_trials(study)) == 3
+    run_study(study, _objective, n_complete=3, progress=progress)  # resumed: nothing to run
+    assert len(study.trials) == 3
+    assert [(b.n, b.total) for b in bars] == [(3, 3), (3, 3)]
+
+
+def _two_workers(storage: str | Path, sampler: str, n: int) -> dict[int, float]:
+    """Two workers on one study with the same seed, each asking before the other tells."""
+    workers = [
+        open_study("two", storage, sampler=sampler, seed=0, n_startup_trials=n) for _ in "ab"
+    ]
+    xs: dict[int, float] = {}
+    for _ in range(n // 2):
+        trials = [w.ask() for w in workers]
+        for w, t in zip(workers, trials, strict=True):
+            xs[t.number] = t.suggest_float("x", 0.0, 1.0)
+            w.tell(t, -((xs[t.number] - 0.3) ** 2))
+    return xs
+
+
+@pytest.mark.parametrize("sampler", ["random", "tpe", "gp"])
+@pytest.mark.parametrize("kind", ["sqlite", "journal"])
+def test_two_workers_with_one_seed_propose_distinct_start_up_points(
+    tmp_path: Path, sampler: str, kind: str
+) -> None:
+    # Two samplers seeded alike once drew the same stream: trials 0/1, 2/3, ... coincided.
+    n = 6
+    storage = f"sqlite:///{tmp_path / 's.db'}" if kind == "sqlite" else tmp_path / "s.log"
+    xs = _two_workers(storage, sampler, n)
+    assert sorted(xs) == list(range(n))
+    assert len({round(x, 12) for x in xs.values()}) == n  # no start-up point proposed twice
+    # reproducible from the seed: a second study, and one worker alone, draw the same points
+    again = _two_workers(tmp_path / "again.log", sampler, n)
+    alone = open_study("alone", "sqlite://", sampler=sampler, seed=0, n_startup_trials=n)
+    for _ in range(n):
+        t = alone.ask()
+        assert t.suggest_float("x", 0.0, 1.0) == pytest.approx(xs[t.number], abs=1e-15)
+        assert again[t.number] == pytest.approx(xs[t.number], abs=1e-15)
+        alone.tell(t, 0.0)
+    # the seed matters: another seed draws other points
+    other = open_study("other", "sqlite://", sampler=sampler, seed=1, n_startup_trials=n)
+    assert other.ask().suggest_float("x", 0.0, 1.0) != pytest.approx(xs[0], abs=1e-9)

@@ -105,7 +105,15 @@ def stand_in_title(fig: Any, labels: Sequence[str]) -> str | None:
     fig.text(
         0.5,
         1.0,
-        textwrap.fill(text, width=width, max_lines=3, placeholder=" …"),
+        # whole words only: never "Split-CIFAR-" / "100" or "stand-" / "in" across two lines
+        textwrap.fill(
+            text,
+            width=width,
+            max_lines=3,
+            placeholder=" …",
+            break_on_hyphens=False,
+            break_long_words=False,
+        ),
         ha="center",
         va="bottom",
         fontsize=8,

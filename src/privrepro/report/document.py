@@ -5,6 +5,9 @@ The report is built once as a list of blocks (:class:`Heading`, :class:`Para`, :
 :func:`to_markdown` (relative image links, renders on GitHub) and :func:`to_html` (images inlined
 as base64 PNG, so the page stands alone). Inline text uses a small Markdown subset: ``code``,
 **bold**, *italic* and [links](#anchor); :func:`inline_html` converts it.
+
+A report of several :class:`Page` s links by anchor alone (``#pb-fig2``) wherever the anchor
+lives; :func:`relink` points each such link at the page that holds the anchor.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ import base64
 import html
 import os
 import re
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 __all__ = [
@@ -23,10 +27,13 @@ __all__ = [
     "Details",
     "Heading",
     "Image",
+    "Page",
     "Para",
     "Table",
+    "anchors_of",
     "inline_html",
     "md_cell",
+    "relink",
     "to_html",
     "to_markdown",
 ]
@@ -92,6 +99,64 @@ class Details:
 
 
 Block = Heading | Para | Table | Image | Bullets | Callout | Details
+
+
+@dataclass
+class Page:
+    """One file of a report: ``name`` is its stem (``""``: the front page), ``blocks`` its
+    content."""
+
+    name: str
+    title: str
+    blocks: list[Block]
+
+
+def anchors_of(blocks: list[Block]) -> set[str]:
+    """The anchors the headings of ``blocks`` define (inside callouts and details too)."""
+    out: set[str] = set()
+    for b in blocks:
+        if isinstance(b, Heading) and b.anchor:
+            out.add(b.anchor)
+        elif isinstance(b, (Callout, Details)):
+            out |= anchors_of(b.blocks)
+    return out
+
+
+_ANCHOR_LINK = re.compile(r"\]\(#([^)\s]+)\)")
+
+
+def relink(blocks: list[Block], href: Callable[[str], str]) -> list[Block]:
+    """``blocks`` with every inline link ``(#anchor)`` replaced by ``(href(anchor))``."""
+
+    def text(t: str) -> str:
+        return _ANCHOR_LINK.sub(lambda m: f"]({href(m.group(1))})", t)
+
+    def item(i: str | tuple[str, list[str]]) -> str | tuple[str, list[str]]:
+        return (text(i[0]), [text(x) for x in i[1]]) if isinstance(i, tuple) else text(i)
+
+    out: list[Block] = []
+    for b in blocks:
+        if isinstance(b, Heading):
+            out.append(replace(b, text=text(b.text)))
+        elif isinstance(b, Para):
+            out.append(replace(b, text=text(b.text)))
+        elif isinstance(b, Table):
+            out.append(
+                replace(
+                    b,
+                    header=[text(h) for h in b.header],
+                    rows=[[text(c) for c in r] for r in b.rows],
+                )
+            )
+        elif isinstance(b, Image):
+            out.append(replace(b, caption=text(b.caption)))
+        elif isinstance(b, Bullets):
+            out.append(replace(b, items=[item(i) for i in b.items]))
+        elif isinstance(b, Callout):
+            out.append(replace(b, title=text(b.title), blocks=relink(b.blocks, href)))
+        else:
+            out.append(replace(b, blocks=relink(b.blocks, href)))
+    return out
 
 
 # --------------------------------------------------------------------------- Markdown

@@ -1,18 +1,21 @@
-"""The reproduction report: ``REPORT.md`` and a self-contained ``REPORT.html``.
+"""The reproduction report: a short front page, ``REPORT.md`` / ``REPORT.html``, and the
+details one click away in ``REPORT/`` (each page as Markdown and as a self-contained HTML page).
 
-Top to bottom: a summary (per paper: printed values reproduced / failed / not comparable, derived
-values consistent / inconsistent / not comparable, claims reproduced / contradicted / not
-comparable, errata; the claims contradicted and the values that fail), a table of contents, then
-per paper each figure — a banner first when it was computed on stand-in data — with its plot,
-source, provenance (git sha, profile, data, device, wall time), the choices it assumed, the
-paper's claims about it with their verdicts and its values beside the published ones; then the
-paper's errata, each with the evidence the harness computed (looked up in the results or computed
-by a project function, never typed in); finally the provenance of every figure and the method.
+The front page: the summary (per paper: printed values reproduced / failed / not comparable,
+derived values consistent / inconsistent / not comparable, claims reproduced / contradicted / not
+comparable, errata; the claims contradicted and the values that fail) and the contents. A page
+per paper: each figure — a banner first when it was computed on stand-in data — with its plot,
+source, provenance (git sha, profile, data, device, the scored units' compute time), the choices
+it assumed, the paper's claims about it with their verdicts and its values beside the published
+ones; then the paper's errata, each with the evidence the harness computed (looked up in the
+results or computed by a project function, never typed in). Then the rehearsal, the provenance
+of every figure and the method, a page each.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -31,8 +34,11 @@ from privrepro.report.document import (
     Details,
     Heading,
     Image,
+    Page,
     Para,
     Table,
+    anchors_of,
+    relink,
     to_html,
     to_markdown,
 )
@@ -100,6 +106,15 @@ class ReportPaths:
     def html(self) -> Path:
         """The HTML page next to the Markdown."""
         return self.out.with_suffix(".html")
+
+    @property
+    def pages(self) -> Path:
+        """The folder of the detail pages, beside the front page: ``REPORT/`` for ``REPORT.md``."""
+        return self.out.parent / self.out.stem
+
+    def page(self, name: str, suffix: str) -> Path:
+        """The file of page ``name`` (``""``: the front page) with ``suffix``."""
+        return self.out.with_suffix(suffix) if not name else self.pages / f"{name}{suffix}"
 
 
 @dataclass
@@ -270,18 +285,19 @@ def _count_row(r: Mapping[Any, Any]) -> list[str]:
     ]
 
 
+#: short headers, so that the table fits a 1280 px window (the legend under it says more)
 _COUNT_HEADER = [
     "paper",
     "figures run",
-    "printed: ✅ reproduced",
-    "printed: ❌ failed",
-    "printed: ⚪ not comparable",
-    "derived: ✅ consistent",
-    "derived: ❌ inconsistent",
-    "derived: ⚪ not comparable",
-    "claims: ✅ reproduced",
-    "claims: ❌ contradicted",
-    "claims: ⚪ not comparable",
+    "printed ✅",
+    "printed ❌",
+    "printed ⚪",
+    "derived ✅",
+    "derived ❌",
+    "derived ⚪",
+    "claims ✅",
+    "claims ❌",
+    "claims ⚪",
     "not run",
     "errata",
 ]
@@ -335,19 +351,12 @@ def _summary_section(
         Para(headline),
         Table(_COUNT_HEADER, rows, ["l"] + ["r"] * (len(_COUNT_HEADER) - 1)),
         Para(
-            "**Printed** values are numbers or statements in the paper (its text, tables or "
-            "plots) or its authors' code; **derived** values are computed by the project from the "
-            "paper's formulas. A value is **reproduced** (printed) or **consistent** (derived) "
-            "when the difference lies within its stated tolerance. A **claim** is a qualitative "
-            "statement of the paper written as a predicate over a figure's table: "
-            "**reproduced** when it holds under every computation it is decided by, "
-            "**contradicted** when one of them (the paper's own formulas, the harness's exact "
-            "accounting, a measurement) shows the opposite. **Not comparable**: made under a "
-            "profile the entry does not allow (e.g. `smoke`'s reduced grids), on stand-in data "
-            "(never compared with a paper), or the rows could not be found; each says why. "
-            "**Not run**: the figure has no results yet. Every value is in "
+            "✅ within the value's stated tolerance, or a claim that holds; ❌ outside it, or a "
+            "claim a computation contradicts; ⚪ not comparable: a profile or data the entry "
+            "does not allow, each saying why. Every value is in "
             f"`{_posix(paths.scorecard)}`"
-            + (f", every claim in `{_posix(paths.claims)}`." if paths.claims else ".")
+            + (f", every claim in `{_posix(paths.claims)}`" if paths.claims else "")
+            + "; [how they are scored](#method)."
         ),
     ]
     profiles = sorted({str(f.profile) for f in figures.values() if f.ran and f.profile})
@@ -421,32 +430,50 @@ def _summary_section(
 
 
 def _contents(
-    papers: list[str], by_paper: Mapping[str, list[FigureResults]], refs: ReferenceSet
+    papers: list[str],
+    by_paper: Mapping[str, list[FigureResults]],
+    refs: ReferenceSet,
+    rehearsal: bool = False,
 ) -> list[Block]:
-    items: list[str | tuple[str, list[str]]] = ["[Summary](#summary)"]
+    """One line per paper (its page, each figure's section on it), then the closing pages."""
+    items: list[str | tuple[str, list[str]]] = []
     for paper in papers:
         title = PAPERS.get(paper, (paper, ""))[0]
-        subs = []
+        figs = []
         for fr in by_paper.get(paper, []):
             state = "" if fr.ran else " *(not run)*"
             if _stand_ins(fr):
                 state += " *(stand-in data)*"
-            subs.append(
-                f"[{figure_label(fr.figure)}](#{_anchor(paper, fr.figure)}) — "
-                f"{section_title(fr)}{state}"
-            )
+            figs.append(f"[{figure_label(fr.figure)}](#{_anchor(paper, fr.figure)}){state}")
         n_err = sum(e.paper == paper for e in refs.errata)
         if n_err:
-            subs.append(f"[Errata and deviations ({n_err})](#{_anchor(paper, 'errata')})")
-        items.append((f"[{paper} — {title}](#{_anchor(paper)})", subs))
-    items += ["[Provenance of every figure](#provenance)", "[Method](#method)"]
+            figs.append(f"[errata ({n_err})](#{_anchor(paper, 'errata')})")
+        items.append(f"[{paper} — {title}](#{_anchor(paper)}): " + " · ".join(figs))
+    closing = ["[Provenance of every figure](#provenance)", "[Method](#method)"]
+    if rehearsal:
+        closing.insert(0, "[Cost of the paper profile (rehearsal)](#rehearsal)")
+    items.append(" · ".join(closing))
     return [Heading(2, "Contents", "contents"), Bullets(items)]
 
 
 # --------------------------------------------------------------------------- a figure
 
 
+def _scored_units(fr: FigureResults, profile: str | None) -> list[Mapping[str, Any]]:
+    """``meta.json``'s entries of the units the figure is scored on (the canonical view of
+    ``profile``); empty when the meta records no view or no units."""
+    view = fr.canonical.get(profile or "")
+    listed = fr.meta.get("units")
+    if not view or not isinstance(listed, list):
+        return []
+    ids = {str(u) for u in view.get("unit_ids") or []}
+    return [u for u in listed if isinstance(u, Mapping) and str(u.get("unit_id")) in ids]
+
+
 def _provenance_row(fr: FigureResults) -> list[str]:
+    """Profile, seeds, git sha, data, device, compute time, finished and units of the units the
+    figure is scored on; the last run's record where the meta lists no canonical units (a
+    sweep's last job may have computed other units than the scored ones)."""
     m = fr.meta
     units = m.get("units")
     device = str(m.get("device") or "—")
@@ -456,15 +483,32 @@ def _provenance_row(fr: FigureResults) -> list[str]:
     data = "; ".join(data_labels(fr, profile) or []) or "—"
     view = fr.canonical.get(profile or "")
     seeds = ", ".join(str(s) for s in view.get("seeds") or []) if view else fmt_num(m.get("seed"))
+    scored = _scored_units(fr, profile)
+    if scored:
+        times = [float(u["wall_time_s"]) for u in scored if u.get("wall_time_s") is not None]
+        wall = fmt_duration(sum(times)) if len(times) == len(scored) else "—"
+        finished = max((str(u.get("finished") or "") for u in scored), default="") or "—"
+        shas = sorted({str(u.get("git_sha") or "")[:10] for u in scored} - {""})
+        sha = (
+            _sha(m)
+            if shas == [str(m.get("git_sha") or "")[:10]]
+            else (", ".join(f"`{x}`" for x in shas) or "—")
+        )
+        n_units = str(len(scored))
+    else:
+        wall = fmt_duration(m.get("wall_time_s"))
+        finished = str(m.get("started") or "—")
+        sha = _sha(m)
+        n_units = str(len(units)) if isinstance(units, list) else "—"
     return [
         f"`{', '.join(profiles_of(fr)) or '—'}`",
         seeds,
-        _sha(m),
+        sha,
         data,
         device,
-        fmt_duration(m.get("wall_time_s")),
-        str(m.get("started") or "—"),
-        str(len(units)) if isinstance(units, list) else "—",
+        wall,
+        finished,
+        n_units,
     ]
 
 
@@ -492,7 +536,8 @@ def _scored_text(fr: FigureResults) -> str | None:
     return text
 
 
-_PROV_HEADER = ["profile", "seed", "git sha", "data", "device", "wall time", "started", "units"]
+#: compute time: the scored units' own wall times, summed; when: the last of them finished
+_PROV_HEADER = ["profile", "seed", "git sha", "data", "device", "compute time", "when", "units"]
 
 
 def _assumptions(meta: Mapping[str, Any]) -> list[Block]:
@@ -913,10 +958,25 @@ def _provenance_section(figures: list[FigureResults]) -> list[Block]:
     return blocks
 
 
+_TERMS = (
+    "**Printed** values are numbers or statements in the paper (its text, tables or plots) or "
+    "its authors' code; **derived** values are computed by the project from the paper's "
+    "formulas. A value is **reproduced** (printed) or **consistent** (derived) when the "
+    "difference lies within its stated tolerance. A **claim** is a qualitative statement of the "
+    "paper written as a predicate over a figure's table: **reproduced** when it holds under "
+    "every computation it is decided by, **contradicted** when one of them (the paper's own "
+    "formulas, the harness's exact accounting, a measurement) shows the opposite. **Not "
+    "comparable**: made under a profile the entry does not allow (e.g. `smoke`'s reduced "
+    "grids), on stand-in data (never compared with a paper), or the rows could not be found; "
+    "each says why. **Not run**: the figure has no results yet."
+)
+
+
 def _method_section(refs: ReferenceSet) -> list[Block]:
     files = ", ".join(f"`{p.name}`" for p in refs.files) or "none yet"
     return [
         Heading(2, "Method", "method"),
+        Para(_TERMS),
         Bullets(
             [
                 "The papers' numbers and claims are data: "
@@ -988,8 +1048,10 @@ def build_document(
     paths: ReportPaths,
     claims: pd.DataFrame | None = None,
     derivations: Derivations | None = None,
-) -> list[Block]:
-    """The report as blocks (see :mod:`privrepro.report.document`).
+) -> list[Page]:
+    """The report as pages of blocks (see :mod:`privrepro.report.document`): the front page
+    (summary, contradicted claims, failing values, contents), one page per paper (its figures
+    and errata), the rehearsal when there is one, the provenance and the method.
 
     Args:
         figures: every known figure (run or not); reference values of unknown figures are added
@@ -1012,21 +1074,30 @@ def build_document(
     by_paper = {p: _figure_order(figures, p) for p in papers}
     counts = summary_counts(card, figures, refs, papers, claims)
 
-    blocks: list[Block] = [
-        Heading(1, "privrepro — reproduction report"),
+    title = "privrepro — reproduction report"
+    front: list[Block] = [
+        Heading(1, title),
         Para(
             "Every figure and table of four privacy papers, reproduced by the harness and held "
             "against the numbers and claims the papers (or, for ip, the authors' notebooks) "
             "report, with the errors found on the way. Generated by `make report` "
             "(`uv run python -m privrepro.report`) from "
-            f"`{_posix(paths.results)}/` and `{_posix(paths.plots)}/`."
+            f"`{_posix(paths.results)}/` and `{_posix(paths.plots)}/`. This page is the "
+            "summary; each paper, the provenance and the method have a page of their own."
         ),
     ]
-    blocks += _summary_section(counts, card, claims, figures, paths)
-    blocks += _contents(papers, by_paper, refs)
+    front += _summary_section(counts, card, claims, figures, paths)
+    rehearsal = rehearsal_section(paths.results, paths.plots)
+    front += _contents(papers, by_paper, refs, rehearsal=bool(rehearsal))
+    pages = [Page("", title, front)]
+    nav = Para(
+        "[← Summary](#summary) · "
+        + " · ".join(f"[{p}](#{_anchor(p)})" for p in papers)
+        + " · [Provenance](#provenance) · [Method](#method)"
+    )
     for paper in papers:
-        title = PAPERS.get(paper, (paper, ""))[0]
-        blocks.append(Heading(2, f"{paper} — {title}", _anchor(paper)))
+        paper_title = PAPERS.get(paper, (paper, ""))[0]
+        blocks: list[Block] = [nav, Heading(2, f"{paper} — {paper_title}", _anchor(paper))]
         row = counts[counts["paper"] == paper].iloc[0]
         intro = (
             f"{row['figures run']} of {row['figures']} figures run. Printed values: "
@@ -1055,20 +1126,46 @@ def build_document(
             errs = [e for e in paper_errata if e.figure == fr.figure]
             blocks += _figure_section(fr, sub, csub, errs, paths, derivations, refs_by_id)
         blocks += _errata_section(paper, paper_errata, figures, derivations)
-    blocks += rehearsal_section(paths.results, paths.plots)
-    blocks += _provenance_section([f for p in papers for f in by_paper[p]])
-    blocks += _method_section(refs)
-    return blocks
+        pages.append(Page(paper, f"{title}: {paper} — {paper_title}", blocks))
+    if rehearsal:
+        pages.append(Page("rehearsal", f"{title}: rehearsal", [nav, *rehearsal]))
+    provenance = _provenance_section([f for p in papers for f in by_paper[p]])
+    pages.append(Page("provenance", f"{title}: provenance", [nav, *provenance]))
+    pages.append(Page("method", f"{title}: method", [nav, *_method_section(refs)]))
+    return pages
 
 
-def write_report(blocks: list[Block], paths: ReportPaths, html: bool = True) -> list[Path]:
-    """Write ``REPORT.md`` (and ``REPORT.html``) atomically; returns the paths written."""
+def write_report(pages: list[Page], paths: ReportPaths, html: bool = True) -> list[Path]:
+    """Write the front page (``REPORT.md``, ``REPORT.html``) and the others in ``REPORT/``
+    atomically, each link pointed at the page that holds its anchor; returns the paths written.
+    Pages of an earlier report (of the kinds written) that this one no longer has are
+    removed."""
     from privrepro.store.atomic import atomic_write_text
 
-    base = paths.out.resolve().parent
-    written = [atomic_write_text(paths.out, to_markdown(blocks, base))]
-    if html:
-        written.append(
-            atomic_write_text(paths.html, to_html(blocks, base, "privrepro — reproduction report"))
-        )
+    home = {a: page.name for page in pages for a in anchors_of(page.blocks)}
+    written: list[Path] = []
+    for suffix in (".md", ".html") if html else (".md",):
+        for page in pages:
+            target = paths.page(page.name, suffix)
+            base = target.resolve().parent
+
+            def href(
+                anchor: str, here: str = page.name, base: Path = base, suffix: str = suffix
+            ) -> str:
+                there = home.get(anchor, here)
+                if there == here:
+                    return f"#{anchor}"
+                rel = os.path.relpath(paths.page(there, suffix).resolve(), base)
+                return f"{Path(rel).as_posix()}#{anchor}"
+
+            blocks = relink(page.blocks, href)
+            text = (
+                to_markdown(blocks, base) if suffix == ".md" else to_html(blocks, base, page.title)
+            )
+            written.append(atomic_write_text(target, text))
+    kinds = {p.suffix for p in written}
+    if paths.pages.is_dir():
+        for old in paths.pages.iterdir():
+            if old.suffix in kinds and old not in written:
+                old.unlink()
     return written

@@ -3,10 +3,14 @@
     privrepro experiment=cl/fig2                       # one figure, smoke profile
     privrepro experiment=cl/fig2 profile=paper seed=3  # overrides
     privrepro -m experiment=cl/fig2 params.epsilons=[1.0],[8.0] hydra/launcher=local
+    privrepro -m experiment=cl/fig2,pb/fig1            # several figures in one sweep
+    privrepro -m "experiment=glob(pb/*)"               # every figure that matches
+    eval "$(privrepro -sc install=bash)"               # shell completion (Hydra's)
     privrepro --help                                   # the experiments and the main options
 
 A configuration error (unknown key, value out of range, a unit too big for the machine, an
-unwritable output folder, a multirun of zero jobs) is reported in one line naming the key, the
+unwritable output folder, a multirun of zero jobs, an ``interval()`` sweep the basic sweeper
+cannot enumerate) is reported in one line naming the key, the
 value and the allowed range, with exit status 2, before anything is computed. A missing or
 damaged dataset file is reported the same way: one line naming the file (and what differs), how
 to obtain a good copy and what points at the data root, exit status 2. An I/O failure while
@@ -31,9 +35,9 @@ from privrepro.runner.sweeps import invocation, record_command
 __all__ = ["main"]
 
 
-def report_run(run: object) -> str:
+def report_run(run: object, job: int | None = None) -> str:
     """One line per figure, printed and returned: where its table and plot are, and what was
-    reused."""
+    reused; printed after ``job <n>:`` for a sweep's job (parallel jobs' lines interleave)."""
     from privrepro.runner.run import FigureRun
 
     assert isinstance(run, FigureRun)
@@ -47,15 +51,18 @@ def report_run(run: object) -> str:
         f"{run.paper}/{run.figure}: {len(run.table)} rows -> {run.table_path}{held}; {plots} "
         f"({run.computed} units computed, {run.reused} reused, {run.wall_time_s:.1f} s)"
     )
-    print(line, flush=True)
+    print(line if job is None else f"job {job}: {line}", flush=True)
     return line
 
 
 def empty_sweep(argv: list[str]) -> ConfigError | None:
-    """A ``-m`` multirun whose sweep expands to no job at all (``seed=range(0,0)``)."""
+    """A ``-m`` multirun the basic sweeper cannot enumerate, as a configuration error: a sweep
+    of no value (``seed=range(0,0)``), or an ``interval(a,b)`` (tagged or not), which only a
+    sampling sweeper (Optuna's, Ax's) can draw from."""
     if not any(a in ("-m", "--multirun") for a in argv):
         return None
     from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.core.override_parser.types import IntervalSweep
 
     overrides = [a for a in argv if "=" in a and not a.startswith("-")]
     try:
@@ -63,10 +70,24 @@ def empty_sweep(argv: list[str]) -> ConfigError | None:
     except Exception:
         return None  # Hydra reports its own grammar errors
     for ov in parsed:
-        if ov.is_sweep_override() and not list(ov.sweep_string_iterator()):
+        if not ov.is_sweep_override():
+            continue
+        given = ov.input_line.split("=", 1)[1] if ov.input_line else None
+        if isinstance(ov.value(), IntervalSweep):
             return ConfigError(
                 ov.key_or_group,
-                ov.input_line.split("=", 1)[1] if ov.input_line else None,
+                given,
+                "the basic sweeper enumerates values: list them (a,b,c) or use range(start,stop"
+                "[,step]); an interval is drawn from only by a sampling sweeper",
+            )
+        try:
+            values = list(ov.sweep_string_iterator())
+        except Exception:  # a glob of config names: Hydra expands it (experiments: see below)
+            continue
+        if not values:
+            return ConfigError(
+                ov.key_or_group,
+                given,
                 "a multirun sweep must list at least one value (this one makes zero jobs)",
             )
     return None
@@ -122,6 +143,62 @@ def sweep_folder_problem(argv: list[str]) -> ConfigError | None:
     return None
 
 
+def expand_experiment_glob(argv: list[str]) -> list[str]:
+    """``experiment=glob(pb/*)`` as the list of the experiments it matches (Hydra's own glob
+    sees only the top of a nested config group); ``argv`` unchanged when there is none.
+
+    Raises:
+        ConfigError: when the glob matches no experiment.
+    """
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.core.override_parser.types import Glob
+
+    from privrepro.runner.catalog import list_experiments
+
+    out = list(argv)
+    for i, arg in enumerate(argv):
+        if arg.startswith("-") or arg.split("=", 1)[0] != "experiment":
+            continue
+        try:
+            (ov,) = OverridesParser.create().parse_overrides([arg])
+        except Exception:
+            continue
+        glob: object = ov.value()
+        if not isinstance(glob, Glob):
+            continue
+        names = glob.filter([e.name for e in list_experiments()])
+        if not names:
+            raise ConfigError("experiment", arg.split("=", 1)[1], "matches no experiment")
+        out[i] = "experiment=" + ",".join(names)
+    return out
+
+
+_COMPLETION = ("-sc", "--shell-completion")
+
+
+def complete_experiment(argv: list[str]) -> list[str] | None:
+    """Shell completion's answer for a word ``experiment=...`` (the experiments are nested,
+    ``paper/figure``, which Hydra's completion does not list); ``None`` for any other query,
+    which Hydra answers."""
+    import os
+
+    if not any(a.startswith("query=") for a in argv):
+        return None
+    line = os.environ.get("COMP_LINE", "")
+    point = int(os.environ.get("COMP_POINT", len(line)) or len(line))
+    words = line[:point].split(" ")
+    word = words[-1] if words else ""
+    if not word.startswith("experiment="):
+        return None
+    from privrepro.runner.catalog import list_experiments
+
+    return sorted(
+        f"experiment={e.name}"
+        for e in list_experiments()
+        if f"experiment={e.name}".startswith(word)
+    )
+
+
 @hydra.main(config_path=str(conf_dir()), config_name="config", version_base="1.3")
 def _app(cfg: DictConfig) -> str:
     from hydra.core.hydra_config import HydraConfig
@@ -142,7 +219,7 @@ def _app(cfg: DictConfig) -> str:
             raise
         print(f"privrepro: {line}", file=sys.stderr)
         sys.exit(1)
-    return report_run(run)
+    return report_run(run, int(hc.job.num) if multirun else None)
 
 
 def main() -> None:
@@ -151,9 +228,22 @@ def main() -> None:
     from privrepro.runner.cli_help import check_arguments, usage, with_profile_from_env
 
     args = sys.argv[1:]
+    if any(a in _COMPLETION for a in args):  # Hydra's shell completion, no experiment needed
+        answer = complete_experiment(args)
+        if answer is not None:
+            print(" ".join(answer))
+            sys.exit(0)
+        _app()
+        return
     if not args or "--help" in args or "-h" in args:
         print(usage())
         sys.exit(0)
+    typed = list(args)
+    try:
+        args = expand_experiment_glob(args)
+    except ConfigError as exc:
+        print(f"privrepro: configuration error: {exc}", file=sys.stderr)
+        sys.exit(2)
     problem = check_arguments(args)
     if problem:
         print(f"privrepro: {problem}", file=sys.stderr)
@@ -166,7 +256,7 @@ def main() -> None:
     if empty is not None:
         print(f"privrepro: configuration error: {empty}", file=sys.stderr)
         sys.exit(2)
-    record_command(args)  # as typed: recorded by every unit and table, and the sweep folder
+    record_command(typed)  # as typed: recorded by every unit and table, and the sweep folder
     sys.argv[1:] = with_profile_from_env(args)
     _app()
 

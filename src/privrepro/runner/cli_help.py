@@ -41,7 +41,10 @@ main options (key=value, Hydra syntax):
   -m ... key=a,b               a sweep: one job per value; hydra/launcher=local runs them in
                                parallel here, hydra/launcher=slurm on a SLURM cluster
                                (each sweep: its own folder under <experiments>/_sweeps/)
+  -m experiment=a,b            several figures in one sweep ("experiment=glob(pb/*)" too)
   -m ... worker=0,1            two workers on the same units, sharing each tuning study
+                               (each trial draws its own start-up point)
+  -sc install=bash             shell completion (Hydra's), experiment names included
   --cfg job                    print the composed configuration and exit
   --hydra-help                 Hydra's own flags
 environment: PRIVREPRO_DATA (data root), PRIVREPRO_PROFILE (profile when none is given)"""

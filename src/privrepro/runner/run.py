@@ -186,7 +186,7 @@ def run_config(
         "threads": threads.as_record(),
         **(command or default_invocation()),
     }
-    tracker = open_tracker(cfg, paper, figure, profile, seed)
+    tracker = open_tracker(cfg, paper, figure, profile, seed, units)
     store.sweep_abandoned()
 
     computed = reused = 0
@@ -221,6 +221,11 @@ def run_config(
                 except MissingDataError as exc:
                     exc.root_from = f"{_data_dir_source(cfg)} ({paths.data_dir})"
                     raise
+                if isinstance(rows, pd.DataFrame):  # its outcome, beside its per-step metrics
+                    tracker.unit_result(
+                        rows.assign(profile=profile, seed=seed, unit_id=uid),
+                        lambda t: recipe.summarize(t, params),
+                    )
                 log.info("unit %s: %d rows in %.2f s", uid, len(rows), time.perf_counter() - t0)
             if not isinstance(rows, pd.DataFrame):
                 raise TypeError(f"{type(recipe).__name__}.compute must return a DataFrame")
@@ -303,7 +308,12 @@ def run_config(
                     meta,
                     caption=adhoc_footer(meta, overrides),
                 )
-    tracker.figure_done(record, [files.csv, files.summary, files.meta, *plot_paths], ids)
+    tracker.figure_done(
+        record,
+        [files.csv, files.summary, files.meta, *plot_paths],
+        ids,
+        summary=lambda: recipe.summarize(selection, params),
+    )
     wall = time.perf_counter() - started
     return FigureRun(
         paper,

@@ -36,6 +36,8 @@ __all__ = [
     "record_job_selection",
     "render",
     "retire_default_plot",
+    "same_numbers",
+    "sweep_title",
     "varied_name",
     "varied_overrides",
 ]
@@ -216,19 +218,65 @@ def facet(panels: Sequence[tuple[str, Any]], title: str, ncols: int | None = Non
     return fig
 
 
-def _varied(jobs: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The override keys whose values differ between the jobs (the sweep's axes)."""
+def _varied(jobs: Sequence[Mapping[str, Any]], computed: bool = True) -> list[str]:
+    """The override keys whose values differ between the jobs: those that change what the jobs
+    compute (the sweep's axes), or with ``computed`` false those that do not (``worker``)."""
     values: dict[str, set[str]] = {}
     for job in jobs:
         for o in job.get("overrides") or []:
-            if _kept(o):
+            if "=" in o and _kept(o) == computed:
                 values.setdefault(_key(o), set()).add(o.partition("=")[2])
     return [k for k, v in values.items() if len(v) > 1]
+
+
+def sweep_title(jobs: Sequence[Mapping[str, Any]]) -> tuple[list[str], str]:
+    """The keys a sweep's panels are titled by, and what the sweep varied, in words: the
+    overrides that change what the jobs compute (``k_max, seed``); else those that do not,
+    said so (``worker only: the same units``); else one job."""
+    axes = _varied(jobs)
+    if axes:
+        return axes, "varied " + ", ".join(a.removeprefix("params.") for a in axes)
+    others = _varied(jobs, computed=False)
+    if others:
+        return others, f"varied {', '.join(others)} only: the same units"
+    return [], "one job" if len(jobs) == 1 else "nothing varied: the same units"
 
 
 def _panel_title(job: Mapping[str, Any], axes: Sequence[str]) -> str:
     chosen = {_key(o): o for o in job.get("overrides") or [] if _key(o) in axes}
     return " · ".join(_short(chosen[k]) for k in axes if k in chosen) or f"job {job.get('job')}"
+
+
+#: the columns that name a unit rather than hold what it computed
+_NAMING = ("paper", "figure", "profile", "seed", "unit_id", "data")
+
+
+def same_numbers(tables: Sequence[pd.DataFrame], rtol: float = 1e-12) -> bool:
+    """Whether the tables hold the same rows once the columns that name a unit (seed, unit id,
+    ...) are set aside: numbers equal to ``rtol`` (BLAS may round differently), the rest
+    exactly; row order ignored."""
+    import numpy as np
+
+    if len(tables) < 2:
+        return False
+    shaped = []
+    for t in tables:
+        t = t.drop(columns=[c for c in _NAMING if c in t.columns])
+        t = t.reindex(sorted(t.columns), axis=1)
+        shaped.append(t.sort_values(list(t.columns)).reset_index(drop=True) if len(t) else t)
+    first = shaped[0]
+    for t in shaped[1:]:
+        if list(t.columns) != list(first.columns) or len(t) != len(first):
+            return False
+        for c in first.columns:
+            a, b = first[c], t[c]
+            if pd.api.types.is_numeric_dtype(a) and pd.api.types.is_numeric_dtype(b):
+                x, y = a.to_numpy(float), b.to_numpy(float)
+                if not np.allclose(x, y, rtol=rtol, atol=0.0, equal_nan=True):
+                    return False
+            elif not a.astype(str).equals(b.astype(str)):
+                return False
+    return True
 
 
 def draw_sweep(sweep_dir: Path, conf: Path | None = None) -> list[Path]:
@@ -253,31 +301,38 @@ def draw_sweep(sweep_dir: Path, conf: Path | None = None) -> list[Path]:
         jobs.setdefault((str(record["paper"]), str(record["figure"])), []).append(record)
     made: list[Path] = []
     for (paper, figure), records in jobs.items():
-        axes = _varied(records) or ["seed"]
+        axes, what = sweep_title(records)
         name, _ = figure_recipe(paper, figure, conf)
         recipe = load_recipe(name)
         results = Path(records[0]["results_dir"])
         table = read_table(results, paper, figure)
         panels = []
+        selected = []
         for record in records[:_MAX_PANELS]:
             rows = select_units(table, record["unit_ids"])
             if rows.empty:
                 continue
+            selected.append(rows)
             params: Any = build_params(recipe.params_type, record["params"], "params")
             panels.append((_panel_title(record, axes), render(recipe, rows, params, record)))
         if not panels:
             continue
+        # the seeds of a formula, say (jobs of workers compute the same units by design)
+        if len(selected) > 1 and _varied(records) and same_numbers(selected):
+            what += "; every job computed the same numbers"
+            print(
+                f"sweep {sweep_dir.name}: {paper}/{figure}'s {len(selected)} jobs "
+                f"({', '.join(t for t, _ in panels)}) computed the same numbers: "
+                "nothing it computes depends on what they varied",
+                flush=True,
+            )
         varied = "+".join(a.removeprefix("params.") for a in axes)
         shown = (
             f"{len(panels)} of {len(records)} jobs"
             if len(records) > len(panels)
-            else (f"{len(panels)} jobs")
+            else f"{len(panels)} job{'s' if len(panels) > 1 else ''}"
         )
-        fig = facet(
-            panels,
-            f"{paper}/{figure} — sweep {sweep_dir.name}: varied {varied.replace('+', ', ')} "
-            f"({shown})",
-        )
+        fig = facet(panels, f"{paper}/{figure} — sweep {sweep_dir.name}: {what} ({shown})")
         from privrepro.plotting.style import save_figure
 
         stem = (
@@ -285,7 +340,7 @@ def draw_sweep(sweep_dir: Path, conf: Path | None = None) -> list[Path]:
             / paper
             / figure
             / "sweeps"
-            / _capped(f"{sweep_dir.name}_{_file_part(varied)}")
+            / _capped("_".join(x for x in (sweep_dir.name, _file_part(varied)) if x))
         )
         caption = (
             f"privrepro {paper}/{figure} · sweep {sweep_dir.name} · not the figure's default plot"

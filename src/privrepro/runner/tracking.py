@@ -6,13 +6,19 @@
 ``conf/tracking/<backend>.yaml`` chooses the backend (``none``, the default, or ``mlflow``).
 With MLflow (the ``mlflow`` extra; no server: a local store, ``tracking.uri``):
 
-* each **computed unit** is a run named ``<paper>/<figure> <unit id>``: its parameters (the unit's
-  dict, flattened), profile, seed and data as params; its per-step metrics — DP-SGD's ``loss``
-  and ``epsilon_spent``, the tuning trials' ``trial_value`` and ``best_value`` (the library's
-  ``log_metric`` hook, :mod:`privrepro.metrics`) — and its wall time;
-* each **figure run** is a run named ``<paper>/<figure>`` holding the figure's parameters, the
-  command that made it (tag ``privrepro.command``), the table (CSV, summary, meta) and the plot
-  (PNG, PDF) as artifacts; the unit runs it computed are nested under it.
+* each **computed unit** is a run named by the figure, what sets the unit apart from the
+  figure's other units and the seed (``cl/fig3_peft method=ft epsilon=1.0 seed=0``): its
+  parameters (the unit's dict, flattened), profile, seed and data as params; its per-step
+  metrics — DP-SGD's ``loss`` and ``epsilon_spent``, the tuning trials' ``trial_value`` and
+  ``best_value`` (the library's ``log_metric`` hook, :mod:`privrepro.metrics`) — its wall time,
+  and its **outcome**: the figure's named numbers computed on the unit alone (the recipe's
+  ``summarize``: final accuracy, a bound, a mass), the ε it spent (``epsilon_spent``, the
+  largest of its DP-SGD runs') and its tuning's ``best_val_acc``, so runs sort by them;
+* each **figure run** is a run named ``<paper>/<figure> seed=<seed>`` holding the figure's
+  parameters, the command that made it (tag ``privrepro.command``), the figure's named numbers
+  over this run's units as metrics, the table (CSV, summary, meta) and the plot (PNG, PDF) as
+  artifacts; the unit runs it computed are nested under it. Its run id and the tracking URI are
+  printed on the console.
 
 Units reused from the store were tracked when they were computed; they are not logged again.
 The library never imports MLflow: another backend (TensorBoard, W&B) implements :class:`Tracker`
@@ -24,23 +30,43 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
 from privrepro.config.validation import ConfigError
 from privrepro.metrics import MetricLogger
 
-__all__ = ["BACKENDS", "MlflowTracker", "Tracker", "check_tracking", "open_tracker"]
+__all__ = [
+    "BACKENDS",
+    "MlflowTracker",
+    "Tracker",
+    "check_tracking",
+    "open_tracker",
+    "outcome_metrics",
+    "run_label",
+]
 
 BACKENDS = ("none", "mlflow")
 _INSTALL = "install it: pip install 'privrepro[mlflow]' (or uv sync --extra mlflow)"
 #: MLflow's limits: values per param, params and metrics per batch call
 _PARAM_CHARS, _PARAMS_PER_CALL, _METRICS_PER_CALL = 6000, 100, 1000
+#: a table's summary: what names a number, beside the columns that label it
+_SUMMARY_KEYS = ("metric", "value", "profile", "seed", "paper", "figure", "unit_id", "data")
+#: a unit's table columns that are outcomes whatever the figure: (column, metric, reduction)
+_OUTCOME_COLUMNS = (
+    ("dp_epsilon_spent", "epsilon_spent", "max"),
+    ("best_val_acc", "best_val_acc", "max"),
+)
+_log = logging.getLogger(__name__)
+
+Summarize = Callable[[pd.DataFrame], "pd.DataFrame | None"]
 
 
 class Tracker:
@@ -51,10 +77,19 @@ class Tracker:
         """While a unit computes: the ``log_metric`` its loops get (``None``: not tracked)."""
         yield None
 
+    def unit_result(self, rows: pd.DataFrame, summarize: Summarize) -> None:
+        """Inside :meth:`unit`, once it computed ``rows``: its outcome (``summarize(rows)``, the
+        recipe's named numbers, and :data:`_OUTCOME_COLUMNS`) as the unit run's metrics."""
+
     def figure_done(
-        self, record: Mapping[str, Any], artifacts: Sequence[Path], unit_ids: Sequence[str]
+        self,
+        record: Mapping[str, Any],
+        artifacts: Sequence[Path],
+        unit_ids: Sequence[str],
+        summary: Callable[[], pd.DataFrame | None] | None = None,
     ) -> None:
-        """After the table and plot: the figure's run, its artifacts, its units nested in it."""
+        """After the table and plot: the figure's run, its artifacts, its units nested in it,
+        and ``summary()`` (the figure's named numbers over this run's units) as its metrics."""
 
 
 def _settings(cfg: DictConfig) -> dict[str, Any]:
@@ -108,18 +143,86 @@ def _mlflow_client(uri: str) -> Any:
     return client
 
 
-def open_tracker(cfg: DictConfig, paper: str, figure: str, profile: str, seed: int) -> Tracker:
-    """The tracker ``cfg.tracking`` asks for (:class:`Tracker`, doing nothing, by default)."""
+def open_tracker(
+    cfg: DictConfig,
+    paper: str,
+    figure: str,
+    profile: str,
+    seed: int,
+    units: Sequence[Mapping[str, Any]] = (),
+) -> Tracker:
+    """The tracker ``cfg.tracking`` asks for (:class:`Tracker`, doing nothing, by default);
+    ``units`` (the figure's) name each unit run by what sets it apart from the others."""
     settings = _settings(cfg)
     if settings.get("backend", "none") != "mlflow":
         return Tracker()
+    uri = str(settings["uri"])
     return MlflowTracker(
-        _mlflow_client(str(settings["uri"])),
+        _mlflow_client(uri),
         experiment=str(settings.get("experiment") or f"{paper}/{figure}"),
         artifacts=str(settings.get("artifacts") or ""),
         name=f"{paper}/{figure}",
         tags={"privrepro.profile": profile, "privrepro.seed": str(seed)},
+        uri=uri,
+        seed=seed,
+        units=units,
     )
+
+
+def run_label(unit: Mapping[str, Any], units: Sequence[Mapping[str, Any]]) -> str:
+    """What sets ``unit`` apart from the other ``units``: ``key=value`` for each scalar
+    (flattened) entry whose value differs between them, in the unit's order."""
+    flat = [flatten(dict(u)) for u in units]
+    mine = flatten(dict(unit))
+    varying = [k for k in mine if len({f.get(k) for f in flat}) > 1]
+    return " ".join(f"{k.rsplit('.', 1)[-1]}={mine[k]}" for k in varying)
+
+
+def _metric_name(text: str) -> str:
+    """``text`` as an MLflow metric name (letters, digits, ``_ - . / :`` and spaces)."""
+    text = text.replace("'", "prime").replace("=", ":")
+    return re.sub(r"[^\w./\- :]", "_", text)[:250]
+
+
+def outcome_metrics(summary: pd.DataFrame | None) -> dict[str, float]:
+    """A recipe's summary (rows ``metric``, ``value`` and the columns that label them) as
+    metrics ``<metric>/<label>:<value>/...``: only the labels that vary within ``summary`` name a
+    number, and only finite numeric values are kept (MLflow stores no ±inf)."""
+    if summary is None or summary.empty or not {"metric", "value"} <= set(summary.columns):
+        return {}
+    labels = [
+        c
+        for c in summary.columns
+        if c not in _SUMMARY_KEYS and summary[c].astype(str).nunique(dropna=False) > 1
+    ]
+    out: dict[str, float] = {}
+    for row in summary.to_dict("records"):
+        value = pd.to_numeric(pd.Series([row["value"]]), errors="coerce").iloc[0]
+        if not math.isfinite(float(value)):
+            continue
+        parts = [str(row["metric"])] + [f"{c}={row[c]}" for c in labels if pd.notna(row[c])]
+        name = _metric_name("/".join(parts))
+        while name in out:  # two rows the labels do not tell apart: both kept
+            name += "_"
+        out[name] = float(value)
+    return out
+
+
+def unit_outcome(rows: pd.DataFrame, summarize: Summarize) -> dict[str, float]:
+    """A unit's outcome metrics: the recipe's summary of the unit alone, and the columns that
+    are outcomes in any figure (ε spent, the tuning's best validation accuracy)."""
+    out: dict[str, float] = {}
+    try:
+        out.update(outcome_metrics(summarize(rows)))
+    except Exception as exc:  # a summary that needs the figure's other units: none per unit
+        _log.debug("no per-unit summary: %s", exc)
+    for column, name, how in _OUTCOME_COLUMNS:
+        if column in rows.columns:
+            values = pd.to_numeric(rows[column], errors="coerce")
+            values = values[values.map(math.isfinite)]
+            if len(values):
+                out[name] = float(values.agg(how))
+    return out
 
 
 def flatten(value: Any, prefix: str = "") -> dict[str, str]:
@@ -147,10 +250,19 @@ class MlflowTracker(Tracker):
         artifacts: str,
         name: str,
         tags: Mapping[str, str],
+        uri: str = "",
+        seed: int | None = None,
+        units: Sequence[Mapping[str, Any]] = (),
     ) -> None:
         self.client, self.name, self.tags = client, name, dict(tags)
+        self.uri, self.seed, self.units = uri, seed, list(units)
+        self.experiment_name = experiment
         self.experiment_id = self._experiment(experiment, artifacts)
         self.unit_runs: dict[str, str] = {}
+        self._buffer: list[Any] | None = None  # the computing unit's metrics
+
+    def _seeded(self, text: str) -> str:
+        return f"{text} seed={self.seed}" if self.seed is not None else text
 
     def _experiment(self, name: str, artifacts: str) -> str:
         from mlflow.exceptions import MlflowException
@@ -178,14 +290,16 @@ class MlflowTracker(Tracker):
     def unit(self, unit_id: str, unit: Mapping[str, Any]) -> Iterator[MetricLogger | None]:
         from mlflow.entities import Metric
 
+        label = run_label(unit, self.units) if len(self.units) > 1 else ""
         run = self.client.create_run(
             self.experiment_id,
-            run_name=f"{self.name} {unit_id}",
+            run_name=self._seeded(f"{self.name} {label}".strip())[:250],
             tags={**self.tags, "privrepro.unit_id": unit_id, "privrepro.figure": self.name},
         )
         run_id = run.info.run_id
         self._log_params(run_id, flatten(dict(unit)))
         buffer: list[Any] = []
+        self._buffer = buffer
         t0 = time.perf_counter()
 
         def log_metric(name: str, value: float, step: int) -> None:
@@ -205,9 +319,19 @@ class MlflowTracker(Tracker):
                 self.client.log_batch(run_id, metrics=buffer[i : i + _METRICS_PER_CALL])
             self.client.set_terminated(run_id, status=status)
             self.unit_runs[unit_id] = run_id
+            self._buffer = None
+
+    def unit_result(self, rows: pd.DataFrame, summarize: Summarize) -> None:
+        if self._buffer is None:
+            return
+        self._buffer.extend(_metrics(unit_outcome(rows, summarize)))
 
     def figure_done(
-        self, record: Mapping[str, Any], artifacts: Sequence[Path], unit_ids: Sequence[str]
+        self,
+        record: Mapping[str, Any],
+        artifacts: Sequence[Path],
+        unit_ids: Sequence[str],
+        summary: Callable[[], pd.DataFrame | None] | None = None,
     ) -> None:
         tags = {
             **self.tags,
@@ -216,11 +340,16 @@ class MlflowTracker(Tracker):
             "privrepro.overrides": json.dumps(record.get("overrides", []))[:5000],
             "privrepro.git_sha": str(record.get("git_sha") or ""),
         }
-        run = self.client.create_run(self.experiment_id, run_name=self.name, tags=tags)
+        run = self.client.create_run(
+            self.experiment_id, run_name=self._seeded(self.name), tags=tags
+        )
         run_id = run.info.run_id
         params = flatten(record.get("params") or {}, "params.")
         params.update(profile=str(record.get("profile")), seed=str(record.get("seed")))
         self._log_params(run_id, params)
+        metrics = _metrics(outcome_metrics(summary() if summary is not None else None))
+        for i in range(0, len(metrics), _METRICS_PER_CALL):
+            self.client.log_batch(run_id, metrics=metrics[i : i + _METRICS_PER_CALL])
         for path in artifacts:
             if Path(path).is_file():
                 sub = "plots" if Path(path).suffix in (".png", ".pdf", ".svg") else "results"
@@ -229,3 +358,17 @@ class MlflowTracker(Tracker):
             if uid in self.unit_runs:
                 self.client.set_tag(self.unit_runs[uid], "mlflow.parentRunId", run_id)
         self.client.set_terminated(run_id, status="FINISHED")
+        nested = sum(uid in self.unit_runs for uid in unit_ids)
+        print(
+            f"{self.name}: MLflow run {run_id} ({len(metrics)} metrics, {nested} unit runs) in "
+            f"experiment {self.experiment_name} at {self.uri} "
+            f"(mlflow ui --backend-store-uri {self.uri})",
+            flush=True,
+        )
+
+
+def _metrics(values: Mapping[str, float]) -> list[Any]:
+    from mlflow.entities import Metric
+
+    now = int(time.time() * 1000)
+    return [Metric(k, float(v), now, 0) for k, v in values.items() if math.isfinite(float(v))]

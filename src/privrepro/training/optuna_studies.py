@@ -137,16 +137,64 @@ def study_name(base: str, settings: Mapping[str, Any]) -> str:
 
 
 def make_sampler(kind: str, seed: int, n_startup_trials: int = 10) -> Any:
-    """Optuna's ``GPSampler`` (the paper's), or TPE / random for comparison."""
+    """Optuna's ``GPSampler`` (the paper's), or TPE / random for comparison, seeded per trial.
+
+    Each trial draws from its own stream, ``(seed, "trial", number)``
+    (:func:`privrepro.seeding.stream_seed`): workers that share a study with the same ``seed``
+    propose different start-up points (their trials have different numbers), and the study is
+    still a function of its seed and its history, whichever worker ran which trial, and
+    whether it was resumed.
+    """
+    if kind not in SAMPLERS:
+        raise ConfigError("sampler", kind, f"must be one of {list(SAMPLERS)}")
+    return _trial_seeded_sampler(kind, seed, n_startup_trials)
+
+
+def _base_sampler(kind: str, seed: int, n_startup_trials: int) -> Any:
     import optuna
 
     if kind == "gp":
         return optuna.samplers.GPSampler(seed=seed, n_startup_trials=n_startup_trials)
     if kind == "tpe":
         return optuna.samplers.TPESampler(seed=seed, n_startup_trials=n_startup_trials)
-    if kind == "random":
-        return optuna.samplers.RandomSampler(seed=seed)
-    raise ConfigError("sampler", kind, f"must be one of {list(SAMPLERS)}")
+    return optuna.samplers.RandomSampler(seed=seed)
+
+
+def _trial_seeded_sampler(kind: str, seed: int, n_startup_trials: int) -> Any:
+    import optuna
+
+    from privrepro.seeding import stream_seed
+
+    class TrialSeededSampler(optuna.samplers.BaseSampler):
+        """A fresh ``kind`` sampler per trial, seeded from ``(seed, trial number)``."""
+
+        def __init__(self) -> None:
+            self.kind, self.seed = kind, seed
+            self._inner = _base_sampler(kind, seed, n_startup_trials)
+
+        def before_trial(self, study: Any, trial: Any) -> None:
+            trial_seed = stream_seed(seed, "trial", str(trial.number)) % 2**32
+            self._inner = _base_sampler(kind, trial_seed, n_startup_trials)
+            self._inner.before_trial(study, trial)
+
+        def infer_relative_search_space(self, study: Any, trial: Any) -> Any:
+            return self._inner.infer_relative_search_space(study, trial)
+
+        def sample_relative(self, study: Any, trial: Any, search_space: Any) -> Any:
+            return self._inner.sample_relative(study, trial, search_space)
+
+        def sample_independent(
+            self, study: Any, trial: Any, param_name: str, param_distribution: Any
+        ) -> Any:
+            return self._inner.sample_independent(study, trial, param_name, param_distribution)
+
+        def after_trial(self, study: Any, trial: Any, state: Any, values: Any) -> None:
+            self._inner.after_trial(study, trial, state, values)
+
+        def reseed_rng(self) -> None:  # the per-trial streams are the point: nothing to reseed
+            return None
+
+    return TrialSeededSampler()
 
 
 def _storage(location: str | Path, heartbeat_interval: int | None) -> Any:
@@ -357,12 +405,20 @@ def _run_until(
 ) -> Any:
     from optuna.trial import TrialState
 
-    failures = 0
+    from privrepro.loop_budget import budget_active
+
+    failures = fetched = 0
     while True:
         done = len(complete_trials(study))
         if bar is not None:
             bar.update(min(done, n_complete) - bar.n)
         if done >= n_complete:
+            if bar is None and not budget_active():
+                # a caller's bar counts an item once the next is asked for: ask until it shows
+                # the study's n_complete of n_complete, whoever ran them (never under a budget,
+                # whose loops are timed item by item)
+                while fetched <= n_complete and next(slots, None) is not None:
+                    fetched += 1
             return study
         running = len(study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)))
         if done + running >= n_complete:
@@ -371,6 +427,7 @@ def _run_until(
             continue
         if next(slots, None) is None:  # the progress loop ended early: a capped study
             return study
+        fetched += 1
         started.clear()
         study.optimize(tagged, n_trials=1, catch=(Exception,))
         last = study.trials[started[0]] if started else None

@@ -1,14 +1,16 @@
-"""Open a page of the report in a real headless Chromium and check what a reader would meet.
+"""Open the report's pages in a real headless Chromium and check what a reader would meet.
 
-    python -m privrepro.report.browser REPORT.html --screenshot results/REPORT.summary.png
+    python tests/report/page_check.py REPORT.html REPORT/*.html --screenshot results/REPORT.summary.png
 
-Checks, on the page as the browser rendered it: every image loaded (decoded, non-zero size),
-every internal link resolves (``#anchor`` to an element with that id, a relative link to an
-existing file), the page raised no console error, uncaught exception or failed request, and no
-element makes the page wider than the window (1280 px by default: a reader never scrolls sideways
-to read the page; a wide table scrolls inside it).
-Keeps a screenshot of the page's top (the summary) for a person to look at. Exit status 1 when
-a check fails, 2 when no browser can be started.
+(``make report-check``.) A tool of the test suite, not of the library: it needs the ``test``
+dependency group. Checks, on each page as the browser rendered it: every image loaded (decoded,
+non-zero size), every internal link resolves (``#anchor`` to an element with that id on its page,
+a relative link to an existing file), the page raised no console error, uncaught exception or
+failed request, and no element makes the page wider than the window (1280 px by default: a reader
+never scrolls sideways to read the page; a wide table scrolls inside it). On the first page (the
+front page) every table must also fit the window whole, without scrolling inside itself.
+Keeps a screenshot of the first page's top (the summary) for a person to look at. Exit status 1
+when a check fails, 2 when no browser can be started.
 
 The browser is the system's Chromium (``/usr/bin/chromium`` on Debian; ``PRIVREPRO_CHROMIUM``
 or ``--chromium`` to choose another), driven by Playwright for Python; Playwright's own browser
@@ -54,6 +56,10 @@ _INSPECT = """() => ({
   wide: Array.from(document.querySelectorAll('body > *'))
     .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
     .map(e => e.tagName.toLowerCase() + ' ' + (e.textContent || '').trim().slice(0, 60)),
+  scrolling: Array.from(document.querySelectorAll('table'))
+    .filter(t => t.parentElement && t.parentElement.scrollWidth > t.parentElement.clientWidth + 1)
+    .map(t => ({width: t.parentElement.scrollWidth, shown: t.parentElement.clientWidth,
+                text: (t.textContent || '').trim().replace(/\\s+/g, ' ').slice(0, 60)})),
 })"""
 
 
@@ -102,8 +108,12 @@ def _link_problem(href: str, url: str, page: Path, ids: set[str]) -> str | None:
     target = Path(unquote(parts.path))
     if target != page.resolve() and not target.exists():
         return f"link {href!r}: no file {target}"
-    if parts.fragment and target == page.resolve() and unquote(parts.fragment) not in ids:
-        return f"link {href!r}: no element with id {unquote(parts.fragment)!r}"
+    fragment = unquote(parts.fragment)
+    if fragment and target == page.resolve() and fragment not in ids:
+        return f"link {href!r}: no element with id {fragment!r}"
+    if fragment and target != page.resolve() and target.suffix == ".html":
+        if f'id="{fragment}"' not in target.read_text(encoding="utf-8", errors="replace"):
+            return f"link {href!r}: no element with id {fragment!r} in {target.name}"
     return None
 
 
@@ -114,8 +124,11 @@ def check_page(
     width: int = 1280,
     height: int = 1000,
     timeout_s: float = 60.0,
+    tables_fit: bool = False,
 ) -> PageCheck:
-    """Load ``page`` (a local HTML file) in headless Chromium and check it (module docstring).
+    """Load ``page`` (a local HTML file) in headless Chromium and check it (module docstring);
+    with ``tables_fit``, a table that scrolls inside its box (wider than the window) is a
+    problem too.
 
     Raises:
         FileNotFoundError: the page, or a Chromium to drive, is missing.
@@ -172,6 +185,12 @@ def check_page(
                         f"the page is wider than the window ({found['pageWidth']} px > "
                         f"{found['viewWidth']} px): {what}"
                     )
+                if tables_fit:
+                    for t in found["scrolling"]:
+                        result.problems.append(
+                            f"a table wider than the window ({t['width']} px in {t['shown']} "
+                            f"px) scrolls sideways: {t['text']}"
+                        )
                 for link in found["links"]:
                     scheme = urlsplit(link["url"]).scheme
                     if scheme in ("http", "https", "mailto"):
@@ -193,7 +212,7 @@ def check_page(
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = command_parser("python -m privrepro.report.browser", __doc__)
+    ap = command_parser("python tests/report/page_check.py", __doc__)
     ap.add_argument("pages", nargs="*", default=["REPORT.html"], help="HTML files to check")
     ap.add_argument("--screenshot", default=None, help="PNG of the first page's top")
     ap.add_argument("--chromium", default=None, help="the Chromium executable")
@@ -201,9 +220,11 @@ def main(argv: list[str] | None = None) -> int:
     status = 0
     for i, page in enumerate(args.pages):
         try:
-            res = check_page(page, args.screenshot if i == 0 else None, args.chromium)
+            res = check_page(
+                page, args.screenshot if i == 0 else None, args.chromium, tables_fit=i == 0
+            )
         except FileNotFoundError as exc:
-            print(f"privrepro.report.browser: {exc}", file=sys.stderr)
+            print(f"page_check: {exc}", file=sys.stderr)
             return 2
         print(res.summary())
         for p in res.problems:
