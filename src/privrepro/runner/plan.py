@@ -36,7 +36,12 @@ from omegaconf import DictConfig, OmegaConf
 from privrepro.config.validation import ConfigError, build_params
 from privrepro.data.provenance import DataSource
 from privrepro.figures.api import Figure
-from privrepro.runner.preflight import check_memory, check_output_paths, validate_root
+from privrepro.runner.preflight import (
+    check_memory,
+    check_output_paths,
+    check_unit_list,
+    validate_root,
+)
 from privrepro.runner.storages import check_storages
 from privrepro.store.units import unit_hash
 
@@ -228,8 +233,10 @@ def plan_config(cfg: DictConfig, *, check: bool = True) -> FigurePlan:
         from privrepro.runner.environment import resolve_device
 
         device = resolve_device(device)
-    units = recipe.units(params)
-    sources = [recipe.data_source(u, Path(cfg.paths.data_dir)) for u in units]
+    units = recipe.units(params)  # grids count their units before making them (MAX_UNITS)
+    check_unit_list(units)
+    data_dir = Path(cfg.paths.data_dir)  # resolved once: an interpolation costs a parse a read
+    sources = [recipe.data_source(u, data_dir) for u in units]
     if check:
         _check_weights(params, cfg.paths)  # missing pretrained weights: one line
     identities = [

@@ -7,8 +7,10 @@ nothing is computed.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,9 @@ from privrepro.data.registry import DamagedDataError, MissingDataError
 __all__ = [
     "PROFILES",
     "available_memory",
+    "check_launcher",
     "check_memory",
+    "check_unit_list",
     "check_writable",
     "error_line",
     "validate_root",
@@ -29,6 +33,18 @@ __all__ = [
 PROFILES = ("smoke", "paper", "tiny")
 _BOOLEANS = ("force", "progress", "plot")
 _OUTPUT_PATHS = ("experiments_dir", "results_dir", "plots_dir", "cache_dir")
+
+#: The largest seed and worker number: a signed 64-bit integer, what numpy and torch seed from.
+MAX_SEED = 2**63 - 1
+MAX_WORKER = 2**16 - 1
+
+#: The most parallel jobs a multirun may start on one machine (Hydra's joblib ``n_jobs``).
+MAX_JOBS = 1024
+
+#: What the plan holds per byte of a unit's JSON: the unit and its identity as Python dicts, the
+#: identity's hash and data source (measured with tracemalloc: 2.2 on cl Fig. 3 PEFT, whose units
+#: share their settings groups; 8.2 for small dicts of floats that share nothing; rounded up).
+PLAN_BYTES_PER_UNIT_BYTE = 10
 
 # Leave this share of the available memory to everything else the process holds (torch, the
 # interpreter, the rows of other units): a unit predicted above it is refused.
@@ -41,10 +57,10 @@ def validate_root(cfg: DictConfig) -> None:
     profile = cfg.get("profile", {}).get("name")
     if profile not in PROFILES:
         raise ConfigError("profile.name", profile, f"must be one of {list(PROFILES)}")
-    for key in ("seed", "worker"):
+    for key, most in (("seed", MAX_SEED), ("worker", MAX_WORKER)):
         value = cfg.get(key, 0)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ConfigError(key, value, "must be an integer >= 0")
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= most:
+            raise ConfigError(key, value, f"must be an integer in [0, {most}]")
     for key in _BOOLEANS:
         value = cfg.get(key, False)
         if not isinstance(value, bool):
@@ -100,6 +116,54 @@ def check_output_paths(cfg: DictConfig, plot: bool) -> None:
         if key == "plots_dir" and not plot:
             continue
         check_writable(f"paths.{key}", str(cfg.paths[key]))
+
+
+def check_launcher(launcher: Any, cpus: int | None = None) -> None:
+    """The launcher's job count (Hydra's joblib ``hydra.launcher.n_jobs``), before any job
+    starts: an integer in ``[1, MAX_JOBS]``, or a negative one counted back from the CPUs as
+    joblib does (``-1``: every CPU), down to ``-cpus`` (``0`` and below have no meaning)."""
+    value = (launcher or {}).get("n_jobs")
+    if value is None:
+        return
+    if cpus is None:
+        from privrepro.threads import available_cpus
+
+        cpus = available_cpus().cpus
+    ok = isinstance(value, int) and not isinstance(value, bool)
+    if not ok or not (1 <= value <= MAX_JOBS or -cpus <= value <= -1):
+        raise ConfigError(
+            "hydra.launcher.n_jobs",
+            value,
+            f"must be an integer in [1, {MAX_JOBS}], or in [-{cpus}, -1] (counted back from "
+            f"the {cpus} CPUs here: -1 is every CPU)",
+        )
+
+
+def check_unit_list(units: Sequence[Mapping[str, Any]], available: int | None = None) -> None:
+    """The whole unit list, priced before its identities are made: at most
+    :data:`~privrepro.figures.api.MAX_UNITS` units (a grid counts its units before making them;
+    this catches a figure that joins several grids), and the plan of them all
+    (:data:`PLAN_BYTES_PER_UNIT_BYTE` per byte of the largest unit's JSON) within the memory
+    available here."""
+    from privrepro.figures.api import MAX_UNITS
+
+    if len(units) > MAX_UNITS:
+        raise ConfigError(
+            "params", f"{len(units)} run units", f"a figure may have at most {MAX_UNITS}"
+        )
+    if not units:
+        return
+    largest = max(len(json.dumps(u, default=str)) for u in units)
+    need = len(units) * largest * PLAN_BYTES_PER_UNIT_BYTE
+    available = available_memory() if available is None else available
+    if available is not None and need > available * MEMORY_HEADROOM:
+        raise ConfigError(
+            "params",
+            f"{len(units)} run units",
+            f"their plan would need about {_gib(need)} ({len(units)} × {largest} B of config "
+            f"× {PLAN_BYTES_PER_UNIT_BYTE}); must fit in {_gib(available * MEMORY_HEADROOM)} "
+            f"({MEMORY_HEADROOM:.0%} of the {_gib(available)} available here)",
+        )
 
 
 def _cgroup_free() -> int | None:

@@ -198,6 +198,9 @@ class SweepCallback(Callback):
         from privrepro.data.registry import MissingDataError
 
         try:
+            from privrepro.runner.preflight import check_launcher
+
+            check_launcher(OmegaConf.select(config, "hydra.launcher"))
             check_sweep_stores(config, str(kwargs.get("config_name") or "config"))
         except (ConfigError, MissingDataError) as exc:
             from privrepro.runner.preflight import error_line
