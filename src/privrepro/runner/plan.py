@@ -42,7 +42,7 @@ from privrepro.runner.preflight import (
     check_unit_list,
     validate_root,
 )
-from privrepro.runner.storages import check_storages
+from privrepro.runner.storages import check_storages, without_study_locations
 from privrepro.store.units import unit_hash
 
 __all__ = [
@@ -121,7 +121,8 @@ def unit_identity(
     """What names a unit in the store (its ``config.json``; its hash is the unit's folder).
 
     ``data``: what the unit reads; its fingerprint, for data read from a data root, is part of
-    the identity, so the same unit on other data is another unit."""
+    the identity, so the same unit on other data is another unit. Where the unit's studies are
+    kept is not (:func:`~privrepro.runner.storages.without_study_locations`)."""
     identity = {
         "paper": paper,
         "figure": figure,
@@ -129,7 +130,7 @@ def unit_identity(
         "seed": seed,
         "recipe": f"{type(recipe).__module__}:{type(recipe).__qualname__}",
         "version": getattr(recipe, "version", 1),
-        "unit": dict(unit),
+        "unit": without_study_locations(unit),  # where a study is kept is no part of it
     }
     if data is not None and data.fingerprint is not None:
         identity["data"] = data.fingerprint

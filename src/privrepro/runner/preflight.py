@@ -228,6 +228,13 @@ def error_line(exc: BaseException) -> str | None:
     An I/O error is reported only when it names its file (every write of the store, the results
     and the plots does); one that names none is a bug, and keeps its traceback.
     """
+    from privrepro.config.secrets import redact
+
+    line = _error_line(exc)
+    return None if line is None else redact(line)  # a storage URL's password is never shown
+
+
+def _error_line(exc: BaseException) -> str | None:
     if isinstance(exc, ConfigError):
         return f"configuration error: {exc}"
     if isinstance(exc, DamagedDataError):
