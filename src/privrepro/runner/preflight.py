@@ -17,6 +17,7 @@ from typing import Any
 from omegaconf import DictConfig
 
 from privrepro.config.validation import ConfigError
+from privrepro.data.provenance import DataChangedError
 from privrepro.data.registry import DamagedDataError, MissingDataError
 
 __all__ = [
@@ -237,6 +238,8 @@ def error_line(exc: BaseException) -> str | None:
 def _error_line(exc: BaseException) -> str | None:
     if isinstance(exc, ConfigError):
         return f"configuration error: {exc}"
+    if isinstance(exc, DataChangedError):
+        return f"data changed: {exc}"
     if isinstance(exc, DamagedDataError):
         return f"damaged data: {exc}"
     if isinstance(exc, MissingDataError):

@@ -208,6 +208,7 @@ def run_config(
         if store.is_complete(uid):
             reused += 1
             continue
+        _same_data(recipe, unit, source, paths, f"as unit {uid} started")  # before its compute
         with store.building(uid) as tmp:
             ctx = UnitContext(
                 seed=seed,
@@ -230,6 +231,7 @@ def run_config(
                 log.info("unit %s: %d rows in %.2f s", uid, len(rows), time.perf_counter() - t0)
             if not isinstance(rows, pd.DataFrame):
                 raise TypeError(f"{type(recipe).__name__}.compute must return a DataFrame")
+            _same_data(recipe, unit, source, paths, f"while unit {uid} computed")  # what it read
             unit_env = {
                 **env,
                 "wall_time_s": time.perf_counter() - t0,
@@ -328,6 +330,19 @@ def run_config(
         table_rows=len(derived.table),
         table_units=len(derived.units),
     )
+
+
+def _same_data(
+    recipe: Figure[Any], unit: Mapping[str, Any], planned: Any, paths: Any, when: str
+) -> None:
+    """The data ``unit`` reads still has the fingerprint the plan took (its identity names it):
+    else :class:`~privrepro.data.provenance.DataChangedError`, and the unit is not stored."""
+    if planned.fingerprint is None:
+        return
+    from privrepro.data.provenance import unchanged_since_plan
+
+    data_dir = Path(paths.data_dir)
+    unchanged_since_plan(planned, recipe.data_source(unit, data_dir), str(data_dir), when)
 
 
 def _shown_overrides(command: Mapping[str, Any] | None) -> list[str]:
