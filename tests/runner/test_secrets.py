@@ -28,6 +28,11 @@ SECRET = "S3cret-pw_42"
         ("postgresql://alice:S3cret@db/x", f"postgresql://alice:{REDACTED}@db/x"),
         ("postgresql+psycopg://a:p@ss@h:5432/x", f"postgresql+psycopg://a:{REDACTED}@h:5432/x"),
         ("http://u:tok@mlflow.lab:5000", f"http://u:{REDACTED}@mlflow.lab:5000"),
+        ("postgresql://a:S3cret/x@h/db", f"postgresql://a:{REDACTED}@h/db"),  # raw '/'
+        (
+            "u=postgresql://a:S3cret@h/d v=sqlite:///x.db",
+            f"u=postgresql://a:{REDACTED}@h/d v=sqlite:///x.db",
+        ),
         ("x=postgresql://a@h/db?sslmode=require&password=pw", None),
         ("postgresql://a@h/db?PASSWORD=pw#f", f"postgresql://a@h/db?PASSWORD={REDACTED}#f"),
     ],

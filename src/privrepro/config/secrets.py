@@ -27,8 +27,9 @@ T = TypeVar("T")
 #: what stands in for a credential
 REDACTED = "***"
 
-# scheme://user:password@  (the password runs to the last '@' before the host part)
-_USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@]*:)(?P<secret>[^\s/]*)@")
+# scheme://user:password@host  (the password runs to the last '@' of the word: a password
+# written with a raw '@' or '/' is hidden whole; a later '@' in a path hides more, never less)
+_USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@]*:)(?P<secret>\S*)@")
 # ?password=… &sslpassword=… &token=… in a URL's query (libpq and HTTP conventions)
 _QUERY = re.compile(
     r"(?P<head>[?&](?:password|passwd|pwd|sslpassword|token|access_token|api_key|apikey|secret)=)"
