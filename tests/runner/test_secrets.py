@@ -29,6 +29,10 @@ SECRET = "S3cret-pw_42"
         ("postgresql+psycopg://a:p@ss@h:5432/x", f"postgresql+psycopg://a:{REDACTED}@h:5432/x"),
         ("http://u:tok@mlflow.lab:5000", f"http://u:{REDACTED}@mlflow.lab:5000"),
         ("postgresql://a:S3cret/x@h/db", f"postgresql://a:{REDACTED}@h/db"),  # raw '/'
+        (  # an override as Hydra records it (hydra.overrides.task), ':' escaped
+            r"params.tuning.storage=postgresql\://a\:S3cret@h\:5432/db",
+            rf"params.tuning.storage=postgresql\://a\:{REDACTED}@h\:5432/db",
+        ),
         (
             "u=postgresql://a:S3cret@h/d v=sqlite:///x.db",
             f"u=postgresql://a:{REDACTED}@h/d v=sqlite:///x.db",

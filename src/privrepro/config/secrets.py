@@ -29,7 +29,8 @@ REDACTED = "***"
 
 # scheme://user:password@host  (the password runs to the last '@' of the word: a password
 # written with a raw '@' or '/' is hidden whole; a later '@' in a path hides more, never less)
-_USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@]*:)(?P<secret>\S*)@")
+# (Hydra's override grammar escapes ':' as '\:' in the overrides it records: read through it)
+_USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*\\?://[^\s/:@\\]*\\?:)(?P<secret>\S*)@")
 # ?password=… &sslpassword=… &token=… in a URL's query (libpq and HTTP conventions)
 _QUERY = re.compile(
     r"(?P<head>[?&](?:password|passwd|pwd|sslpassword|token|access_token|api_key|apikey|secret)=)"
