@@ -61,12 +61,15 @@ def test_data_edited_between_plan_and_compute_is_refused_before_the_unit(
         _edit(root)  # a long sweep's data root edited after its plan
         return plan
 
-    computed: list[str] = []
+    computed: list[Any] = []
     original = PBGRRAdult.compute
     monkeypatch.setattr(run_module, "plan_config", plan_then_edit)
-    monkeypatch.setattr(
-        PBGRRAdult, "compute", lambda self, u, ctx: computed.append("x") or original(self, u, ctx)
-    )
+
+    def counted(self: Any, unit: Any, ctx: Any) -> Any:
+        computed.append(unit)
+        return original(self, unit, ctx)
+
+    monkeypatch.setattr(PBGRRAdult, "compute", counted)
     with pytest.raises(DataChangedError) as err:
         run_experiment("pb/fig7", _base(tmp_path, root))
     line = error_line(err.value)
