@@ -126,6 +126,7 @@ def test_launcher_jobs_in_range_pass(n_jobs: object) -> None:
     check_launcher({"n_jobs": n_jobs}, cpus=2)
 
 
+@pytest.mark.slow
 def test_zero_jobs_is_one_line_before_any_job(tmp_path: Path) -> None:
     out = [
         f"paths.experiments_dir={tmp_path / 'e'}",

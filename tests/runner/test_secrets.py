@@ -90,6 +90,7 @@ def test_an_error_never_shows_the_password() -> None:
     assert line is not None and SECRET not in line and f"alice:{REDACTED}@" in line
 
 
+@pytest.mark.slow
 def test_no_file_of_a_run_holds_the_password(
     postgres_url: str, store_overrides: list[str], tmp_path: Path
 ) -> None:

@@ -33,6 +33,7 @@ def _open_at_once(url: str, barrier: object, out: object) -> None:
         out.put(("failed", f"{type(exc).__name__}: {exc}"[:300]))  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 def test_workers_started_together_on_a_fresh_database_all_survive(postgres_url: str) -> None:
     ctx = multiprocessing.get_context("fork")
     barrier, out = ctx.Barrier(WORKERS), ctx.Queue()
