@@ -23,6 +23,7 @@ from privrepro.config.validation import ConfigError
 from privrepro.figures.api import MAX_UNITS, check_unit_count, grid_units
 from privrepro.runner.plan import compose, effective_params, plan_experiment
 from privrepro.runner.preflight import (
+    LAUNCHER_INTS,
     MAX_JOBS,
     MAX_SEED,
     MAX_WORKER,
@@ -119,6 +120,22 @@ def test_launcher_jobs_out_of_range_are_refused(n_jobs: object) -> None:
     with pytest.raises(ConfigError) as err:
         check_launcher({"n_jobs": n_jobs}, cpus=2)
     assert err.value.key == "hydra.launcher.n_jobs"
+
+
+@pytest.mark.parametrize("key", sorted(LAUNCHER_INTS))
+def test_slurm_launcher_counts_have_ranges(key: str) -> None:
+    lo, hi = LAUNCHER_INTS[key]
+    check_launcher({key: lo})
+    check_launcher({key: hi})
+    for bad in (lo - 1, hi + 1, 2.5):
+        with pytest.raises(ConfigError) as err:
+            check_launcher({key: bad})
+        assert err.value.key == f"hydra.launcher.{key}"
+
+
+def test_the_slurm_launcher_config_is_in_range() -> None:
+    cfg = OmegaConf.load(REPO / "conf" / "hydra" / "launcher" / "slurm.yaml")
+    check_launcher({k: v for k, v in cfg.items() if k != "defaults"})
 
 
 @pytest.mark.parametrize("n_jobs", [1, MAX_JOBS, -1, -2, None])

@@ -119,10 +119,30 @@ def check_output_paths(cfg: DictConfig, plot: bool) -> None:
         check_writable(f"paths.{key}", str(cfg.paths[key]))
 
 
+#: The integer keys of the SLURM launcher (``conf/hydra/launcher/slurm.yaml``, submitit) and
+#: their ranges: a job of at most a year, at most 1,024 CPUs or GPUs and 64 TiB of memory a node.
+LAUNCHER_INTS = {
+    "timeout_min": (1, 525_600),
+    "cpus_per_task": (1, 1024),
+    "gpus_per_node": (0, 1024),
+    "tasks_per_node": (1, 1024),
+    "mem_gb": (1, 65_536),
+    "nodes": (1, 10_000),
+    "array_parallelism": (1, 100_000),
+}
+
+
 def check_launcher(launcher: Any, cpus: int | None = None) -> None:
-    """The launcher's job count (Hydra's joblib ``hydra.launcher.n_jobs``), before any job
-    starts: an integer in ``[1, MAX_JOBS]``, or a negative one counted back from the CPUs as
-    joblib does (``-1``: every CPU), down to ``-cpus`` (``0`` and below have no meaning)."""
+    """The launcher's counts, before any job starts: the SLURM launcher's integers
+    (:data:`LAUNCHER_INTS`), and the job count of Hydra's joblib launcher (``n_jobs``): an
+    integer in ``[1, MAX_JOBS]``, or a negative one counted back from the CPUs as joblib does
+    (``-1``: every CPU), down to ``-cpus`` (``0`` and below have no meaning)."""
+    for key, (lo, hi) in LAUNCHER_INTS.items():
+        got = (launcher or {}).get(key)
+        if got is None:
+            continue
+        if isinstance(got, bool) or not isinstance(got, int) or not lo <= got <= hi:
+            raise ConfigError(f"hydra.launcher.{key}", got, f"must be an integer in [{lo}, {hi}]")
     value = (launcher or {}).get("n_jobs")
     if value is None:
         return
