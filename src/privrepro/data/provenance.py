@@ -11,7 +11,9 @@ A data root written by the rehearsal's stand-in writers holds the marker file
 **What identifies data.** :func:`data_fingerprint` says which files a dataset is read from: the
 release itself for a dataset whose every file is checked against the release's checksums, else
 a hash of the files (or of the marker's listing of them). It is part of a unit's identity, so a
-unit computed on other data is another unit.
+unit computed on other data is another unit. The plan takes it before any unit computes;
+:func:`unchanged_since_plan` takes it again as a unit starts and once it has computed, so a unit
+is stored only under the fingerprint of the data it read.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ __all__ = [
     "RELEASE_CHECKED",
     "STAND_IN_DATASETS",
     "UNDECLARED",
+    "DataChangedError",
     "DataSource",
     "data_fingerprint",
     "data_source_of",
@@ -47,6 +50,7 @@ __all__ = [
     "read_marker",
     "registry_source",
     "stand_in_source",
+    "unchanged_since_plan",
     "unverified_source",
 ]
 
@@ -371,3 +375,24 @@ def read_marker(folder: str | Path) -> dict[str, Any] | None:
         )
         return {}
     return manifest if isinstance(manifest, dict) else {}
+
+
+class DataChangedError(RuntimeError):
+    """The data a unit reads changed between the plan and the unit's end: the unit is not stored
+    (its identity names the fingerprint taken in the plan, not that of the data it may have
+    read). Reported in one line; running again plans on the data as it is now."""
+
+
+def unchanged_since_plan(planned: DataSource, now: DataSource, where: str, when: str) -> None:
+    """Raise :class:`DataChangedError` when the data's fingerprint ``now`` is not the one the
+    plan took (``planned``); ``where``: the data root, ``when``: the moment (``as unit … started``).
+
+    Data with no fingerprint (formulas, embedded or generated data) is never checked."""
+    if planned.fingerprint is None or planned.fingerprint == now.fingerprint:
+        return
+    raise DataChangedError(
+        f"{planned.name} under {where} changed after the plan, {when} (fingerprint "
+        f"{str(planned.fingerprint)[:24]} in the plan, {str(now.fingerprint)[:24]} now): the "
+        "unit is not stored under a fingerprint of data it may not have read; run again once "
+        "the data stays put"
+    )

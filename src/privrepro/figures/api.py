@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,21 +41,28 @@ from typing import Any, ClassVar, Generic, TypeVar, get_args, get_origin
 import numpy as np
 import pandas as pd
 
-from privrepro.config.validation import param
+from privrepro.config.validation import ConfigError, param
 from privrepro.data.provenance import UNDECLARED, DataSource
 from privrepro.loop_budget import budgeted
 from privrepro.metrics import MetricLogger
 from privrepro.seeding import numpy_stream, torch_stream
 
 __all__ = [
+    "MAX_UNITS",
     "CostPart",
     "Figure",
     "MemoryEstimate",
     "PaperValue",
     "UnitContext",
+    "check_unit_count",
     "grid_units",
     "param",
 ]
+
+#: The most run units one figure may have: the largest figure of the paper profile has 180
+#: (cl Fig. 5 PEFT), so this leaves room for fifty times its repeats while the plan of the
+#: whole list (its identities and hashes) stays a few seconds and a few hundred MB.
+MAX_UNITS = 10_000
 
 P = TypeVar("P")
 
@@ -299,11 +307,39 @@ def grid_units(fixed: Mapping[str, Any], **axes: Sequence[Any]) -> list[dict[str
     The first axis varies slowest, as in ``[... for a in A for b in B]``; ``fixed`` entries are
     copied into every unit. With no axes the result is the single unit ``dict(fixed)``.
 
+    The number of units is the product of the axes' lengths, checked against :data:`MAX_UNITS`
+    before a single unit is made (:func:`check_unit_count`): ``repeat=range(10**9)`` is one
+    :class:`~privrepro.config.ConfigError`, not a list that fills the memory.
+
     >>> grid_units({"delta": 1e-5}, dataset=["a", "b"], repeat=range(2))[1]
     {'delta': 1e-05, 'dataset': 'a', 'repeat': 1}
     """
     names = list(axes)
+    check_unit_count({n: len(axes[n]) for n in names})
     return [
         {**fixed, **dict(zip(names, point, strict=True))}
         for point in itertools.product(*(axes[n] for n in names))
     ]
+
+
+def check_unit_count(axes: Mapping[str, int], extra: int = 0) -> int:
+    """The number of run units of a grid with these axis lengths (plus ``extra`` units made
+    apart from it), computed without making them; a one-line
+    :class:`~privrepro.config.ConfigError` above :data:`MAX_UNITS`, naming the axes and the
+    longest one (a figure's ``repeats`` make its ``repeat`` axis, and so on).
+
+    >>> check_unit_count({"epsilon": 3, "repeat": 5})
+    15
+    """
+    count = math.prod(axes.values()) + extra
+    if count > MAX_UNITS:
+        grid = " × ".join(f"{n} {k}" for k, n in axes.items()) or "1"
+        longest = max(axes, key=lambda k: axes[k]) if axes else None
+        hint = f"; the longest axis is {longest} ({axes[longest]})" if longest else ""
+        more = f" + {extra}" if extra else ""
+        raise ConfigError(
+            "params",
+            f"{count} run units ({grid}{more})",
+            f"a figure may have at most {MAX_UNITS} run units{hint}",
+        )
+    return count

@@ -27,6 +27,7 @@ import hydra
 from omegaconf import DictConfig
 
 from privrepro.config.validation import ConfigError
+from privrepro.data.provenance import DataChangedError
 from privrepro.data.registry import MissingDataError
 from privrepro.runner.catalog import conf_dir
 from privrepro.runner.preflight import error_line
@@ -213,6 +214,9 @@ def _app(cfg: DictConfig) -> str:
     except (ConfigError, MissingDataError) as exc:
         print(f"privrepro: {error_line(exc)}", file=sys.stderr)
         sys.exit(2)
+    except DataChangedError as exc:  # the data root edited during the run: run again
+        print(f"privrepro: {error_line(exc)}", file=sys.stderr)
+        sys.exit(1)
     except OSError as exc:  # a full disk, a read-only or special file system: the path named
         line = error_line(exc)
         if line is None:

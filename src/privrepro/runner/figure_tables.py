@@ -44,6 +44,7 @@ from typing import Any
 import pandas as pd
 
 from privrepro.commands import command_parser
+from privrepro.config.secrets import redact
 from privrepro.data.provenance import UNDECLARED, DataSource
 from privrepro.figures.api import Figure
 from privrepro.runner.canonical import (
@@ -539,10 +540,10 @@ def write_meta(
         facts = {**facts, "summary_sha256": canonical.summary_sha256}
         extra = {"canonical_gaps": canonical.gaps, "canonical_vanished": canonical.vanished}
         canonical = canonical.records()
-    meta = {
-        **(record or {"paper": derived.paper, "figure": derived.figure}),
+    meta = {  # a storage URL among the parameters is written without its password
+        **redact(record or {"paper": derived.paper, "figure": derived.figure}),
         "table": facts,
-        "canonical": dict(canonical or {}),
+        "canonical": redact(dict(canonical or {})),
         **extra,
         "units": derived.listing(),
     }

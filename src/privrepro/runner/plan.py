@@ -41,9 +41,10 @@ from privrepro.runner.preflight import (
     check_device_memory,
     check_memory,
     check_output_paths,
+    check_unit_list,
     validate_root,
 )
-from privrepro.runner.storages import check_storages
+from privrepro.runner.storages import check_storages, without_study_locations
 from privrepro.store.units import unit_hash
 
 __all__ = [
@@ -122,7 +123,8 @@ def unit_identity(
     """What names a unit in the store (its ``config.json``; its hash is the unit's folder).
 
     ``data``: what the unit reads; its fingerprint, for data read from a data root, is part of
-    the identity, so the same unit on other data is another unit."""
+    the identity, so the same unit on other data is another unit. Where the unit's studies are
+    kept is not (:func:`~privrepro.runner.storages.without_study_locations`)."""
     identity = {
         "paper": paper,
         "figure": figure,
@@ -130,7 +132,7 @@ def unit_identity(
         "seed": seed,
         "recipe": f"{type(recipe).__module__}:{type(recipe).__qualname__}",
         "version": getattr(recipe, "version", 1),
-        "unit": dict(unit),
+        "unit": without_study_locations(unit),  # where a study is kept is no part of it
     }
     if data is not None and data.fingerprint is not None:
         identity["data"] = data.fingerprint
@@ -235,8 +237,10 @@ def plan_config(cfg: DictConfig, *, check: bool = True) -> FigurePlan:
         from privrepro.runner.environment import resolve_device
 
         device = resolve_device(device)
-    units = recipe.units(params)
-    sources = [recipe.data_source(u, Path(cfg.paths.data_dir)) for u in units]
+    units = recipe.units(params)  # grids count their units before making them (MAX_UNITS)
+    check_unit_list(units)
+    data_dir = Path(cfg.paths.data_dir)  # resolved once: an interpolation costs a parse a read
+    sources = [recipe.data_source(u, data_dir) for u in units]
     if check:
         _check_weights(params, cfg.paths)  # missing pretrained weights: one line
     identities = [

@@ -8,6 +8,7 @@ nothing is computed.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -17,13 +18,16 @@ from typing import Any
 from omegaconf import DictConfig
 
 from privrepro.config.validation import ConfigError
+from privrepro.data.provenance import DataChangedError
 from privrepro.data.registry import DamagedDataError, MissingDataError
 
 __all__ = [
     "PROFILES",
     "available_memory",
     "check_device_memory",
+    "check_launcher",
     "check_memory",
+    "check_unit_list",
     "check_writable",
     "device_capacity",
     "error_line",
@@ -34,6 +38,18 @@ __all__ = [
 PROFILES = ("smoke", "paper", "tiny")
 _BOOLEANS = ("force", "progress", "plot")
 _OUTPUT_PATHS = ("experiments_dir", "results_dir", "plots_dir", "cache_dir")
+
+#: The largest seed and worker number: a signed 64-bit integer, what numpy and torch seed from.
+MAX_SEED = 2**63 - 1
+MAX_WORKER = 2**16 - 1
+
+#: The most parallel jobs a multirun may start on one machine (Hydra's joblib ``n_jobs``).
+MAX_JOBS = 1024
+
+#: What the plan holds per byte of a unit's JSON: the unit and its identity as Python dicts, the
+#: identity's hash and data source (measured with tracemalloc: 2.2 on cl Fig. 3 PEFT, whose units
+#: share their settings groups; 8.2 for small dicts of floats that share nothing; rounded up).
+PLAN_BYTES_PER_UNIT_BYTE = 10
 
 # Leave this share of the available memory to everything else the process holds (torch, the
 # interpreter, the rows of other units): a unit predicted above it is refused.
@@ -46,10 +62,10 @@ def validate_root(cfg: DictConfig) -> None:
     profile = cfg.get("profile", {}).get("name")
     if profile not in PROFILES:
         raise ConfigError("profile.name", profile, f"must be one of {list(PROFILES)}")
-    for key in ("seed", "worker"):
+    for key, most in (("seed", MAX_SEED), ("worker", MAX_WORKER)):
         value = cfg.get(key, 0)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ConfigError(key, value, "must be an integer >= 0")
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= most:
+            raise ConfigError(key, value, f"must be an integer in [0, {most}]")
     for key in _BOOLEANS:
         value = cfg.get(key, False)
         if not isinstance(value, bool):
@@ -105,6 +121,74 @@ def check_output_paths(cfg: DictConfig, plot: bool) -> None:
         if key == "plots_dir" and not plot:
             continue
         check_writable(f"paths.{key}", str(cfg.paths[key]))
+
+
+#: The integer keys of the SLURM launcher (``conf/hydra/launcher/slurm.yaml``, submitit) and
+#: their ranges: a job of at most a year, at most 1,024 CPUs or GPUs and 64 TiB of memory a node.
+LAUNCHER_INTS = {
+    "timeout_min": (1, 525_600),
+    "cpus_per_task": (1, 1024),
+    "gpus_per_node": (0, 1024),
+    "tasks_per_node": (1, 1024),
+    "mem_gb": (1, 65_536),
+    "nodes": (1, 10_000),
+    "array_parallelism": (1, 100_000),
+}
+
+
+def check_launcher(launcher: Any, cpus: int | None = None) -> None:
+    """The launcher's counts, before any job starts: the SLURM launcher's integers
+    (:data:`LAUNCHER_INTS`), and the job count of Hydra's joblib launcher (``n_jobs``): an
+    integer in ``[1, MAX_JOBS]``, or a negative one counted back from the CPUs as joblib does
+    (``-1``: every CPU), down to ``-cpus`` (``0`` and below have no meaning)."""
+    for key, (lo, hi) in LAUNCHER_INTS.items():
+        got = (launcher or {}).get(key)
+        if got is None:
+            continue
+        if isinstance(got, bool) or not isinstance(got, int) or not lo <= got <= hi:
+            raise ConfigError(f"hydra.launcher.{key}", got, f"must be an integer in [{lo}, {hi}]")
+    value = (launcher or {}).get("n_jobs")
+    if value is None:
+        return
+    if cpus is None:
+        from privrepro.threads import available_cpus
+
+        cpus = available_cpus().cpus
+    ok = isinstance(value, int) and not isinstance(value, bool)
+    if not ok or not (1 <= value <= MAX_JOBS or -cpus <= value <= -1):
+        raise ConfigError(
+            "hydra.launcher.n_jobs",
+            value,
+            f"must be an integer in [1, {MAX_JOBS}], or in [-{cpus}, -1] (counted back from "
+            f"the {cpus} CPUs here: -1 is every CPU)",
+        )
+
+
+def check_unit_list(units: Sequence[Mapping[str, Any]], available: int | None = None) -> None:
+    """The whole unit list, priced before its identities are made: at most
+    :data:`~privrepro.figures.api.MAX_UNITS` units (a grid counts its units before making them;
+    this catches a figure that joins several grids), and the plan of them all
+    (:data:`PLAN_BYTES_PER_UNIT_BYTE` per byte of the largest unit's JSON) within the memory
+    available here."""
+    from privrepro.figures.api import MAX_UNITS
+
+    if len(units) > MAX_UNITS:
+        raise ConfigError(
+            "params", f"{len(units)} run units", f"a figure may have at most {MAX_UNITS}"
+        )
+    if not units:
+        return
+    largest = max(len(json.dumps(u, default=str)) for u in units)
+    need = len(units) * largest * PLAN_BYTES_PER_UNIT_BYTE
+    available = available_memory() if available is None else available
+    if available is not None and need > available * MEMORY_HEADROOM:
+        raise ConfigError(
+            "params",
+            f"{len(units)} run units",
+            f"their plan would need about {_gib(need)} ({len(units)} × {largest} B of config "
+            f"× {PLAN_BYTES_PER_UNIT_BYTE}); must fit in {_gib(available * MEMORY_HEADROOM)} "
+            f"({MEMORY_HEADROOM:.0%} of the {_gib(available)} available here)",
+        )
 
 
 def _cgroup_free() -> int | None:
@@ -225,8 +309,17 @@ def error_line(exc: BaseException) -> str | None:
     An I/O error is reported only when it names its file (every write of the store, the results
     and the plots does); one that names none is a bug, and keeps its traceback.
     """
+    from privrepro.config.secrets import redact
+
+    line = _error_line(exc)
+    return None if line is None else redact(line)  # a storage URL's password is never shown
+
+
+def _error_line(exc: BaseException) -> str | None:
     if isinstance(exc, ConfigError):
         return f"configuration error: {exc}"
+    if isinstance(exc, DataChangedError):
+        return f"data changed: {exc}"
     if isinstance(exc, DamagedDataError):
         return f"damaged data: {exc}"
     if isinstance(exc, MissingDataError):

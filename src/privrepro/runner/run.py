@@ -39,6 +39,7 @@ from typing import Any
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
+from privrepro.config.secrets import redact
 from privrepro.config.validation import assumptions_of
 from privrepro.data.registry import MissingDataError
 from privrepro.figures.api import Figure, UnitContext
@@ -181,11 +182,13 @@ def run_config(
     store = UnitStore(Path(paths.experiments_dir), paper, figure)
     recipe_id = plan.recipe_id
     threads = plan_threads(cfg.get("threads", "auto"), launcher_workers() if multirun else 1)
-    env = {
-        **run_environment(device, profile, repo),
-        "threads": threads.as_record(),
-        **(command or default_invocation()),
-    }
+    env = redact(  # the command as typed may name a storage URL with its password
+        {
+            **run_environment(device, profile, repo),
+            "threads": threads.as_record(),
+            **(command or default_invocation()),
+        }
+    )
     tracker = open_tracker(cfg, paper, figure, profile, seed, units)
     store.sweep_abandoned()
 
@@ -203,6 +206,7 @@ def run_config(
         if not force and store.is_complete(uid):
             reused += 1
             continue
+        _same_data(recipe, unit, source, paths, f"as unit {uid} started")  # before its compute
         with store.building(uid, replace=force) as tmp:  # force: replaced once sealed
             ctx = UnitContext(
                 seed=seed,
@@ -214,8 +218,9 @@ def run_config(
                 show_progress=show,
             )
             t0 = time.perf_counter()
-            with _UnitLog(tmp / "log.txt"), tracker.unit(uid, unit) as ctx.metrics:
-                log.info("unit %s of %s/%s: %s", uid, paper, figure, json.dumps(unit, default=str))
+            shown = identity["unit"]  # the unit as stored: no study location, no password
+            with _UnitLog(tmp / "log.txt"), tracker.unit(uid, shown) as ctx.metrics:
+                log.info("unit %s of %s/%s: %s", uid, paper, figure, json.dumps(shown, default=str))
                 try:
                     rows = recipe.compute(dict(unit), ctx)
                 except MissingDataError as exc:
@@ -229,6 +234,7 @@ def run_config(
                 log.info("unit %s: %d rows in %.2f s", uid, len(rows), time.perf_counter() - t0)
             if not isinstance(rows, pd.DataFrame):
                 raise TypeError(f"{type(recipe).__name__}.compute must return a DataFrame")
+            _same_data(recipe, unit, source, paths, f"while unit {uid} computed")  # what it read
             unit_env = {
                 **env,
                 "wall_time_s": time.perf_counter() - t0,
@@ -279,6 +285,7 @@ def run_config(
             else {},
             **env,
         }
+        record = redact(record)  # params.tuning.storage may be a URL with a password
         tables.write_last_run(store, record)
         meta = tables.write_meta(files, record, derived, facts, canonical)
         plot_paths: list[Path] = []
@@ -292,14 +299,14 @@ def run_config(
                     {
                         **{k: record[k] for k in ("paper", "figure", "profile", "seed", "params")},
                         "unit_ids": ids,
-                        "overrides": list((command or {}).get("overrides") or []),
+                        "overrides": _shown_overrides(command),
                         "results_dir": str(paths.results_dir),
                         "plots_dir": str(paths.plots_dir),
                         "git_sha": env.get("git_sha"),
                     },
                 )
             elif len(selection) and not is_canonical_run(views, profile, seed, ids):
-                overrides = list((command or {}).get("overrides") or [])
+                overrides = _shown_overrides(command)
                 plot_paths += draw(
                     recipe,
                     selection,
@@ -327,6 +334,26 @@ def run_config(
         table_rows=len(derived.table),
         table_units=len(derived.units),
     )
+
+
+def _same_data(
+    recipe: Figure[Any], unit: Mapping[str, Any], planned: Any, paths: Any, when: str
+) -> None:
+    """The data ``unit`` reads still has the fingerprint the plan took (its identity names it):
+    else :class:`~privrepro.data.provenance.DataChangedError`, and the unit is not stored."""
+    if planned.fingerprint is None:
+        return
+    from privrepro.data.provenance import unchanged_since_plan
+
+    data_dir = Path(paths.data_dir)
+    unchanged_since_plan(planned, recipe.data_source(unit, data_dir), str(data_dir), when)
+
+
+def _shown_overrides(command: Mapping[str, Any] | None) -> list[str]:
+    """The command's overrides as a plot and the sweep's records show them: a study's storage
+    (where it is kept, not what the run computes) left out, any other credential redacted."""
+    overrides = [str(o) for o in (command or {}).get("overrides") or []]
+    return redact([o for o in overrides if not o.partition("=")[0].endswith(".storage")])
 
 
 def _threads_while(items: Iterable[Any], n: int) -> Iterator[Any]:

@@ -8,13 +8,16 @@ mistyped database URL or a missing driver is one line at once, not a failure in 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import fields, is_dataclass
 from typing import Any
 
 from omegaconf import DictConfig
 
-__all__ = ["check_storages", "study_storages"]
+__all__ = ["STORAGE_KEY", "check_storages", "study_storages", "without_study_locations"]
+
+#: the name of every field that says where an Optuna study is kept (``params.tuning.storage``)
+STORAGE_KEY = "storage"
 
 
 def study_storages(params: Any, prefix: str = "params") -> Iterator[tuple[str, str]]:
@@ -24,7 +27,7 @@ def study_storages(params: Any, prefix: str = "params") -> Iterator[tuple[str, s
     for f in fields(params):
         value = getattr(params, f.name)
         key = f"{prefix}.{f.name}"
-        if f.name == "storage" and isinstance(value, str) and value.strip():
+        if f.name == STORAGE_KEY and isinstance(value, str) and value.strip():
             yield key, value
         elif is_dataclass(value):
             yield from study_storages(value, key)
@@ -41,3 +44,23 @@ def check_storages(params: Any, cfg: DictConfig | None = None) -> None:
         from privrepro.runner.tracking import check_tracking
 
         check_tracking(cfg)
+
+
+def without_study_locations(unit: Mapping[str, Any]) -> dict[str, Any]:
+    """``unit`` as it enters an identity: every ``storage`` entry (where a study is kept: a
+    journal file, a database URL, password and all) at its default ``""``.
+
+    Where the study lives changes no result: a study is named by everything its objective sees
+    (:func:`privrepro.continual.peft.hyperparameter_search.objective_settings`) and resumed,
+    never rerun, wherever it is. So a journal and a PostgreSQL database, another spelling of the
+    host or a rotated password name the same unit, and its ``config.json`` never holds the URL.
+    Units stored with the default location keep their hashes."""
+    out: dict[str, Any] = {}
+    for k, v in unit.items():
+        if k == STORAGE_KEY and isinstance(v, str):
+            out[k] = ""
+        elif isinstance(v, Mapping):
+            out[k] = without_study_locations(v)
+        else:
+            out[k] = v
+    return out

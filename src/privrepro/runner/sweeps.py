@@ -125,8 +125,25 @@ def invocation(hydra_cfg: Any, multirun: bool) -> dict[str, Any]:
 
 
 def _write(path: Path, text: str) -> None:
+    """Write a sweep record, any credential in it redacted (a storage URL's password)."""
+    from privrepro.config.secrets import redact
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    path.write_text(redact(text), encoding="utf-8")
+
+
+def _redact_file(path: Path) -> None:
+    """Rewrite the record ``path`` (Hydra's ``multirun.yaml``: the command line as typed) with
+    any credential redacted; nothing when it holds none or cannot be read."""
+    from privrepro.config.secrets import redact
+    from privrepro.store.atomic import atomic_write_text
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    if redact(text) != text:
+        atomic_write_text(path, redact(text))
 
 
 def _overrides_yaml(overrides: Sequence[str]) -> str:
@@ -198,6 +215,9 @@ class SweepCallback(Callback):
         from privrepro.data.registry import MissingDataError
 
         try:
+            from privrepro.runner.preflight import check_launcher
+
+            check_launcher(OmegaConf.select(config, "hydra.launcher"))
             check_sweep_stores(config, str(kwargs.get("config_name") or "config"))
         except (ConfigError, MissingDataError) as exc:
             from privrepro.runner.preflight import error_line
@@ -212,6 +232,7 @@ class SweepCallback(Callback):
     def on_job_start(self, config: DictConfig, **kwargs: Any) -> None:
         if not _is_multirun(config):
             return
+        _redact_file(Path(str(config.hydra.sweep.dir)) / "multirun.yaml")  # Hydra's record
         out = Path(str(config.hydra.runtime.output_dir))
         _write(
             out / "overrides.yaml", _overrides_yaml([str(o) for o in config.hydra.overrides.task])
@@ -232,6 +253,7 @@ class SweepCallback(Callback):
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         sweep = Path(str(config.hydra.sweep.dir))
+        _redact_file(sweep / "multirun.yaml")
         jobs = sorted(
             (p for p in sweep.iterdir() if p.is_dir() and p.name.isdigit()),
             key=lambda p: int(p.name),

@@ -30,7 +30,9 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 import re
+import sqlite3
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -67,6 +69,9 @@ _OUTCOME_COLUMNS = (
 _log = logging.getLogger(__name__)
 
 Summarize = Callable[[pd.DataFrame], "pd.DataFrame | None"]
+#: the check before compute tries a tracking server once and waits this long for its answer
+#: (MLflow's own default retries an unreachable server for minutes: 7 tries, 120 s each)
+CHECK_TIMEOUT_S = 5
 
 
 class Tracker:
@@ -108,7 +113,76 @@ def check_tracking(cfg: DictConfig) -> None:
     if backend not in BACKENDS:
         raise ConfigError("tracking.backend", backend, f"must be one of {list(BACKENDS)}")
     if backend == "mlflow":
-        _mlflow_client(str(settings.get("uri") or ""))
+        uri = str(settings.get("uri") or "")
+        _check_sqlite_writable(uri)
+        with _one_short_try():
+            client = _mlflow_client(uri)
+            _check_artifacts(client, settings)
+
+
+@contextmanager
+def _one_short_try() -> Iterator[None]:
+    """MLflow's HTTP requests tried once, with a :data:`CHECK_TIMEOUT_S` timeout, while the
+    store is checked (``MLFLOW_HTTP_REQUEST_MAX_RETRIES`` and ``MLFLOW_HTTP_REQUEST_TIMEOUT``,
+    read by MLflow at each request); given back as they were afterwards."""
+    short = {
+        "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0",
+        "MLFLOW_HTTP_REQUEST_TIMEOUT": str(CHECK_TIMEOUT_S),
+    }
+    saved = {k: os.environ.get(k) for k in short}
+    os.environ.update(short)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _check_sqlite_writable(uri: str) -> None:
+    """An existing local SQLite tracking store can be written: a table is created in a
+    transaction that is rolled back (nothing is left). MLflow itself finds a read-only
+    store only at its first write, after minutes of retries and warnings."""
+    if not uri.startswith("sqlite:///"):
+        return
+    path = Path(uri.removeprefix("sqlite:///").split("?", 1)[0]).expanduser()
+    if not path.is_file():
+        return  # a new store: MLflow makes it at once, or says in one line why it cannot
+    try:
+        conn = sqlite3.connect(
+            f"{path.resolve().as_uri()}?mode=rw", uri=True, timeout=CHECK_TIMEOUT_S
+        )
+        conn.isolation_level = None  # the transaction below is ours
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("CREATE TABLE privrepro_write_probe (x)")  # a real write ...
+            conn.execute("ROLLBACK")  # ... undone: the store is as it was
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise ConfigError("tracking.uri", uri, f"cannot be written: {exc}") from exc
+
+
+def _check_artifacts(client: Any, settings: Mapping[str, Any]) -> None:
+    """Where the figure's experiment keeps its artifacts (its own location when it exists, else
+    ``tracking.artifacts``) is a folder this process can write, when it is local: found before
+    compute, not after the unit, the table and the plot were made."""
+    name = str(settings.get("experiment") or "")
+    found = client.get_experiment_by_name(name) if name else None
+    location = str(found.artifact_location) if found is not None else ""
+    key = "tracking.experiment" if location else "tracking.artifacts"
+    location = location or str(settings.get("artifacts") or "")
+    if location.startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        location = unquote(urlparse(location).path)
+    elif "://" in location or not location:
+        return  # a remote artifact store, or MLflow's default: MLflow reports it
+    from privrepro.runner.preflight import check_writable
+
+    check_writable(key, location)
 
 
 def _quiet_mlflow_logs() -> None:

@@ -214,6 +214,9 @@ def _storage(location: str | Path, heartbeat_interval: int | None) -> Any:
         return _rdb_storage(normalize_url(text), kwargs)
     path = Path(text)
     path.parent.mkdir(parents=True, exist_ok=True)
+    from privrepro.training.study_storage import check_journal
+
+    check_journal("study journal", path)  # a damaged journal: one line, before Optuna reads it
     return optuna.storages.JournalStorage(JournalFileBackend(str(path)))
 
 
@@ -223,12 +226,13 @@ def _rdb_storage(url: str, kwargs: dict[str, Any], attempts: int = 6) -> Any:
     winner has committed, the schema is there: so retry, with a random back-off."""
     import random
 
-    import optuna
     from sqlalchemy.exc import SQLAlchemyError
+
+    from privrepro.training.study_storage import open_rdb_storage
 
     for attempt in range(attempts):
         try:
-            return optuna.storages.RDBStorage(url, **kwargs)
+            return open_rdb_storage(url, **kwargs)  # PostgreSQL: tables made under a lock
         except SQLAlchemyError:
             if attempt == attempts - 1:
                 raise

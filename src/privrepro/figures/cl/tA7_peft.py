@@ -21,7 +21,7 @@ import pandas as pd
 from privrepro.continual.peft import TuningSettings, ensemble_all_orders
 from privrepro.continual.plots import median_errorbar
 from privrepro.continual.scenarios import sample_task_orders
-from privrepro.figures.api import UnitContext, param
+from privrepro.figures.api import UnitContext, check_unit_count, param
 from privrepro.figures.cl import _common as cl
 from privrepro.plotting.names import display, math_text
 from privrepro.plotting.style import new_figure
@@ -59,6 +59,10 @@ class FiveDatasetsPeft(cl.PeftFigure[FiveDatasetsParams]):
     def units(self, p: FiveDatasetsParams) -> list[dict[str, Any]]:
         common = {"benchmark": "5-datasets", **cl.peft_settings(p)}
         ensemble = {"save_logits": True, "max_orders": p.max_orders}
+        peft_methods = sum(m.startswith("peft") for m in p.methods)
+        per_repeat = peft_methods + (len(p.methods) - peft_methods) * p.naive_orders
+        axes = {"epsilon": len(p.epsilons), "repeat": p.repeats, "method or order": per_repeat}
+        check_unit_count(axes)  # before a single unit is made
         out: list[dict[str, Any]] = []
         for e in p.epsilons:
             for r in range(p.repeats):
