@@ -18,7 +18,7 @@ import pytest
 
 from privrepro.config.validation import ConfigError
 from privrepro.training.optuna_studies import complete_trials, open_study, run_study
-from privrepro.training.study_storage import check_storage
+from privrepro.training.study_storage import check_journal, check_storage
 
 WORKERS = 4
 
@@ -104,8 +104,10 @@ def test_a_damaged_journal_is_refused_before_use(tmp_path: Path, damage: object,
 def test_a_fifo_named_as_the_journal_is_never_opened(tmp_path: Path) -> None:
     path = tmp_path / "s.log"
     os.mkfifo(path)
-    with pytest.raises(ConfigError, match="not a file"):
+    with pytest.raises(ConfigError, match="a named pipe, not a regular file"):
         check_storage("params.tuning.storage", path)
+    with pytest.raises(ConfigError, match="a named pipe, not a regular file"):
+        check_journal("params.tuning.storage", path)
 
 
 @pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:", "sqlite+pysqlite://"])

@@ -18,7 +18,6 @@ import hashlib
 import importlib.util
 import json
 import os
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -128,14 +127,11 @@ def check_journal(key: str, path: str | Path) -> None:
     the journal is used. The file is read under Optuna's own journal lock, so a write in
     progress in another worker is never taken for damage."""
     p = Path(path).expanduser()
-    try:
-        st = os.stat(p)
-    except FileNotFoundError:
+    problem = journal_file_problem(p)
+    if problem:
+        raise ConfigError(key, str(path), f"must be an Optuna journal file; {problem}")
+    if not p.exists():
         return  # a new study: Optuna creates it
-    except OSError as exc:
-        raise ConfigError(key, str(path), f"cannot be read: {exc.strerror}") from exc
-    if not stat.S_ISREG(st.st_mode):
-        raise ConfigError(key, str(path), "must be an Optuna journal file; it is not a file")
     from optuna.storages.journal import JournalFileSymlinkLock
 
     lock = JournalFileSymlinkLock(str(p))
