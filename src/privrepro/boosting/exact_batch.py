@@ -35,6 +35,7 @@ from privrepro.boosting.kernels import _interval_mass_std_normal, log_interval_m
 from privrepro.boosting.mechanism import BoostedMechanism
 from privrepro.boosting.regions import AbsoluteRegion, FixedRegion, RelativeRegion
 from privrepro.boosting.worst_pairs import (
+    RDP_STEP,
     golden_max,
     pair_starts,
     relative_reach_dp,
@@ -386,7 +387,14 @@ class GaussianPBBatch:
             return self._renyi_on(self.starts, al)
         reach = relative_reach_rdp(self.sigma, self.sensitivity, self.size / 2, self.q, al)
         starts, _ = pair_starts(
-            self.case, self.sigma, self.sensitivity, self.size, self.theta, self.n_pairs, reach
+            self.case,
+            self.sigma,
+            self.sensitivity,
+            self.size,
+            self.theta,
+            self.n_pairs,
+            reach,
+            RDP_STEP,
         )
         out = self._renyi_on(starts, al, reach)
         tail = relative_tail_rdp(al, self.sigma, self.sensitivity, self.q, reach)

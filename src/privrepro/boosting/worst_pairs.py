@@ -55,6 +55,7 @@ __all__ = [
     "DP_REACH",
     "FIXED_STARTS",
     "RDP_REACH_LOG",
+    "RDP_STEP",
     "STEP",
     "golden_max",
     "pair_starts",
@@ -66,7 +67,10 @@ __all__ = [
 
 Array = NDArray[np.float64]
 STEP = 0.5
-"""Grid step of the relative region's search, in kernel scales of the region end's distance."""
+"""Grid step of the relative region's search for δ, in kernel scales of the region end's
+distance (a pair's δ can rise sharply where a misaligned piece's loss passes ε)."""
+RDP_STEP = 1.0
+"""The same for Rényi, whose far term is a Gaussian bump of unit width in those scales."""
 DP_REACH = 9.5
 """``z_C − Δ/σ`` for δ: the misaligned piece's mass beyond the reach is below ``Φ̄(9.5) ≈ 1e-21``."""
 RDP_REACH_LOG = 35.0
@@ -109,6 +113,7 @@ def pair_starts(
     theta: Array,
     n_near: int,
     reach: Array | None = None,
+    step: float = STEP,
 ) -> tuple[Array, Array]:
     """The starts ``s`` of the searched pairs ``(s, s + d)`` of each mechanism (``[N, K]``,
     ascending) and the distance ``d`` (``[N]``); see the module docstring.
@@ -118,6 +123,7 @@ def pair_starts(
         sigma, sensitivity, size, theta: ``[N]`` (``|S| = 2τ``).
         n_near: starts in ``[−Δ/2, 0]`` (relative) or the fewest grid starts (fixed).
         reach: ``z_C`` of the relative search (default :func:`relative_reach_dp`).
+        step: the relative grid's step in ``z``.
     """
     d = np.asarray(sensitivity, float)
     n = len(d)
@@ -135,7 +141,7 @@ def pair_starts(
     z0 = tau / s
     zc = relative_reach_dp(s, d, tau) if reach is None else np.maximum(reach, z0)
     span = np.where(th > 0, zc - z0, 0.0)
-    count = int(min(max(math.ceil(float(span.max()) / STEP), 1), MAX_GRID))
+    count = int(min(max(math.ceil(float(span.max()) / step), 1), MAX_GRID))
     z = z0[:, None] + span[:, None] * (np.arange(1, count + 1) / count)[None, :]
     with np.errstate(divide="ignore", invalid="ignore"):
         far = np.where(th[:, None] > 0, (s[:, None] * z - tau[:, None]) / th[:, None], 0.0)
