@@ -526,7 +526,7 @@ def _pair_renyi(p: _Pieces, sigma: Array, alpha: Array) -> Array:
     s = sigma[:, None, None]
     d = p.c2 - p.c
     centre = al * p.c + (1 - al) * p.c2
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # a = 0 or b = 0: masked below
         base = al * np.log(p.a) + (1 - al) * np.log(p.b)
     shift = al * (al - 1) * d * d / (2 * s * s)
     logs = base + shift + log_interval_mass_std_normal((p.lo - centre) / s, (p.hi - centre) / s)
