@@ -38,6 +38,8 @@ Both tend to the kernel's own value, which is also the limit of the pair's diver
 ``s → ∞`` (a lower bound on the supremum). The reach is chosen so that the bound exceeds that
 limit by a negligible amount: ``z_C = Δ/σ +`` :data:`DP_REACH` (``Φ̄ ≈ 1e-21``) for δ and
 ``z_C = αΔ/σ + √(2(`` :data:`RDP_REACH_LOG` ``+ (α − 1)L₂))`` for Rényi, ``L₂ = −log(1 − q)``.
+At ``q = 0`` the mechanism is the kernel (one weight everywhere): every pair is translation
+invariant and no bound is needed.
 """
 
 from __future__ import annotations
@@ -157,7 +159,8 @@ def relative_tail_delta(
     ell = -np.log(z_c)
     mass = special.ndtr(-(reach - sensitivity / sigma))
     kernel = gaussian_delta_mu(np.asarray(epsilon, float) - ell, sensitivity / sigma)
-    return np.asarray(np.minimum((kernel + mass) / z_c, 1.0))
+    # q = 0 is the kernel itself (no misaligned weight anywhere): every pair is the kernel's
+    return np.asarray(np.where(q > 0, np.minimum((kernel + mass) / z_c, 1.0), 0.0))
 
 
 def relative_tail_rdp(
@@ -169,7 +172,7 @@ def relative_tail_rdp(
     log_m = special.log_ndtr(-(reach - alpha * sensitivity / sigma))
     extra = np.logaddexp(0.0, (alpha - 1.0) * _q_loss(q) + log_m) / (alpha - 1.0)
     base = alpha * sensitivity**2 / (2 * sigma**2)
-    return np.asarray(base + alpha * ell / (alpha - 1.0) + extra)
+    return np.asarray(np.where(q > 0, base + alpha * ell / (alpha - 1.0) + extra, -np.inf))
 
 
 def golden_max(
