@@ -53,7 +53,9 @@ class PBSetting:
             ε₀ maps to the Gaussian kernel's σ under ``dp``.
         kernel: ``gaussian`` or ``laplace`` (``b = Δ/ε₀``).
         pair_rule: the fixed region's pair rule (see :class:`~privrepro.boosting.regions.FixedRegion`).
-        exact_pairs: number of pair positions the exact accounting maximises over.
+        exact_pairs: starts in [−Δ/2, 0] of a relative region's pair search, fewest grid starts
+            of a fixed region's (the exact accounting is the supremum over every pair:
+            :mod:`privrepro.boosting.worst_pairs`).
     """
 
     case: Case = "absolute"

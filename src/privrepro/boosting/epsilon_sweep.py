@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike
 from privrepro.boosting._checks import check_choice, check_range
 from privrepro.boosting.batch import gaussian_baseline_batch, optimise_eps0_batch
 from privrepro.boosting.design import PBSetting, optimise_eps0
+from privrepro.boosting.exact_batch import GaussianPBBatch
 from privrepro.boosting.exact_design import DesignSearch, best_design_batch
 from privrepro.config import ConfigError
 
@@ -129,11 +130,25 @@ def sweep(
                 )
             )
             continue
-        vals = []
-        for i in idx:
-            s = _setting(case, notion, pts, i, **kw)
-            mech = s.mechanism(float(eps0[i]))
-            vals.append(s.exact_epsilon_of(mech) if acc == "exact" else s.sound_epsilon_of(mech))
+        mechs = [_setting(case, notion, pts, i, **kw).mechanism(float(eps0[i])) for i in idx]
+        if acc == "exact" and mechs:
+            # every point at once: the supremum over every neighbouring pair (exact_batch)
+            batch = GaussianPBBatch.build(
+                case,
+                [m.kernel.scale for m in mechs],
+                rho_a[idx],
+                sens_a[idx],
+                size_a[idx],
+                theta,
+                exact_pairs,
+                q=[m.q for m in mechs],
+            )
+            vals = list(batch.epsilon(lev_a[idx]) if notion == "dp" else batch.renyi(lev_a[idx]))
+        else:
+            vals = [
+                _setting(case, notion, pts, i, **kw).sound_epsilon_of(m)
+                for i, m in zip(idx, mechs, strict=True)
+            ]
         frames.append(pts.iloc[idx].assign(accountant=acc, eps0=eps0[idx], epsilon=vals))
     return pd.concat(frames, ignore_index=True)
 

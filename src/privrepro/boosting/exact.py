@@ -12,8 +12,12 @@ ratio of a symmetric log-concave kernel is monotone, so
 * the privacy-loss distribution is discretised pessimistically (losses rounded up) for
   composition with ``dp_accounting``.
 
-The worst case is the maximum over the region's neighbouring pairs
-(:meth:`~privrepro.boosting.regions.Region.exact_pairs`) and both orders. The only error is the
+The worst case is the supremum over every neighbouring pair of the query's domain (the real
+line, the paper stating none; the fixed region's ``S``) in both orders: for the Gaussian kernel
+the search of :mod:`privrepro.boosting.worst_pairs` with its closed-form bound beyond the
+search's reach (run by :class:`~privrepro.boosting.exact_batch.GaussianPBBatch`); for another
+kernel the maximum over :meth:`~privrepro.boosting.regions.Region.exact_pairs` (a search
+without the tail bound). The only error is the
 floating-point error of the CDFs (about 1e-16 absolute), so no bound on discretisation is needed
 except for the composed PLD, where ``value_discretization_interval`` bounds it (pessimistic).
 
@@ -138,14 +142,30 @@ def _delta_from_pieces(k: Kernel, p: Pieces, eps_vec: np.ndarray) -> np.ndarray:
 
 
 def _pairs(mech: BoostedMechanism, sensitivity: float, n_pairs: int) -> list[tuple[float, float]]:
-    pairs = mech.region.exact_pairs(sensitivity, n_pairs)
+    pairs = mech.region.exact_pairs(sensitivity, n_pairs, scale=mech.kernel.scale)
     return pairs + [(b, a) for a, b in pairs]
+
+
+def _gaussian(mech: BoostedMechanism) -> bool:
+    return isinstance(mech.kernel, GaussianKernel)
 
 
 def exact_profile(
     mech: BoostedMechanism, sensitivity: float, n_pairs: int = 9
 ) -> Callable[[np.ndarray], np.ndarray]:
-    """The worst-case exact profile as a function of an ε array (pieces computed once)."""
+    """The worst-case exact profile as a function of an ε array: for a Gaussian kernel the
+    supremum over every neighbouring pair (:class:`~privrepro.boosting.exact_batch.
+    GaussianPBBatch`: the searched pairs, the worst refined at each ε, the tail bound beyond);
+    for another kernel the maximum over the searched pairs of :meth:`Region.exact_pairs`."""
+    if _gaussian(mech):
+        from privrepro.boosting.exact_batch import GaussianPBBatch
+
+        def gaussian_profile(eps: np.ndarray) -> np.ndarray:
+            e = np.atleast_1d(np.asarray(eps, float))
+            batch = GaussianPBBatch.from_mechanism(mech, sensitivity, n_pairs, copies=len(e))
+            return batch.worst_delta(e)
+
+        return gaussian_profile
     prepared = []
     for a, b in _pairs(mech, sensitivity, n_pairs):
         p = pieces(mech, a, b)
@@ -162,8 +182,11 @@ def exact_profile(
 def exact_delta(
     mech: BoostedMechanism, sensitivity: float, epsilon: float | np.ndarray, n_pairs: int = 9
 ) -> Any:
-    """Worst-case exact profile: the maximum of :func:`exact_delta_pair` over the region's pairs
-    (at distance Δ) in both orders."""
+    """Worst-case exact profile: the supremum of :func:`exact_delta_pair` over neighbouring
+    pairs in both orders (:func:`exact_profile`)."""
+    if _gaussian(mech):
+        out = exact_profile(mech, sensitivity, n_pairs)(np.atleast_1d(np.asarray(epsilon, float)))
+        return out if np.ndim(epsilon) else float(out[0])
     vals = [exact_delta_pair(mech, a, b, epsilon) for a, b in _pairs(mech, sensitivity, n_pairs)]
     return (
         np.max(np.stack([np.atleast_1d(v) for v in vals]), axis=0)
@@ -201,7 +224,14 @@ def first_crossing(delta_fn, delta: float, xtol: float = 1e-10, grid: int = 48) 
 def exact_epsilon(
     mech: BoostedMechanism, sensitivity: float, delta: float, n_pairs: int = 9, xtol: float = 1e-10
 ) -> float:
-    """Smallest ε ≥ 0 with exact ``δ(ε) ≤ delta`` (:func:`first_crossing` on the exact profile)."""
+    """Smallest ε ≥ 0 with exact ``δ(ε) ≤ delta``: for a Gaussian kernel
+    :meth:`~privrepro.boosting.exact_batch.GaussianPBBatch.epsilon` (the supremum over every
+    neighbouring pair), else :func:`first_crossing` on the profile over the searched pairs."""
+    if _gaussian(mech):
+        from privrepro.boosting.exact_batch import GaussianPBBatch
+
+        batch = GaussianPBBatch.from_mechanism(mech, sensitivity, n_pairs)
+        return float(batch.epsilon(delta, xtol)[0])
     return first_crossing(exact_profile(mech, sensitivity, n_pairs), delta, xtol)
 
 
@@ -272,7 +302,13 @@ def exact_renyi_pair(mech: BoostedMechanism, c: float, c2: float, alpha: float) 
 
 
 def exact_rdp(mech: BoostedMechanism, sensitivity: float, alpha: float, n_pairs: int = 9) -> float:
-    """Worst-case exact Rényi divergence over the region's pairs, both orders."""
+    """Worst-case exact Rényi divergence over neighbouring pairs, both orders: for a Gaussian
+    kernel :meth:`~privrepro.boosting.exact_batch.GaussianPBBatch.renyi` (the supremum), else
+    the maximum over the searched pairs."""
+    if _gaussian(mech):
+        from privrepro.boosting.exact_batch import GaussianPBBatch
+
+        return float(GaussianPBBatch.from_mechanism(mech, sensitivity, n_pairs).renyi(alpha)[0])
     return max(exact_renyi_pair(mech, a, b, alpha) for a, b in _pairs(mech, sensitivity, n_pairs))
 
 

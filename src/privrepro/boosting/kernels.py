@@ -47,9 +47,9 @@ def log_interval_mass_std_normal(lo: ArrayLike, hi: ArrayLike) -> np.ndarray:
 def _interval_mass_std_normal(lo: ArrayLike, hi: ArrayLike) -> np.ndarray:
     """``Φ(hi) − Φ(lo)``, accurate in both tails."""
     lo, hi = np.broadcast_arrays(np.asarray(lo, float), np.asarray(hi, float))
-    upper = lo > 0
-    return np.where(
-        upper, special.ndtr(-lo) - special.ndtr(-hi), special.ndtr(hi) - special.ndtr(lo)
+    upper = lo > 0  # both in the upper tail: the mirror image, Φ(−lo) − Φ(−hi)
+    return np.asarray(
+        special.ndtr(np.where(upper, -lo, hi)) - special.ndtr(np.where(upper, -hi, lo))
     )
 
 

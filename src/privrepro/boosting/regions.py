@@ -19,6 +19,7 @@ from typing import Literal
 import numpy as np
 
 from privrepro.boosting.kernels import Kernel
+from privrepro.boosting.worst_pairs import FIXED_STARTS, pair_starts
 from privrepro.config import ConfigError
 
 __all__ = [
@@ -105,8 +106,12 @@ class Region:
     def paper_terms(self, kernel: Kernel, rho: float, sensitivity: float) -> PaperTerms:
         raise NotImplementedError
 
-    def exact_pairs(self, sensitivity: float, n: int = 9) -> list[tuple[float, float]]:
-        """Neighbouring pairs over which the exact accounting maximises (both orders are tried)."""
+    def exact_pairs(
+        self, sensitivity: float, n: int = 9, scale: float | None = None
+    ) -> list[tuple[float, float]]:
+        """Neighbouring pairs the exact accounting searches (both orders are tried); ``scale``:
+        the kernel's, which sets how far a relative region's search reaches
+        (:mod:`privrepro.boosting.worst_pairs`)."""
         raise NotImplementedError
 
 
@@ -138,7 +143,9 @@ class AbsoluteRegion(_AroundQuery):
         w = float(kernel.interval_mass(-self.tau, -self.tau + sensitivity))
         return PaperTerms(L1=0.0, L2=-math.log1p(-q) if q < 1 else math.inf, W1=w, W2=w, q=q)
 
-    def exact_pairs(self, sensitivity: float, n: int = 9) -> list[tuple[float, float]]:
+    def exact_pairs(
+        self, sensitivity: float, n: int = 9, scale: float | None = None
+    ) -> list[tuple[float, float]]:
         # translation invariant: only the shift matters, and the worst shift is Δ (note §5.3)
         return [(0.0, float(sensitivity))]
 
@@ -167,10 +174,23 @@ class RelativeRegion(_AroundQuery):
         W2 = float(kernel.interval_mass(-t, th * d - t)) if th * d - t >= -t else 0.0
         return PaperTerms(L1=L1, L2=-math.log1p(-q) if q < 1 else math.inf, W1=W1, W2=W2, q=q)
 
-    def exact_pairs(self, sensitivity: float, n: int = 9) -> list[tuple[float, float]]:
-        # the coverage grows with |Q|: the worst pairs straddle or touch 0
-        starts = np.linspace(-sensitivity, 0.0, n)
-        return [(float(s), float(s + sensitivity)) for s in starts]
+    def exact_pairs(
+        self, sensitivity: float, n: int = 9, scale: float | None = None
+    ) -> list[tuple[float, float]]:
+        """``n`` starts in ``[−Δ/2, 0]`` and a grid up to the reach beyond which the tail bound
+        of :mod:`privrepro.boosting.worst_pairs` holds (the worst pair is *not* near 0 in
+        general: it lies where a misaligned piece meets the privacy-loss level); ``scale``
+        defaults to τ (a look at the grid; the accountants pass the kernel's)."""
+        sc = self.tau if scale is None else scale
+        starts, d = pair_starts(
+            "relative",
+            np.array([float(sc)]),
+            np.array([float(sensitivity)]),
+            np.array([2.0 * self.tau]),
+            np.array([self.theta]),
+            n,
+        )
+        return [(float(s), float(s + d[0])) for s in starts[0]]
 
 
 @dataclass(frozen=True)
@@ -234,9 +254,11 @@ class FixedRegion(Region):
         values lie in ``S``, so neighbours are never further apart than its width)."""
         return min(float(sensitivity), self.size())
 
-    def exact_pairs(self, sensitivity: float, n: int = 9) -> list[tuple[float, float]]:
+    def exact_pairs(
+        self, sensitivity: float, n: int = 9, scale: float | None = None
+    ) -> list[tuple[float, float]]:
         d = self.pair_distance(sensitivity)
-        starts = np.linspace(self.lower, self.upper - d, n)
+        starts = np.linspace(self.lower, self.upper - d, max(n, FIXED_STARTS))
         return [(float(s), float(s + d)) for s in starts]
 
 

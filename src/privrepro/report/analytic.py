@@ -207,7 +207,7 @@ def pb_appendix_d_check(
                 sig = analytic_sigma_batch(e0, np.full_like(e0, delta), np.full_like(e0, d))
                 batch = GaussianPBBatch.build(case, sig, rho, d, size, theta, exact_pairs)
                 bound = e0 - 2 * np.log1p(-np.minimum(batch.q, 1 - 1e-16))
-                exact = batch.delta(bound)
+                exact = batch.worst_delta(bound)
                 for i in range(len(e0)):
                     rows.append(
                         {

@@ -39,8 +39,8 @@ deciding it. ``numbers`` name the decisive values (the paper's formula, exact at
 design, exact at the best design …) read from the tables, shown side by side. Every outcome
 carries its decisive numbers (the first failing point, or the tightest point that holds).
 
-A claim the paper makes in theory that the harness can only illustrate (``scope:
-illustration``) is evaluated and shown, never counted. A claim decidable without any figure
+A claim the paper makes in theory that the harness can only illustrate, or whose computation
+holds by construction (``scope: illustration``), is evaluated and shown, never counted. A claim decidable without any figure
 (``computed``: a project function returning a table) reads its selectors with ``table:
 computed`` from that table.
 
@@ -120,8 +120,9 @@ COMBINES = ("difference", "ratio", "relative_gap")
 #: Monte Carlo, timings).
 COMPUTATION_KINDS = ("paper-formula", "exact", "measured")
 CLAIM_VERDICTS = ("reproduced", "contradicted", "not comparable")
-#: What the harness's computation is to a claim: a test of it, or an illustration of a statement
-#: the paper makes in theory only (shown, never counted).
+#: What the harness's computation is to a claim: a test of it, or an illustration (a statement the
+#: paper makes in theory only, or one the computation satisfies by construction: shown, never
+#: counted).
 SCOPES = ("test", "illustration")
 
 SELECTOR_SCHEMA: Spec = {
@@ -1096,8 +1097,9 @@ def score_claim(claim: Claim, figures: Mapping[tuple[str, str], FigureResults]) 
         return row
     if claim.scope == "illustration" and overall != "undecidable":
         row.update(
-            why="the paper states this in theory only; the harness's computation illustrates it "
-            f"and is not counted (on it the claim {overall})",
+            why="an illustration (a statement the paper makes in theory only, or one the "
+            "computation satisfies by construction): shown, not counted "
+            f"(on it the claim {overall})",
             code="illustration",
         )
         return row

@@ -576,6 +576,8 @@ def _verdict_text(r: Mapping[Any, Any]) -> str:
         )
     elif r.get("guarantee") == "valid":
         out += f"<br>a valid guarantee (exact {fmt_num(r['exact'])})"
+    elif r.get("guarantee") == "not checked":
+        out += "<br>⚠️ guarantee not checked: no exact value of the same mechanism in the results"
     return out
 
 

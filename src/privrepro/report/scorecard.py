@@ -283,6 +283,8 @@ def _row(ref: ReferenceValue, fr: FigureResults | None) -> dict[str, Any]:
         if exact is not None:
             valid = exact <= claimed + _GUARANTEE_SLACK * max(abs(claimed), 1e-12)
             row.update(exact=exact, guarantee="valid" if valid else "not valid")
+        else:  # no exact value of the same mechanism in the results: unchecked is a state
+            row.update(guarantee="not checked")
     row["n_rows"] = sel.n
     labels = (
         data_labels(fr, profile, sel.rows)

@@ -127,9 +127,11 @@ class SweepParams:
         5,
         ge=1,
         le=101,
-        doc="pair positions the exact accounting maximises over "
-        "(relative and fixed regions; both orders)",
-        assumed="a grid of pairs at distance Δ; the worst pair is not derived",
+        doc="starts in [−Δ/2, 0] of the relative region's pair search (the grid beyond, to the "
+        "reach of the tail bound, is set by the kernel) and fewest grid starts of the fixed "
+        "region's (at least 9); both orders",
+        assumed="pairs at the largest distance Δ (tested against Δ/2 on a grid); the supremum "
+        "over every pair is searched and bounded (boosting.worst_pairs)",
     )
     fixed_pair_rule: str = param(
         "paper",

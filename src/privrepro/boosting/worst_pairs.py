@@ -1,0 +1,203 @@
+"""Where the worst neighbouring pair of PB-DP lies: the pairs the exact accounting searches and
+the closed-form bound on every pair beyond them (pb paper, Sec. 4; Gaussian kernel).
+
+Neighbouring inputs have true values ``c, c'`` with ``|c − c'| ≤ Δ``; with no domain stated by
+the paper, every real ``c`` is allowed for the absolute and relative regions (the fixed region's
+true values lie in ``S``, Sec. 4.2). The exact ε of a mechanism is the supremum over all of them,
+in both orders. Pairs are taken at the largest distance, ``d = Δ`` (``min(Δ, |S|)`` in a fixed
+region); the tests check on a grid that no closer pair is worse.
+
+* **absolute** (``S(Q) = [Q − τ, Q + τ]``): the two output densities of ``(c, c + d)`` are those
+  of ``(0, d)`` translated, so one pair is exact.
+* **fixed** (``S = [τ_l, τ_u]``): the pairs ``(s, s + d)``, ``s ∈ [τ_l, τ_u − d]``, a compact
+  set: a uniform grid of starts, then golden-section refinement around the worst.
+* **relative** (``S(Q) = [Q ∓ (θ|Q| + τ)]``): by the mirror symmetry ``y ↦ −y`` the pair
+  ``(s, s + Δ)`` in one order is the pair ``(−s − Δ, −s)`` in the other, so starts
+  ``s ≥ −Δ/2`` in both orders cover every pair. As ``s`` grows the region ends move away from
+  ``s`` into the kernel's tail: the misaligned piece ``A`` (in one region and not the other, the
+  only piece where the boosting weights favour the first input) sits ``z = (θ s + τ)/σ`` kernel
+  scales from the centre. The worst pair is **not** near 0 in general: it lies where ``A`` meets
+  the privacy loss level (for δ) or the Rényi-tilted centre ``s ∓ (α − 1)Δ`` (for Rényi), which
+  can be thousands of ``σ`` away. Searched on ``s ∈ [−Δ/2, 0]`` (``n`` points) and on a grid of
+  step :data:`STEP` in ``z`` up to a reach ``z_C``, refined around the worst; beyond ``C``
+  (every pair with ``s ≥ C``) the closed-form bounds below hold, and the accountant returns the
+  larger of the searched maximum and the bound.
+
+**Tail bounds** (relative region, pairs with ``s ≥ C ≥ 0``). Write the densities as
+``P = w₁ φ_σ(· − c)/Z₁``, ``Q = w₂ φ_σ(· − c')/Z₂`` with weights ``w ∈ {1, 1 − q}`` (eq. 2) and
+normalisers ``Z = 1 − (1 − p(c)) q``, non-decreasing in ``|c|`` (the coverage ``p`` grows with the
+region's half-width), so ``Z(C) ≤ Z₁, Z₂ ≤ 1`` and ``ℓ = −log Z(C)`` bounds ``log(Z₂/Z₁)``. Off
+``A``, ``w₁ ≤ w₂``; ``A`` is at least ``σ z_C − Δ`` from the first input's centre
+(``z_C = (θC + τ)/σ``), so its mass under ``P`` is at most ``M = Φ̄(z_C − Δ/σ)/Z(C)``:
+
+* ``δ(ε) ≤ [δ_σ(ε − ℓ) + Φ̄(z_C − Δ/σ)] / Z(C)`` (``δ_σ`` the kernel's profile at shift Δ);
+* ``D_α ≤ αΔ²/(2σ²) + αℓ/(α − 1) + log(1 + (1 − q)^{1−α} Φ̄(z_C − αΔ/σ))/(α − 1)`` (the
+  tilted centre is ``αΔ`` from ``A``'s near end in both orders).
+
+Both tend to the kernel's own value, which is also the limit of the pair's divergence as
+``s → ∞`` (a lower bound on the supremum). The reach is chosen so that the bound exceeds that
+limit by a negligible amount: ``z_C = Δ/σ +`` :data:`DP_REACH` (``Φ̄ ≈ 1e-21``) for δ and
+``z_C = αΔ/σ + √(2(`` :data:`RDP_REACH_LOG` ``+ (α − 1)L₂))`` for Rényi, ``L₂ = −log(1 − q)``.
+At ``q = 0`` the mechanism is the kernel (one weight everywhere): every pair is translation
+invariant and no bound is needed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import special
+
+from privrepro.boosting.gaussian_mu import gaussian_delta_mu
+
+__all__ = [
+    "DP_REACH",
+    "FIXED_STARTS",
+    "RDP_REACH_LOG",
+    "RDP_STEP",
+    "STEP",
+    "golden_max",
+    "pair_starts",
+    "relative_reach_dp",
+    "relative_reach_rdp",
+    "relative_tail_delta",
+    "relative_tail_rdp",
+]
+
+Array = NDArray[np.float64]
+STEP = 0.5
+"""Grid step of the relative region's search for δ, in kernel scales of the region end's
+distance (a pair's δ can rise sharply where a misaligned piece's loss passes ε)."""
+RDP_STEP = 1.0
+"""The same for Rényi, whose far term is a Gaussian bump of unit width in those scales."""
+DP_REACH = 9.5
+"""``z_C − Δ/σ`` for δ: the misaligned piece's mass beyond the reach is below ``Φ̄(9.5) ≈ 1e-21``."""
+RDP_REACH_LOG = 35.0
+"""For Rényi, ``(α − 1)L₂ + log Φ̄(z_C − αΔ/σ) ≤ −35``: the tail term adds at most ``e⁻³⁵/(α−1)``."""
+FIXED_STARTS = 9
+"""Fewest grid starts of a fixed region's pairs before refinement."""
+MAX_GRID = 4000
+"""A guard on the relative grid's length (a reach this far is never needed at |S|, Δ, σ of the
+paper's figures; the bound beyond the reach stays valid whatever the grid)."""
+REFINE_STEPS = 16
+"""Golden-section steps refining the worst start (the bracket, two scan steps, shrinks by
+0.618¹⁶ ≈ 5e-4)."""
+
+
+def _q_loss(q: Array) -> Array:
+    with np.errstate(divide="ignore"):
+        return np.asarray(-np.log1p(-np.minimum(q, 1.0)))
+
+
+def relative_reach_dp(sigma: Array, sensitivity: Array, tau: Array) -> Array:
+    """``z_C`` of the δ search: ``max(τ/σ, Δ/σ + DP_REACH)``."""
+    return np.asarray(np.maximum(tau / sigma, sensitivity / sigma + DP_REACH))
+
+
+def relative_reach_rdp(
+    sigma: Array, sensitivity: Array, tau: Array, q: Array, alpha: Array
+) -> Array:
+    """``z_C`` of the Rényi search at order α: ``max(τ/σ, αΔ/σ + √(2(35 + (α − 1)L₂)))``
+    (``Φ̄(x) ≤ e^{−x²/2}``)."""
+    l2 = np.minimum(_q_loss(q), 1e6)
+    x = np.sqrt(2.0 * (RDP_REACH_LOG + (alpha - 1.0) * l2))
+    return np.asarray(np.maximum(tau / sigma, alpha * sensitivity / sigma + x))
+
+
+def pair_starts(
+    case: str,
+    sigma: Array,
+    sensitivity: Array,
+    size: Array,
+    theta: Array,
+    n_near: int,
+    reach: Array | None = None,
+    step: float = STEP,
+) -> tuple[Array, Array]:
+    """The starts ``s`` of the searched pairs ``(s, s + d)`` of each mechanism (``[N, K]``,
+    ascending) and the distance ``d`` (``[N]``); see the module docstring.
+
+    Args:
+        case: ``absolute``, ``relative`` or ``fixed`` (a fixed region ``[−|S|/2, |S|/2]``).
+        sigma, sensitivity, size, theta: ``[N]`` (``|S| = 2τ``).
+        n_near: starts in ``[−Δ/2, 0]`` (relative) or the fewest grid starts (fixed).
+        reach: ``z_C`` of the relative search (default :func:`relative_reach_dp`).
+        step: the relative grid's step in ``z``.
+    """
+    d = np.asarray(sensitivity, float)
+    n = len(d)
+    if case == "absolute":
+        return np.zeros((n, 1)), d
+    if case == "fixed":
+        w = np.asarray(size, float)
+        dd = np.minimum(d, w)
+        t = np.linspace(0.0, 1.0, max(int(n_near), FIXED_STARTS))[None, :]
+        return -w[:, None] / 2 + t * (w - dd)[:, None], dd
+    s, tau, th = np.asarray(sigma, float), np.asarray(size, float) / 2, np.asarray(theta, float)
+    near = -d[:, None] / 2 + (d[:, None] / 2) * np.linspace(0.0, 1.0, int(n_near))[None, :]
+    if np.all(th <= 0):
+        return near, d
+    z0 = tau / s
+    zc = relative_reach_dp(s, d, tau) if reach is None else np.maximum(reach, z0)
+    span = np.where(th > 0, zc - z0, 0.0)
+    count = int(min(max(math.ceil(float(span.max()) / step), 1), MAX_GRID))
+    z = z0[:, None] + span[:, None] * (np.arange(1, count + 1) / count)[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        far = np.where(th[:, None] > 0, (s[:, None] * z - tau[:, None]) / th[:, None], 0.0)
+    return np.concatenate([near, far], axis=1), d
+
+
+def relative_tail_delta(
+    epsilon: Array, sigma: Array, sensitivity: Array, q: Array, reach: Array
+) -> Array:
+    """Bound on ``δ(ε)`` of every pair with ``s ≥ C`` (``z_C = reach``), from the module's
+    inequality; ``[N]``."""
+    z_c = 1.0 - 2.0 * q * special.ndtr(-reach)
+    ell = -np.log(z_c)
+    mass = special.ndtr(-(reach - sensitivity / sigma))
+    kernel = gaussian_delta_mu(np.asarray(epsilon, float) - ell, sensitivity / sigma)
+    # q = 0 is the kernel itself (no misaligned weight anywhere): every pair is the kernel's
+    return np.asarray(np.where(q > 0, np.minimum((kernel + mass) / z_c, 1.0), 0.0))
+
+
+def relative_tail_rdp(
+    alpha: Array, sigma: Array, sensitivity: Array, q: Array, reach: Array
+) -> Array:
+    """Bound on ``D_α`` of every pair with ``s ≥ C`` (``z_C = reach``); ``[N]``."""
+    z_c = 1.0 - 2.0 * q * special.ndtr(-reach)
+    ell = -np.log(z_c)
+    log_m = special.log_ndtr(-(reach - alpha * sensitivity / sigma))
+    extra = np.logaddexp(0.0, (alpha - 1.0) * _q_loss(q) + log_m) / (alpha - 1.0)
+    base = alpha * sensitivity**2 / (2 * sigma**2)
+    return np.asarray(np.where(q > 0, base + alpha * ell / (alpha - 1.0) + extra, -np.inf))
+
+
+def golden_max(
+    f: Callable[[Array], Array], lo: Array, hi: Array, steps: int = REFINE_STEPS
+) -> tuple[Array, Array]:
+    """Maximise ``f`` (``[N] → [N]``) on each ``[lo, hi]`` by golden section; returns the best
+    point evaluated and its value (a search: exact when ``f`` is unimodal on the bracket)."""
+    g = (math.sqrt(5.0) - 1.0) / 2.0
+    a, b = np.asarray(lo, float).copy(), np.asarray(hi, float).copy()
+    x1, x2 = b - g * (b - a), a + g * (b - a)
+    f1, f2 = f(x1), f(x2)
+    best_x = np.where(f1 >= f2, x1, x2)
+    best_f = np.maximum(f1, f2)
+    for _ in range(steps):
+        right = f1 < f2  # the maximum lies in [x1, b]
+        a = np.where(right, x1, a)
+        b = np.where(right, b, x2)
+        x_new = np.where(right, a + g * (b - a), b - g * (b - a))
+        f_new = f(x_new)
+        x1, f1, x2, f2 = (
+            np.where(right, x2, x_new),
+            np.where(right, f2, f_new),
+            np.where(right, x_new, x1),
+            np.where(right, f_new, f1),
+        )
+        better = f_new > best_f
+        best_x, best_f = np.where(better, x_new, best_x), np.where(better, f_new, best_f)
+    return best_x, best_f
