@@ -87,9 +87,10 @@ gpu-check: $(ENV_STAMP) ## GPU paths in <= 8 min: gpu tests, bench --device cuda
 bench: $(ENV_STAMP) ## Benchmarks: speedup = baseline time / project time (> 1 faster); ARGS='--device cuda' or names
 	$(RUN) python -m privrepro.benchmark_harness $(ARGS)
 
-lint: $(ENV_STAMP) ## ruff: lint and format check
+lint: $(ENV_STAMP) ## ruff: lint and format check; import-linter: the layering contracts
 	$(RUN) ruff check src tests benchmarks
 	$(RUN) ruff format --check src tests benchmarks
+	$(RUN) lint-imports --no-cache --no-logo
 
 typecheck: $(ENV_STAMP) ## mypy on the library
 	$(RUN) mypy
