@@ -80,3 +80,29 @@ def test_every_name_a_face_hands_on_resolves(face: Path) -> None:
     with pytest.raises(AttributeError, match="no attribute"):
         _ = package.no_such_name
     assert set(package.__all__) <= set(dir(package))
+
+
+def _modules() -> list[str]:
+    """Every module of the library, from its files (command-line ``__main__`` modules aside)."""
+    names = []
+    for path in sorted((SRC / "privrepro").rglob("*.py")):
+        parts = path.relative_to(SRC).with_suffix("").parts
+        if parts[-1] != "__main__":
+            names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return names
+
+
+def test_every_module_of_the_library_imports() -> None:
+    """On the versions installed (``make test-lowest``: the lowest ``pyproject.toml`` declares),
+    every module imports: a name a dependency lacks at its lower bound fails here, by name."""
+    names = _modules()
+    assert "privrepro.boosting._roots" in names and "privrepro.dp" in names
+    failed = {}
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception as error:  # every failing module is listed, not only the first
+            failed[name] = f"{type(error).__name__}: {error}"
+    assert not failed, "modules that do not import:\n  " + "\n  ".join(
+        f"{k}: {v}" for k, v in failed.items()
+    )
