@@ -165,29 +165,8 @@ def test_network_bound_and_notebook_assumption() -> None:
     assert float(ratio.max()) <= total * (1 + 1e-5)
 
 
-def _fused_adam_on_cpu() -> bool:
-    """Whether this torch has a fused Adam for CPU tensors (torch 2.4 added it)."""
-    try:
-        torch.optim.Adam([torch.zeros(1, requires_grad=True)], fused=True)
-    except RuntimeError:
-        return False
-    return True
-
-
 @pytest.mark.parametrize("kind", ["conv", "dense"])
-@pytest.mark.parametrize(
-    "optimizer",
-    [
-        "sgd",
-        "adam-foreach",
-        pytest.param(
-            "adam-fused",
-            marks=pytest.mark.skipif(
-                not _fused_adam_on_cpu(), reason="fused Adam on CPU needs torch >= 2.4"
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("optimizer", ["sgd", "adam-foreach", "adam-fused"])
 def test_inference_reuses_t_until_the_weights_change(kind: str, optimizer: str) -> None:
     """Without a recorded gradient a layer keeps t (module docstring); the kept t must equal
     compute_t() before and after every way the weights change: an optimiser step (plain,
