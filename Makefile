@@ -18,7 +18,7 @@ RUN := $(UV) run --frozen
 ENV_STAMP := .venv/.privrepro-synced
 
 .DEFAULT_GOAL := help
-.PHONY: help env figures plots tables report report-check test test-fast test-system bench lint typecheck check list clean-results
+.PHONY: help env figures plots tables report report-check test test-fast test-lowest test-system bench lint typecheck check list clean-results
 .PHONY: rehearsal-data rehearsal gpu-check
 
 help: ## List the targets
@@ -72,6 +72,9 @@ test: $(ENV_STAMP) test-system ## Run the test suite on TEST_WORKERS processes (
 test-fast: $(ENV_STAMP) ## Run the tests not marked slow
 	$(RUN) pytest -q -n $(TEST_WORKERS) -m "not slow" $(ARGS)
 
+test-lowest: $(ENV_STAMP) ## Fast tests on the lowest versions pyproject.toml declares (uv --resolution lowest-direct, in .venv-lowest/)
+	UV=$(UV) TEST_WORKERS=$(TEST_WORKERS) bash .ci/lowest-versions $(ARGS)
+
 test-system: ## Install the system packages the tests start (as root; else say which are missing)
 	@bash .ci/system-packages
 
@@ -87,9 +90,10 @@ gpu-check: $(ENV_STAMP) ## GPU paths in <= 8 min: gpu tests, bench --device cuda
 bench: $(ENV_STAMP) ## Benchmarks: speedup = baseline time / project time (> 1 faster); ARGS='--device cuda' or names
 	$(RUN) python -m privrepro.benchmark_harness $(ARGS)
 
-lint: $(ENV_STAMP) ## ruff: lint and format check
+lint: $(ENV_STAMP) ## ruff: lint and format check; import-linter: the layering contracts
 	$(RUN) ruff check src tests benchmarks
 	$(RUN) ruff format --check src tests benchmarks
+	$(RUN) lint-imports --no-cache --no-logo
 
 typecheck: $(ENV_STAMP) ## mypy on the library
 	$(RUN) mypy

@@ -117,9 +117,8 @@ def why_not_run(cmd: Command) -> str | None:
             "every paper-profile figure on the full-size stand-ins (3.8 GB, about 22 min on "
             "2 cores); tests/rehearsal runs its module (privrepro.rehearsal.rehearse) on tiny stand-ins"
         )
-    if words[:2] in (["make", "test"], ["make", "test-fast"], ["make", "check"]) or (
-        "pytest" in words
-    ):
+    tests = (["make", "test"], ["make", "test-fast"], ["make", "test-lowest"], ["make", "check"])
+    if words[:2] in tests or "pytest" in words:
         return "the test suite itself (CI runs it)"
     if words[:2] == ["make", "bench"] or "benchmarks/" in text:
         return "benchmarks: minutes of timed runs (make bench)"

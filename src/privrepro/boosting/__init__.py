@@ -38,100 +38,36 @@ from typing import TYPE_CHECKING
 from privrepro.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from privrepro.boosting.composition import composition_dp, composition_rdp
-    from privrepro.boosting.densities import output_densities
-    from privrepro.boosting.design import (
-        PBSetting,
-        SearchResult,
-        gaussian_baseline_epsilon,
-        gaussian_baseline_sigma,
-        largest_rho,
-        narrowest_size,
-        optimise_eps0,
-    )
-    from privrepro.boosting.epsilon_sweep import sweep
-    from privrepro.boosting.exact_design import (
-        BestDesign,
-        DesignSearch,
-        best_composition_dp,
-        best_design,
-        best_design_batch,
-    )
-    from privrepro.boosting.fixed_region import fixed_region_extra_loss, fixed_region_profiles
-    from privrepro.boosting.grr import GRRProbabilities, grr_probabilities
-    from privrepro.boosting.grr_mse import best_eps0, grr_mse_curve
-    from privrepro.boosting.kernels import GaussianKernel, LaplaceKernel
-    from privrepro.boosting.mechanism import BoostedMechanism
-    from privrepro.boosting.plots import plot_sweep
-    from privrepro.boosting.regions import AbsoluteRegion, FixedRegion, RelativeRegion, make_region
-    from privrepro.boosting.runtime import sampler_runtime
+    from privrepro.boosting.composition import composition_dp as composition_dp
+    from privrepro.boosting.composition import composition_rdp as composition_rdp
+    from privrepro.boosting.densities import output_densities as output_densities
+    from privrepro.boosting.design import PBSetting as PBSetting
+    from privrepro.boosting.design import SearchResult as SearchResult
+    from privrepro.boosting.design import gaussian_baseline_epsilon as gaussian_baseline_epsilon
+    from privrepro.boosting.design import gaussian_baseline_sigma as gaussian_baseline_sigma
+    from privrepro.boosting.design import largest_rho as largest_rho
+    from privrepro.boosting.design import narrowest_size as narrowest_size
+    from privrepro.boosting.design import optimise_eps0 as optimise_eps0
+    from privrepro.boosting.epsilon_sweep import sweep as sweep
+    from privrepro.boosting.exact_design import BestDesign as BestDesign
+    from privrepro.boosting.exact_design import DesignSearch as DesignSearch
+    from privrepro.boosting.exact_design import best_composition_dp as best_composition_dp
+    from privrepro.boosting.exact_design import best_design as best_design
+    from privrepro.boosting.exact_design import best_design_batch as best_design_batch
+    from privrepro.boosting.fixed_region import fixed_region_extra_loss as fixed_region_extra_loss
+    from privrepro.boosting.fixed_region import fixed_region_profiles as fixed_region_profiles
+    from privrepro.boosting.grr import GRRProbabilities as GRRProbabilities
+    from privrepro.boosting.grr import grr_probabilities as grr_probabilities
+    from privrepro.boosting.grr_mse import best_eps0 as best_eps0
+    from privrepro.boosting.grr_mse import grr_mse_curve as grr_mse_curve
+    from privrepro.boosting.kernels import GaussianKernel as GaussianKernel
+    from privrepro.boosting.kernels import LaplaceKernel as LaplaceKernel
+    from privrepro.boosting.mechanism import BoostedMechanism as BoostedMechanism
+    from privrepro.boosting.plots import plot_sweep as plot_sweep
+    from privrepro.boosting.regions import AbsoluteRegion as AbsoluteRegion
+    from privrepro.boosting.regions import FixedRegion as FixedRegion
+    from privrepro.boosting.regions import RelativeRegion as RelativeRegion
+    from privrepro.boosting.regions import make_region as make_region
+    from privrepro.boosting.runtime import sampler_runtime as sampler_runtime
 
-_EXPORTS = {
-    "privrepro.boosting.composition": ("composition_dp", "composition_rdp"),
-    "privrepro.boosting.densities": ("output_densities",),
-    "privrepro.boosting.design": (
-        "PBSetting",
-        "SearchResult",
-        "gaussian_baseline_epsilon",
-        "gaussian_baseline_sigma",
-        "largest_rho",
-        "narrowest_size",
-        "optimise_eps0",
-    ),
-    "privrepro.boosting.epsilon_sweep": ("sweep",),
-    "privrepro.boosting.exact_design": (
-        "BestDesign",
-        "DesignSearch",
-        "best_composition_dp",
-        "best_design",
-        "best_design_batch",
-    ),
-    "privrepro.boosting.fixed_region": ("fixed_region_extra_loss", "fixed_region_profiles"),
-    "privrepro.boosting.grr": ("GRRProbabilities", "grr_probabilities"),
-    "privrepro.boosting.grr_mse": ("best_eps0", "grr_mse_curve"),
-    "privrepro.boosting.kernels": ("GaussianKernel", "LaplaceKernel"),
-    "privrepro.boosting.mechanism": ("BoostedMechanism",),
-    "privrepro.boosting.plots": ("plot_sweep",),
-    "privrepro.boosting.regions": (
-        "AbsoluteRegion",
-        "FixedRegion",
-        "RelativeRegion",
-        "make_region",
-    ),
-    "privrepro.boosting.runtime": ("sampler_runtime",),
-}
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-
-__all__ = [
-    "AbsoluteRegion",
-    "BestDesign",
-    "BoostedMechanism",
-    "DesignSearch",
-    "FixedRegion",
-    "GRRProbabilities",
-    "GaussianKernel",
-    "LaplaceKernel",
-    "PBSetting",
-    "RelativeRegion",
-    "SearchResult",
-    "best_composition_dp",
-    "best_design",
-    "best_design_batch",
-    "best_eps0",
-    "composition_dp",
-    "composition_rdp",
-    "fixed_region_extra_loss",
-    "fixed_region_profiles",
-    "gaussian_baseline_epsilon",
-    "gaussian_baseline_sigma",
-    "grr_mse_curve",
-    "grr_probabilities",
-    "largest_rho",
-    "make_region",
-    "narrowest_size",
-    "optimise_eps0",
-    "output_densities",
-    "plot_sweep",
-    "sampler_runtime",
-    "sweep",
-]
+__getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

@@ -7,11 +7,9 @@ from typing import TYPE_CHECKING
 from privrepro.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from privrepro.config.validation import ConfigError, build_params, param, validate
+    from privrepro.config.validation import ConfigError as ConfigError
+    from privrepro.config.validation import build_params as build_params
+    from privrepro.config.validation import param as param
+    from privrepro.config.validation import validate as validate
 
-_EXPORTS = {
-    "privrepro.config.validation": ("ConfigError", "build_params", "param", "validate"),
-}
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-
-__all__ = ["ConfigError", "build_params", "param", "validate"]
+__getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

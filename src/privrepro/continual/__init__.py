@@ -32,88 +32,35 @@ from typing import TYPE_CHECKING
 from privrepro.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from privrepro.continual.benchmarks import FeatureSpec, load_benchmark, make_scenario
-    from privrepro.continual.cosine import CosineClassifier, noise_std, run_cosine
+    from privrepro.continual.benchmarks import FeatureSpec as FeatureSpec
+    from privrepro.continual.benchmarks import load_benchmark as load_benchmark
+    from privrepro.continual.benchmarks import make_scenario as make_scenario
+    from privrepro.continual.cosine import CosineClassifier as CosineClassifier
+    from privrepro.continual.cosine import noise_std as noise_std
+    from privrepro.continual.cosine import run_cosine as run_cosine
+    from privrepro.continual.cosine_benchmark import CosineBenchmarkRun as CosineBenchmarkRun
+    from privrepro.continual.cosine_benchmark import FiveDatasetsOrders as FiveDatasetsOrders
+    from privrepro.continual.cosine_benchmark import benchmark_scenario as benchmark_scenario
+    from privrepro.continual.cosine_benchmark import load_features as load_features
+    from privrepro.continual.cosine_benchmark import run_cosine_benchmark as run_cosine_benchmark
     from privrepro.continual.cosine_benchmark import (
-        CosineBenchmarkRun,
-        FiveDatasetsOrders,
-        benchmark_scenario,
-        load_features,
-        run_cosine_benchmark,
-        run_five_datasets_orders,
+        run_five_datasets_orders as run_five_datasets_orders,
     )
-    from privrepro.continual.label_spaces import label_spaces_for
-    from privrepro.continual.metrics import average_accuracy, average_forgetting
-    from privrepro.continual.peft import (
-        FeatureSettings,
-        FilmSettings,
-        PeftOutput,
-        PeftRun,
-        TrainSettings,
-        TuningSettings,
-        ensemble_all_orders,
-        run_peft,
-    )
-    from privrepro.continual.repeat_summaries import final_metrics, median_min_max
-    from privrepro.continual.scenarios import ContinualData, Scenario
-    from privrepro.continual.workspace import Workspace
+    from privrepro.continual.label_spaces import label_spaces_for as label_spaces_for
+    from privrepro.continual.metrics import average_accuracy as average_accuracy
+    from privrepro.continual.metrics import average_forgetting as average_forgetting
+    from privrepro.continual.peft import FeatureSettings as FeatureSettings
+    from privrepro.continual.peft import FilmSettings as FilmSettings
+    from privrepro.continual.peft import PeftOutput as PeftOutput
+    from privrepro.continual.peft import PeftRun as PeftRun
+    from privrepro.continual.peft import TrainSettings as TrainSettings
+    from privrepro.continual.peft import TuningSettings as TuningSettings
+    from privrepro.continual.peft import ensemble_all_orders as ensemble_all_orders
+    from privrepro.continual.peft import run_peft as run_peft
+    from privrepro.continual.repeat_summaries import final_metrics as final_metrics
+    from privrepro.continual.repeat_summaries import median_min_max as median_min_max
+    from privrepro.continual.scenarios import ContinualData as ContinualData
+    from privrepro.continual.scenarios import Scenario as Scenario
+    from privrepro.continual.workspace import Workspace as Workspace
 
-_EXPORTS = {
-    "privrepro.continual.benchmarks": ("FeatureSpec", "load_benchmark", "make_scenario"),
-    "privrepro.continual.cosine": ("CosineClassifier", "noise_std", "run_cosine"),
-    "privrepro.continual.cosine_benchmark": (
-        "CosineBenchmarkRun",
-        "FiveDatasetsOrders",
-        "benchmark_scenario",
-        "load_features",
-        "run_cosine_benchmark",
-        "run_five_datasets_orders",
-    ),
-    "privrepro.continual.label_spaces": ("label_spaces_for",),
-    "privrepro.continual.metrics": ("average_accuracy", "average_forgetting"),
-    "privrepro.continual.peft": (
-        "FeatureSettings",
-        "FilmSettings",
-        "PeftOutput",
-        "PeftRun",
-        "TrainSettings",
-        "TuningSettings",
-        "ensemble_all_orders",
-        "run_peft",
-    ),
-    "privrepro.continual.scenarios": ("ContinualData", "Scenario"),
-    "privrepro.continual.repeat_summaries": ("final_metrics", "median_min_max"),
-    "privrepro.continual.workspace": ("Workspace",),
-}
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-
-__all__ = [
-    "ContinualData",
-    "CosineBenchmarkRun",
-    "CosineClassifier",
-    "FeatureSettings",
-    "FeatureSpec",
-    "FilmSettings",
-    "FiveDatasetsOrders",
-    "PeftOutput",
-    "PeftRun",
-    "Scenario",
-    "TrainSettings",
-    "TuningSettings",
-    "Workspace",
-    "average_accuracy",
-    "average_forgetting",
-    "benchmark_scenario",
-    "ensemble_all_orders",
-    "final_metrics",
-    "label_spaces_for",
-    "load_benchmark",
-    "load_features",
-    "make_scenario",
-    "median_min_max",
-    "noise_std",
-    "run_cosine",
-    "run_cosine_benchmark",
-    "run_five_datasets_orders",
-    "run_peft",
-]
+__getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

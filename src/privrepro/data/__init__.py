@@ -14,41 +14,14 @@ from typing import TYPE_CHECKING
 from privrepro.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from privrepro.data.arrays import ArrayDataset
-    from privrepro.data.registry import (
-        DamagedDataError,
-        DatasetInfo,
-        MissingDataError,
-        data_root,
-        dataset_names,
-        get_dataset,
-        load_dataset,
-        register_dataset,
-    )
+    from privrepro.data.arrays import ArrayDataset as ArrayDataset
+    from privrepro.data.registry import DamagedDataError as DamagedDataError
+    from privrepro.data.registry import DatasetInfo as DatasetInfo
+    from privrepro.data.registry import MissingDataError as MissingDataError
+    from privrepro.data.registry import data_root as data_root
+    from privrepro.data.registry import dataset_names as dataset_names
+    from privrepro.data.registry import get_dataset as get_dataset
+    from privrepro.data.registry import load_dataset as load_dataset
+    from privrepro.data.registry import register_dataset as register_dataset
 
-_EXPORTS = {
-    "privrepro.data.arrays": ("ArrayDataset",),
-    "privrepro.data.registry": (
-        "DamagedDataError",
-        "DatasetInfo",
-        "MissingDataError",
-        "data_root",
-        "dataset_names",
-        "get_dataset",
-        "load_dataset",
-        "register_dataset",
-    ),
-}
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-
-__all__ = [
-    "ArrayDataset",
-    "DamagedDataError",
-    "DatasetInfo",
-    "MissingDataError",
-    "data_root",
-    "dataset_names",
-    "get_dataset",
-    "load_dataset",
-    "register_dataset",
-]
+__getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

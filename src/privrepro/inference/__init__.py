@@ -26,143 +26,49 @@ from typing import TYPE_CHECKING
 from privrepro.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from privrepro.inference.accountant import (
-        IPGuarantee,
-        basic_composition,
-        chaining,
-        chaining_steps,
-        parallel_composition,
-    )
-    from privrepro.inference.basemodels import BaseModel, BaseModelSpec, get_base_model
-    from privrepro.inference.calibration import (
-        MODES,
-        Calibration,
-        calibrate,
-        gauss_input_sigma,
-        gauss_output_sigma,
-        lap_output_scale,
-        lipschitz_for_mode,
-    )
-    from privrepro.inference.data import ImageData, load_image_data
-    from privrepro.inference.evaluate import Evaluation, gauss_input_accuracy, gauss_output_accuracy
-    from privrepro.inference.mechanisms import gauss_input, gauss_output, lap_output
-    from privrepro.inference.networks import ArchSpec, NormalizedNet, build_network, lipschitz_bound
-    from privrepro.inference.noisy_finetuning import (
-        TunedModel,
-        TuneGrid,
-        fine_tune_noisy,
-        noise_space_of,
-        select_tuned,
-        tuned_family,
-    )
-    from privrepro.inference.sweep import (
-        SERIES,
-        SERIES_LABEL,
-        Point,
-        accuracy_rows,
-        calibrate_points,
-        gauss_input_sweep,
-        gauss_output_sweep,
-        resnet_series,
-        sll_series,
-        tuned_sweep,
-    )
-    from privrepro.training.classifier import TrainConfig
+    from privrepro.inference.accountant import IPGuarantee as IPGuarantee
+    from privrepro.inference.accountant import basic_composition as basic_composition
+    from privrepro.inference.accountant import chaining as chaining
+    from privrepro.inference.accountant import chaining_steps as chaining_steps
+    from privrepro.inference.accountant import parallel_composition as parallel_composition
+    from privrepro.inference.basemodels import BaseModel as BaseModel
+    from privrepro.inference.basemodels import BaseModelSpec as BaseModelSpec
+    from privrepro.inference.basemodels import get_base_model as get_base_model
+    from privrepro.inference.calibration import MODES as MODES
+    from privrepro.inference.calibration import Calibration as Calibration
+    from privrepro.inference.calibration import calibrate as calibrate
+    from privrepro.inference.calibration import gauss_input_sigma as gauss_input_sigma
+    from privrepro.inference.calibration import gauss_output_sigma as gauss_output_sigma
+    from privrepro.inference.calibration import lap_output_scale as lap_output_scale
+    from privrepro.inference.calibration import lipschitz_for_mode as lipschitz_for_mode
+    from privrepro.inference.data import ImageData as ImageData
+    from privrepro.inference.data import load_image_data as load_image_data
+    from privrepro.inference.evaluate import Evaluation as Evaluation
+    from privrepro.inference.evaluate import gauss_input_accuracy as gauss_input_accuracy
+    from privrepro.inference.evaluate import gauss_output_accuracy as gauss_output_accuracy
+    from privrepro.inference.mechanisms import gauss_input as gauss_input
+    from privrepro.inference.mechanisms import gauss_output as gauss_output
+    from privrepro.inference.mechanisms import lap_output as lap_output
+    from privrepro.inference.networks import ArchSpec as ArchSpec
+    from privrepro.inference.networks import NormalizedNet as NormalizedNet
+    from privrepro.inference.networks import build_network as build_network
+    from privrepro.inference.networks import lipschitz_bound as lipschitz_bound
+    from privrepro.inference.noisy_finetuning import TunedModel as TunedModel
+    from privrepro.inference.noisy_finetuning import TuneGrid as TuneGrid
+    from privrepro.inference.noisy_finetuning import fine_tune_noisy as fine_tune_noisy
+    from privrepro.inference.noisy_finetuning import noise_space_of as noise_space_of
+    from privrepro.inference.noisy_finetuning import select_tuned as select_tuned
+    from privrepro.inference.noisy_finetuning import tuned_family as tuned_family
+    from privrepro.inference.sweep import SERIES as SERIES
+    from privrepro.inference.sweep import SERIES_LABEL as SERIES_LABEL
+    from privrepro.inference.sweep import Point as Point
+    from privrepro.inference.sweep import accuracy_rows as accuracy_rows
+    from privrepro.inference.sweep import calibrate_points as calibrate_points
+    from privrepro.inference.sweep import gauss_input_sweep as gauss_input_sweep
+    from privrepro.inference.sweep import gauss_output_sweep as gauss_output_sweep
+    from privrepro.inference.sweep import resnet_series as resnet_series
+    from privrepro.inference.sweep import sll_series as sll_series
+    from privrepro.inference.sweep import tuned_sweep as tuned_sweep
+    from privrepro.training.classifier import TrainConfig as TrainConfig
 
-_EXPORTS = {
-    "privrepro.inference.accountant": (
-        "IPGuarantee",
-        "basic_composition",
-        "chaining",
-        "chaining_steps",
-        "parallel_composition",
-    ),
-    "privrepro.inference.basemodels": ("BaseModel", "BaseModelSpec", "get_base_model"),
-    "privrepro.inference.calibration": (
-        "MODES",
-        "Calibration",
-        "calibrate",
-        "gauss_input_sigma",
-        "gauss_output_sigma",
-        "lap_output_scale",
-        "lipschitz_for_mode",
-    ),
-    "privrepro.inference.data": ("ImageData", "load_image_data"),
-    "privrepro.inference.evaluate": ("Evaluation", "gauss_input_accuracy", "gauss_output_accuracy"),
-    "privrepro.inference.mechanisms": ("gauss_input", "gauss_output", "lap_output"),
-    "privrepro.inference.networks": (
-        "ArchSpec",
-        "NormalizedNet",
-        "build_network",
-        "lipschitz_bound",
-    ),
-    "privrepro.inference.noisy_finetuning": (
-        "TunedModel",
-        "TuneGrid",
-        "fine_tune_noisy",
-        "noise_space_of",
-        "select_tuned",
-        "tuned_family",
-    ),
-    "privrepro.inference.sweep": (
-        "SERIES",
-        "SERIES_LABEL",
-        "Point",
-        "accuracy_rows",
-        "calibrate_points",
-        "gauss_input_sweep",
-        "gauss_output_sweep",
-        "resnet_series",
-        "sll_series",
-        "tuned_sweep",
-    ),
-    "privrepro.training.classifier": ("TrainConfig",),
-}
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-
-__all__ = [
-    "MODES",
-    "SERIES",
-    "SERIES_LABEL",
-    "ArchSpec",
-    "BaseModel",
-    "BaseModelSpec",
-    "Calibration",
-    "Evaluation",
-    "IPGuarantee",
-    "ImageData",
-    "NormalizedNet",
-    "Point",
-    "TrainConfig",
-    "TuneGrid",
-    "TunedModel",
-    "accuracy_rows",
-    "basic_composition",
-    "build_network",
-    "calibrate",
-    "calibrate_points",
-    "chaining",
-    "chaining_steps",
-    "fine_tune_noisy",
-    "gauss_input",
-    "gauss_input_accuracy",
-    "gauss_input_sigma",
-    "gauss_input_sweep",
-    "gauss_output",
-    "gauss_output_accuracy",
-    "gauss_output_sigma",
-    "gauss_output_sweep",
-    "get_base_model",
-    "lap_output",
-    "lap_output_scale",
-    "lipschitz_bound",
-    "lipschitz_for_mode",
-    "load_image_data",
-    "noise_space_of",
-    "parallel_composition",
-    "resnet_series",
-    "select_tuned",
-    "sll_series",
-    "tuned_family",
-    "tuned_sweep",
-]
+__getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

@@ -30,142 +30,45 @@ from typing import TYPE_CHECKING
 from privrepro.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from privrepro.pac.algorithms import (
-        Algorithm1Result,
-        Algorithm2Result,
-        Algorithm3Result,
-        algorithm1,
-        algorithm1_from_samples,
-        algorithm2,
-        algorithm3,
-        sample_outputs,
-        spectrum,
-    )
-    from privrepro.pac.bounds import (
-        identification_bounds,
-        individual_success_bound,
-        pinsker_advantage_bound,
-        pinsker_success_bound,
-        posterior_success_bound,
-        success_curves,
-    )
-    from privrepro.pac.gaussian import (
-        anisotropic_noise_norm,
-        anisotropic_variances,
-        dp_local_noise_norm,
-        dp_mean_noise_norm,
-        example5_noise,
-        isotropic_noise_norm,
-        isotropic_variance,
-        logdet_mi_bound,
-    )
-    from privrepro.pac.mechanisms import (
-        local_publishing_samples,
-        local_publishing_spectrum,
-        poisson_mean_samples,
-        poisson_mean_spectrum,
-        smooth_image_pool,
-    )
-    from privrepro.pac.noise import GaussianNoise
-    from privrepro.pac.pools import Pool, load_pool
-    from privrepro.pac.private import (
-        PrivateTraining,
-        make_private,
-        mlp_mechanism,
-        noise_rows,
-        smooth_image_noise,
-    )
-    from privrepro.pac.training import MLPSpec, init_mlp, mlp_accuracy, train_batched
+    from privrepro.pac.algorithms import Algorithm1Result as Algorithm1Result
+    from privrepro.pac.algorithms import Algorithm2Result as Algorithm2Result
+    from privrepro.pac.algorithms import Algorithm3Result as Algorithm3Result
+    from privrepro.pac.algorithms import algorithm1 as algorithm1
+    from privrepro.pac.algorithms import algorithm1_from_samples as algorithm1_from_samples
+    from privrepro.pac.algorithms import algorithm2 as algorithm2
+    from privrepro.pac.algorithms import algorithm3 as algorithm3
+    from privrepro.pac.algorithms import sample_outputs as sample_outputs
+    from privrepro.pac.algorithms import spectrum as spectrum
+    from privrepro.pac.bounds import identification_bounds as identification_bounds
+    from privrepro.pac.bounds import individual_success_bound as individual_success_bound
+    from privrepro.pac.bounds import pinsker_advantage_bound as pinsker_advantage_bound
+    from privrepro.pac.bounds import pinsker_success_bound as pinsker_success_bound
+    from privrepro.pac.bounds import posterior_success_bound as posterior_success_bound
+    from privrepro.pac.bounds import success_curves as success_curves
+    from privrepro.pac.gaussian import anisotropic_noise_norm as anisotropic_noise_norm
+    from privrepro.pac.gaussian import anisotropic_variances as anisotropic_variances
+    from privrepro.pac.gaussian import dp_local_noise_norm as dp_local_noise_norm
+    from privrepro.pac.gaussian import dp_mean_noise_norm as dp_mean_noise_norm
+    from privrepro.pac.gaussian import example5_noise as example5_noise
+    from privrepro.pac.gaussian import isotropic_noise_norm as isotropic_noise_norm
+    from privrepro.pac.gaussian import isotropic_variance as isotropic_variance
+    from privrepro.pac.gaussian import logdet_mi_bound as logdet_mi_bound
+    from privrepro.pac.mechanisms import local_publishing_samples as local_publishing_samples
+    from privrepro.pac.mechanisms import local_publishing_spectrum as local_publishing_spectrum
+    from privrepro.pac.mechanisms import poisson_mean_samples as poisson_mean_samples
+    from privrepro.pac.mechanisms import poisson_mean_spectrum as poisson_mean_spectrum
+    from privrepro.pac.mechanisms import smooth_image_pool as smooth_image_pool
+    from privrepro.pac.noise import GaussianNoise as GaussianNoise
+    from privrepro.pac.pools import Pool as Pool
+    from privrepro.pac.pools import load_pool as load_pool
+    from privrepro.pac.private import PrivateTraining as PrivateTraining
+    from privrepro.pac.private import make_private as make_private
+    from privrepro.pac.private import mlp_mechanism as mlp_mechanism
+    from privrepro.pac.private import noise_rows as noise_rows
+    from privrepro.pac.private import smooth_image_noise as smooth_image_noise
+    from privrepro.pac.training import MLPSpec as MLPSpec
+    from privrepro.pac.training import init_mlp as init_mlp
+    from privrepro.pac.training import mlp_accuracy as mlp_accuracy
+    from privrepro.pac.training import train_batched as train_batched
 
-_EXPORTS = {
-    "privrepro.pac.algorithms": (
-        "Algorithm1Result",
-        "Algorithm2Result",
-        "Algorithm3Result",
-        "algorithm1",
-        "algorithm1_from_samples",
-        "algorithm2",
-        "algorithm3",
-        "sample_outputs",
-        "spectrum",
-    ),
-    "privrepro.pac.bounds": (
-        "identification_bounds",
-        "individual_success_bound",
-        "pinsker_advantage_bound",
-        "pinsker_success_bound",
-        "posterior_success_bound",
-        "success_curves",
-    ),
-    "privrepro.pac.gaussian": (
-        "anisotropic_noise_norm",
-        "anisotropic_variances",
-        "dp_local_noise_norm",
-        "dp_mean_noise_norm",
-        "example5_noise",
-        "isotropic_noise_norm",
-        "isotropic_variance",
-        "logdet_mi_bound",
-    ),
-    "privrepro.pac.mechanisms": (
-        "local_publishing_samples",
-        "local_publishing_spectrum",
-        "poisson_mean_samples",
-        "poisson_mean_spectrum",
-        "smooth_image_pool",
-    ),
-    "privrepro.pac.noise": ("GaussianNoise",),
-    "privrepro.pac.pools": ("Pool", "load_pool"),
-    "privrepro.pac.private": (
-        "PrivateTraining",
-        "make_private",
-        "mlp_mechanism",
-        "noise_rows",
-        "smooth_image_noise",
-    ),
-    "privrepro.pac.training": ("MLPSpec", "init_mlp", "mlp_accuracy", "train_batched"),
-}
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-
-__all__ = [
-    "Algorithm1Result",
-    "Algorithm2Result",
-    "Algorithm3Result",
-    "GaussianNoise",
-    "MLPSpec",
-    "Pool",
-    "PrivateTraining",
-    "algorithm1",
-    "algorithm1_from_samples",
-    "algorithm2",
-    "algorithm3",
-    "anisotropic_noise_norm",
-    "anisotropic_variances",
-    "dp_local_noise_norm",
-    "dp_mean_noise_norm",
-    "example5_noise",
-    "identification_bounds",
-    "individual_success_bound",
-    "init_mlp",
-    "isotropic_noise_norm",
-    "isotropic_variance",
-    "load_pool",
-    "local_publishing_samples",
-    "local_publishing_spectrum",
-    "logdet_mi_bound",
-    "make_private",
-    "mlp_accuracy",
-    "mlp_mechanism",
-    "noise_rows",
-    "pinsker_advantage_bound",
-    "pinsker_success_bound",
-    "poisson_mean_samples",
-    "poisson_mean_spectrum",
-    "posterior_success_bound",
-    "sample_outputs",
-    "smooth_image_noise",
-    "smooth_image_pool",
-    "spectrum",
-    "success_curves",
-    "train_batched",
-]
+__getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

@@ -7,19 +7,10 @@ from typing import TYPE_CHECKING
 from privrepro.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from privrepro.store.atomic import atomic_write_bytes, atomic_write_table, atomic_write_text
-    from privrepro.store.units import UnitStore, unit_hash
+    from privrepro.store.atomic import atomic_write_bytes as atomic_write_bytes
+    from privrepro.store.atomic import atomic_write_table as atomic_write_table
+    from privrepro.store.atomic import atomic_write_text as atomic_write_text
+    from privrepro.store.units import UnitStore as UnitStore
+    from privrepro.store.units import unit_hash as unit_hash
 
-_EXPORTS = {
-    "privrepro.store.atomic": ("atomic_write_bytes", "atomic_write_table", "atomic_write_text"),
-    "privrepro.store.units": ("UnitStore", "unit_hash"),
-}
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-
-__all__ = [
-    "UnitStore",
-    "atomic_write_bytes",
-    "atomic_write_table",
-    "atomic_write_text",
-    "unit_hash",
-]
+__getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

@@ -24,102 +24,37 @@ from typing import TYPE_CHECKING
 from privrepro.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from privrepro.continual.peft.data import PeftData, load_film_images, load_peft_data
-    from privrepro.continual.peft.hyperparameter_search import Tuned, study_name, tune_hyper
-    from privrepro.continual.peft.members import (
-        PEFT_KINDS,
-        Member,
-        film_parameter_count,
-        iter_ensemble,
-        local_targets,
-        make_film,
-        member_logits,
-        new_head,
-        small_vit,
-        train_member,
-        vit_b16_film_count,
-    )
-    from privrepro.continual.peft.runs import PeftOutput, ensemble_all_orders, run_peft
-    from privrepro.continual.peft.scenario import peft_scenario
-    from privrepro.continual.peft.settings import (
-        FILM_BENCHMARKS,
-        METHODS,
-        FeatureSettings,
-        FilmSettings,
-        PeftRun,
-        TrainSettings,
-        TuningSettings,
-        check_film_source,
-        check_settings,
-        eps_label,
-        identity,
-    )
+    from privrepro.continual.peft.data import PeftData as PeftData
+    from privrepro.continual.peft.data import load_film_images as load_film_images
+    from privrepro.continual.peft.data import load_peft_data as load_peft_data
+    from privrepro.continual.peft.hyperparameter_search import Tuned as Tuned
+    from privrepro.continual.peft.hyperparameter_search import study_name as study_name
+    from privrepro.continual.peft.hyperparameter_search import tune_hyper as tune_hyper
+    from privrepro.continual.peft.members import PEFT_KINDS as PEFT_KINDS
+    from privrepro.continual.peft.members import Member as Member
+    from privrepro.continual.peft.members import film_parameter_count as film_parameter_count
+    from privrepro.continual.peft.members import iter_ensemble as iter_ensemble
+    from privrepro.continual.peft.members import local_targets as local_targets
+    from privrepro.continual.peft.members import make_film as make_film
+    from privrepro.continual.peft.members import member_logits as member_logits
+    from privrepro.continual.peft.members import new_head as new_head
+    from privrepro.continual.peft.members import small_vit as small_vit
+    from privrepro.continual.peft.members import train_member as train_member
+    from privrepro.continual.peft.members import vit_b16_film_count as vit_b16_film_count
+    from privrepro.continual.peft.runs import PeftOutput as PeftOutput
+    from privrepro.continual.peft.runs import ensemble_all_orders as ensemble_all_orders
+    from privrepro.continual.peft.runs import run_peft as run_peft
+    from privrepro.continual.peft.scenario import peft_scenario as peft_scenario
+    from privrepro.continual.peft.settings import FILM_BENCHMARKS as FILM_BENCHMARKS
+    from privrepro.continual.peft.settings import METHODS as METHODS
+    from privrepro.continual.peft.settings import FeatureSettings as FeatureSettings
+    from privrepro.continual.peft.settings import FilmSettings as FilmSettings
+    from privrepro.continual.peft.settings import PeftRun as PeftRun
+    from privrepro.continual.peft.settings import TrainSettings as TrainSettings
+    from privrepro.continual.peft.settings import TuningSettings as TuningSettings
+    from privrepro.continual.peft.settings import check_film_source as check_film_source
+    from privrepro.continual.peft.settings import check_settings as check_settings
+    from privrepro.continual.peft.settings import eps_label as eps_label
+    from privrepro.continual.peft.settings import identity as identity
 
-_EXPORTS = {
-    "privrepro.continual.peft.data": ("PeftData", "load_film_images", "load_peft_data"),
-    "privrepro.continual.peft.hyperparameter_search": ("Tuned", "study_name", "tune_hyper"),
-    "privrepro.continual.peft.members": (
-        "PEFT_KINDS",
-        "Member",
-        "film_parameter_count",
-        "iter_ensemble",
-        "local_targets",
-        "make_film",
-        "member_logits",
-        "new_head",
-        "small_vit",
-        "train_member",
-        "vit_b16_film_count",
-    ),
-    "privrepro.continual.peft.runs": ("PeftOutput", "ensemble_all_orders", "run_peft"),
-    "privrepro.continual.peft.scenario": ("peft_scenario",),
-    "privrepro.continual.peft.settings": (
-        "FILM_BENCHMARKS",
-        "METHODS",
-        "FeatureSettings",
-        "FilmSettings",
-        "PeftRun",
-        "TrainSettings",
-        "TuningSettings",
-        "check_film_source",
-        "check_settings",
-        "eps_label",
-        "identity",
-    ),
-}
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-
-__all__ = [
-    "FILM_BENCHMARKS",
-    "METHODS",
-    "PEFT_KINDS",
-    "FeatureSettings",
-    "FilmSettings",
-    "Member",
-    "PeftData",
-    "PeftOutput",
-    "PeftRun",
-    "TrainSettings",
-    "Tuned",
-    "TuningSettings",
-    "check_film_source",
-    "check_settings",
-    "ensemble_all_orders",
-    "eps_label",
-    "film_parameter_count",
-    "identity",
-    "iter_ensemble",
-    "load_film_images",
-    "load_peft_data",
-    "local_targets",
-    "make_film",
-    "member_logits",
-    "new_head",
-    "peft_scenario",
-    "run_peft",
-    "small_vit",
-    "study_name",
-    "train_member",
-    "tune_hyper",
-    "vit_b16_film_count",
-]
+__getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

@@ -22,25 +22,11 @@ from typing import TYPE_CHECKING
 from privrepro.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from privrepro.rehearsal.standins.catalog import (
-        STANDINS,
-        StandIn,
-        Written,
-        check_root,
-        write_standin,
-        write_standins,
-    )
+    from privrepro.rehearsal.standins.catalog import STANDINS as STANDINS
+    from privrepro.rehearsal.standins.catalog import StandIn as StandIn
+    from privrepro.rehearsal.standins.catalog import Written as Written
+    from privrepro.rehearsal.standins.catalog import check_root as check_root
+    from privrepro.rehearsal.standins.catalog import write_standin as write_standin
+    from privrepro.rehearsal.standins.catalog import write_standins as write_standins
 
-_EXPORTS = {
-    "privrepro.rehearsal.standins.catalog": (
-        "STANDINS",
-        "StandIn",
-        "Written",
-        "check_root",
-        "write_standin",
-        "write_standins",
-    ),
-}
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-
-__all__ = ["STANDINS", "StandIn", "Written", "check_root", "write_standin", "write_standins"]
+__getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)
