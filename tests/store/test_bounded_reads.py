@@ -1,5 +1,5 @@
 """Bounded reads: no file the store, the caches or a stand-in marker reads can hang a reader, fill
-its memory or exhaust its parser (:mod:`privrepro.store.reading`).
+its memory or exhaust its parser (:mod:`privrepro.bounded_read`).
 
 Each hanging or unbounded case is built so that, were the check missing, the test would fail
 rather than hang: every read runs under an alarm (``_bounded``), oversized files are sparse (no
@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from privrepro.store.reading import (
+from privrepro.bounded_read import (
     MAX_JSON_DEPTH,
     JSONTooDeep,
     UnsafeFile,

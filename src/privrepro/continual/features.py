@@ -24,10 +24,10 @@ from typing import Any
 
 import numpy as np
 
+from privrepro.bounded_read import parse_json, regular_file
 from privrepro.data.provenance import is_rehearsal_root
 from privrepro.loop_budget import full_rows, item_size
 from privrepro.store.atomic import atomic_write_bytes
-from privrepro.store.reading import parse_json, regular_file
 
 __all__ = [
     "DEFAULT_BACKBONE",

@@ -34,9 +34,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from privrepro.bounded_read import regular_file
 from privrepro.config import ConfigError
 from privrepro.store.atomic import fsync_dir
-from privrepro.store.reading import regular_file
 
 __all__ = [
     "HostImages",

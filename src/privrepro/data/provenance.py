@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from privrepro.store.reading import CACHE_JSON_BYTES, parse_json, read_bytes
+from privrepro.bounded_read import CACHE_JSON_BYTES, parse_json, read_bytes
 
 log = logging.getLogger("privrepro.data")
 
@@ -357,7 +357,7 @@ def read_marker(folder: str | Path) -> dict[str, Any] | None:
     """The manifest of the marker in ``folder``, ``{}`` for an empty or unreadable marker, or
     ``None`` when ``folder`` holds none.
 
-    Read bounded (:func:`~privrepro.store.reading.read_json`): a marker that is a named pipe, a
+    Read bounded (:func:`~privrepro.bounded_read.read_json`): a marker that is a named pipe, a
     device, a link out of its folder, larger than its bound or nested too deep is unreadable,
     said in one warning line. It is left where it is, and still marks the folder
     (:func:`is_rehearsal_root`): moving it aside would let stand-ins pass for the release; with

@@ -26,11 +26,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from privrepro.bounded_read import CACHE_JSON_BYTES, read_bytes, read_json
 from privrepro.inference.data import ImageData
 from privrepro.inference.networks import ArchSpec, NormalizedNet, build_network
 from privrepro.seeding import torch_stream
 from privrepro.store.atomic import atomic_write_bytes, atomic_write_text
-from privrepro.store.reading import CACHE_JSON_BYTES, read_bytes, read_json
 from privrepro.training.classifier import (
     TrainConfig,
     predict_logits,
@@ -101,7 +101,7 @@ STATE_BYTES = 4 << 30
 
 def _load_tensors(path: Path, tree: str | Path | None = None) -> Any:
     """``torch.load`` (``weights_only=True``) of a regular file of at most :data:`STATE_BYTES`,
-    read bounded (:func:`~privrepro.store.reading.read_bytes`: never a pipe or a device)."""
+    read bounded (:func:`~privrepro.bounded_read.read_bytes`: never a pipe or a device)."""
     data = read_bytes(path, STATE_BYTES, tree=tree)
     return torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
 

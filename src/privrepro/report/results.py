@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from privrepro.store.reading import TABLE_BYTES, UnsafeFile, read_bytes
+from privrepro.bounded_read import TABLE_BYTES, UnsafeFile, read_bytes
 
 __all__ = [
     "FigureResults",
@@ -139,7 +139,7 @@ def load_figure(
     """Read one figure's outputs. The Parquet is the table of record (a CSV that no longer matches
     it is reported in one warning line and ignored); a CSV is read only when it is alone.
 
-    Every file is read bounded (:mod:`privrepro.store.reading`) and checked against the hash
+    Every file is read bounded (:mod:`privrepro.bounded_read`) and checked against the hash
     ``meta.json`` records of it: a Parquet that differs is not scored (``error``); a
     ``summary.csv`` that differs is reported (``warnings``) and the summary re-derived in memory
     from the verified table (:func:`_verified_summary`).

@@ -43,6 +43,13 @@ from typing import Any
 
 import pandas as pd
 
+from privrepro.bounded_read import (
+    META_BYTES,
+    TABLE_BYTES,
+    UNIT_JSON_BYTES,
+    read_bytes,
+    read_json,
+)
 from privrepro.commands import command_parser
 from privrepro.config.secrets import redact
 from privrepro.data.provenance import UNDECLARED, DataSource
@@ -58,13 +65,6 @@ from privrepro.store.atomic import (
     atomic_write_text,
     leftover_temporaries,
     parquet_bytes,
-)
-from privrepro.store.reading import (
-    META_BYTES,
-    TABLE_BYTES,
-    UNIT_JSON_BYTES,
-    read_bytes,
-    read_json,
 )
 from privrepro.store.units import UnitStore, canonical_json, figure_stores
 
@@ -455,8 +455,8 @@ def read_table(
 ) -> pd.DataFrame:
     """The figure's table from its Parquet; a CSV or Parquet that was edited is reported.
 
-    Both are read bounded (:func:`~privrepro.store.reading.read_bytes`: a regular file inside
-    ``results_dir`` of at most :data:`~privrepro.store.reading.TABLE_BYTES`).
+    Both are read bounded (:func:`~privrepro.bounded_read.read_bytes`: a regular file inside
+    ``results_dir`` of at most :data:`~privrepro.bounded_read.TABLE_BYTES`).
 
     Raises:
         FileNotFoundError: when the Parquet is missing (``make tables`` rebuilds it).
@@ -498,10 +498,10 @@ def read_table(
 
 
 def read_meta(path: Path, tree: Path | None = None) -> Any:
-    """A ``meta.json`` read bounded (:func:`~privrepro.store.reading.read_json`).
+    """A ``meta.json`` read bounded (:func:`~privrepro.bounded_read.read_json`).
 
     Raises:
-        FileNotFoundError, UnsafeFile: as :func:`~privrepro.store.reading.read_bytes`.
+        FileNotFoundError, UnsafeFile: as :func:`~privrepro.bounded_read.read_bytes`.
         ValueError: when it is not JSON or nests too deep.
     """
     return read_json(path, META_BYTES, tree=tree)

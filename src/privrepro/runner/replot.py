@@ -25,6 +25,7 @@ from typing import Any
 
 import pandas as pd
 
+from privrepro.bounded_read import JSONTooDeep, UnsafeFile
 from privrepro.commands import command_parser
 from privrepro.config.validation import build_params
 from privrepro.runner.canonical import CanonicalView, views_from_records
@@ -38,7 +39,6 @@ from privrepro.runner.figure_tables import (
 from privrepro.runner.plan import load_recipe
 from privrepro.runner.run import adhoc_footer, clear_temporaries, draw, draw_canonical
 from privrepro.runner.run_views import adhoc_stem, no_view_reason, retire_default_plot
-from privrepro.store.reading import JSONTooDeep, UnsafeFile
 
 __all__ = ["PlotFailure", "main", "replot"]
 

@@ -282,10 +282,10 @@ def same_numbers(tables: Sequence[pd.DataFrame], rtol: float = 1e-12) -> bool:
 def draw_sweep(sweep_dir: Path, conf: Path | None = None) -> list[Path]:
     """Draw each figure of the sweep in ``sweep_dir`` as one plot (a panel per job); return the
     PNGs written. Jobs that failed (no selection recorded) are left out."""
+    from privrepro.bounded_read import UNIT_JSON_BYTES, read_json
     from privrepro.config.validation import build_params
     from privrepro.runner.figure_tables import figure_recipe, read_table, select_units
     from privrepro.runner.plan import load_recipe
-    from privrepro.store.reading import UNIT_JSON_BYTES, read_json
 
     sweep_dir = Path(sweep_dir)
     jobs: dict[tuple[str, str], list[dict[str, Any]]] = {}

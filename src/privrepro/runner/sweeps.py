@@ -278,7 +278,7 @@ class SweepCallback(Callback):
 
 def _result_line(path: Path) -> str:
     """A job's result line, read bounded (a pipe or a device there is never waited on)."""
-    from privrepro.store.reading import read_bytes
+    from privrepro.bounded_read import read_bytes
 
     try:
         data = read_bytes(path, 1 << 16, tree=path.parent)

@@ -64,6 +64,7 @@ from typing import Any
 
 import pandas as pd
 
+from privrepro.bounded_read import UNIT_JSON_BYTES, parse_json, read_bytes, read_json
 from privrepro.processes import process_alive, process_start
 from privrepro.store.atomic import (
     atomic_write_bytes,
@@ -72,7 +73,6 @@ from privrepro.store.atomic import (
     fsync_dir,
     parquet_bytes,
 )
-from privrepro.store.reading import UNIT_JSON_BYTES, parse_json, read_bytes, read_json
 
 __all__ = [
     "IDENTITY_KEYS",
@@ -578,12 +578,12 @@ class UnitStore:
         return pd.read_csv(folder / "rows.csv")
 
     def load_config(self, unit_id: str) -> dict[str, Any]:
-        """The unit's identity (bounded: :func:`~privrepro.store.reading.read_json`)."""
+        """The unit's identity (bounded: :func:`~privrepro.bounded_read.read_json`)."""
         out: dict[str, Any] = read_json(self.path(unit_id) / "config.json", UNIT_JSON_BYTES)
         return out
 
     def load_env(self, unit_id: str) -> dict[str, Any]:
-        """The unit's environment (bounded: :func:`~privrepro.store.reading.read_json`)."""
+        """The unit's environment (bounded: :func:`~privrepro.bounded_read.read_json`)."""
         out: dict[str, Any] = read_json(self.path(unit_id) / _ENV, UNIT_JSON_BYTES)
         return out
 

@@ -237,7 +237,7 @@ JOURNAL_BYTES = 4 << 30
 def journal_file_problem(path: Path) -> str | None:
     """Why the journal at ``path`` cannot be read (a named pipe, a device, a link out of its
     folder, larger than :data:`JOURNAL_BYTES`), else ``None`` (absent: Optuna creates it)."""
-    from privrepro.store.reading import UnsafeFile, regular_file
+    from privrepro.bounded_read import UnsafeFile, regular_file
 
     try:
         regular_file(path.expanduser(), JOURNAL_BYTES)
