@@ -150,7 +150,7 @@ def check_journal(key: str, path: str | Path) -> None:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        problem: str | None = "it is not text: it is not an Optuna journal"
+        problem = "it is not text: it is not an Optuna journal"
     else:
         problem = _journal_problem(text, text.splitlines(keepends=True))
     if problem:
