@@ -181,6 +181,8 @@ def run_config(
     store = UnitStore(Path(paths.experiments_dir), paper, figure)
     recipe_id = plan.recipe_id
     threads = plan_threads(cfg.get("threads", "auto"), launcher_workers() if multirun else 1)
+    if threads.warning:
+        log.warning(threads.warning)
     env = {
         **run_environment(device, profile, repo),
         "threads": threads.as_record(),
