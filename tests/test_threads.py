@@ -197,8 +197,10 @@ def test_the_runner_records_the_plan_and_restores_threads(
     )
     envs = list(Path(exp).glob("pb/fig1/*/env.json"))
     assert envs
-    threads = json.loads(envs[0].read_text())["threads"]
+    env = json.loads(envs[0].read_text())
+    threads = env["threads"]
     assert threads["threads"] == 1 and threads["requested"] == 1 and threads["cpus"] >= 1
+    assert 0 < env["cpu_time_s"]  # the unit's CPU seconds, every thread's
     with pytest.raises(ConfigError, match="threads"):
         run_experiment("pb/fig1", ["profile=tiny", "threads=0", "plot=false", *store_overrides])
     too_many = available_cpus().cpus + 1
@@ -245,3 +247,32 @@ def test_a_joblib_multirun_divides_the_cpus_among_its_workers(tmp_path: Path) ->
         # the share, or less where other work kept CPUs busy (the plan says so)
         assert 1 <= rec["threads"] <= max(1, cpus // 2)
         assert rec["threads"] == max(1, cpus // 2) or "busy" in rec["reason"]
+
+
+def test_auto_plans_each_item_again_from_the_cpus_found_busy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import torch
+
+    import privrepro.threads as th
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    readings = iter([CpuBusy(3.6, 4, 1.0), CpuBusy(0.0, 4, 1.0)])  # busy, then quiet
+
+    class _Monitor:
+        def sample(self) -> CpuBusy:
+            return next(readings)
+
+    monkeypatch.setattr(th, "BusyMonitor", _Monitor)
+    before = torch.get_num_threads()
+    first = plan_threads("auto", 1, CpuLimit(4, "affinity"), CpuBusy(0.0, 4, 0.1))
+    seen = []
+    for item, plan in th.threads_per_item(["a", "b", "c"], first):
+        seen.append((item, plan.threads, torch.get_num_threads(), plan.busy_cpus))
+    # the first item runs under the figure's plan; each later one under a plan made from the
+    # reading before it (3.6 of 4 busy: 0.4 free, one thread; then quiet: all 4)
+    assert seen == [("a", 4, 4, 0.0), ("b", 1, 1, 3.6), ("c", 4, 4, 0.0)]
+    assert torch.get_num_threads() == before
+    explicit = plan_threads(2, 1, CpuLimit(4, "affinity"))
+    assert [p.threads for _, p in th.threads_per_item([1, 2], explicit)] == [2, 2]
+    assert torch.get_num_threads() == before

@@ -28,16 +28,17 @@ import contextlib
 import math
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from privrepro.config import ConfigError
 
 __all__ = [
     "BUSY_SAMPLE_S",
     "MAX_THREADS",
+    "BusyMonitor",
     "CpuBusy",
     "CpuLimit",
     "ThreadPlan",
@@ -46,8 +47,11 @@ __all__ = [
     "cgroup_cpu_quota",
     "check_threads",
     "plan_threads",
+    "threads_per_item",
     "use_threads",
 ]
+
+T = TypeVar("T")
 
 #: the most threads a run may ask for (``threads=N``): more than any machine gives one process
 MAX_THREADS = 1024
@@ -207,29 +211,48 @@ def _cpu_seconds(cpus: set[int] | None) -> tuple[float, float]:
     return busy, total
 
 
-def busy_cpus(interval_s: float = BUSY_SAMPLE_S) -> CpuBusy | None:
-    """How many CPUs of this process's affinity mask other processes keep busy now: the busy CPU
-    time of those CPUs over ``interval_s`` seconds (``psutil.cpu_times``; steal counts as busy),
-    less this process's own (``psutil.Process().cpu_times``), per second. ``None`` where the CPU
-    times cannot be read."""
-    try:
+class BusyMonitor:
+    """Other processes' use of the CPUs of the affinity mask between two readings: the busy CPU
+    time of those CPUs (``psutil.cpu_times``; steal counts as busy) less this process's own
+    (``psutil.Process().cpu_times``: every thread of it, spinning ones included), per second of
+    the interval. One reading when made; :meth:`sample` reads again and starts the next interval.
+    """
+
+    def __init__(self) -> None:
         import psutil
 
-        mask = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
-        me = psutil.Process()
-        b0, _ = _cpu_seconds(mask)
-        m0 = me.cpu_times()
-        t0 = time.monotonic()
+        self._mask = set(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+        self.cpus = len(self._mask) if self._mask is not None else (os.cpu_count() or 1)
+        self._me = psutil.Process()
+        self._last = self._read()
+
+    def _read(self) -> tuple[float, float, float]:
+        busy, _ = _cpu_seconds(self._mask)
+        own = self._me.cpu_times()
+        return busy, own.user + own.system, time.monotonic()
+
+    def sample(self) -> CpuBusy | None:
+        """Other work's busy CPUs since the previous reading (``None`` over an interval too short
+        to tell: under 50 ms, five clock ticks)."""
+        now = self._read()
+        (b0, m0, t0), (b1, m1, t1) = self._last, now
+        if t1 - t0 < 0.05:
+            return None
+        self._last = now
+        busy = max(0.0, min(float(self.cpus), (b1 - b0 - (m1 - m0)) / (t1 - t0)))
+        return CpuBusy(round(busy, 2), self.cpus, round(t1 - t0, 3))
+
+
+def busy_cpus(interval_s: float = BUSY_SAMPLE_S) -> CpuBusy | None:
+    """How many CPUs of this process's affinity mask other processes keep busy now: a
+    :class:`BusyMonitor` over ``interval_s`` seconds of sleep. ``None`` where the CPU times
+    cannot be read."""
+    try:
+        monitor = BusyMonitor()
         time.sleep(interval_s)
-        b1, _ = _cpu_seconds(mask)
-        m1 = me.cpu_times()
-        dt = time.monotonic() - t0
+        return monitor.sample()
     except (ImportError, OSError, AttributeError, RuntimeError):
         return None
-    n = len(mask) if mask is not None else (os.cpu_count() or 1)
-    own = (m1.user - m0.user) + (m1.system - m0.system)
-    busy = max(0.0, min(float(n), (b1 - b0 - own) / dt)) if dt > 0 else 0.0
-    return CpuBusy(round(busy, 2), n, round(dt, 3))
 
 
 def check_threads(value: Any, key: str = "threads") -> int | None:
@@ -323,3 +346,39 @@ def use_threads(n: int) -> Iterator[None]:
             yield
     finally:
         torch.set_num_threads(before)
+
+
+def threads_per_item(items: Iterable[T], plan: ThreadPlan) -> Iterator[tuple[T, ThreadPlan]]:
+    """``items``, each with the thread plan it runs under, torch's and the BLAS threads set to it
+    while the consumer handles the item; the previous counts are given back at the end (or on
+    an error).
+
+    Under ``threads=auto`` (``plan.requested`` is ``None``) the plan is made again before each
+    item after the first, from the CPUs other work kept busy while the previous items ran (a
+    :class:`BusyMonitor` reading; an interval under 50 ms, such as a unit the store already
+    holds, waits for the next): work that starts or stops during a figure changes the threads of
+    its next unit. An explicit count stays as it is.
+    """
+    monitor: BusyMonitor | None = None
+    if plan.requested is None:
+        with contextlib.suppress(ImportError, OSError, AttributeError, RuntimeError):
+            monitor = BusyMonitor()
+    current = plan
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(use_threads(current.threads))
+        for i, item in enumerate(items):
+            seen = monitor.sample() if monitor is not None and i > 0 else None
+            if seen is not None:
+                limit = CpuLimit(plan.cpus, plan.source)
+                current = plan_threads("auto", plan.workers, limit, seen)
+                if current.threads != torch_threads_now():
+                    stack.close()
+                    stack.enter_context(use_threads(current.threads))
+            yield item, current
+
+
+def torch_threads_now() -> int:
+    """torch's intra-op thread count."""
+    import torch
+
+    return int(torch.get_num_threads())

@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, is_dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -65,7 +65,7 @@ from privrepro.runner.tracking import open_tracker
 from privrepro.runner.unit_warnings import library_warnings_to_log
 from privrepro.store.atomic import atomic_write_table
 from privrepro.store.units import UnitStore
-from privrepro.threads import plan_threads, use_threads
+from privrepro.threads import plan_threads, threads_per_item
 
 __all__ = [
     "PROFILES",
@@ -201,7 +201,7 @@ def run_config(
         enabled=show and len(units) > 1,
         unit="unit",
     )
-    for unit, identity, uid, source in _threads_while(bar, threads.threads):
+    for (unit, identity, uid, source), unit_threads in threads_per_item(bar, threads):
         if force:
             store.discard(uid)
         if store.is_complete(uid):
@@ -217,7 +217,7 @@ def run_config(
                 cache_dir=Path(paths.cache_dir),
                 show_progress=show,
             )
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             with _UnitLog(tmp / "log.txt"), tracker.unit(uid, unit) as ctx.metrics:
                 log.info("unit %s of %s/%s: %s", uid, paper, figure, json.dumps(unit, default=str))
                 try:
@@ -230,7 +230,9 @@ def run_config(
                 raise TypeError(f"{type(recipe).__name__}.compute must return a DataFrame")
             unit_env = {
                 **env,
+                "threads": unit_threads.as_record(),  # auto: planned again before each unit
                 "wall_time_s": time.perf_counter() - t0,
+                "cpu_time_s": round(time.process_time() - c0, 3),  # every thread's user + sys
                 "unit_id": uid,
                 "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 # what the unit ran on (its fingerprint, where it read a data root, is part of
@@ -325,13 +327,6 @@ def run_config(
         table_rows=len(derived.table),
         table_units=len(derived.units),
     )
-
-
-def _threads_while(items: Iterable[Any], n: int) -> Iterator[Any]:
-    """``items``, with torch's and the BLAS threads at ``n`` while the loop over them runs (the
-    CPUs the job may use: :mod:`privrepro.threads`); given back when the loop ends or fails."""
-    with use_threads(n):
-        yield from items
 
 
 def footer(meta: Mapping[str, Any], selected_units: int | None = None) -> str:
