@@ -84,7 +84,7 @@ rehearsal-data: $(ENV_STAMP) ## Write full-size stand-in datasets and random wei
 rehearsal: $(ENV_STAMP) ## Rehearse every paper-profile figure on the stand-ins (DATA=<root>), capped: results/rehearsal.csv, plots/rehearsal.png
 	$(RUN) python -m privrepro.rehearsal --root "$(or $(DATA),$(PRIVREPRO_DATA),data/rehearsal)" $(ARGS)
 
-gpu-check: $(ENV_STAMP) ## GPU paths in <= 8 min: gpu tests, bench --device cuda --quick, 4 figures rehearsed; results/gpu-check/ (no GPU: CPU parts only)
+gpu-check: $(ENV_STAMP) ## GPU paths in <= 8 min: gpu tests, bench --device cuda --quick, 4 figures rehearsed; results/gpu-check/ (no GPU: one line, exit 0; ARGS=--cpu-parts runs the CPU parts)
 	$(RUN) python benchmarks/gpu_check.py $(ARGS)
 
 bench: $(ENV_STAMP) ## Benchmarks: speedup = baseline time / project time (> 1 faster); ARGS='--device cuda' or names

@@ -7,7 +7,10 @@ interpreter's start and the imports); its own compute is the sum of its units' `
 in the store. What is left — composing the config, importing the recipe, gathering the table,
 the summary, drawing and saving the plot — is the figure's fixed cost.
 
-Rows: the whole run against the issue's 150 s target; the largest fixed cost of a figure and
+Rows: the whole run against the issue's 150 s target; its CPU seconds (user + system, every
+thread) against the issue's 300 CPU-s, and each figure's under ``threads=auto`` against the same
+figure at ``threads=1`` (a second run from an empty store: the floor, where no thread waits for
+another or spins; a figure above it pays for its extra threads in CPU); the largest fixed cost of a figure and
 their mean against the 1 s target (the figure with the largest is named in the note); the fixed
 cost of the cheapest pb figure measured in one warm process (imports paid before: what each
 figure of ``make figures`` pays after the first); and ``save_figure`` (PNG + PDF with the
@@ -33,8 +36,19 @@ from privrepro.benchmark_harness import row
 LINE = re.compile(r"^(\w+)/(\w+): \d+ rows")
 
 
-def run_profile(profile: str, targets: list[str], root: Path) -> dict[str, Any]:
-    """Run the figures in a subprocess into ``root``; per figure: wall and compute seconds."""
+def run_profile(
+    profile: str, targets: list[str], root: Path, overrides: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """Run the figures in a subprocess into ``root``; per figure: wall, compute and CPU seconds.
+
+    A figure's CPU seconds are the subprocess's user + system time (every thread's, read with
+    psutil when the figure's report line arrives) since the previous line; the whole run's is
+    its total from ``wait4``'s resource usage. Also the 1-minute load average before and after.
+    """
+    import os
+
+    import psutil
+
     cmd = [sys.executable, "-u", "-m", "privrepro.runner.all", "--profile", profile]
     for t in targets:
         cmd += ["--target", t]
@@ -42,23 +56,45 @@ def run_profile(profile: str, targets: list[str], root: Path) -> dict[str, Any]:
         "--",
         *(f"paths.{k}={root / k}" for k in ("experiments_dir", "results_dir", "plots_dir")),
     ]
-    cmd += ["progress=false"]
+    cmd += ["progress=false", *overrides]
+    load = [os.getloadavg()[0]]
     t0 = time.perf_counter()
     last = t0
+    last_cpu = 0.0
     walls: dict[str, float] = {}
+    cpus: dict[str, float] = {}
     with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) as p:
         assert p.stdout is not None
+        proc = psutil.Process(p.pid)
         for line in p.stdout:
             now = time.perf_counter()
             m = LINE.match(line)
             if m:
-                walls[f"{m.group(1)}/{m.group(2)}"] = now - last
+                name = f"{m.group(1)}/{m.group(2)}"
+                walls[name] = now - last
                 last = now
+                try:
+                    times = proc.cpu_times()
+                except psutil.Error:  # ended between the line and the reading
+                    continue
+                cpu = times.user + times.system
+                cpus[name] = cpu - last_cpu
+                last_cpu = cpu
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
     total = time.perf_counter() - t0
+    load.append(os.getloadavg()[0])
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} exited with {p.returncode}")
     compute = {name: _units_seconds(root / "experiments_dir" / name) for name in walls}
-    return {"total": total, "wall": walls, "compute": compute}
+    return {
+        "total": total,
+        "wall": walls,
+        "compute": compute,
+        "cpu": cpus,
+        "cpu_total": usage.ru_utime + usage.ru_stime,
+        "load": load,
+    }
 
 
 def _units_seconds(folder: Path) -> float:
@@ -162,7 +198,10 @@ def bench(device: str = "cpu", quick: bool = False) -> list[dict[str, Any]]:
     rows = cheap_figure_rows(quick)
     profile, targets = ("tiny", ["pb-1", "pac-ex1"]) if quick else ("smoke", [])
     with tempfile.TemporaryDirectory() as tmp:
-        res = run_profile(profile, targets, Path(tmp))
+        res = run_profile(profile, targets, Path(tmp) / "auto")
+        # quick: the one-thread floor of the first figure only (the rows' shape, not a timing)
+        one = run_profile(profile, targets[:1], Path(tmp) / "one", ("threads=1",))
+    rows += cpu_rows(profile, res, one)
     overhead = {k: res["wall"][k] - res["compute"][k] for k in res["wall"]}
     worst = max(overhead, key=overhead.__getitem__)
     n = len(overhead)
@@ -202,6 +241,51 @@ def bench(device: str = "cpu", quick: bool = False) -> list[dict[str, Any]]:
             f"over {n} figures: config, recipe import, table, summary, plot (png + pdf)",
         ),
     ]
+
+
+#: the issue's target for the whole smoke profile on a quiet 2-core machine, in CPU seconds
+SMOKE_CPU_TARGET_S = 300.0
+
+
+def cpu_rows(profile: str, auto: dict[str, Any], one: dict[str, Any]) -> list[dict[str, Any]]:
+    """CPU seconds (user + system, every thread): the whole run against the issue's target, and
+    each figure under ``threads=auto`` against the same figure at one thread (its floor: no
+    thread waits for another, none spins), both from an empty store, one after the other."""
+    loads = f"load {auto['load'][0]:.1f} → {auto['load'][1]:.1f} (auto), " + (
+        f"{one['load'][0]:.1f} → {one['load'][1]:.1f} (threads=1)"
+    )
+    out = [
+        row(
+            "smoke_profile",
+            f"CPU seconds of all {len(auto['cpu'])} figures ({profile}), threads=auto",
+            auto["cpu_total"],
+            "CPU s",
+            SMOKE_CPU_TARGET_S,
+            "the issue's target: 300 CPU-s for the smoke profile, quiet 2-core machine",
+            "target",
+            f"{loads}; wall {auto['total']:.0f} s; threads=1: {one['cpu_total']:.0f} CPU s, "
+            f"wall {one['total']:.0f} s",
+        )
+    ]
+    for name, cpu in sorted(auto["cpu"].items(), key=lambda kv: -kv[1]):
+        if name not in one["cpu"]:
+            continue
+        floor = one["cpu"][name]
+        out.append(
+            row(
+                "smoke_profile",
+                f"CPU seconds of {name} ({profile}), threads=auto",
+                max(cpu, 1e-6),
+                "CPU s",
+                floor,
+                "the same figure at threads=1 (no thread waits or spins)",
+                "floor",
+                f"{loads}; wall {auto['wall'][name]:.1f} s (auto), "
+                f"{one['wall'][name]:.1f} s (threads=1); the first figure also "
+                "pays the interpreter start and the imports",
+            )
+        )
+    return out
 
 
 def cheap_figure_rows(quick: bool) -> list[dict[str, Any]]:

@@ -2,16 +2,23 @@
 
     python benchmarks/gpu_check.py                       # results/gpu-check/
     python benchmarks/gpu_check.py --out DIR --budget 480
+    python benchmarks/gpu_check.py --cpu-parts           # no GPU: the same steps on the CPU
+
+On a machine without a CUDA device it says so in one line and exits 0 at once: nothing is
+measured, nothing is written. ``--cpu-parts`` runs the steps that do not need a GPU on the CPU
+(the benchmarks, the stand-ins and the rehearsal; the gpu tests are reported as skipped, never
+as passed), which takes tens of minutes on a small machine.
 
 On a machine with one CUDA GPU, in this order, each step bounded by what is left of ``--budget``
-seconds (default 480 with a GPU, 1500 on a CPU):
+seconds (default 480 with a GPU, 1500 for ``--cpu-parts``):
 
-1. the gpu-marked tests (``pytest -m gpu tests/gpu``): every CUDA path against the CPU;
+1. the gpu-marked tests (``pytest -m gpu tests/gpu``): every CUDA path against the CPU; their
+   outcome is read from pytest's JUnit XML (tests that all skipped are "skipped", not "ok");
 2. the benchmarks on the GPU, small (``python -m privrepro.benchmark_harness --device cuda --quick``, what
    ``make bench ARGS="--device cuda --quick"`` runs);
 3. the stand-ins the next step reads (MNIST, CIFAR-10, CIFAR-100, ViT-B/16 and SLL-small
    weights; full-size files in the real formats, written by the rehearsal's stand-in writer
-   into ``--data``, outside the results);
+   into ``--data``, by default a temporary folder removed at the end);
 4. the rehearsal of four representative figures on them, capped to one item per loop
    (:data:`FIGURES`: pac Example 4's batched trainings, cl Fig. 4's ViT-B/16 feature extraction,
    one FiLM DP-SGD step of cl Fig. 4 PEFT, one SLL training step of ip Fig. 5), each row with
@@ -20,9 +27,9 @@ seconds (default 480 with a GPU, 1500 on a CPU):
 
 Everything lands in ``--out``: ``device.json``, ``pytest-gpu.txt`` (and ``.xml``), ``bench.csv``
 and ``bench.txt``, ``standins.txt``, ``rehearsal.csv`` and ``rehearsal.png``, ``summary.md``
-(the table: measured against predicted) and ``gpu-check.log``. On a machine without a GPU it
-says so in one line, runs the same steps on the CPU (the gpu tests are skipped, the benchmarks
-and the rehearsal run on the CPU) and exits 0 when they ran.
+(the table: measured against predicted) and ``gpu-check.log``. A column of the summary that
+derives from a measurement is filled only where a loop was measured; the ratio of the measured
+prediction to the operation-count one only where the measurement was made on a GPU.
 
 The rehearsal and its stand-in writer are called through their command lines only, in one
 place: :data:`REHEARSAL` and :data:`STANDINS`.
@@ -37,6 +44,9 @@ import subprocess
 import sys
 import tempfile
 import time
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -53,12 +63,17 @@ FIGURES = {
 }
 STANDIN_KEYS = "mnist,cifar10,cifar100,vit-b16,ip-sll"
 #: seconds each step may take at most (less when the budget left is smaller), with a GPU and
-#: on a CPU (where the CPU-bound benchmarks and the stand-ins take longer)
+#: on a CPU with ``--cpu-parts`` (where the CPU-bound benchmarks and the stand-ins take longer)
 CAPS = {
     "cuda": {"tests": 90, "bench": 150, "standins": 90},
     "cpu": {"tests": 120, "bench": 600, "standins": 400},
 }
 UNIT_TIMEOUT_S = 30  # the rehearsal's per-unit cap: a unit past it is a lower bound
+
+
+#: a step's outcome: "ok" (it ran and passed), "skipped" (it did not run, or every test in it
+#: was skipped) or "failed" (it ran and did not pass, or was stopped)
+OUTCOMES = ("ok", "skipped", "failed")
 
 
 class Check:
@@ -73,11 +88,30 @@ class Check:
     def left(self) -> float:
         return self.deadline - time.monotonic()
 
-    def run(self, name: str, cmd: list[str], cap: float, output: str | None = None) -> bool:
-        """Run ``cmd`` for at most ``min(cap, time left)`` seconds; its output to ``output``."""
+    def record(self, name: str, outcome: str, detail: str, wall: float = 0.0) -> None:
+        """Add a step's row (``outcome`` one of :data:`OUTCOMES`) and print it."""
+        assert outcome in OUTCOMES, outcome
+        self.steps.append(
+            {"step": name, "outcome": outcome, "detail": detail, "wall_s": round(wall, 1)}
+        )
+        print(f"gpu-check: {name}: {outcome}{f' ({detail})' if detail else ''}", flush=True)
+
+    def run(
+        self,
+        name: str,
+        cmd: list[str],
+        cap: float,
+        output: str | None = None,
+        judge: Callable[[], tuple[str, str]] | None = None,
+    ) -> bool:
+        """Run ``cmd`` for at most ``min(cap, time left)`` seconds; its output to ``output``.
+
+        Returns whether it exited 0; the step is recorded as "ok" then, "failed" otherwise, or,
+        where it exited 0 and ``judge`` is given, as ``judge()`` says (outcome, detail).
+        """
         limit = min(cap, self.left() - 5)
         if limit < 10:
-            self.steps.append({"step": name, "status": "skipped (no time left)", "wall_s": 0.0})
+            self.record(name, "skipped", "no time left of the budget")
             return False
         self.log.write(f"$ {' '.join(cmd)}\n")
         self.log.flush()
@@ -85,20 +119,55 @@ class Check:
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
             text, code = done.stdout + done.stderr, done.returncode
-            status = "ok" if code == 0 else f"exit status {code}"
+            detail = "" if code == 0 else f"exit status {code}"
         except subprocess.TimeoutExpired as exc:
             text = (
                 (exc.stdout or b"").decode() if isinstance(exc.stdout, bytes) else exc.stdout or ""
             )
-            status, code = f"stopped after {limit:.0f} s", -1
+            detail, code = f"stopped after {limit:.0f} s", -1
         if output:
             (self.out / output).write_text(text)
         self.log.write(text[-20000:] + "\n")
         self.log.flush()
         wall = time.monotonic() - t0
-        self.steps.append({"step": name, "status": status, "wall_s": round(wall, 1)})
-        print(f"gpu-check: {name}: {status} ({wall:.0f} s)", flush=True)
+        outcome = "ok" if code == 0 else "failed"
+        if code == 0 and judge is not None:
+            outcome, detail = judge()
+        self.record(name, outcome, f"{detail}, {wall:.0f} s".lstrip(", "), wall)
         return code == 0
+
+
+def pytest_outcome(xml: Path, cuda: bool) -> tuple[str, str]:
+    """The gpu tests' outcome from pytest's JUnit XML: "ok" only where tests ran and passed.
+
+    Every test skipped is "skipped" without CUDA and "failed" with it (a CUDA test skipped on a
+    GPU machine did not check its path); a failure or an error is "failed".
+    """
+    try:
+        root = ET.parse(xml).getroot()
+    except (OSError, ET.ParseError) as exc:
+        return "failed", f"no test report ({type(exc).__name__})"
+    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+    n = {
+        k: sum(int(s.get(k, 0)) for s in suites) for k in ("tests", "failures", "errors", "skipped")
+    }
+    ran = n["tests"] - n["skipped"]
+    text = (
+        f"{ran - n['failures'] - n['errors']} passed, {n['failures']} failed, "
+        f"{n['errors']} errors, {n['skipped']} skipped"
+    )
+    if n["failures"] or n["errors"]:
+        return "failed", text
+    if ran == 0:
+        return ("failed" if cuda else "skipped"), text
+    return "ok", text
+
+
+def cuda_available() -> bool:
+    """Whether torch sees a CUDA device."""
+    import torch
+
+    return bool(torch.cuda.is_available())
 
 
 def device_record() -> dict[str, Any]:
@@ -122,26 +191,32 @@ def device_record() -> dict[str, Any]:
 
 
 def summary_table(csv: Path) -> str:
-    """The rehearsal's rows as a Markdown table: measured against predicted."""
+    """The rehearsal's rows as a Markdown table: measured against predicted.
+
+    ``capped run`` and ``s_per_step`` are measured; the full figure "from the measured rates" is
+    shown only where a loop was measured (``s_per_step`` present: a row without one holds the
+    unit's wall time twice, not a rate); their ratio to the operation-count prediction only where
+    the rates were measured on a GPU (on a CPU it would divide a CPU time by a GPU one).
+    """
     import pandas as pd
 
     if not csv.is_file():
         return "(no rehearsal.csv)"
     t = pd.read_csv(csv)
     lines = [
-        "| figure | what | status | device | capped run, measured (s) | s_per_step "
+        "| figure | what | status | device | capped run, measured (s) | s_per_step, measured "
         "| full figure from the measured rates (h) | H100 predicted from "
-        "operation counts (h) | measured-rate / op-count |",
+        "operation counts (h) | measured-rate / op-count (GPU only) |",
         "|---|---|---|---|---:|---:|---:|---:|---:|",
     ]
     for _, r in t.iterrows():
         target = next((k for k in FIGURES if _target_of(str(r["experiment"])) == k), "")
-        measured_h = r.get("predicted_h")
-        model_h = r.get("predicted_gpu_h")
+        measured = _value(r.get("s_per_step")) is not None
+        measured_h = _value(r.get("predicted_h")) if measured else None
+        model_h = _value(r.get("predicted_gpu_h"))
+        on_gpu = str(r.get("device", "")) == "cuda"
         ratio = (
-            f"{measured_h / model_h:.2f}"
-            if pd.notna(measured_h) and pd.notna(model_h) and model_h
-            else ""
+            f"{measured_h / model_h:.2f}" if on_gpu and measured_h is not None and model_h else ""
         )
         lines.append(
             f"| {r['experiment']} | {FIGURES.get(target, '')} | {r['status']}"
@@ -157,56 +232,89 @@ def _target_of(experiment: str) -> str:
     return f"{paper}-{fig.removeprefix('fig')}"
 
 
-def _num(v: Any) -> str:
+def _value(v: Any) -> float | None:
     try:
         x = float(v)
     except (TypeError, ValueError):
-        return ""
-    return "" if x != x else f"{x:.3g}"
+        return None
+    return None if x != x else x
+
+
+def _num(v: Any) -> str:
+    x = _value(v)
+    return "" if x is None else f"{x:.3g}"
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--out", type=Path, default=Path("results/gpu-check"))
-    ap.add_argument("--data", type=Path, default=Path("data/gpu-check-standins"))
+    ap.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="where the stand-ins are written and kept (default: a temporary folder, removed)",
+    )
     ap.add_argument(
         "--budget",
         type=float,
         default=None,
-        help="seconds for everything (default: 480 with a GPU, 1500 on a CPU)",
+        help="seconds for everything (default: 480 with a GPU, 1500 with --cpu-parts)",
+    )
+    ap.add_argument(
+        "--cpu-parts",
+        action="store_true",
+        help="without a GPU: run the benchmarks, stand-ins and rehearsal on the CPU (tens of minutes)",
     )
     args = ap.parse_args(argv)
+    gpu = cuda_available()
+    if not gpu and not args.cpu_parts:
+        print(
+            "gpu-check: no CUDA device on this machine: nothing measured, nothing written "
+            "(--cpu-parts runs the CPU parts, tens of minutes)",
+            flush=True,
+        )
+        return 0
+    if args.budget is not None and args.budget <= 0:
+        print(f"gpu-check: --budget = {args.budget:g} must be > 0 seconds", file=sys.stderr)
+        return 2
     args.out.mkdir(parents=True, exist_ok=True)
     dev = device_record()
-    args.budget = args.budget or (480.0 if dev["cuda_available"] else 1500.0)
-    check = Check(args.out, args.budget)
+    budget = args.budget or (480.0 if gpu else 1500.0)
+    check = Check(args.out, budget)
     (args.out / "device.json").write_text(json.dumps(dev, indent=1))
-    gpu = bool(dev["cuda_available"])
     device = "cuda" if gpu else "cpu"
     if not gpu:
         print(
-            "gpu-check: no CUDA device on this machine: the GPU parts were not run; "
-            "running the CPU parts (gpu tests skipped, benchmarks and rehearsal on the CPU)"
+            "gpu-check: no CUDA device on this machine: --cpu-parts runs the CPU parts "
+            "(gpu tests skipped, benchmarks and rehearsal on the CPU)",
+            flush=True,
         )
     py = [sys.executable, "-m"]
-    check.run(
-        "gpu tests",
-        [
-            *py,
-            "pytest",
-            "-q",
-            "-n",
-            "0",
-            "-m",
-            "gpu",
-            "tests/gpu",
-            "-p",
-            "no:cacheprovider",
-            f"--junitxml={args.out / 'pytest-gpu.xml'}",
-        ],
-        CAPS[device]["tests"],
-        "pytest-gpu.txt",
-    )
+    if gpu:
+        xml = args.out / "pytest-gpu.xml"
+        xml.unlink(missing_ok=True)
+        # pytest's exit status says pass or fail; its XML says whether any test ran at all
+        check.run(
+            "gpu tests",
+            [
+                *py,
+                "pytest",
+                "-q",
+                "-n",
+                "0",
+                "-m",
+                "gpu",
+                "tests/gpu",
+                "-p",
+                "no:cacheprovider",
+                f"--junitxml={xml}",
+            ],
+            CAPS[device]["tests"],
+            "pytest-gpu.txt",
+            judge=lambda: pytest_outcome(xml, cuda=True),
+        )
+    else:
+        check.record("gpu tests", "skipped", "no CUDA device")
     check.run(
         "benchmarks (quick)",
         [
@@ -221,21 +329,27 @@ def main(argv: list[str] | None = None) -> int:
         CAPS[device]["bench"],
         "bench.txt",
     )
-    wrote = check.run(
-        "stand-ins",
-        [*STANDINS, "--root", str(args.data), "--only", STANDIN_KEYS, "--no-progress"],
-        CAPS[device]["standins"],
-        "standins.txt",
-    )
-    if wrote:
-        with tempfile.TemporaryDirectory(prefix="gpu-check-") as scratch:
+    with ExitStack() as stack:
+        data = args.data or Path(
+            stack.enter_context(tempfile.TemporaryDirectory(prefix="gpu-check-data-"))
+        )
+        wrote = check.run(
+            "stand-ins",
+            [*STANDINS, "--root", str(data), "--only", STANDIN_KEYS, "--no-progress"],
+            CAPS[device]["standins"],
+            "standins.txt",
+        )
+        if not wrote:
+            check.record("rehearsal", "skipped", "no stand-ins")
+        else:
+            scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="gpu-check-"))
             targets = [a for t in FIGURES for a in ("--target", t)]
             check.run(
                 "rehearsal",
                 [
                     *REHEARSAL,
                     "--root",
-                    str(args.data),
+                    str(data),
                     "--scratch",
                     scratch,
                     "--results",
@@ -253,28 +367,35 @@ def main(argv: list[str] | None = None) -> int:
                 max(0.0, check.left() - 5),
                 "rehearsal.txt",
             )
-    table = summary_table(args.out / "rehearsal.csv")
-    steps = "\n".join(f"| {s['step']} | {s['status']} | {s['wall_s']} |" for s in check.steps)
-    device_line = dev.get("gpu", f"no GPU: CPU {dev['cpu']}")
-    text = (
-        f"# gpu-check on {device_line}\n\n"
-        f"torch {dev['torch']}; budget {args.budget:.0f} s; "
-        f"{'GPU' if gpu else 'CPU only: the GPU parts were NOT run'}\n\n"
-        "| step | status | wall (s) |\n|---|---|---:|\n"
-        f"{steps}\n\n## Rehearsal: measured on this device against the H100 prediction\n\n"
-        f"{table}\n\n`capped run, measured`: the capped rehearsal's wall time here; `s_per_step`: "
-        "the rehearsal's seconds per step of the figure's step loop at full size (probed batches "
-        "scaled up), measured here; `full figure "
-        "from the measured rates`: the rehearsal's prediction of the whole figure from the rates "
-        "it measured on this device; `H100 predicted`: the prediction from operation counts "
-        "(privrepro.rehearsal.device_model). On an H100 the last column is the device model's "
-        "error factor.\n"
-    )
+    text = summary_text(dev, budget, gpu, check.steps, summary_table(args.out / "rehearsal.csv"))
     (args.out / "summary.md").write_text(text)
     print(text)
     print(f"gpu-check: results in {args.out}")
-    failed = [s for s in check.steps if s["status"] != "ok"]
-    return 1 if failed else 0
+    return 1 if any(s["outcome"] == "failed" for s in check.steps) else 0
+
+
+def summary_text(
+    dev: dict[str, Any], budget: float, gpu: bool, steps: list[dict[str, Any]], table: str
+) -> str:
+    """``summary.md``: the steps' outcomes and the rehearsal's table."""
+    rows = "\n".join(
+        f"| {s['step']} | {s['outcome']} | {s['detail']} | {s['wall_s']} |" for s in steps
+    )
+    device_line = dev.get("gpu", f"no GPU: CPU {dev['cpu']}")
+    return (
+        f"# gpu-check on {device_line}\n\n"
+        f"torch {dev['torch']}; budget {budget:.0f} s; "
+        f"{'GPU' if gpu else 'CPU only (--cpu-parts): the GPU parts were NOT run'}\n\n"
+        "| step | outcome | detail | wall (s) |\n|---|---|---|---:|\n"
+        f"{rows}\n\n## Rehearsal: measured on this device against the H100 prediction\n\n"
+        f"{table}\n\n`capped run, measured`: the capped rehearsal's wall time here; `s_per_step`: "
+        "the rehearsal's seconds per step of the figure's step loop at full size (probed batches "
+        "scaled up), measured here; `full figure from the measured rates`: the rehearsal's "
+        "prediction of the whole figure from the rates it measured on this device (blank where "
+        "no loop was measured); `H100 predicted`: the prediction from operation counts "
+        "(privrepro.rehearsal.device_model). On an H100 the last column is the device model's "
+        "error factor; it is blank where the rates were not measured on a GPU.\n"
+    )
 
 
 if __name__ == "__main__":

@@ -1,19 +1,24 @@
-"""How many threads torch and the BLAS libraries use: the CPUs this job may use.
+"""How many threads torch and the BLAS libraries use: the CPUs this job may use, and can use now.
 
 torch starts with one intra-op thread per core of its affinity mask, and OpenBLAS (numpy's)
 with one per core of the machine; neither reads a cgroup CPU quota (a container's ``--cpus``, a
-Kubernetes limit, a SLURM or systemd allocation), and neither knows that it is one of several
-workers of a multirun. More threads than CPUs make small-op loops (DP-SGD steps of a small
-model) spin at every barrier for a thread that is not running: 15 times slower per step was
-measured on a shared 2-core machine.
+Kubernetes limit, a SLURM or systemd allocation), neither knows that it is one of several
+workers of a multirun, and neither looks at the work already running. More threads than free
+CPUs make small-op loops (DP-SGD steps of a small model) spin at every barrier for a thread that
+is not running: 15 times slower per step was measured on a shared 2-core machine, and the
+spinning is counted as CPU time.
 
-:func:`available_cpus` is what the process may use: the smallest of its affinity mask
-(``os.sched_getaffinity``), the cgroup v2 ``cpu.max`` quota and the cgroup v1
-``cpu.cfs_quota_us / cpu.cfs_period_us`` quota of its cgroup and every parent (rounded up).
-:func:`plan_threads` divides it among the parallel workers of a multirun (Hydra's joblib
-launcher: ``n_jobs``), at least one thread each, and caps it at ``OMP_NUM_THREADS`` when that is
-set (OpenMP's meaning: threads per process); an explicit ``threads`` (the runner's config key)
-replaces the division. :func:`use_threads` sets torch's and the BLAS libraries' (threadpoolctl)
+:func:`available_cpus` is what the process may use: ``joblib.cpu_count()`` (loky's: the affinity
+mask, the cgroup v2 ``cpu.max`` or v1 CFS quota at the cgroup root a container sees, and
+``LOKY_MAX_CPU_COUNT``), lowered by a quota on the process's own cgroup or a parent
+(:func:`cgroup_cpu_quota`: the nested cgroups of SLURM jobs and systemd slices, which joblib does
+not read). :func:`busy_cpus` is how much of the CPUs of the affinity mask other processes kept
+busy over a short sample (``psutil``'s CPU times: the machine's less this process's own).
+:func:`plan_threads` divides the CPUs among the parallel workers of a multirun (Hydra's joblib
+launcher: ``n_jobs``), at least one thread each, caps it at ``OMP_NUM_THREADS`` when that is set
+(OpenMP's meaning: threads per process) and at the CPUs other work leaves free (one thread per
+worker when the CPUs are already busy); an explicit ``threads`` (the runner's config key)
+replaces all of it. :func:`use_threads` sets torch's and the BLAS libraries' (threadpoolctl)
 thread counts for a block and gives the previous ones back.
 """
 
@@ -22,37 +27,69 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-from collections.abc import Iterator
+import time
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from privrepro.config import ConfigError
 
 __all__ = [
+    "BUSY_SAMPLE_S",
+    "MAX_THREADS",
+    "BusyMonitor",
+    "CpuBusy",
     "CpuLimit",
     "ThreadPlan",
     "available_cpus",
+    "busy_cpus",
     "cgroup_cpu_quota",
     "check_threads",
     "plan_threads",
+    "threads_per_item",
     "use_threads",
 ]
+
+T = TypeVar("T")
+
+#: the most threads a run may ask for (``threads=N``): more than any machine gives one process
+MAX_THREADS = 1024
+#: seconds :func:`busy_cpus` samples the CPU times over (0.1 s: ten clock ticks per CPU)
+BUSY_SAMPLE_S = 0.1
 
 
 @dataclass(frozen=True)
 class CpuLimit:
     """How many CPUs the process may use, and what set the limit (``affinity``,
-    ``cgroup v2 cpu.max``, ``cgroup v1 cfs quota`` or ``cpu_count``)."""
+    ``joblib.cpu_count`` for a quota or ``LOKY_MAX_CPU_COUNT`` it read, ``cgroup v2 cpu.max``,
+    ``cgroup v1 cfs quota`` of a nested cgroup, or ``cpu_count``)."""
 
     cpus: int
     source: str
 
 
 @dataclass(frozen=True)
+class CpuBusy:
+    """Work already running: ``busy`` of the ``cpus`` CPUs of the affinity mask were kept busy by
+    other processes over the last ``interval_s`` seconds (in CPUs, 0 … ``cpus``)."""
+
+    busy: float
+    cpus: int
+    interval_s: float
+
+    @property
+    def free(self) -> float:
+        """The CPUs other work left free (0 … ``cpus``)."""
+        return min(float(self.cpus), max(0.0, self.cpus - self.busy))
+
+
+@dataclass(frozen=True)
 class ThreadPlan:
     """The threads one process uses and why: ``cpus`` it may use (``source``), ``workers``
-    sharing them, ``OMP_NUM_THREADS`` (``None`` unset) and an explicit ``requested`` count."""
+    sharing them, ``OMP_NUM_THREADS`` (``None`` unset), an explicit ``requested`` count, the CPUs
+    other work kept busy when it was planned (``busy_cpus`` of ``busy_of``: ``None`` not
+    measured) and ``reason``, the rule that decided."""
 
     threads: int
     cpus: int
@@ -60,10 +97,24 @@ class ThreadPlan:
     workers: int = 1
     omp_num_threads: int | None = None
     requested: int | None = None
+    busy_cpus: float | None = None
+    busy_of: int | None = None
+    reason: str = ""
 
     def as_record(self) -> dict[str, Any]:
         """What a unit's ``env.json`` records."""
         return asdict(self)
+
+    @property
+    def warning(self) -> str | None:
+        """One line when an explicit count is more than the CPUs the job may use, else ``None``."""
+        if self.requested is None or self.requested <= self.cpus:
+            return None
+        return (
+            f"threads = {self.requested} is more than the {self.cpus} CPUs this job may use "
+            f"({self.source}; useful range 1..{self.cpus}): threads will wait on each other; "
+            "threads=auto picks from the CPUs and their load"
+        )
 
 
 def _quota_v2(text: str) -> float | None:
@@ -117,27 +168,100 @@ def cgroup_cpu_quota(
     return min(found) if found else None
 
 
+def _affinity() -> int | None:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return None
+
+
 def available_cpus(
     proc_cgroup: Path = Path("/proc/self/cgroup"), root: Path = Path("/sys/fs/cgroup")
 ) -> CpuLimit:
-    """The CPUs this process may use: its affinity mask, lowered by a cgroup CPU quota."""
-    try:
-        cpus, source = len(os.sched_getaffinity(0)), "affinity"
-    except (AttributeError, OSError):
-        cpus, source = os.cpu_count() or 1, "cpu_count"
+    """The CPUs this process may use: ``joblib.cpu_count()`` (affinity, the quota at the cgroup
+    root, ``LOKY_MAX_CPU_COUNT``), lowered by a quota of the process's own cgroup or a parent."""
+    import joblib
+
+    affinity = _affinity()
+    cpus = int(joblib.cpu_count(only_physical_cores=False))
+    if affinity is None:
+        source = "cpu_count" if cpus >= (os.cpu_count() or 1) else "joblib.cpu_count"
+    else:
+        source = "affinity" if cpus >= affinity else "joblib.cpu_count"
     quota = cgroup_cpu_quota(proc_cgroup, root)
     if quota is not None and math.ceil(quota[0]) < cpus:
         cpus, source = max(1, math.ceil(quota[0])), quota[1]
     return CpuLimit(max(1, cpus), source)
 
 
+def _cpu_seconds(cpus: set[int] | None) -> tuple[float, float]:
+    """(busy, total) CPU seconds since boot over ``cpus`` (all when ``None``), psutil's way:
+    guest time is inside user time, and idle includes I/O wait."""
+    import psutil
+
+    busy = total = 0.0
+    for i, t in enumerate(psutil.cpu_times(percpu=True)):
+        if cpus is not None and i not in cpus:
+            continue
+        fields = t._asdict()
+        all_s = sum(fields.values()) - fields.get("guest", 0.0) - fields.get("guest_nice", 0.0)
+        idle = fields.get("idle", 0.0) + fields.get("iowait", 0.0)
+        busy += all_s - idle
+        total += all_s
+    return busy, total
+
+
+class BusyMonitor:
+    """Other processes' use of the CPUs of the affinity mask between two readings: the busy CPU
+    time of those CPUs (``psutil.cpu_times``; steal counts as busy) less this process's own
+    (``psutil.Process().cpu_times``: every thread of it, spinning ones included), per second of
+    the interval. One reading when made; :meth:`sample` reads again and starts the next interval.
+    """
+
+    def __init__(self) -> None:
+        import psutil
+
+        self._mask = set(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+        self.cpus = len(self._mask) if self._mask is not None else (os.cpu_count() or 1)
+        self._me = psutil.Process()
+        self._last = self._read()
+
+    def _read(self) -> tuple[float, float, float]:
+        busy, _ = _cpu_seconds(self._mask)
+        own = self._me.cpu_times()
+        return busy, own.user + own.system, time.monotonic()
+
+    def sample(self) -> CpuBusy | None:
+        """Other work's busy CPUs since the previous reading (``None`` over an interval too short
+        to tell: under 50 ms, five clock ticks)."""
+        now = self._read()
+        (b0, m0, t0), (b1, m1, t1) = self._last, now
+        if t1 - t0 < 0.05:
+            return None
+        self._last = now
+        busy = max(0.0, min(float(self.cpus), (b1 - b0 - (m1 - m0)) / (t1 - t0)))
+        return CpuBusy(round(busy, 2), self.cpus, round(t1 - t0, 3))
+
+
+def busy_cpus(interval_s: float = BUSY_SAMPLE_S) -> CpuBusy | None:
+    """How many CPUs of this process's affinity mask other processes keep busy now: a
+    :class:`BusyMonitor` over ``interval_s`` seconds of sleep. ``None`` where the CPU times
+    cannot be read."""
+    try:
+        monitor = BusyMonitor()
+        time.sleep(interval_s)
+        return monitor.sample()
+    except (ImportError, OSError, AttributeError, RuntimeError):
+        return None
+
+
 def check_threads(value: Any, key: str = "threads") -> int | None:
-    """``None`` for ``"auto"`` (or ``None``), else an integer ≥ 1; anything else is a one-line
-    :class:`ConfigError` naming ``key``."""
+    """``None`` for ``"auto"`` (or ``None``), else an integer in 1..:data:`MAX_THREADS`; anything
+    else is a one-line :class:`ConfigError` naming ``key``."""
     if value is None or value == "auto":
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(key, value, "must be 'auto' or an integer >= 1")
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_THREADS:
+        raise ConfigError(key, value, f"must be 'auto' or an integer in 1..{MAX_THREADS}")
     return value
 
 
@@ -151,22 +275,61 @@ def _omp_num_threads() -> int | None:
 
 
 def plan_threads(
-    requested: Any = "auto", workers: int = 1, limit: CpuLimit | None = None
+    requested: Any = "auto",
+    workers: int = 1,
+    limit: CpuLimit | None = None,
+    busy: CpuBusy | bool | None = True,
 ) -> ThreadPlan:
     """The threads of one process: ``requested`` when it is a number, else the CPUs it may use
-    divided among ``workers`` (at least one each), capped at ``OMP_NUM_THREADS`` when set."""
+    divided among ``workers`` (at least one each), capped at ``OMP_NUM_THREADS`` when set and at
+    the CPUs other work leaves free, divided the same way and rounded to the nearest (one thread
+    per worker when they are busy).
+
+    Args:
+        requested: ``"auto"`` or a count (:func:`check_threads`).
+        workers: the parallel workers of a multirun sharing the CPUs.
+        limit: the CPUs the process may use (default :func:`available_cpus`).
+        busy: the work already running: a :class:`CpuBusy`, ``True`` to measure it now
+            (:func:`busy_cpus`, 0.1 s) when ``requested`` is ``"auto"`` and more than one
+            thread is possible, ``False``/``None`` to ignore it.
+
+    Returns:
+        The plan, with the rule that decided in ``reason``.
+    """
     explicit = check_threads(requested)
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ConfigError("workers", workers, "must be an integer >= 1")
     lim = limit or available_cpus()
     omp = _omp_num_threads()
     if explicit is not None:
-        n = explicit
-    else:
-        n = max(1, lim.cpus // workers)
-        if omp is not None:
-            n = min(n, omp)
-    return ThreadPlan(n, lim.cpus, lim.source, workers, omp, explicit)
+        return ThreadPlan(
+            explicit, lim.cpus, lim.source, workers, omp, explicit, reason="requested"
+        )
+    n = max(1, lim.cpus // workers)
+    reason = f"{lim.cpus} CPUs ({lim.source})" + (f" / {workers} workers" if workers > 1 else "")
+    if omp is not None and omp < n:
+        n, reason = omp, f"OMP_NUM_THREADS={omp}"
+    # one thread needs no sample (OMP_NUM_THREADS=1, one CPU, as many workers as CPUs)
+    seen = (busy_cpus() if n > 1 else None) if busy is True else (busy or None)
+    if seen is not None:
+        free = max(1, math.floor(seen.free / workers + 0.5))
+        if free < n:
+            n = free
+            reason = (
+                f"{seen.busy:g} of {seen.cpus} CPUs busy with other work: "
+                f"{seen.free:g} free" + (f" / {workers} workers" if workers > 1 else "")
+            )
+    return ThreadPlan(
+        n,
+        lim.cpus,
+        lim.source,
+        workers,
+        omp,
+        None,
+        None if seen is None else seen.busy,
+        None if seen is None else seen.cpus,
+        reason,
+    )
 
 
 @contextlib.contextmanager
@@ -183,3 +346,39 @@ def use_threads(n: int) -> Iterator[None]:
             yield
     finally:
         torch.set_num_threads(before)
+
+
+def threads_per_item(items: Iterable[T], plan: ThreadPlan) -> Iterator[tuple[T, ThreadPlan]]:
+    """``items``, each with the thread plan it runs under, torch's and the BLAS threads set to it
+    while the consumer handles the item; the previous counts are given back at the end (or on
+    an error).
+
+    Under ``threads=auto`` (``plan.requested`` is ``None``) the plan is made again before each
+    item after the first, from the CPUs other work kept busy while the previous items ran (a
+    :class:`BusyMonitor` reading; an interval under 50 ms, such as a unit the store already
+    holds, waits for the next): work that starts or stops during a figure changes the threads of
+    its next unit. An explicit count stays as it is.
+    """
+    monitor: BusyMonitor | None = None
+    if plan.requested is None:
+        with contextlib.suppress(ImportError, OSError, AttributeError, RuntimeError):
+            monitor = BusyMonitor()
+    current = plan
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(use_threads(current.threads))
+        for i, item in enumerate(items):
+            seen = monitor.sample() if monitor is not None and i > 0 else None
+            if seen is not None:
+                limit = CpuLimit(plan.cpus, plan.source)
+                current = plan_threads("auto", plan.workers, limit, seen)
+                if current.threads != torch_threads_now():
+                    stack.close()
+                    stack.enter_context(use_threads(current.threads))
+            yield item, current
+
+
+def torch_threads_now() -> int:
+    """torch's intra-op thread count."""
+    import torch
+
+    return int(torch.get_num_threads())

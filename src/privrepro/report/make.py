@@ -10,6 +10,7 @@ import pandas as pd
 from privrepro.report.claims import build_claim_card
 from privrepro.report.references import ReferenceSet, load_references
 from privrepro.report.render import (
+    PAPERS,
     ReportPaths,
     build_document,
     compute_derivations,
@@ -72,7 +73,10 @@ def generate_report(
         scorecard=Path(results) / "scorecard.csv",
         claims=Path(results) / "claims.csv",
     )
-    figures = load_results(paths.results, paths.plots, conf, extra=referenced_figures(refs))
+    # only the papers' folders: results/ also holds tools' output (results/gpu-check/)
+    figures = load_results(
+        paths.results, paths.plots, conf, extra=referenced_figures(refs), papers=PAPERS
+    )
     card = build_scorecard(figures, refs)
     claims = build_claim_card(refs.claims, figures)
     derivations = compute_derivations(refs)

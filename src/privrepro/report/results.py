@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -304,8 +305,12 @@ def load_results(
     plots_dir: str | Path,
     conf_dir: str | Path | None = None,
     extra: list[tuple[str, str]] | None = None,
+    papers: Collection[str] | None = None,
 ) -> dict[tuple[str, str], FigureResults]:
     """Every figure that has results, a config, or is named in ``extra`` (e.g. by a reference).
+
+    ``papers``, when given, are the only folders of ``results_dir`` read as papers' (others, such
+    as ``results/gpu-check/``, hold a tool's output, not a paper's figures).
 
     Returns a mapping ``(paper, figure) → FigureResults`` sorted by paper then figure; figures
     without results have ``table is None`` so the report can say "not run".
@@ -315,7 +320,7 @@ def load_results(
     keys: set[tuple[str, str]] = set(configs) | set(extra or [])
     if results_dir.is_dir():
         for paper_dir in results_dir.iterdir():
-            if not paper_dir.is_dir():
+            if not paper_dir.is_dir() or (papers is not None and paper_dir.name not in papers):
                 continue
             for path in paper_dir.iterdir():
                 name = _figure_name(path)

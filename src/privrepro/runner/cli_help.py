@@ -34,7 +34,8 @@ main options (key=value, Hydra syntax):
   tracking=mlflow              log units (params, per-step metrics), table and plot to MLflow
   device=auto|cpu|cuda         auto: CUDA when present
   threads=auto|N               torch/BLAS threads; auto: the CPUs this job may use (affinity,
-                               cgroup quota, OMP_NUM_THREADS), shared by a multirun's workers
+                               cgroup quota, OMP_NUM_THREADS), shared by a multirun's workers,
+                               no more than other work leaves free; N: 1..1024
   progress=false               no progress bars (they are off anyway when not on a terminal)
   paths.data_dir=DIR           the data root (default: $PRIVREPRO_DATA, else ./data)
   paths.experiments_dir=DIR    the run store (put it on a shared file system for a cluster)

@@ -25,6 +25,8 @@ from privrepro.figures.api import PaperValue
 
 __all__ = ["PAPER_KINDS", "paper_values", "reference_dir"]
 
+_SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 #: reference sources that are the paper's own numbers (``derived`` ones are the project's)
 PAPER_KINDS = ("printed", "read-off-plot", "notebook")
 
@@ -39,7 +41,9 @@ def _entries(directory: str) -> tuple[tuple[str, dict[str, Any]], ...]:
     out: list[tuple[str, dict[str, Any]]] = []
     for path in sorted(Path(directory).glob("*.y*ml")):
         try:
-            raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            # libyaml's parser where PyYAML has it: the same documents, a quarter of the CPU
+            # (10 files, 0.35 MB, read once per process that draws a plot)
+            raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER) or {}
         except (OSError, yaml.YAMLError):
             continue  # the report names a malformed file; a plot goes without its marks
         paper = str(raw.get("paper", path.stem.split("-")[0]))

@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, is_dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -66,7 +66,7 @@ from privrepro.runner.sweeps import default_invocation
 from privrepro.runner.tracking import open_tracker
 from privrepro.runner.unit_warnings import library_warnings_to_log
 from privrepro.store.units import UnitStore
-from privrepro.threads import plan_threads, use_threads
+from privrepro.threads import plan_threads, threads_per_item
 
 __all__ = [
     "PROFILES",
@@ -182,6 +182,8 @@ def run_config(
     store = UnitStore(Path(paths.experiments_dir), paper, figure)
     recipe_id = plan.recipe_id
     threads = plan_threads(cfg.get("threads", "auto"), launcher_workers() if multirun else 1)
+    if threads.warning:
+        log.warning(threads.warning)
     env = redact(  # the command as typed may name a storage URL with its password
         {
             **run_environment(device, profile, repo),
@@ -202,7 +204,7 @@ def run_config(
         enabled=show and len(units) > 1,
         unit="unit",
     )
-    for unit, identity, uid, source in _threads_while(bar, threads.threads):
+    for (unit, identity, uid, source), unit_threads in threads_per_item(bar, threads):
         if not force and store.is_complete(uid):
             reused += 1
             continue
@@ -217,7 +219,7 @@ def run_config(
                 cache_dir=Path(paths.cache_dir),
                 show_progress=show,
             )
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             shown = identity["unit"]  # the unit as stored: no study location, no password
             with _UnitLog(tmp / "log.txt"), tracker.unit(uid, shown) as ctx.metrics:
                 log.info("unit %s of %s/%s: %s", uid, paper, figure, json.dumps(shown, default=str))
@@ -237,7 +239,9 @@ def run_config(
             _same_data(recipe, unit, source, paths, f"while unit {uid} computed")  # what it read
             unit_env = {
                 **env,
+                "threads": unit_threads.as_record(),  # auto: planned again before each unit
                 "wall_time_s": time.perf_counter() - t0,
+                "cpu_time_s": round(time.process_time() - c0, 3),  # every thread's user + sys
                 "unit_id": uid,
                 "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 # what the unit ran on (its fingerprint, where it read a data root, is part of
@@ -354,13 +358,6 @@ def _shown_overrides(command: Mapping[str, Any] | None) -> list[str]:
     (where it is kept, not what the run computes) left out, any other credential redacted."""
     overrides = [str(o) for o in (command or {}).get("overrides") or []]
     return redact([o for o in overrides if not o.partition("=")[0].endswith(".storage")])
-
-
-def _threads_while(items: Iterable[Any], n: int) -> Iterator[Any]:
-    """``items``, with torch's and the BLAS threads at ``n`` while the loop over them runs (the
-    CPUs the job may use: :mod:`privrepro.threads`); given back when the loop ends or fails."""
-    with use_threads(n):
-        yield from items
 
 
 def footer(meta: Mapping[str, Any], selected_units: int | None = None) -> str:
