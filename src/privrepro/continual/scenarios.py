@@ -19,6 +19,8 @@ is undone. The test set of task i holds the test samples of the classes task i i
 from __future__ import annotations
 
 import itertools
+import random
+import sys
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -135,6 +137,19 @@ def permuted_class_order(num_classes: int, rng: np.random.Generator | None) -> I
     return rng.permutation(num_classes).astype(np.int64)
 
 
+def _import_continuum() -> None:
+    """Import continuum with Python's global random state given back: importing
+    ``continuum.datasets`` (1.2.7) draws from that stream, so without this what a caller's
+    ``random`` draws would depend on whether continuum was already imported (practice 2)."""
+    if "continuum.datasets" in sys.modules:
+        return
+    state = random.getstate()
+    try:
+        import continuum.datasets  # noqa: F401
+    finally:
+        random.setstate(state)
+
+
 def _continuum_tasks(y: np.ndarray, class_order: IntArray, increments: list[int]) -> IntArray:
     """Task id of every sample from continuum's ClassIncremental on the index vector.
 
@@ -142,6 +157,7 @@ def _continuum_tasks(y: np.ndarray, class_order: IntArray, increments: list[int]
     classes are all absent) are skipped for continuum, which requires every ordered class to
     be present; their tasks are simply empty.
     """
+    _import_continuum()
     from continuum.datasets import InMemoryDataset
     from continuum.scenarios import ClassIncremental
     from continuum.tasks import TaskType
@@ -229,6 +245,7 @@ def from_task_ids(
 ) -> Scenario:
     """A scenario given the task of every training sample (blurry splits), via continuum's
     ContinualScenario; test task i = test samples of ``task_classes[i]`` (the home classes)."""
+    _import_continuum()
     from continuum.datasets import InMemoryDataset
     from continuum.scenarios import ContinualScenario
     from continuum.tasks import TaskType
