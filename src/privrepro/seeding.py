@@ -8,11 +8,14 @@ which other units run or in what order, and seed 0 is a seed like any other.
 from __future__ import annotations
 
 import hashlib
+import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
-__all__ = ["numpy_stream", "stream_seed", "torch_stream"]
+__all__ = ["numpy_stream", "python_random_kept", "stream_seed", "torch_stream"]
 
 
 def stream_seed(seed: int, *names: str) -> int:
@@ -35,3 +38,16 @@ def torch_stream(seed: int, *names: str, device: str = "cpu") -> Any:
     gen = torch.Generator(device=device)
     gen.manual_seed(stream_seed(seed, *names) % (2**63 - 1))
     return gen
+
+
+@contextmanager
+def python_random_kept() -> Iterator[None]:
+    """Python's global ``random`` state as it was before the block, for imports of libraries that
+    draw from it when first imported (rich, which scikit-learn imports when it is installed, draws
+    from it to name its styles' links): no state of the caller depends on what was imported
+    before (the library itself never draws from the global stream)."""
+    state = random.getstate()
+    try:
+        yield
+    finally:
+        random.setstate(state)

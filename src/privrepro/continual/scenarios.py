@@ -19,8 +19,6 @@ is undone. The test set of task i holds the test samples of the classes task i i
 from __future__ import annotations
 
 import itertools
-import random
-import sys
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,6 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from privrepro.config import ConfigError
+from privrepro.seeding import python_random_kept
 
 __all__ = [
     "FIVE_DATASETS",
@@ -138,16 +137,10 @@ def permuted_class_order(num_classes: int, rng: np.random.Generator | None) -> I
 
 
 def _import_continuum() -> None:
-    """Import continuum with Python's global random state given back: importing
-    ``continuum.datasets`` (1.2.7) draws from that stream, so without this what a caller's
-    ``random`` draws would depend on whether continuum was already imported (practice 2)."""
-    if "continuum.datasets" in sys.modules:
-        return
-    state = random.getstate()
-    try:
+    """Import continuum with Python's global random state given back (continuum imports
+    scikit-learn, which imports rich, which draws from it)."""
+    with python_random_kept():
         import continuum.datasets  # noqa: F401
-    finally:
-        random.setstate(state)
 
 
 def _continuum_tasks(y: np.ndarray, class_order: IntArray, increments: list[int]) -> IntArray:

@@ -14,6 +14,7 @@ import numpy as np
 from privrepro.config.validation import ConfigError
 from privrepro.data.arrays import ArrayDataset
 from privrepro.data.registry import register_dataset
+from privrepro.seeding import python_random_kept
 
 __all__ = ["load_digits"]
 
@@ -30,7 +31,8 @@ def load_digits(
     root: Path | None = None, split: str = "train", download: bool = False
 ) -> ArrayDataset:
     """The digits as float32 ``[N, 8, 8]`` in [0, 1]; ``split`` is train, test or all."""
-    from sklearn.datasets import load_digits as sk_load_digits
+    with python_random_kept():  # scikit-learn imports rich, which draws from Python's random
+        from sklearn.datasets import load_digits as sk_load_digits
 
     if split not in ("train", "test", "all"):
         raise ConfigError("dataset.split", split, "must be one of ['train', 'test', 'all']")
