@@ -71,11 +71,11 @@ def _timed(fn: Any, device: str) -> float:
 
 
 def _digits(device: str) -> tuple[torch.Tensor, torch.Tensor]:
-    from sklearn.datasets import load_digits
+    from privrepro.data.digits import load_digits
 
-    d = load_digits()
-    x = torch.tensor(d.data / 16.0, dtype=torch.float32, device=device)
-    return x, torch.tensor(d.target, device=device)
+    d = load_digits(split="all")  # the library's loader: scikit-learn's digits in [0, 1]
+    x = torch.as_tensor(d.x.reshape(len(d.x), -1), device=device)
+    return x, torch.as_tensor(d.y, device=device)
 
 
 def bench(device: str = "cpu", quick: bool = False) -> list[dict[str, Any]]:
