@@ -35,6 +35,7 @@ __all__ = [
     "UNIT_JSON_BYTES",
     "JSONTooDeep",
     "UnsafeFile",
+    "file_kind",
     "json_depth",
     "parse_json",
     "read_bytes",
@@ -70,7 +71,8 @@ class JSONTooDeep(ValueError):
     """A JSON document nesting deeper than the reader allows."""
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a file of ``st_mode`` ``mode`` is, in words ("a named pipe", "a device", …)."""
     for test, name in (
         (stat.S_ISLNK, "a symbolic link"),
         (stat.S_ISFIFO, "a named pipe"),
@@ -107,7 +109,7 @@ def _target(path: Path, tree: str | Path | None) -> Path:
 
 def _check(path: Path, st: os.stat_result, max_bytes: int | None) -> None:
     if not stat.S_ISREG(st.st_mode):
-        raise UnsafeFile(path, f"{_kind(st.st_mode)}, not a regular file; not read")
+        raise UnsafeFile(path, f"{file_kind(st.st_mode)}, not a regular file; not read")
     if max_bytes is not None and st.st_size > max_bytes:
         raise UnsafeFile(
             path, f"{st.st_size} bytes, more than the {max_bytes} such a file may hold; not read"

@@ -64,7 +64,13 @@ from typing import Any
 
 import pandas as pd
 
-from privrepro.bounded_read import UNIT_JSON_BYTES, parse_json, read_bytes, read_json
+from privrepro.bounded_read import (
+    UNIT_JSON_BYTES,
+    file_kind,
+    parse_json,
+    read_bytes,
+    read_json,
+)
 from privrepro.processes import process_alive, process_start
 from privrepro.store.atomic import (
     atomic_write_bytes,
@@ -189,22 +195,8 @@ def _regular(path: Path) -> os.stat_result:
     """``lstat`` of ``path``; raises ``_NotRegular`` unless it is a regular file."""
     st = os.lstat(path)
     if not stat.S_ISREG(st.st_mode):
-        raise _NotRegular(path.name, _kind(st.st_mode))
+        raise _NotRegular(path.name, file_kind(st.st_mode))
     return st
-
-
-def _kind(mode: int) -> str:
-    for test, name in (
-        (stat.S_ISLNK, "a symbolic link"),
-        (stat.S_ISFIFO, "a named pipe"),
-        (stat.S_ISDIR, "a folder"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISCHR, "a device"),
-        (stat.S_ISBLK, "a device"),
-    ):
-        if test(mode):
-            return name
-    return "not a regular file"
 
 
 class _NotRegular(Exception):
