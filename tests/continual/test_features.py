@@ -78,6 +78,12 @@ def test_imagenet_r_folder_through_local_weights(tmp_path: Path) -> None:
     assert meta2["cache"]["train"]["cache_hit"] is True and np.array_equal(
         again.train_x, data.train_x
     )
+    # the folder edited after its features were cached: five more images of a fourth class
+    # (the folder's fingerprint, a listing of paths and sizes, changes); the cache is not read
+    _write_folder(tmp_path / "data" / "imagenet-r", ["n04"], 5, 24, "RGB")
+    edited, meta3 = load_benchmark("imagenet-r", spec, tmp_path / "data", tmp_path / "cache")
+    assert meta3["cache"]["train"]["cache_hit"] is False
+    assert edited.train_x.shape == (16, 48) and edited.test_x.shape == (4, 48)  # 4 classes × 4, 1
 
 
 def test_missing_imagenet_r_names_the_folder(tmp_path: Path) -> None:
@@ -149,3 +155,56 @@ def test_a_cached_feature_file_of_other_weights_is_refused(tmp_path: Path) -> No
         with pytest.raises(ConfigError, match=f"features.{next(iter(other))}"):
             cached_features(tmp_path, "vit", "cifar100", "train", compute, other)
     assert len(calls) == 1
+
+
+def test_a_cached_feature_file_of_other_data_is_extracted_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The cache file records the data fingerprint of what it was extracted from: the same
+    fingerprint reads it, another one (or none recorded) extracts again, and data that changes
+    while being read is refused in one line with nothing written."""
+    import logging
+
+    from privrepro.continual.features import cached_features
+    from privrepro.data.provenance import DataChangedError
+
+    calls: list[int] = []
+    fingerprint = ["sha256:aaaa"]
+
+    def compute() -> tuple[np.ndarray, np.ndarray, dict[str, object]]:
+        calls.append(1)
+        return np.full((2, 3), len(calls), np.float32), np.arange(2), {}
+
+    def data() -> str:
+        return fingerprint[0]
+
+    def get() -> tuple[np.ndarray, np.ndarray, dict[str, object]]:
+        return cached_features(tmp_path, "vit", "svhn", "train", compute, None, data)
+
+    x, _, meta = get()
+    assert not meta["cache_hit"] and meta["data"] == "sha256:aaaa" and len(calls) == 1
+    x, _, meta = get()  # unchanged data: the cache
+    assert meta["cache_hit"] and len(calls) == 1 and float(x[0, 0]) == 1.0
+    fingerprint[0] = "sha256:bbbb"  # the dataset edited
+    with caplog.at_level(logging.WARNING, logger="privrepro.continual"):
+        x, _, meta = get()
+    assert not meta["cache_hit"] and len(calls) == 2 and float(x[0, 0]) == 2.0
+    assert "extracted from other data (fingerprint sha256:aaaa, now sha256:bbbb)" in caplog.text
+    x, _, meta = get()  # the replaced file is this data's
+    assert meta["cache_hit"] and meta["data"] == "sha256:bbbb" and float(x[0, 0]) == 2.0
+    # a file written without a fingerprint (before they were recorded) is extracted again
+    save_feature_file(feature_cache_path(tmp_path, "vit", "svhn", "train"), x, np.arange(2), {})
+    _, _, meta = get()
+    assert not meta["cache_hit"] and len(calls) == 3
+
+    def edited_while_read() -> tuple[np.ndarray, np.ndarray, dict[str, object]]:
+        fingerprint[0] = "sha256:cccc"
+        return compute()
+
+    fingerprint[0] = "sha256:dddd"
+    with pytest.raises(DataChangedError) as err:
+        cached_features(tmp_path, "vit", "svhn", "train", edited_while_read, None, data)
+    assert "svhn changed while its train features were extracted" in str(err.value)
+    assert "\n" not in str(err.value)
+    _, _, kept = load_feature_file(feature_cache_path(tmp_path, "vit", "svhn", "train"))
+    assert kept["data"] == "sha256:bbbb"  # not replaced: the file still holds what it was

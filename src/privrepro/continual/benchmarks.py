@@ -151,11 +151,14 @@ def features_cache_key(dataset: str, features: Mapping[str, Any]) -> tuple[Any, 
 @dataclass(frozen=True)
 class ImagePart:
     """One source of a benchmark split's images: ``dataset`` names it (the feature-cache key),
-    ``label_offset`` is added to its labels, ``load`` reads it (an ``ArrayDataset``)."""
+    ``label_offset`` is added to its labels, ``load`` reads it (an ``ArrayDataset``),
+    ``fingerprint`` identifies the files ``load`` reads
+    (:func:`~privrepro.data.provenance.data_fingerprint`; ``None``: not known)."""
 
     dataset: str
     label_offset: int
     load: Callable[[], Any]
+    fingerprint: Callable[[], str | None] | None = None
 
 
 def image_parts(benchmark: str, spec: FeatureSpec, data_dir: Path) -> dict[str, list[ImagePart]]:
@@ -171,8 +174,13 @@ def image_parts(benchmark: str, spec: FeatureSpec, data_dir: Path) -> dict[str, 
     they see the same images, labels and split.
     """
     from privrepro.continual.sources import imagenet_r_split, load_five_datasets_member
+    from privrepro.data.provenance import data_fingerprint
 
     data_dir = Path(data_dir)
+
+    def identify(dataset: str) -> Callable[[], str | None]:
+        return partial(data_fingerprint, data_dir, dataset, spec.verify_checksums)
+
     if benchmark == "cifar100":
         from privrepro.data.vision import load_cifar100
 
@@ -188,6 +196,7 @@ def image_parts(benchmark: str, spec: FeatureSpec, data_dir: Path) -> dict[str, 
                         download=spec.download,
                         verify_checksums=spec.verify_checksums,
                     ),
+                    identify("cifar100"),
                 )
             ]
             for s in ("train", "test")
@@ -202,7 +211,11 @@ def image_parts(benchmark: str, spec: FeatureSpec, data_dir: Path) -> dict[str, 
             return box[i]
 
         return {
-            s: [ImagePart(f"imagenet-r-split{split_seed}", 0, partial(split, i))]
+            s: [
+                ImagePart(
+                    f"imagenet-r-split{split_seed}", 0, partial(split, i), identify("imagenet-r")
+                )
+            ]
             for i, s in enumerate(("train", "test"))
         }
     if benchmark == "5-datasets":
@@ -220,6 +233,7 @@ def image_parts(benchmark: str, spec: FeatureSpec, data_dir: Path) -> dict[str, 
                         spec.download,
                         spec.verify_checksums,
                     ),
+                    identify(member),
                 )
                 for m, member in enumerate(FIVE_DATASETS)
             ]
@@ -282,7 +296,9 @@ def _backbone_features(
             return x, ds.y, {**expect, "n": len(ds.y)}
 
         key = spec.cache_backbone
-        x, y, meta = cached_features(cache_dir, key, part.dataset, split, compute, expect)
+        x, y, meta = cached_features(
+            cache_dir, key, part.dataset, split, compute, expect, part.fingerprint
+        )
         return x, np.asarray(y) + part.label_offset, meta
 
     metas: dict[str, Any] = {}

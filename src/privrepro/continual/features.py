@@ -9,7 +9,10 @@ ImageNet-21k; the cosine classifier runs on cached features, "no forward passes 
 * :func:`extract_features` — batched, ``torch.no_grad``, the backbone's own eval transform
   (resize to its input size, its normalisation); images are uint8 arrays or file paths.
 * :func:`cached_features` — ``<cache_dir>/cl/features/<backbone>-<dataset>-<split>.npz`` holding
-  ``x`` (float32 features), ``y`` and a JSON ``meta``; written atomically, reused when present.
+  ``x`` (float32 features), ``y`` and a JSON ``meta``; written atomically, reused when present
+  and extracted from the data as it is now: the file records the data fingerprint
+  (:func:`~privrepro.data.provenance.data_fingerprint`) of the images it was extracted from, and
+  a file of other data (a dataset folder edited since) is extracted again.
 """
 
 from __future__ import annotations
@@ -248,6 +251,7 @@ def cached_features(
     split: str,
     compute: Callable[[], tuple[np.ndarray, np.ndarray, dict[str, Any]]],
     expect: dict[str, Any] | None = None,
+    data: Callable[[], str | None] | None = None,
 ) -> FeatureSet:
     """Features from the cache, or ``compute()`` them once and cache them.
 
@@ -257,10 +261,27 @@ def cached_features(
     constructor arguments, the precision; an entry a file written before lacks reads as
     ``defaults``' value): a cached file that records another value is refused in one line rather
     than read as this run's features.
+
+    ``data``: the data fingerprint of the files ``compute`` reads
+    (:func:`~privrepro.data.provenance.data_fingerprint`), taken now and recorded as the file's
+    ``data``. A cached file recording another fingerprint (the dataset edited since), or none,
+    is extracted again and replaced, said in one warning line. The fingerprint is taken again
+    once ``compute`` has read the data: data edited meanwhile raises
+    :class:`~privrepro.data.provenance.DataChangedError` and nothing is cached.
     """
     path = feature_cache_path(cache_dir, backbone, dataset, split)
+    fingerprint = data() if data is not None else None
     if path.is_file():
         x, y, meta = load_feature_file(path)
+        if data is not None and meta.get("data") != fingerprint:
+            log.warning(
+                "feature cache %s was extracted from other data (fingerprint %s, now %s): "
+                "extracting it again",
+                path,
+                str(meta.get("data", "not recorded"))[:24],
+                str(fingerprint)[:24],
+            )
+            return _extract(path, backbone, dataset, split, compute, data, fingerprint)
         for key, want in (expect or {}).items():
             got = meta.get(key, _RECORD_DEFAULTS.get(key))
             if got != want:
@@ -274,6 +295,20 @@ def cached_features(
                 )
         meta["cache_hit"] = True
         return x, y, meta
+    return _extract(path, backbone, dataset, split, compute, data, fingerprint)
+
+
+def _extract(
+    path: Path,
+    backbone: str,
+    dataset: str,
+    split: str,
+    compute: Callable[[], tuple[np.ndarray, np.ndarray, dict[str, Any]]],
+    data: Callable[[], str | None] | None,
+    fingerprint: str | None,
+) -> FeatureSet:
+    """``compute()``'s features, cached at ``path`` once the data is known to be the data whose
+    ``fingerprint`` was taken before (see :func:`cached_features`)."""
     x, y, meta = compute()
     meta = {
         **meta,
@@ -282,6 +317,17 @@ def cached_features(
         "split": split,
         "shape": list(np.shape(x)),
     }
+    if data is not None:
+        now = data()
+        if now != fingerprint:
+            from privrepro.data.provenance import DataChangedError
+
+            raise DataChangedError(
+                f"{dataset} changed while its {split} features were extracted (fingerprint "
+                f"{str(fingerprint)[:24]} before, {str(now)[:24]} after): {path} is not written; "
+                "run again once the data stays put"
+            )
+        meta["data"] = fingerprint
     save_feature_file(path, x, y, meta)
     meta["cache_hit"] = False
     return np.asarray(x, np.float32), np.asarray(y, np.int64), meta
