@@ -4,18 +4,16 @@ stored unit until the new one is sealed, and the smaller cases of the command li
 
 Two figures of the test recipes (``test/noise``, and ``test/summary``, which summarises) run once
 in a scratch store; each test damages a copy. Every read that could hang runs under an alarm
-(``_bounded``): a regression fails the test instead of hanging it; oversized files are sparse.
+(``tests/alarm.py``): a regression fails the test instead of hanging it; oversized files are
+sparse.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
 import shutil
-import signal
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,27 +21,12 @@ import pandas as pd
 import pytest
 from recipes_for_tests import SUMMARY_EXPERIMENT, scratch_paths
 
+from alarm import bounded
 from privrepro.report.results import load_figure
 from privrepro.runner import figure_tables as tables
 from privrepro.runner.replot import replot
 from privrepro.runner.run import run_experiment
 from privrepro.store.units import UnitStore
-
-
-@contextlib.contextmanager
-def _bounded(seconds: int = 120) -> Iterator[None]:
-    """Fail (instead of hanging) if the block blocks longer than ``seconds``."""
-
-    def _timeout(*_: Any) -> None:
-        raise TimeoutError("blocked")
-
-    old = signal.signal(signal.SIGALRM, _timeout)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +95,7 @@ def test_make_plots_refuses_a_special_table_or_meta_in_one_line_and_draws_the_re
     target = _res(site, "noise", suffix)
     _damage(target, kind)
     (site / "plots" / "test" / "summary.png").unlink()
-    with _bounded():
+    with bounded(120):
         made, failed = replot(site / "res", site / "plots", site / "conf")
     assert failed == ["test/noise"]
     assert site / "plots" / "test" / "summary.png" in made  # the next figure goes on
@@ -125,7 +108,7 @@ def test_a_csv_export_that_is_a_pipe_is_said_and_the_parquet_drawn(
 ) -> None:
     csv = _res(site, "noise", ".csv")
     _damage(csv, "pipe")
-    with _bounded(), caplog.at_level(logging.WARNING, logger="privrepro.tables"):
+    with bounded(120), caplog.at_level(logging.WARNING, logger="privrepro.tables"):
         _, failed = replot(site / "res", site / "plots", site / "conf")
     assert failed == []
     assert any(str(csv) in r.getMessage() for r in caplog.records)
@@ -141,7 +124,7 @@ def test_make_tables_reads_no_special_run_record_and_replaces_special_results(
         if os.path.lexists(_res(site, "summary", suffix)):
             _damage(_res(site, "summary", suffix), kind)
     args = ["--experiments", str(site / "exp"), "--results", str(site / "res")]
-    with _bounded():
+    with bounded(120):
         assert tables.main([*args, "--conf", str(site / "conf")]) == 0
     table = pd.read_parquet(_res(site, "summary", ".parquet"))
     assert table["unit_id"].nunique() == 4
@@ -155,7 +138,7 @@ def test_the_report_names_a_special_results_file_and_scores_nothing_of_it(
 ) -> None:
     target = _res(site, "noise", suffix)
     _damage(target, kind)
-    with _bounded():
+    with bounded(120):
         fr = load_figure(site / "res", site / "plots", "test", "noise", site / "conf")
     assert fr.error is not None and str(target) in fr.error and "\n" not in fr.error
     assert fr.table is None and fr.summary is None
@@ -191,7 +174,7 @@ def test_a_summary_that_cannot_be_read_is_derived_again(site: Path, fault: str) 
         _damage(path, "pipe")
     else:
         path.unlink()
-    with _bounded():
+    with bounded(120):
         fr = load_figure(site / "res", site / "plots", "test", "summary", site / "conf")
     assert fr.summary is not None and len(fr.warnings) == 1
     pd.testing.assert_frame_equal(fr.summary, verified, check_exact=False)

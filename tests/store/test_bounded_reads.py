@@ -2,18 +2,16 @@
 its memory or exhaust its parser (:mod:`privrepro.bounded_read`).
 
 Each hanging or unbounded case is built so that, were the check missing, the test would fail
-rather than hang: every read runs under an alarm (``_bounded``), oversized files are sparse (no
-disk is used), and ``/dev/zero`` is only ever reached through a link the reader must refuse.
+rather than hang: every read runs under an alarm (``tests/alarm.py``), oversized files are sparse
+(no disk is used), and ``/dev/zero`` is only ever reached through a link the reader must refuse.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
 import random
-import signal
 import subprocess
 import sys
 import time
@@ -23,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from alarm import bounded
 from privrepro.bounded_read import (
     MAX_JSON_DEPTH,
     JSONTooDeep,
@@ -34,22 +33,6 @@ from privrepro.bounded_read import (
     regular_file,
 )
 from privrepro.store.units import MANIFEST, UnitStore, owner_record, sweep_build_folders, unit_hash
-
-
-@contextlib.contextmanager
-def _bounded(seconds: int = 20) -> Iterator[None]:
-    """Fail (instead of hanging) if the block blocks longer than ``seconds``."""
-
-    def _timeout(*_: Any) -> None:
-        raise TimeoutError("the read blocked")
-
-    old = signal.signal(signal.SIGALRM, _timeout)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
 
 
 def _specials(folder: Path) -> dict[str, Path]:
@@ -79,7 +62,7 @@ def test_a_special_or_oversized_file_is_refused_in_one_line_naming_it(
     tmp_path: Path, kind: str
 ) -> None:
     path = _specials(tmp_path / "tree")[kind]
-    with _bounded(), pytest.raises(UnsafeFile) as info:
+    with bounded(20), pytest.raises(UnsafeFile) as info:
         read_bytes(path, 1 << 20)
     line = str(info.value)
     assert line.startswith(str(path)) and "\n" not in line
@@ -92,7 +75,7 @@ def test_a_special_or_oversized_file_is_refused_in_one_line_naming_it(
         "folder": "a folder",
     }[kind]
     assert expected in line
-    with _bounded(), pytest.raises(UnsafeFile):
+    with bounded(20), pytest.raises(UnsafeFile):
         regular_file(path, 1 << 20)
 
 
@@ -100,7 +83,7 @@ def test_a_device_reached_through_a_link_inside_the_tree_is_still_refused(tmp_pa
     """The type is checked on the open descriptor, whatever path led there."""
     link = tmp_path / "zero"
     link.symlink_to("/dev/zero")
-    with _bounded(), pytest.raises(UnsafeFile, match="a device"):
+    with bounded(20), pytest.raises(UnsafeFile, match="a device"):
         read_bytes(link, 10, tree="/")
 
 
@@ -225,7 +208,7 @@ def test_an_owner_record_that_is_a_pipe_does_not_stop_the_sweep(tmp_path: Path) 
     os.mkfifo(old / ".owner.json")
     t = time.time() - 60
     os.utime(old, (t, t))
-    with _bounded():
+    with bounded(20):
         removed = store.sweep_abandoned()
     assert removed == [old] and young.is_dir()  # ownerless: judged by its age
 
@@ -299,7 +282,7 @@ def test_a_damaged_stand_in_marker_still_marks_and_lists_nothing(
     else:
         with open(marker, "wb") as fh:
             fh.truncate(8 << 30)
-    with _bounded(), caplog.at_level(logging.WARNING, logger="privrepro.data"):
+    with bounded(20), caplog.at_level(logging.WARNING, logger="privrepro.data"):
         assert read_marker(root) == {}
         assert is_rehearsal_root(root / "cifar-10-batches-py")
     lines = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
@@ -347,7 +330,7 @@ def test_a_damaged_ip_logits_cache_is_set_aside_and_built_again(
         logits.write_bytes(buf.getvalue()[:40])
     untouched = torch.nn.Linear(3, 2)
     weight = untouched.weight.detach().clone()
-    with _bounded(), caplog.at_level(logging.WARNING, logger="privrepro.inference"):
+    with bounded(20), caplog.at_level(logging.WARNING, logger="privrepro.inference"):
         assert _cached_base(folder, untouched, 5) is None  # the caller builds it again
     lines = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(lines) == 1 and str(folder) in lines[0] and "moved aside" in lines[0]
@@ -370,7 +353,7 @@ def test_damaged_kept_peft_members_are_moved_aside_and_trained_again(
         trained.append(True)
         return iter([])
 
-    with _bounded(), caplog.at_level(logging.WARNING, logger="privrepro.continual"):
+    with bounded(20), caplog.at_level(logging.WARNING, logger="privrepro.continual"):
         out = list(
             shared_members(
                 "k" * 16, tmp_path, train, nb_tasks=0, backbone=None, dim=4, device="cpu"
@@ -389,7 +372,7 @@ def test_a_journal_that_is_not_a_readable_file_is_refused_in_one_line(
     from privrepro.training.study_storage import check_storage
 
     journal = _specials(tmp_path / "studies")[kind]  # 8 GiB: above the journal bound
-    with _bounded(), pytest.raises(ConfigError) as info:
+    with bounded(20), pytest.raises(ConfigError) as info:
         check_storage("params.tuning.storage", journal)
     assert "\n" not in str(info.value) and str(journal) in str(info.value)
     check_storage("params.tuning.storage", tmp_path / "studies" / "new.log")  # absent: fine
