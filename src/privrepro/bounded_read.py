@@ -31,6 +31,7 @@ __all__ = [
     "CACHE_JSON_BYTES",
     "MAX_JSON_DEPTH",
     "META_BYTES",
+    "PLOT_BYTES",
     "TABLE_BYTES",
     "UNIT_JSON_BYTES",
     "JSONTooDeep",
@@ -54,6 +55,8 @@ META_BYTES = 256 << 20
 UNIT_JSON_BYTES = 16 << 20
 #: The largest JSON record of a cache or a stand-in marker (a marker lists every file's MD5).
 CACHE_JSON_BYTES = 64 << 20
+#: The largest plot image the report embeds in its page (a figure's PNG is well under 1 MiB).
+PLOT_BYTES = 64 << 20
 
 
 class UnsafeFile(OSError):

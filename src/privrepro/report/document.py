@@ -14,11 +14,16 @@ from __future__ import annotations
 
 import base64
 import html
+import logging
 import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+from privrepro.bounded_read import PLOT_BYTES, read_bytes
+
+log = logging.getLogger("privrepro.report")
 
 __all__ = [
     "Block",
@@ -276,12 +281,19 @@ def _html_block(block: Block, base: Path) -> str:
             f"<tbody>{body}</tbody></table></div>"
         )
     if isinstance(block, Image):
-        data = base64.b64encode(Path(block.path).read_bytes()).decode("ascii")
         links = " · ".join(
             f'<a href="{html.escape(_rel(p, base))}">{html.escape(label)}</a>'
             for label, p in block.links
         )
         caption = inline_html(block.caption) + (f" ({links})" if links else "")
+        try:  # a regular file of bounded size: never a pipe waited on, a device or a huge file
+            data = base64.b64encode(read_bytes(block.path, PLOT_BYTES)).decode("ascii")
+        except OSError as exc:
+            log.warning("plot not embedded: %s", exc)
+            return (
+                f"<figure><figcaption>{caption} — <em>plot not embedded: "
+                f"{html.escape(str(exc))}</em></figcaption></figure>"
+            )
         return (
             f'<figure><img alt="{html.escape(block.alt)}" src="data:image/png;base64,{data}">'
             f"<figcaption>{caption}</figcaption></figure>"

@@ -8,11 +8,15 @@ papers' sections and no value in it is compared with a paper's.
 
 from __future__ import annotations
 
+import io
+import logging
 import math
+import os
 from pathlib import Path
 
 import pandas as pd
 
+from privrepro.bounded_read import TABLE_BYTES, read_bytes
 from privrepro.rehearsal.summary import (
     FILM_TUNING,
     GPU_TARGET_H,
@@ -23,6 +27,11 @@ from privrepro.rehearsal.summary import (
 from privrepro.report.document import Block, Heading, Image, Para, Table
 
 __all__ = ["rehearsal_section"]
+
+log = logging.getLogger("privrepro.report")
+
+#: the columns the section reads from every row of ``rehearsal.csv``
+_COLUMNS = ("experiment", "paper", "figure", "status", "device")
 
 
 def _num(value: object, fmt: str) -> str:
@@ -69,12 +78,36 @@ def _parts_cell(value: object) -> str:
     return ", ".join(shown[:3])
 
 
+def _read(path: Path) -> pd.DataFrame:
+    """``rehearsal.csv`` read bounded (a regular file of at most
+    :data:`~privrepro.bounded_read.TABLE_BYTES`: never a pipe waited on or a device read).
+
+    Raises:
+        OSError: it cannot be read, or is no such file.
+        ValueError: it is not a table of the rehearsal's columns.
+    """
+    table = pd.read_csv(io.BytesIO(read_bytes(path, TABLE_BYTES)))
+    missing = [c for c in _COLUMNS if c not in table]
+    if missing:
+        raise ValueError(f"{path}: no column {', '.join(missing)}; not a rehearsal table")
+    return table
+
+
 def rehearsal_section(results: Path, plots: Path) -> list[Block]:
-    """The section's blocks, or none when no rehearsal has been run."""
+    """The section's blocks, or none when no rehearsal has been run; a ``rehearsal.csv`` that
+    cannot be read is one line, there and in the log, and the report goes on."""
     path = results / "rehearsal.csv"
-    if not path.is_file():
+    if not os.path.lexists(path):
         return []
-    table = pd.read_csv(path)
+    try:
+        table = _read(path)
+    except (OSError, ValueError) as exc:
+        line = " ".join((str(exc) if str(path) in str(exc) else f"{path}: {exc}").split())
+        log.warning("rehearsal not shown: %s", line)
+        return [
+            Heading(2, "Cost of the paper profile (rehearsal)", "rehearsal"),
+            Para(f"**Not shown:** `{line}`. Run `make rehearsal` again."),
+        ]
     devices = ", ".join(sorted({str(d) for d in table["device"].dropna()})) or "unknown device"
     total_h = gpu_totals(table)["cpu_h"]
     not_ok = table[table["status"] != "ok"]
@@ -173,6 +206,6 @@ def rehearsal_section(results: Path, plots: Path) -> list[Block]:
         )
         blocks.append(parts_table)
     png = plots / "rehearsal.png"
-    if png.is_file():
+    if os.path.lexists(png):  # not a plot: refused in one line when embedded
         blocks.append(Image(png, "predicted cost per figure", "Predicted wall time per figure."))
     return blocks

@@ -193,7 +193,7 @@ def load_figure(
         fr.table, fr.summary, fr.error = None, None, str(e)
     _keep_canonical(fr)
     png, pdf = plots_dir / paper / f"{figure}.png", plots_dir / paper / f"{figure}.pdf"
-    fr.png = png if png.is_file() else None
+    fr.png = png if _present(png) else None  # not a plot: refused in one line when embedded
     fr.pdf = pdf if pdf.is_file() else None
     return fr
 
