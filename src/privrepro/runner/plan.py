@@ -45,7 +45,8 @@ from privrepro.runner.preflight import (
     validate_root,
 )
 from privrepro.runner.storages import check_storages, without_study_locations
-from privrepro.store.units import unit_hash
+from privrepro.runner.time_budget import check_compute_time, launcher_limit
+from privrepro.store.units import UnitStore, unit_hash
 
 __all__ = [
     "FigurePlan",
@@ -249,7 +250,15 @@ def plan_config(cfg: DictConfig, *, check: bool = True) -> FigurePlan:
     ]
     ids = [unit_hash(i) for i in identities]
     _check_unique_units(units, ids)
-    if check:
+    if check:  # the units still to compute within the stated time (max_hours, the launcher's)
+        check_compute_time(
+            UnitStore(Path(cfg.paths.experiments_dir), paper, figure),
+            identities,
+            ids,
+            cfg.get("max_hours"),
+            launcher_limit(),
+            bool(cfg.get("force", False)),
+        )
         check_memory(recipe, params)
         check_device_memory(recipe, units, device)
         check_output_paths(cfg, plot=bool(cfg.get("plot", True)))

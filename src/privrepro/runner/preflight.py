@@ -57,8 +57,8 @@ MEMORY_HEADROOM = 0.8
 
 
 def validate_root(cfg: DictConfig) -> None:
-    """The root keys: profile, seed, strict booleans, threads, device, and the output paths'
-    form."""
+    """The root keys: profile, seed, strict booleans, threads, ``max_hours``, device, and the
+    output paths' form."""
     profile = cfg.get("profile", {}).get("name")
     if profile not in PROFILES:
         raise ConfigError("profile.name", profile, f"must be one of {list(PROFILES)}")
@@ -70,9 +70,11 @@ def validate_root(cfg: DictConfig) -> None:
         value = cfg.get(key, False)
         if not isinstance(value, bool):
             raise ConfigError(key, value, "must be true or false")
+    from privrepro.runner.time_budget import check_max_hours
     from privrepro.threads import check_threads
 
     check_threads(cfg.get("threads", "auto"), "threads")
+    check_max_hours(cfg.get("max_hours"))
     for key in ("paper", "name", "recipe"):
         if not cfg.get("figure", {}).get(key):
             raise ConfigError(f"figure.{key}", None, "must be set by the experiment config")
