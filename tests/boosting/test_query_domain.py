@@ -1,0 +1,157 @@
+"""A query domain ``[lo, hi]`` restricts the exact accounting to the neighbouring pairs inside it
+(:mod:`privrepro.boosting.worst_pairs`). Held against a brute-force maximum of the scalar
+per-pair divergences (:func:`exact_delta_pair`, :func:`exact_renyi_pair`) over a grid of pairs
+inside the domain; against the real line (a subset of pairs never gives a larger supremum); and
+at Fig. 2(a)'s relative setting, where a modest domain excludes the far pairs that decide the
+real line's ε. Fig. 2(a)'s setting (pb paper, Sec. 5.1): ρ = 0.9, Δ = 1, |S| = 10, δ = 1e-5.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from privrepro.boosting import exact
+from privrepro.boosting.design import PBSetting
+from privrepro.boosting.exact_batch import GaussianPBBatch
+from privrepro.boosting.exact_design import DesignSearch, best_design_batch
+from privrepro.boosting.mechanism import BoostedMechanism
+from privrepro.boosting.worst_pairs import check_query_domain, relative_start_range
+from privrepro.config import ConfigError
+
+RHO, D, SIZE, DELTA = 0.9, 1.0, 10.0, 1e-5
+
+
+def _setting(case: str, domain: tuple[float, float] | None) -> PBSetting:
+    return PBSetting(case, RHO, D, SIZE, delta=DELTA, exact_pairs=5, query_domain=domain)
+
+
+def _brute(
+    mech: BoostedMechanism, lo: float, hi: float, epsilon: float, alpha: float, n: int = 121
+) -> tuple[np.ndarray, float]:
+    """Largest δ at ``epsilon`` and at ``epsilon − 1e-3``, and largest Rényi divergence of order
+    α, over pairs ``(s, s + d)`` with both values in ``[lo, hi]`` (``d = Δ``, and ``Δ/2`` on a
+    coarser grid), both orders."""
+    eps = np.array([epsilon, max(epsilon - 1e-3, 0.0)])
+    top_delta, top_renyi = np.zeros(2), -np.inf
+    for d, k in ((D, n), (D / 2, n // 4)):
+        for s in np.linspace(lo, hi - d, k):
+            for a, b in ((s, s + d), (s + d, s)):
+                top_delta = np.maximum(top_delta, exact.exact_delta_pair(mech, a, b, eps))
+                top_renyi = max(top_renyi, exact.exact_renyi_pair(mech, a, b, alpha))
+    return top_delta, top_renyi
+
+
+@pytest.mark.parametrize(
+    ("case", "sigma", "domain"),
+    [
+        ("relative", 8.0, (-30.0, 50.0)),  # q = 0.90: the real line's worst pair starts ~430 out
+        ("relative", 8.0, (20.0, 60.0)),  # a domain away from 0: only its mirror reaches 0
+        ("fixed", 4.0, (-2.0, 3.0)),  # true values in S ∩ domain = [−2, 3]
+        ("fixed", 4.0, (-3.0, 40.0)),  # S ∩ domain = [−3, 5]
+    ],
+)
+def test_bounded_domain_is_the_supremum_over_its_pairs(
+    case: str, sigma: float, domain: tuple[float, float]
+) -> None:
+    """Exact ε at δ = 1e-5 is valid over the domain's pairs (no grid pair above 1e-5, up to the
+    root finder's 1e-6 relative) and tight (a pair above 1e-5 at ε − 1e-3); exact Rényi ε at
+    α = 10 is at least the grid's maximum (1e-9, rounding) and within 1e-3 relative of it (the
+    grid samples what the accountant refines)."""
+    mech = _setting(case, domain).mechanism_sigma(sigma)
+    eps = exact.exact_epsilon(mech, D, DELTA, 5)
+    rdp = exact.exact_rdp(mech, D, 10.0, 5)
+    lo, hi = domain
+    if case == "fixed":
+        lo, hi = max(lo, -SIZE / 2), min(hi, SIZE / 2)
+    (top, below), top_renyi = _brute(mech, lo, hi, eps, 10.0)
+    assert top <= DELTA * (1 + 1e-6), (eps, top)
+    assert below > DELTA, (eps, below)
+    assert top_renyi - 1e-9 <= rdp <= top_renyi * (1 + 1e-3), (rdp, top_renyi)
+
+
+@pytest.mark.parametrize("case", ["relative", "fixed"])
+def test_a_domain_never_raises_the_exact_epsilon(case: str) -> None:
+    """A domain keeps a subset of the real line's pairs (of S's, for the fixed region), so its
+    supremum is at most theirs: checked for ε at δ and Rényi ε at α = 100 (up to 1e-9 relative,
+    the two searches refining on different grids), on a domain beyond the search's reach too
+    (the tail bound then counts) and on one at the region's own scale."""
+    sigma = 8.0 if case == "relative" else 4.0
+    line = _setting(case, None).mechanism_sigma(sigma)
+    eps_line = exact.exact_epsilon(line, D, DELTA, 5)
+    rdp_line = exact.exact_rdp(line, D, 100.0, 5)
+    for domain in ((-50.0, 50.0), (0.0, 7.0), (-4.0, -2.5), (-1e5, 1e5)):
+        mech = replace(line, domain=domain)
+        assert exact.exact_epsilon(mech, D, DELTA, 5) <= eps_line * (1 + 1e-9), domain
+        assert exact.exact_rdp(mech, D, 100.0, 5) <= rdp_line * (1 + 1e-9), domain
+
+
+def test_absolute_region_ignores_the_domain() -> None:
+    """Translation invariance: every pair at distance Δ has the same densities up to a shift,
+    so a domain holding one gives the real line's ε and Rényi ε (to 1e-12)."""
+    line = _setting("absolute", None).mechanism_sigma(3.5)
+    mech = replace(line, domain=(100.0, 101.5))
+    assert exact.exact_epsilon(mech, D, DELTA, 5) == pytest.approx(
+        exact.exact_epsilon(line, D, DELTA, 5), rel=1e-12
+    )
+    assert exact.exact_rdp(mech, D, 10.0, 5) == pytest.approx(
+        exact.exact_rdp(line, D, 10.0, 5), rel=1e-12
+    )
+
+
+def test_a_modest_domain_lowers_the_best_design_of_fig2a_relative() -> None:
+    """Fig. 2(a), relative region, |S| = 10, δ = 1e-5: on the real line the best design is the
+        Gaussian itself (q = 0; its ε is the utility-matched Gaussian's, computed here by
+        ``gaussian_epsilon``), because every boosted design has far pairs (hundreds of units out)
+        worse than the Gaussian. With the query in [−50, 50] those pairs are gone and boosting pays:
+        the best ε falls strictly below the Gaussian's (by more than 0.05) with q > 0. (σ searched
+    from σ_G to 10 σ_G, coarsely: the bounded optimum, near 1.1 σ_G, lies well inside.)"""
+    kw = dict(exact_pairs=5, search=DesignSearch(span=math.log(10.0), grid=12, tol=1e-4))
+    line = best_design_batch("relative", "dp", RHO, D, SIZE, DELTA, **kw).iloc[0]
+    bounded = best_design_batch(
+        "relative", "dp", RHO, D, SIZE, DELTA, query_domain=[-50.0, 50.0], **kw
+    ).iloc[0]
+    assert line["epsilon"] == pytest.approx(line["gaussian_epsilon"], rel=1e-6)
+    assert bounded["q"] > 0
+    assert bounded["epsilon"] < line["epsilon"] - 0.05
+
+
+def test_relative_start_range_mirror() -> None:
+    """``[L, U]`` by hand (module docstring of worst_pairs, Δ = 1): the real line gives
+    ``[−1/2, ∞)``; ``[−30, 50]`` gives ``[−1/2, 49]``; ``[20, 60]`` lies above −1/2, so
+    ``[20, 59]``; ``[−60, −20]`` is its mirror, the same ``[20, 59]``."""
+    lo = np.array([-np.inf, -30.0, 20.0, -60.0])
+    hi = np.array([np.inf, 50.0, 60.0, -20.0])
+    low, up = relative_start_range(np.ones(4), lo, hi)
+    np.testing.assert_allclose(low, [-0.5, -0.5, 20.0, 20.0])
+    np.testing.assert_allclose(up, [np.inf, 49.0, 59.0, 59.0])
+
+
+@pytest.mark.parametrize(
+    "domain",
+    [[5.0, 1.0], [0.0, float("inf")], [float("nan"), 3.0], [0.0, 0.5], [1.0], "wide", [0, True]],
+)
+def test_bad_domains_are_one_line_errors(domain: object) -> None:
+    """Unordered, infinite, NaN, narrower than Δ = 1, not a pair: the key, the value and the
+    allowed range in one line, before any compute."""
+    with pytest.raises(ConfigError) as err:
+        check_query_domain(domain, 1.0)
+    text = str(err.value)
+    assert text.startswith("query_domain = ") and "hi - lo >= Δ = 1.0" in text
+    assert "\n" not in text
+    with pytest.raises(ConfigError, match="query_domain"):
+        GaussianPBBatch.build("relative", 3.0, RHO, D, SIZE, domain=domain)  # type: ignore[arg-type]
+
+
+def test_domain_errors_of_the_callers() -> None:
+    """A fixed region's domain must overlap S; a non-Gaussian kernel is refused (the search's
+    bounds are the Gaussian's); PBSetting checks the domain against its own Δ."""
+    with pytest.raises(ConfigError, match=r"must overlap the fixed region \[-5.0, 5.0\]"):
+        GaussianPBBatch.build("fixed", 3.0, RHO, D, SIZE, domain=[6.0, 9.0])
+    with pytest.raises(ConfigError, match="needs kernel = 'gaussian'"):
+        PBSetting("relative", RHO, D, SIZE, kernel="laplace", query_domain=(0.0, 5.0))
+    with pytest.raises(ConfigError, match=r"hi - lo >= Δ = 4.0"):
+        PBSetting("relative", RHO, 4.0, SIZE, query_domain=(0.0, 3.0))
