@@ -26,7 +26,7 @@ RHO, D, SIZE, DELTA = 0.9, 1.0, 10.0, 1e-5
 
 
 def _setting(case: str, domain: tuple[float, float] | None) -> PBSetting:
-    return PBSetting(case, RHO, D, SIZE, delta=DELTA, exact_pairs=5, query_domain=domain)
+    return PBSetting(case, RHO, D, SIZE, delta=DELTA, exact_pairs=5, query_domain=domain)  # type: ignore[arg-type]
 
 
 def _brute(
@@ -109,10 +109,11 @@ def test_a_modest_domain_lowers_the_best_design_of_fig2a_relative() -> None:
         worse than the Gaussian. With the query in [−50, 50] those pairs are gone and boosting pays:
         the best ε falls strictly below the Gaussian's (by more than 0.05) with q > 0. (σ searched
     from σ_G to 10 σ_G, coarsely: the bounded optimum, near 1.1 σ_G, lies well inside.)"""
-    kw = dict(exact_pairs=5, search=DesignSearch(span=math.log(10.0), grid=12, tol=1e-4))
-    line = best_design_batch("relative", "dp", RHO, D, SIZE, DELTA, **kw).iloc[0]
+    search = DesignSearch(span=math.log(10.0), grid=12, tol=1e-4)
+    args = ("relative", "dp", RHO, D, SIZE, DELTA)
+    line = best_design_batch(*args, exact_pairs=5, search=search).iloc[0]
     bounded = best_design_batch(
-        "relative", "dp", RHO, D, SIZE, DELTA, query_domain=[-50.0, 50.0], **kw
+        *args, exact_pairs=5, search=search, query_domain=[-50.0, 50.0]
     ).iloc[0]
     assert line["epsilon"] == pytest.approx(line["gaussian_epsilon"], rel=1e-6)
     assert bounded["q"] > 0
