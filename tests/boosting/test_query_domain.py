@@ -18,6 +18,7 @@ from privrepro.boosting import exact
 from privrepro.boosting.design import PBSetting
 from privrepro.boosting.exact_batch import GaussianPBBatch
 from privrepro.boosting.exact_design import DesignSearch, best_design_batch
+from privrepro.boosting.gaussian_mu import gaussian_epsilon_mu
 from privrepro.boosting.mechanism import BoostedMechanism
 from privrepro.boosting.worst_pairs import check_query_domain, relative_start_range
 from privrepro.config import ConfigError
@@ -118,6 +119,9 @@ def test_a_modest_domain_lowers_the_best_design_of_fig2a_relative() -> None:
     assert line["epsilon"] == pytest.approx(line["gaussian_epsilon"], rel=1e-6)
     assert bounded["q"] > 0
     assert bounded["epsilon"] < line["epsilon"] - 0.05
+    # below even its own kernel's ε (the analytic Gaussian's, Balle & Wang 2018): the limit of
+    # the real line's far pairs, so no bound beyond the search's reach may count in [−50, 50]
+    assert bounded["epsilon"] < gaussian_epsilon_mu(DELTA, D / bounded["sigma"]) - 0.01
 
 
 def test_relative_start_range_mirror() -> None:
