@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,6 +23,7 @@ from privrepro.boosting.gaussian_mu import gaussian_epsilon_mu
 from privrepro.boosting.mechanism import BoostedMechanism
 from privrepro.boosting.worst_pairs import check_query_domain, relative_start_range
 from privrepro.config import ConfigError
+from privrepro.runner.plan import plan_experiment
 
 RHO, D, SIZE, DELTA = 0.9, 1.0, 10.0, 1e-5
 
@@ -160,3 +162,20 @@ def test_domain_errors_of_the_callers() -> None:
         PBSetting("relative", RHO, D, SIZE, kernel="laplace", query_domain=(0.0, 5.0))
     with pytest.raises(ConfigError, match=r"hi - lo >= Δ = 4.0"):
         PBSetting("relative", RHO, 4.0, SIZE, query_domain=(0.0, 3.0))
+
+
+def test_the_domain_is_part_of_a_units_identity_only_when_set(tmp_path: Path) -> None:
+    """Fig. 2's plan (profile tiny): with the default (null) no unit holds the key, so units
+    stored before the key existed keep their hash; with ``[-50, 50]`` every unit holds it and
+    every hash changes; ``[-1, 1]`` is narrower than Fig. 2's larger Δ = 4 and refused in one
+    line before any compute."""
+    paths = [f"paths.{k}_dir={tmp_path / k}" for k in ("experiments", "results", "plots")]
+    base = plan_experiment("pb/fig2", ["profile=tiny", *paths])
+    bounded = plan_experiment("pb/fig2", ["profile=tiny", "params.query_domain=[-50,50]", *paths])
+    assert all("query_domain" not in u for u in base.units)
+    assert all(u["query_domain"] == [-50.0, 50.0] for u in bounded.units)
+    assert not set(base.unit_ids) & set(bounded.unit_ids)
+    with pytest.raises(ConfigError) as err:
+        plan_experiment("pb/fig2", ["profile=tiny", "params.query_domain=[-1,1]", *paths])
+    assert str(err.value).startswith("params.query_domain = [-1.0, 1.0]: ")
+    assert "hi - lo >= Δ = 4.0" in str(err.value)
