@@ -19,8 +19,11 @@ from privrepro.boosting import exact
 from privrepro.boosting.design import PBSetting
 from privrepro.boosting.exact_batch import GaussianPBBatch
 from privrepro.boosting.exact_design import DesignSearch, best_design_batch
+from privrepro.boosting.fixed_region import fixed_region_extra_loss
 from privrepro.boosting.gaussian_mu import gaussian_epsilon_mu
+from privrepro.boosting.kernels import GaussianKernel
 from privrepro.boosting.mechanism import BoostedMechanism
+from privrepro.boosting.regions import FixedRegion
 from privrepro.boosting.worst_pairs import check_query_domain, relative_start_range
 from privrepro.config import ConfigError
 from privrepro.runner.plan import plan_experiment
@@ -179,3 +182,34 @@ def test_the_domain_is_part_of_a_units_identity_only_when_set(tmp_path: Path) ->
         plan_experiment("pb/fig2", ["profile=tiny", "params.query_domain=[-1,1]", *paths])
     assert str(err.value).startswith("params.query_domain = [-1.0, 1.0]: ")
     assert "hi - lo >= Δ = 4.0" in str(err.value)
+
+
+def test_fig5_extra_loss_over_a_domain_inside_s() -> None:
+    """Fig. 5(b)'s setting (S = [−10, 10], σ = 10, Δ = 1, ρ = 0.9, α = 10; Sec. 5.3) with the
+    true values in [−2, 2]: the exact row plus the kernel's D_α at Δ (closed form αΔ²/(2σ²)) is
+    the largest D_α of a 41-start grid of pairs inside [−2, 2] (within 1e-3 relative, at least
+    it up to 1e-9), and below all of S's (the pairs near S's ends are gone)."""
+    kw = dict(exact_pairs=5)
+    line = fixed_region_extra_loss(20.0, D, 10.0, [0.9], [10.0], **kw)  # type: ignore[arg-type]
+    bounded = fixed_region_extra_loss(
+        20.0,
+        D,
+        10.0,
+        [0.9],
+        [10.0],
+        query_domain=[-2.0, 2.0],
+        **kw,  # type: ignore[arg-type]
+    )
+    got = float(bounded.loc[bounded["accountant"] == "exact", "extra_loss"].iloc[0])
+    full = float(line.loc[line["accountant"] == "exact", "extra_loss"].iloc[0])
+    mech = BoostedMechanism(GaussianKernel(10.0), FixedRegion(-10.0, 10.0), 0.9)
+    brute = max(
+        exact.exact_renyi_pair(mech, a, b, 10.0)
+        for s in np.linspace(-2.0, 1.0, 41)
+        for a, b in ((s, s + D), (s + D, s))
+    )
+    kernel = 10.0 * D**2 / (2 * 10.0**2)
+    assert brute - 1e-9 <= got + kernel <= brute + 1e-3 * abs(brute)
+    assert got < full - 1e-3
+    with pytest.raises(ConfigError, match="must overlap the fixed region"):
+        fixed_region_extra_loss(20.0, D, 10.0, [0.9], [10.0], query_domain=[11.0, 14.0])
