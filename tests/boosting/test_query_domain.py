@@ -163,6 +163,8 @@ def test_domain_errors_of_the_callers() -> None:
         GaussianPBBatch.build("fixed", 3.0, RHO, D, SIZE, domain=[6.0, 9.0])
     with pytest.raises(ConfigError, match="needs kernel = 'gaussian'"):
         PBSetting("relative", RHO, D, SIZE, kernel="laplace", query_domain=(0.0, 5.0))
+    with pytest.raises(ConfigError, match=r"must overlap the fixed region \[-5.0, 5.0\]"):
+        PBSetting("fixed", RHO, D, SIZE, query_domain=(-9.0, -6.0))
     with pytest.raises(ConfigError, match=r"hi - lo >= Δ = 4.0"):
         PBSetting("relative", RHO, 4.0, SIZE, query_domain=(0.0, 3.0))
 

@@ -102,6 +102,13 @@ class PBSetting:
                 raise ConfigError(
                     "query_domain", list(self.query_domain), "needs kernel = 'gaussian'"
                 )
+            lo, hi = self.query_domain
+            if self.case == "fixed" and not (hi > -self.size / 2 and lo < self.size / 2):
+                raise ConfigError(
+                    "query_domain",
+                    list(self.query_domain),
+                    f"must overlap the fixed region [{-self.size / 2!r}, {self.size / 2!r}]",
+                )
 
     def region(self) -> Region:
         return make_region(self.case, tau=self.size / 2, theta=self.theta, pair_rule=self.pair_rule)
