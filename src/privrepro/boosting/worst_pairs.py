@@ -223,12 +223,18 @@ def pair_starts(
     near_lo = np.maximum(-d / 2, low)
     near_hi = np.maximum(near_lo, np.minimum(0.0, up))
     t = np.linspace(0.0, 1.0, int(n_near))[None, :]
-    near = near_lo[:, None] + (near_hi - near_lo)[:, None] * t
-    if np.all(th <= 0):
+    if np.all(th <= 0):  # translation invariant: every pair is the same
+        near = near_lo[:, None] + (near_hi - near_lo)[:, None] * t
         return np.clip(near, low[:, None], up[:, None]), d
     z0 = tau / s
     zc = relative_reach_dp(s, d, tau) if reach is None else np.maximum(reach, z0)
     with np.errstate(divide="ignore", invalid="ignore"):
+        # a domain whose starts all lie beyond 0 (L > 0): the near points spread over its
+        # searched starts instead, so that the refinement has a bracket at every grid point
+        top = np.minimum(up, np.where(th > 0, (s * zc - tau) / th, np.inf))
+        spread = (near_hi <= near_lo) & np.isfinite(top)
+        near_hi = np.where(spread, np.maximum(near_lo, top), near_hi)
+        near = near_lo[:, None] + (near_hi - near_lo)[:, None] * t
         za = np.where(low > 0, (th * low + tau) / s, z0)
         zb = np.minimum(zc, np.where(up > 0, (th * up + tau) / s, z0))
     span = np.where(th > 0, np.maximum(zb - za, 0.0), 0.0)
