@@ -18,6 +18,7 @@ from privrepro.boosting.accounting import epsilon_for_delta, profile_delta, rdp_
 from privrepro.boosting.kernels import GaussianKernel, Kernel, LaplaceKernel
 from privrepro.boosting.mechanism import BoostedMechanism
 from privrepro.boosting.regions import Region, make_region
+from privrepro.boosting.worst_pairs import check_query_domain
 from privrepro.config import ConfigError
 
 __all__ = [
@@ -56,6 +57,10 @@ class PBSetting:
         exact_pairs: starts in [−Δ/2, 0] of a relative region's pair search, fewest grid starts
             of a fixed region's (the exact accounting is the supremum over every pair:
             :mod:`privrepro.boosting.worst_pairs`).
+        query_domain: ``(lo, hi)``, the query's true values (in the frame of a fixed region
+            centred at 0); default ``None``, the real line (the paper states none). The exact
+            accounting takes its supremum over the pairs inside it; no effect on the absolute
+            region (translation invariant) or on the paper's accountant; Gaussian kernel only.
     """
 
     case: Case = "absolute"
@@ -70,6 +75,7 @@ class PBSetting:
     kernel: Literal["gaussian", "laplace"] = "gaussian"
     pair_rule: Literal["paper", "worst"] = "paper"
     exact_pairs: int = 9
+    query_domain: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
         checks = [
@@ -90,6 +96,19 @@ class PBSetting:
         check_choice("pair_rule", self.pair_rule, ("paper", "worst"))
         if int(self.exact_pairs) != self.exact_pairs or self.exact_pairs < 1:
             raise ConfigError("exact_pairs", self.exact_pairs, "must be an integer >= 1")
+        if self.query_domain is not None:
+            check_query_domain(list(self.query_domain), self.sensitivity)
+            if self.kernel != "gaussian":
+                raise ConfigError(
+                    "query_domain", list(self.query_domain), "needs kernel = 'gaussian'"
+                )
+            lo, hi = self.query_domain
+            if self.case == "fixed" and not (hi > -self.size / 2 and lo < self.size / 2):
+                raise ConfigError(
+                    "query_domain",
+                    list(self.query_domain),
+                    f"must overlap the fixed region [{-self.size / 2!r}, {self.size / 2!r}]",
+                )
 
     def region(self) -> Region:
         return make_region(self.case, tau=self.size / 2, theta=self.theta, pair_rule=self.pair_rule)
@@ -107,13 +126,14 @@ class PBSetting:
         return GaussianKernel(gaussian_mu.analytic_sigma(eps0, self.delta, self.sensitivity))
 
     def mechanism(self, eps0: float) -> BoostedMechanism:
-        return BoostedMechanism(self.kernel_for(eps0), self.region(), self.rho)
+        return BoostedMechanism(self.kernel_for(eps0), self.region(), self.rho, self.query_domain)
 
     def mechanism_sigma(self, scale: float) -> BoostedMechanism:
         return BoostedMechanism(
             GaussianKernel(scale) if self.kernel == "gaussian" else LaplaceKernel(scale),
             self.region(),
             self.rho,
+            self.query_domain,
         )
 
     # --- the three accountants -----------------------------------------------------------------

@@ -23,6 +23,7 @@ from privrepro.boosting.batch import gaussian_baseline_batch, optimise_eps0_batc
 from privrepro.boosting.design import PBSetting, optimise_eps0
 from privrepro.boosting.exact_batch import GaussianPBBatch
 from privrepro.boosting.exact_design import DesignSearch, best_design_batch
+from privrepro.boosting.worst_pairs import check_query_domain
 from privrepro.config import ConfigError
 
 __all__ = ["ACCOUNTANTS", "CASES", "sweep"]
@@ -52,6 +53,7 @@ def sweep(
     pair_rule: str = "paper",
     eps_max_factor: float = 1.0,
     best_search: DesignSearch | None = None,
+    query_domain: Sequence[float] | None = None,
 ) -> pd.DataFrame:
     """ε of one case under one privacy notion at every point of a grid (arrays broadcast).
 
@@ -68,6 +70,10 @@ def sweep(
         exact_pairs: neighbouring pairs the exact accounting maximises over.
         pair_rule: the fixed region's pair, ``"paper"`` (Prop. 5) or ``"worst"``.
         best_search: the σ search of the ``best`` accountant (every point, all at once).
+        query_domain: ``[lo, hi]`` of the query's true values (default ``None``: the real line,
+            the paper stating none): the exact, sound and best accountants take their supremum
+            over the neighbouring pairs inside it (relative and fixed regions; the absolute
+            region and the Gaussian are translation invariant, so it changes nothing there).
 
     Returns:
         Rows ``panel, notion, level, rho, sensitivity, size, case, accountant, eps0, epsilon``
@@ -78,6 +84,7 @@ def sweep(
     check_range("exact_pairs", exact_pairs, ge=1)
     check_range("eps_max_factor", eps_max_factor, gt=0)
     pts = _points(panel, notion, case, level, rho, sensitivity, size)
+    check_query_domain(query_domain, float(pts["sensitivity"].max()))
     rho_a, sens_a, size_a, lev_a = (
         pts[c].to_numpy() for c in ("rho", "sensitivity", "size", "level")
     )
@@ -85,7 +92,14 @@ def sweep(
     if case == "gaussian":
         return pts.assign(accountant="exact", eps0=np.nan, epsilon=base)
     top = base * eps_max_factor
-    kw = dict(theta=theta, calibration=calibration, exact_pairs=exact_pairs, pair_rule=pair_rule)
+    domain = None if query_domain is None else (float(query_domain[0]), float(query_domain[1]))
+    kw = dict(
+        theta=theta,
+        calibration=calibration,
+        exact_pairs=exact_pairs,
+        pair_rule=pair_rule,
+        query_domain=domain,
+    )
     if case == "fixed" and pair_rule != "paper":
         res = [
             optimise_eps0(_setting(case, notion, pts, i, **kw), tol=tol, eps_max=float(top[i]))
@@ -118,6 +132,7 @@ def sweep(
                 exact_pairs=exact_pairs,
                 calibration=calibration,
                 search=best_search,
+                query_domain=domain,
             )
             frames.append(
                 pts.assign(
@@ -142,6 +157,7 @@ def sweep(
                 theta,
                 exact_pairs,
                 q=[m.q for m in mechs],
+                domain=domain,
             )
             vals = list(batch.epsilon(lev_a[idx]) if notion == "dp" else batch.renyi(lev_a[idx]))
         else:

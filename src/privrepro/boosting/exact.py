@@ -38,6 +38,8 @@ from scipy import integrate, special
 
 from privrepro.boosting.kernels import GaussianKernel, Kernel, log_interval_mass_std_normal
 from privrepro.boosting.mechanism import BoostedMechanism
+from privrepro.boosting.worst_pairs import check_query_domain
+from privrepro.config import ConfigError
 from privrepro.dp.pld import DiscretePLD
 
 __all__ = [
@@ -142,8 +144,20 @@ def _delta_from_pieces(k: Kernel, p: Pieces, eps_vec: np.ndarray) -> np.ndarray:
 
 
 def _pairs(mech: BoostedMechanism, sensitivity: float, n_pairs: int) -> list[tuple[float, float]]:
-    pairs = mech.region.exact_pairs(sensitivity, n_pairs, scale=mech.kernel.scale)
+    if mech.domain is not None:
+        check_query_domain(list(mech.domain), sensitivity)
+    pairs = mech.region.exact_pairs(
+        sensitivity, n_pairs, scale=mech.kernel.scale, domain=mech.domain
+    )
     return pairs + [(b, a) for a, b in pairs]
+
+
+def _no_domain_off_gaussian(mech: BoostedMechanism) -> None:
+    """A query domain is searched with the Gaussian kernel's bounds only."""
+    if mech.domain is not None and not _gaussian(mech):
+        raise ConfigError(
+            "query_domain", list(mech.domain), "is supported with the Gaussian kernel only"
+        )
 
 
 def _gaussian(mech: BoostedMechanism) -> bool:
@@ -166,6 +180,7 @@ def exact_profile(
             return batch.worst_delta(e)
 
         return gaussian_profile
+    _no_domain_off_gaussian(mech)
     prepared = []
     for a, b in _pairs(mech, sensitivity, n_pairs):
         p = pieces(mech, a, b)
@@ -187,6 +202,7 @@ def exact_delta(
     if _gaussian(mech):
         out = exact_profile(mech, sensitivity, n_pairs)(np.atleast_1d(np.asarray(epsilon, float)))
         return out if np.ndim(epsilon) else float(out[0])
+    _no_domain_off_gaussian(mech)
     vals = [exact_delta_pair(mech, a, b, epsilon) for a, b in _pairs(mech, sensitivity, n_pairs)]
     return (
         np.max(np.stack([np.atleast_1d(v) for v in vals]), axis=0)
@@ -309,6 +325,7 @@ def exact_rdp(mech: BoostedMechanism, sensitivity: float, alpha: float, n_pairs:
         from privrepro.boosting.exact_batch import GaussianPBBatch
 
         return float(GaussianPBBatch.from_mechanism(mech, sensitivity, n_pairs).renyi(alpha)[0])
+    _no_domain_off_gaussian(mech)
     return max(exact_renyi_pair(mech, a, b, alpha) for a, b in _pairs(mech, sensitivity, n_pairs))
 
 

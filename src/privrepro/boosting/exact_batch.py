@@ -22,7 +22,7 @@ for the relative and fixed regions the worst pair is the maximum over ``n_pairs`
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -36,12 +36,15 @@ from privrepro.boosting.mechanism import BoostedMechanism
 from privrepro.boosting.regions import AbsoluteRegion, FixedRegion, RelativeRegion
 from privrepro.boosting.worst_pairs import (
     RDP_STEP,
+    check_query_domain,
     golden_max,
     pair_starts,
     relative_reach_dp,
     relative_reach_rdp,
+    relative_start_range,
     relative_tail_delta,
     relative_tail_rdp,
+    tail_applies,
 )
 from privrepro.config import ConfigError
 
@@ -89,6 +92,21 @@ def _bounds(case: str, c: Array, tau: Array, theta: Array) -> tuple[Array, Array
     return np.broadcast_to(-tau, c.shape), np.broadcast_to(tau, c.shape)
 
 
+def _domain(case: str, domain: Sequence[float] | None, d: Array, w: Array) -> tuple[Array, Array]:
+    """``(lo, hi)`` of the query domain per mechanism (``±inf`` for none), checked first."""
+    n = len(d)
+    if domain is None:
+        return np.full(n, -np.inf), np.full(n, np.inf)
+    check_query_domain(domain, float(np.max(d)))
+    lo, hi = float(domain[0]), float(domain[1])
+    if case == "fixed" and not (np.all(hi > -w / 2) and np.all(lo < w / 2)):
+        half = float(np.min(w)) / 2
+        raise ConfigError(
+            "query_domain", [lo, hi], f"must overlap the fixed region [{-half!r}, {half!r}]"
+        )
+    return np.full(n, lo), np.full(n, hi)
+
+
 def min_coverage_batch(case: str, sigma: Array, size: Array) -> Array:
     """The kernel's smallest coverage ``p_S`` (at ``Q = 0`` around the query; at the edge ``τ_l``
     of a fixed region)."""
@@ -133,7 +151,8 @@ class GaussianPBBatch:
     ``sigma``, ``q``, ``sensitivity``, ``size`` (``|S| = 2τ``), ``theta``: ``[N]``; ``starts``:
     the searched pairs ``(s, s + d)`` (``[N, K]``, :func:`~privrepro.boosting.worst_pairs.
     pair_starts`), ``d`` their distance; ``pieces``: the densities of those pairs in both orders
-    (``P = 2K``). Build it with :meth:`build` (or :meth:`from_mechanism`).
+    (``P = 2K``); ``domain_lo, domain_hi``: the query's domain (``±inf``: the real line). Build
+    it with :meth:`build` (or :meth:`from_mechanism`).
     """
 
     case: str
@@ -147,6 +166,8 @@ class GaussianPBBatch:
     d: Array
     pieces: _Pieces
     reach: Array
+    domain_lo: Array
+    domain_hi: Array
 
     @classmethod
     def build(
@@ -159,11 +180,17 @@ class GaussianPBBatch:
         theta: ArrayLike = 0.05,
         n_pairs: int = 9,
         q: ArrayLike | None = None,
+        *,
+        domain: Sequence[float] | None = None,
     ) -> GaussianPBBatch:
         """Mechanisms ``(σ, ρ, Δ, |S|)`` (broadcast to one length ``N``) of region ``case``
         (``|S| = 2τ``; a fixed region ``[−|S|/2, |S|/2]``; θ of a relative region);
         ``n_pairs``: the starts searched near 0 (relative) or the fewest grid starts (fixed);
-        ``q``: the boosting rate where the caller has it (default eq. 3 from ρ)."""
+        ``q``: the boosting rate where the caller has it (default eq. 3 from ρ); ``domain``:
+        ``[lo, hi]`` of the query's true values (default ``None``, the real line; in the fixed
+        region's frame; no effect on the absolute region, translation invariant), checked by
+        :func:`~privrepro.boosting.worst_pairs.check_query_domain` (a fixed region must also
+        meet it)."""
         if case not in CASES:
             raise ConfigError("case", case, f"must be one of {list(CASES)}")
         if int(n_pairs) != n_pairs or n_pairs < 1:
@@ -176,14 +203,15 @@ class GaussianPBBatch:
             raise ConfigError(
                 "sigma", float(s[~(s > 0) | ~np.isfinite(s)][0]), "must lie in (0, inf)"
             )
+        lo, hi = _domain(case, domain, d, w)
         if q is None:
             qq = boosting_rate_batch(min_coverage_batch(case, s, w), r)
         else:
             qq = np.ascontiguousarray(np.broadcast_to(np.asarray(q, float), s.shape))
         reach = relative_reach_dp(s, d, w / 2)
-        starts, dist = pair_starts(case, s, d, w, th, int(n_pairs), reach)
+        starts, dist = pair_starts(case, s, d, w, th, int(n_pairs), reach, domain=(lo, hi))
         pieces = _prepare(case, s, qq, w, th, starts, starts + dist[:, None])
-        return cls(case, s, qq, d, w, th, int(n_pairs), starts, dist, pieces, reach)
+        return cls(case, s, qq, d, w, th, int(n_pairs), starts, dist, pieces, reach, lo, hi)
 
     @classmethod
     def from_mechanism(
@@ -192,12 +220,16 @@ class GaussianPBBatch:
         """``copies`` rows of one Gaussian-kernel mechanism (any region of the paper; a fixed
         region ``[τ_l, τ_u]`` is translated to ``[−|S|/2, |S|/2]``, which changes no divergence)."""
         region = mech.region
+        domain = None if mech.domain is None else [float(v) for v in mech.domain]
         if isinstance(region, AbsoluteRegion):
             case, size, theta = "absolute", 2 * region.tau, 0.0
         elif isinstance(region, RelativeRegion):
             case, size, theta = "relative", 2 * region.tau, region.theta
         elif isinstance(region, FixedRegion):
             case, size, theta = "fixed", region.size(), 0.0
+            if domain is not None:  # into the frame of [−|S|/2, |S|/2]
+                mid = 0.5 * (region.lower + region.upper)
+                domain = [domain[0] - mid, domain[1] - mid]
         else:
             raise ConfigError("region", type(region).__name__, f"must be one of {list(CASES)}")
         ones = np.ones(int(copies))
@@ -210,6 +242,7 @@ class GaussianPBBatch:
             theta * ones,
             n_pairs,
             q=mech.q * ones,
+            domain=domain,
         )
 
     def __len__(self) -> int:
@@ -229,12 +262,21 @@ class GaussianPBBatch:
             self.d[rows],
             _Pieces(p.lo[rows], p.hi[rows], p.a[rows], p.b[rows], p.c[rows], p.c2[rows]),
             self.reach[rows],
+            self.domain_lo[rows],
+            self.domain_hi[rows],
         )
 
     def _with_reach(self, reach: Array) -> GaussianPBBatch:
         """The same mechanisms with the relative search reaching ``z_C = reach``."""
         starts, _ = pair_starts(
-            self.case, self.sigma, self.sensitivity, self.size, self.theta, self.n_pairs, reach
+            self.case,
+            self.sigma,
+            self.sensitivity,
+            self.size,
+            self.theta,
+            self.n_pairs,
+            reach,
+            domain=(self.domain_lo, self.domain_hi),
         )
         pieces = _prepare(
             self.case, self.sigma, self.q, self.size, self.theta, starts, starts + self.d[:, None]
@@ -256,8 +298,13 @@ class GaussianPBBatch:
         out = np.max(_pair_deltas(self.pieces, self.sigma, eps), axis=-1)
         if self.case == "relative":
             tail = relative_tail_delta(eps, self.sigma, self.sensitivity, self.q, self.reach)
-            out = np.maximum(out, tail)
+            out = np.maximum(out, np.where(self._tail_on(self.reach), tail, 0.0))
         return np.asarray(out)
+
+    def _tail_on(self, reach: Array) -> NDArray[np.bool_]:
+        """Where the relative search's starts reach past ``reach`` (the tail bound counts)."""
+        _, up = relative_start_range(self.sensitivity, self.domain_lo, self.domain_hi)
+        return tail_applies(self.sigma, self.size / 2, self.theta, reach, up)
 
     def _refine_start(self, values: Array, f: Callable[[Array], Array]) -> tuple[Array, Array]:
         """The start maximising ``f`` in the grid cells around the grid's worst start
@@ -317,7 +364,12 @@ class GaussianPBBatch:
             pieces = _pick(self.pieces, todo)
             sig, lev, sub = self.sigma[todo], level[todo], _take(pieces, idx[todo])
             tail = (
-                (self.sensitivity[todo], self.q[todo], self.reach[todo])
+                (
+                    self.sensitivity[todo],
+                    self.q[todo],
+                    self.reach[todo],
+                    self._tail_on(self.reach)[todo],
+                )
                 if self.case == "relative"
                 else None
             )
@@ -325,7 +377,8 @@ class GaussianPBBatch:
             def fn(e: Array, sub: _Pieces = sub, sig: Array = sig, tail=tail) -> Array:  # type: ignore[no-untyped-def]
                 out = np.max(_pair_deltas(sub, sig, e), axis=-1)
                 if tail is not None:
-                    out = np.maximum(out, relative_tail_delta(e, sig, tail[0], tail[1], tail[2]))
+                    bound = relative_tail_delta(e, sig, tail[0], tail[1], tail[2])
+                    out = np.maximum(out, np.where(tail[3], bound, 0.0))
                 return np.asarray(out)
 
             eps[todo] = smallest_epsilon(fn, lev, xtol)
@@ -395,10 +448,11 @@ class GaussianPBBatch:
             self.n_pairs,
             reach,
             RDP_STEP,
+            domain=(self.domain_lo, self.domain_hi),
         )
         out = self._renyi_on(starts, al, reach)
         tail = relative_tail_rdp(al, self.sigma, self.sensitivity, self.q, reach)
-        return np.asarray(np.maximum(out, tail))
+        return np.asarray(np.maximum(out, np.where(self._tail_on(reach), tail, -np.inf)))
 
     def _renyi_on(self, starts: Array, al: Array, reach: Array | None = None) -> Array:
         """Largest Rényi divergence over ``starts`` (both orders), refined around the worst;

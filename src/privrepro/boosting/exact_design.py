@@ -30,7 +30,7 @@ composed ε (privacy-loss distributions of the output densities, :mod:`privrepro
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +45,7 @@ from privrepro.boosting.design import PBSetting, gaussian_baseline_sigma
 from privrepro.boosting.exact import exact_plds_connect_dots
 from privrepro.boosting.exact_batch import GaussianPBBatch
 from privrepro.boosting.mechanism import BoostedMechanism
+from privrepro.boosting.worst_pairs import check_query_domain
 from privrepro.config import ConfigError
 from privrepro.dp.pld import compose_every_t
 
@@ -191,6 +192,7 @@ def best_design_batch(
     exact_pairs: int = 9,
     calibration: str = "analytic",
     search: DesignSearch | None = None,
+    query_domain: Sequence[float] | None = None,
 ) -> pd.DataFrame:
     """The best design of many settings at once (Gaussian kernel), arrays broadcast.
 
@@ -202,6 +204,8 @@ def best_design_batch(
         theta: θ of the relative region. exact_pairs: pair positions of the exact accounting.
         calibration: how ε₀ is read off σ under ``dp`` (``analytic`` or ``classical``).
         search: the σ search (default :class:`DesignSearch`).
+        query_domain: ``[lo, hi]`` of the query's true values (default ``None``: the real
+            line); see :meth:`GaussianPBBatch.build`.
 
     Returns:
         One row per setting: ``sigma, eps0, q, epsilon, gaussian_epsilon, at_edge,
@@ -224,6 +228,7 @@ def best_design_batch(
         check_range("level", lev, gt=0, lt=1)
     else:
         check_range("level", lev, gt=1)
+    check_query_domain(query_domain, float(np.max(d)))
     sigma_g = (w / 2) / special.ndtri((1 + r) / 2)
 
     def objective(sig: Array) -> Array:
@@ -236,6 +241,7 @@ def best_design_batch(
             np.repeat(w, k),
             theta,
             exact_pairs,
+            domain=query_domain,
         )
         rep = np.repeat(lev, k)
         out = batch.epsilon(rep) if notion == "dp" else batch.renyi(rep)
@@ -284,6 +290,7 @@ def best_design(setting: PBSetting, search: DesignSearch | None = None) -> BestD
         exact_pairs=setting.exact_pairs,
         calibration=setting.calibration,
         search=sr,
+        query_domain=setting.query_domain,
     ).iloc[0]
     return BestDesign(
         setting=setting,

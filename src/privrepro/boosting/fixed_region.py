@@ -25,6 +25,8 @@ from privrepro.boosting.exact import exact_delta, exact_rdp
 from privrepro.boosting.kernels import GaussianKernel
 from privrepro.boosting.mechanism import BoostedMechanism
 from privrepro.boosting.regions import FixedRegion
+from privrepro.boosting.worst_pairs import check_query_domain
+from privrepro.config import ConfigError
 
 __all__ = ["fixed_region_extra_loss", "fixed_region_profiles"]
 
@@ -38,9 +40,12 @@ def fixed_region_profiles(
     epsilons: Sequence[float] | np.ndarray,
     *,
     exact_pairs: int = 9,
+    query_domain: Sequence[float] | None = None,
 ) -> pd.DataFrame:
     """δ(ε) on ``epsilons`` of the Gaussian kernel calibrated to ``(ε₀, δ₀)`` (analytic), of
-    PB-DP (confidence ``rho``) and of the bounded Gaussian, both with ``S = [−width/2, width/2]``.
+    PB-DP (confidence ``rho``) and of the bounded Gaussian, both with ``S = [−width/2, width/2]``;
+    ``query_domain``: ``[lo, hi]`` of the true values (default ``None``: all of ``S``; the exact
+    profile's pairs lie in ``S ∩ [lo, hi]``, the kernel's own profile and the paper's stay at Δ).
 
     Returns:
         Rows ``width, mechanism, accountant, epsilon, delta, q, L1, sigma``; ``mechanism`` is
@@ -50,6 +55,7 @@ def fixed_region_profiles(
     check_range("rho", rho, gt=0, lt=1)
     check_range("exact_pairs", exact_pairs, ge=1)
     d = float(sensitivity)
+    domain = _domain(query_domain, d, width)
     kernel = GaussianKernel(gaussian_mu.analytic_sigma(eps0, delta0, d))
     region = FixedRegion(-width / 2, width / 2)
     eps = np.asarray(epsilons, float)
@@ -66,7 +72,7 @@ def fixed_region_profiles(
         )
     ]
     for name, r in (("pb", rho), ("bounded", 1.0)):
-        mech = BoostedMechanism(kernel, region, r)
+        mech = BoostedMechanism(kernel, region, r, domain)
         terms = mech.paper_terms(d)
         paper = profile_delta(terms, lambda e: kernel.delta(e, d), eps)
         exact = exact_delta(mech, d, eps, exact_pairs)
@@ -97,8 +103,11 @@ def fixed_region_extra_loss(
     alphas: Sequence[float],
     *,
     exact_pairs: int = 9,
+    query_domain: Sequence[float] | None = None,
 ) -> pd.DataFrame:
-    """The extra loss of PB-DP with ``S = [−width/2, width/2]`` over a Gaussian kernel ``σ``.
+    """The extra loss of PB-DP with ``S = [−width/2, width/2]`` over a Gaussian kernel ``σ``;
+    ``query_domain``: ``[lo, hi]`` of the true values (default ``None``: all of ``S``; the exact
+    rows' pairs then lie in ``S ∩ [lo, hi]``, at distance ``min(Δ, its width)``).
 
     Returns:
         Rows ``width, sensitivity, rho, accountant, alpha, extra_loss, sigma, pair_distance``:
@@ -114,7 +123,10 @@ def fixed_region_extra_loss(
     check_range("exact_pairs", exact_pairs, ge=1)
     kernel = GaussianKernel(sigma)
     d = float(sensitivity)
+    domain = _domain(query_domain, d, width)
     half = width / 2
+    lo, hi = (-half, half) if domain is None else (max(-half, domain[0]), min(half, domain[1]))
+    reach = min(d, hi - lo)
     rows = []
     for rho in rhos:
         for rule in ("paper", "worst"):
@@ -122,8 +134,7 @@ def fixed_region_extra_loss(
             acc = "paper" if rule == "paper" else "paper_worst_pair"
             rows.append({"rho": rho, "accountant": acc, "alpha": np.nan, "extra_loss": L1})
         region = FixedRegion(-half, half)
-        mech = BoostedMechanism(kernel, region, rho)
-        reach = region.pair_distance(d)
+        mech = BoostedMechanism(kernel, region, rho, domain)
         for a in alphas:
             extra = exact_rdp(mech, d, a, exact_pairs) - kernel.rdp(a, reach)
             rows.append({"rho": rho, "accountant": "exact", "alpha": a, "extra_loss": extra})
@@ -131,5 +142,22 @@ def fixed_region_extra_loss(
     out.insert(0, "width", float(width))
     out.insert(1, "sensitivity", d)
     out["sigma"] = kernel.sigma
-    out["pair_distance"] = FixedRegion(-half, half).pair_distance(d)
+    out["pair_distance"] = reach
     return out
+
+
+def _domain(
+    query_domain: Sequence[float] | None, sensitivity: float, width: float
+) -> tuple[float, float] | None:
+    """The checked domain: finite, holding a pair at distance Δ, overlapping ``S``."""
+    if query_domain is None:
+        return None
+    check_query_domain(list(query_domain), sensitivity)
+    lo, hi = float(query_domain[0]), float(query_domain[1])
+    if not (hi > -width / 2 and lo < width / 2):
+        raise ConfigError(
+            "query_domain",
+            [lo, hi],
+            f"must overlap the fixed region [{-width / 2!r}, {width / 2!r}]",
+        )
+    return lo, hi

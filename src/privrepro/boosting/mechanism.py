@@ -17,6 +17,7 @@ inverse CDF.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -44,15 +45,27 @@ class BoostedMechanism:
     The boosting rate is fixed once from the worst-case coverage, so the utility constraint
     ``Pr[M(X) ∈ S(Q(X))] ≥ ρ`` holds for every X, with equality at the worst X. ``ρ = 1`` gives
     ``q = 1``: the kernel truncated to ``S`` (the "bounded" mechanism of Sec. 4.2).
+
+    ``domain``: ``(lo, hi)``, the query's true values when the paper or the user gives them
+    (default ``None``: the real line, the paper stating none). The exact accounting takes its
+    supremum over the neighbouring pairs inside it (:mod:`privrepro.boosting.worst_pairs`);
+    the boosting rate stays eq. (3)'s.
     """
 
     kernel: Kernel
     region: Region
     rho: float
+    domain: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
         if not 0 < self.rho <= 1:
             raise ConfigError("rho", self.rho, "must lie in (0, 1]")
+        if self.domain is not None:
+            lo, hi = (float(v) for v in self.domain)
+            if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+                raise ConfigError(
+                    "query_domain", list(self.domain), "must be [lo, hi], finite, lo < hi"
+                )
 
     @cached_property
     def q(self) -> float:

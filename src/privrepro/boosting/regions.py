@@ -107,11 +107,16 @@ class Region:
         raise NotImplementedError
 
     def exact_pairs(
-        self, sensitivity: float, n: int = 9, scale: float | None = None
+        self,
+        sensitivity: float,
+        n: int = 9,
+        scale: float | None = None,
+        domain: tuple[float, float] | None = None,
     ) -> list[tuple[float, float]]:
         """Neighbouring pairs the exact accounting searches (both orders are tried); ``scale``:
         the kernel's, which sets how far a relative region's search reaches
-        (:mod:`privrepro.boosting.worst_pairs`)."""
+        (:mod:`privrepro.boosting.worst_pairs`); ``domain``: ``[lo, hi]`` of the query's true
+        values (default the real line)."""
         raise NotImplementedError
 
 
@@ -144,9 +149,14 @@ class AbsoluteRegion(_AroundQuery):
         return PaperTerms(L1=0.0, L2=-math.log1p(-q) if q < 1 else math.inf, W1=w, W2=w, q=q)
 
     def exact_pairs(
-        self, sensitivity: float, n: int = 9, scale: float | None = None
+        self,
+        sensitivity: float,
+        n: int = 9,
+        scale: float | None = None,
+        domain: tuple[float, float] | None = None,
     ) -> list[tuple[float, float]]:
-        # translation invariant: only the shift matters, and the worst shift is Δ (note §5.3)
+        # translation invariant: only the shift matters, and the worst shift is Δ (note §5.3);
+        # a domain that holds one pair at distance Δ changes nothing
         return [(0.0, float(sensitivity))]
 
 
@@ -175,7 +185,11 @@ class RelativeRegion(_AroundQuery):
         return PaperTerms(L1=L1, L2=-math.log1p(-q) if q < 1 else math.inf, W1=W1, W2=W2, q=q)
 
     def exact_pairs(
-        self, sensitivity: float, n: int = 9, scale: float | None = None
+        self,
+        sensitivity: float,
+        n: int = 9,
+        scale: float | None = None,
+        domain: tuple[float, float] | None = None,
     ) -> list[tuple[float, float]]:
         """``n`` starts in ``[−Δ/2, 0]`` and a grid up to the reach beyond which the tail bound
         of :mod:`privrepro.boosting.worst_pairs` holds (the worst pair is *not* near 0 in
@@ -189,6 +203,7 @@ class RelativeRegion(_AroundQuery):
             np.array([2.0 * self.tau]),
             np.array([self.theta]),
             n,
+            domain=None if domain is None else (np.array([domain[0]]), np.array([domain[1]])),
         )
         return [(float(s), float(s + d[0])) for s in starts[0]]
 
@@ -255,10 +270,17 @@ class FixedRegion(Region):
         return min(float(sensitivity), self.size())
 
     def exact_pairs(
-        self, sensitivity: float, n: int = 9, scale: float | None = None
+        self,
+        sensitivity: float,
+        n: int = 9,
+        scale: float | None = None,
+        domain: tuple[float, float] | None = None,
     ) -> list[tuple[float, float]]:
-        d = self.pair_distance(sensitivity)
-        starts = np.linspace(self.lower, self.upper - d, max(n, FIXED_STARTS))
+        lo, hi = self.lower, self.upper
+        if domain is not None:  # true values lie in S ∩ domain
+            lo, hi = max(lo, float(domain[0])), min(hi, float(domain[1]))
+        d = min(float(sensitivity), hi - lo)
+        starts = np.linspace(lo, hi - d, max(n, FIXED_STARTS))
         return [(float(s), float(s + d)) for s in starts]
 
 

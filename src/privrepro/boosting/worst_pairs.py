@@ -40,18 +40,46 @@ limit by a negligible amount: ``z_C = Δ/σ +`` :data:`DP_REACH` (``Φ̄ ≈ 1e-
 ``z_C = αΔ/σ + √(2(`` :data:`RDP_REACH_LOG` ``+ (α − 1)L₂))`` for Rényi, ``L₂ = −log(1 − q)``.
 At ``q = 0`` the mechanism is the kernel (one weight everywhere): every pair is translation
 invariant and no bound is needed.
+
+**A query domain** ``[lo, hi]`` (a parameter of the mechanism when the paper or the user gives
+one; default the real line, the paper stating none) keeps only the pairs with both true values
+in it, ``s ∈ D = [lo, hi − d]``:
+
+* absolute: translation invariance makes every pair at distance ``d`` the same; the domain
+  changes nothing once ``d`` fits in it.
+* fixed: true values lie in ``S ∩ [lo, hi]``; the starts run over that interval less ``d``
+  (``d = min(Δ, its width)``), a compact set: the supremum is a maximum, attained on it and
+  found by the grid and refinement.
+* relative: the mirror sends start ``s`` in one order to ``−s − d`` in the other, so the pairs
+  of ``D`` in both orders are those of ``E = (D ∪ (−d − D)) ∩ [−d/2, ∞)``, an interval
+  ``[L, U]`` (:func:`relative_start_range`): ``L = −d/2 + max(0, lo + d/2, d/2 − hi)``,
+  ``U = max(hi, −lo) − d``. ``U`` is finite only when both ends are. The search covers
+  ``[L, min(U, C)]`` with the same grid; the bound beyond the reach is used only where
+  ``E`` reaches past ``C`` (always when the domain is unbounded on a side). With ``U ≤ C`` the
+  pair divergences are continuous in ``s`` on the compact ``[L, U]``: the supremum is a
+  maximum attained there (the grid and its refinement find it). With a finite ``U > C`` the
+  bound still holds for every pair there (it holds for every ``s ≥ C``); it may exceed the
+  largest pair of ``[C, U]`` by as much as the pairs there fall short of the kernel's value
+  (their limit, which the bound exceeds by a negligible amount): sound, tight when ``U`` is
+  far past ``C``.
+
+The boosting rate is not changed by a domain: it stays eq. (3)'s at the region's coverage
+minimiser (the paper's ``X̃``), so the utility constraint holds for every true value; the
+domain restricts only the neighbouring pairs of the accounting.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy import special
 
 from privrepro.boosting.gaussian_mu import gaussian_delta_mu
+from privrepro.config import ConfigError
 
 __all__ = [
     "DP_REACH",
@@ -59,12 +87,15 @@ __all__ = [
     "RDP_REACH_LOG",
     "RDP_STEP",
     "STEP",
+    "check_query_domain",
     "golden_max",
     "pair_starts",
     "relative_reach_dp",
     "relative_reach_rdp",
+    "relative_start_range",
     "relative_tail_delta",
     "relative_tail_rdp",
+    "tail_applies",
 ]
 
 Array = NDArray[np.float64]
@@ -107,6 +138,45 @@ def relative_reach_rdp(
     return np.asarray(np.maximum(tau / sigma, alpha * sensitivity / sigma + x))
 
 
+def check_query_domain(domain: Any, sensitivity: float, key: str = "query_domain") -> None:
+    """``ConfigError`` unless ``domain`` is ``None`` (the real line) or ``[lo, hi]``: two finite
+    numbers, ``lo < hi``, with the neighbouring distance ``sensitivity`` fitting inside
+    (``hi − lo ≥ Δ``: some neighbouring pair lies in the domain)."""
+    if domain is None:
+        return
+    allowed = (
+        f"must be null (the real line) or [lo, hi], finite, lo < hi, hi - lo >= Δ = {sensitivity!r}"
+    )
+    items = list(domain) if isinstance(domain, (list, tuple)) else None
+    if items is None or len(items) != 2:
+        raise ConfigError(key, domain, allowed)
+    lo, hi = items
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in items)
+    if not numbers or not (math.isfinite(lo) and math.isfinite(hi)) or not hi - lo >= sensitivity:
+        raise ConfigError(key, items, allowed)
+
+
+def relative_start_range(sensitivity: Array, lo: Array, hi: Array) -> tuple[Array, Array]:
+    """``[L, U]``: the starts ``s ≥ −d/2`` whose pairs ``(s, s + d)``, both orders, are those of
+    the domain ``[lo, hi]`` up to the mirror ``y ↦ −y`` (module docstring); ``[N]`` each,
+    ``[−d/2, ∞)`` on the real line."""
+    d = np.asarray(sensitivity, float)
+    lo, hi = np.asarray(lo, float), np.asarray(hi, float)
+    low = -d / 2 + np.maximum(0.0, np.maximum(lo + d / 2, d / 2 - hi))
+    return np.asarray(low), np.asarray(np.maximum(hi, -lo) - d)
+
+
+def tail_applies(
+    sigma: Array, tau: Array, theta: Array, reach: Array, upper: Array
+) -> NDArray[np.bool_]:
+    """Where the bound beyond the reach ``z_C`` is needed: the relative starts reach past
+    ``C = (σ z_C − τ)/θ`` (``upper``: ``U`` of :func:`relative_start_range`; always on a
+    domain unbounded on a side)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c = (sigma * reach - tau) / theta
+    return np.asarray(np.isinf(upper) | ~(upper <= c))
+
+
 def pair_starts(
     case: str,
     sigma: Array,
@@ -116,6 +186,8 @@ def pair_starts(
     n_near: int,
     reach: Array | None = None,
     step: float = STEP,
+    *,
+    domain: tuple[Array, Array] | None = None,
 ) -> tuple[Array, Array]:
     """The starts ``s`` of the searched pairs ``(s, s + d)`` of each mechanism (``[N, K]``,
     ascending) and the distance ``d`` (``[N]``); see the module docstring.
@@ -126,28 +198,52 @@ def pair_starts(
         n_near: starts in ``[−Δ/2, 0]`` (relative) or the fewest grid starts (fixed).
         reach: ``z_C`` of the relative search (default :func:`relative_reach_dp`).
         step: the relative grid's step in ``z``.
+        domain: ``(lo, hi)`` (``[N]`` each, ``±inf`` for an open side) of the query's true
+            values, in the frame of the fixed region ``[−|S|/2, |S|/2]``; default the real line.
+            Ignored by the absolute region (translation invariant).
     """
     d = np.asarray(sensitivity, float)
     n = len(d)
     if case == "absolute":
         return np.zeros((n, 1)), d
+    lo, hi = (np.full(n, -np.inf), np.full(n, np.inf)) if domain is None else domain
+    lo, hi = (
+        np.broadcast_to(np.asarray(lo, float), (n,)),
+        np.broadcast_to(np.asarray(hi, float), (n,)),
+    )
     if case == "fixed":
         w = np.asarray(size, float)
-        dd = np.minimum(d, w)
+        a, b = np.maximum(-w / 2, lo), np.minimum(w / 2, hi)
+        width = b - a
+        dd = np.minimum(d, width)
         t = np.linspace(0.0, 1.0, max(int(n_near), FIXED_STARTS))[None, :]
-        return -w[:, None] / 2 + t * (w - dd)[:, None], dd
+        return a[:, None] + t * (width - dd)[:, None], dd
     s, tau, th = np.asarray(sigma, float), np.asarray(size, float) / 2, np.asarray(theta, float)
-    near = -d[:, None] / 2 + (d[:, None] / 2) * np.linspace(0.0, 1.0, int(n_near))[None, :]
-    if np.all(th <= 0):
-        return near, d
+    low, up = relative_start_range(d, lo, hi)
+    near_lo = np.maximum(-d / 2, low)
+    near_hi = np.maximum(near_lo, np.minimum(0.0, up))
+    t = np.linspace(0.0, 1.0, int(n_near))[None, :]
+    if np.all(th <= 0):  # translation invariant: every pair is the same
+        near = near_lo[:, None] + (near_hi - near_lo)[:, None] * t
+        return np.clip(near, low[:, None], up[:, None]), d
     z0 = tau / s
     zc = relative_reach_dp(s, d, tau) if reach is None else np.maximum(reach, z0)
-    span = np.where(th > 0, zc - z0, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # a domain whose starts all lie beyond 0 (L > 0): the near points spread over its
+        # searched starts instead, so that the refinement has a bracket at every grid point
+        top = np.minimum(up, np.where(th > 0, (s * zc - tau) / th, np.inf))
+        spread = (near_hi <= near_lo) & np.isfinite(top)
+        near_hi = np.where(spread, np.maximum(near_lo, top), near_hi)
+        near = near_lo[:, None] + (near_hi - near_lo)[:, None] * t
+        za = np.where(low > 0, (th * low + tau) / s, z0)
+        zb = np.minimum(zc, np.where(up > 0, (th * up + tau) / s, z0))
+    span = np.where(th > 0, np.maximum(zb - za, 0.0), 0.0)
     count = int(min(max(math.ceil(float(span.max()) / step), 1), MAX_GRID))
-    z = z0[:, None] + span[:, None] * (np.arange(1, count + 1) / count)[None, :]
+    z = za[:, None] + span[:, None] * (np.arange(1, count + 1) / count)[None, :]
     with np.errstate(divide="ignore", invalid="ignore"):
         far = np.where(th[:, None] > 0, (s[:, None] * z - tau[:, None]) / th[:, None], 0.0)
-    return np.concatenate([near, far], axis=1), d
+    starts = np.clip(np.concatenate([near, far], axis=1), low[:, None], up[:, None])
+    return starts, d
 
 
 def relative_tail_delta(

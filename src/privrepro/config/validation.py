@@ -276,13 +276,15 @@ class FieldSpec:
 
     @property
     def is_list(self) -> bool:
-        return typing.get_origin(self.hint) in (list, tuple, Sequence) or self.hint in (list, tuple)
+        """A list, or a list that may be ``None`` (``list[float] | None``)."""
+        hint = _strip_optional(self.hint)
+        return typing.get_origin(hint) in (list, tuple, Sequence) or hint in (list, tuple)
 
     @property
     def _value_hint(self) -> Any:
         """The hint of the value, or of each item of a list (``Optional`` kept)."""
         if self.is_list:
-            args = typing.get_args(self.hint)
+            args = typing.get_args(_strip_optional(self.hint))
             return args[0] if args else Any
         return self.hint
 

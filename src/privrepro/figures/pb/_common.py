@@ -12,6 +12,7 @@ import pandas as pd
 
 from privrepro.boosting.epsilon_sweep import sweep
 from privrepro.boosting.exact_design import DesignSearch
+from privrepro.boosting.worst_pairs import check_query_domain
 from privrepro.data.provenance import ANALYTIC
 from privrepro.figures.api import Figure, UnitContext, grid_units, param
 
@@ -139,6 +140,21 @@ class SweepParams:
         doc="fixed region: the paper's pair (τ_l, τ_l+Δ) or the worst pair in S",
         assumed="the paper's pair; 'worst' differs only when Δ is not small",
     )
+    query_domain: list[float] | None = param(
+        None,
+        length=2,
+        increasing=True,
+        doc="[lo, hi]: the query's true values (a fixed region's in its own frame, centred at "
+        "0); the exact, sound and best accountants take the supremum over the neighbouring "
+        "pairs inside it (relative and fixed regions; translation invariance makes it change "
+        "nothing for the absolute region and the Gaussian); part of each unit's identity when set",
+        assumed="the paper states no range of Q(X): null, the real line",
+    )
+
+    def check(self, prefix: str) -> None:
+        """The query domain is finite and holds a neighbouring pair at every Δ of the figure."""
+        sens = [float(v) for k, v in vars(self).items() if k.startswith("sensitivity")]
+        check_query_domain(self.query_domain, max(sens, default=0.0), f"{prefix}.query_domain")
 
 
 SP = TypeVar("SP", bound=SweepParams)
@@ -159,6 +175,8 @@ class SweepFigure(Figure[SP]):
         """One unit per (notion, case): every panel and level of that notion in one batch."""
         fixed = {k: getattr(params, k) for k in (*_PASSED, "fixed_pair_rule", *_SEARCH)}
         fixed["accountants"] = list(params.accountants)
+        if params.query_domain is not None:  # absent when null: units stored before keep their hash
+            fixed["query_domain"] = [float(v) for v in params.query_domain]
         return [
             unit
             for notion in ("dp", "rdp")
@@ -193,6 +211,7 @@ class SweepFigure(Figure[SP]):
             *points,
             pair_rule=unit["fixed_pair_rule"],
             best_search=search,
+            query_domain=unit.get("query_domain"),
             **kw,
         )
 

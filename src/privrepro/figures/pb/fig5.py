@@ -18,6 +18,8 @@ import pandas as pd
 
 from privrepro.boosting.fixed_region import fixed_region_extra_loss, fixed_region_profiles
 from privrepro.boosting.plots import plot_fixed_region
+from privrepro.boosting.worst_pairs import check_query_domain
+from privrepro.config import ConfigError
 from privrepro.data.provenance import ANALYTIC
 from privrepro.figures.api import Figure, UnitContext, grid_units, param
 from privrepro.figures.pb import _common as pb
@@ -74,6 +76,29 @@ class Fig5Params:
         doc="pair positions of the exact accounting",
         assumed="a grid of pairs at distance min(Δ, |S|) inside S",
     )
+    query_domain: list[float] | None = param(
+        None,
+        length=2,
+        increasing=True,
+        doc="[lo, hi]: the query's true values; the exact rows' pairs lie in S ∩ [lo, hi] (at "
+        "distance min(Δ, its width)); part of each unit's identity when set",
+        assumed="the paper states no range of Q(X): null, true values anywhere in S",
+    )
+
+    def check(self, prefix: str) -> None:
+        """The query domain is finite, holds a pair at every Δ and overlaps every S."""
+        if self.query_domain is None:
+            return
+        sens = max(self.a_sensitivity, *self.b_sensitivities)
+        check_query_domain(self.query_domain, sens, f"{prefix}.query_domain")
+        lo, hi = self.query_domain
+        half = min(*self.a_widths, *self.b_widths) / 2
+        if not (hi > -half and lo < half):
+            raise ConfigError(
+                f"{prefix}.query_domain",
+                self.query_domain,
+                f"must overlap the narrowest fixed region [{-half!r}, {half!r}]",
+            )
 
 
 PANEL_A = ("rho", "eps0", "delta0", "sensitivity", "epsilons", "points")
@@ -93,6 +118,8 @@ class FixedRegionFeasibility(Figure[Fig5Params]):
         a = {"panel": "a", **{k: getattr(p, f"a_{k}") for k in PANEL_A}}
         b = {"panel": "b", **{k: getattr(p, f"b_{k}") for k in PANEL_B}}
         a["exact_pairs"] = b["exact_pairs"] = p.exact_pairs
+        if p.query_domain is not None:  # absent when null: units stored before keep their hash
+            a["query_domain"] = b["query_domain"] = [float(v) for v in p.query_domain]
         return grid_units(a, width=p.a_widths) + grid_units(
             b, width=p.b_widths, sensitivity=p.b_sensitivities
         )
@@ -102,10 +129,14 @@ class FixedRegionFeasibility(Figure[Fig5Params]):
         if u["panel"] == "a":
             eps = np.linspace(u["epsilons"][0], u["epsilons"][1], int(u["points"]))
             args: tuple[Any, ...] = (u["rho"], u["eps0"], u["delta0"], u["sensitivity"], eps)
-            out = fixed_region_profiles(u["width"], *args, exact_pairs=u["exact_pairs"])
+            out = fixed_region_profiles(
+                u["width"], *args, exact_pairs=u["exact_pairs"], query_domain=u.get("query_domain")
+            )
         else:
             args = (u["sensitivity"], u["sigma"], u["rhos"], u["alphas"])
-            out = fixed_region_extra_loss(u["width"], *args, exact_pairs=u["exact_pairs"])
+            out = fixed_region_extra_loss(
+                u["width"], *args, exact_pairs=u["exact_pairs"], query_domain=u.get("query_domain")
+            )
         out.insert(0, "panel", u["panel"])
         return out
 
