@@ -10,12 +10,13 @@ import pytest
 
 from privrepro.figures.api import UnitContext
 from privrepro.rehearsal.cap import LoopRecord, RehearsalCap
-from privrepro.rehearsal.measure import RehearsalSettings
+from privrepro.rehearsal.measure import RehearsalSettings, plan_rehearsal, rehearse_figure
 from privrepro.rehearsal.rehearse import main, rehearse_all
 from privrepro.rehearsal.standins import write_standin
 from privrepro.rehearsal.summary import COLUMNS
 from privrepro.report.document import Heading, Image, Table
 from privrepro.report.rehearsal_section import rehearsal_section
+from privrepro.runner.preflight import peak_device_memory
 
 
 def _ctx(tmp_path: Path) -> UnitContext:
@@ -85,8 +86,25 @@ def test_rows_for_figures_and_a_figure_that_does_not_fit(tmp_path: Path, tiny_ro
     assert fig1["predicted_s"] > 0
     assert fig1["units_run"] == 1
     assert fig1["data"] == "rehearsal stand-in (no data file read)"
+    assert pd.isna(fig1["estimated_device_bytes"])  # pb's recipe estimates no device memory
     # nothing reached the real store or tables: only the scratch folder was written
     assert not (tmp_path / "results").exists()
+
+
+def test_a_row_carries_the_plan_steps_device_memory_estimate(
+    tmp_path: Path, tiny_root: Path
+) -> None:
+    """cl Fig. 4 PEFT's row carries its largest unit's device memory as the plan step estimates
+    it from shapes (the estimate the runner's preflight refuses a unit with), before any compute:
+    here the stand-ins it reads are missing and the unit fails. It holds at least ViT-B/16's
+    86 M backbone parameters in bf16, the paper profile's precision."""
+    settings = RehearsalSettings(tiny_root, tmp_path / "scratch", items=1)
+    row = rehearse_figure("cl/fig4_peft", settings)
+    plan, _ = plan_rehearsal("cl/fig4_peft", settings)
+    peak = peak_device_memory(plan.recipe, plan.units)
+    assert peak is not None
+    assert row["estimated_device_bytes"] == peak[1].bytes
+    assert row["estimated_device_bytes"] > 86e6 * 2
 
 
 def test_the_command_writes_the_csv_and_the_plot(tmp_path: Path, tiny_root: Path) -> None:

@@ -60,6 +60,7 @@ from privrepro.figures.api import UnitContext
 from privrepro.rehearsal.cap import PARTS, LoopRecord, RehearsalCap
 from privrepro.rehearsal.device_model import DEVICES, H100
 from privrepro.runner.plan import FigurePlan, plan_experiment
+from privrepro.runner.preflight import peak_device_memory
 from privrepro.training.precision import unit_precision
 
 __all__ = [
@@ -565,6 +566,9 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
                 row["status"] = "does not fit (host, estimated)"
                 row["note"] = f"{est.key} = {est.value}: {est.detail}"
                 return row
+        peak = peak_device_memory(plan.recipe, plan.units)  # the plan step's, shapes only
+        if peak is not None:
+            row["estimated_device_bytes"] = peak[1].bytes
         device = resolve_device(settings.device)
     except Exception as exc:  # a configuration that cannot even be composed is a row, too
         row["note"] = f"{type(exc).__name__}: {exc}"[:500]

@@ -62,6 +62,7 @@ COLUMNS = [
     "peak_host_bytes",
     "peak_device_bytes",
     "estimated_host_bytes",
+    "estimated_device_bytes",
     "fits_host",
     "fits_device",
     "prediction",
