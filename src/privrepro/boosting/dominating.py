@@ -138,7 +138,9 @@ def supremum_profile(
         def f(st: NDArray[np.float64]) -> NDArray[np.float64]:
             return np.asarray(np.max(_pair_deltas(batch._at(st), batch.sigma, picked), axis=-1))
 
-        refined = batch._refine_start(values, f)[0] if batch.starts.shape[1] > 1 else []
+        refined: NDArray[np.float64] = (
+            batch._refine_start(values, f)[0] if batch.starts.shape[1] > 1 else np.empty(0)
+        )
         starts = np.unique(np.concatenate([one.starts[0], dense[0], np.asarray(refined)]))
         out = np.empty(len(e))
         for i in range(0, len(e), BLOCK):
@@ -216,7 +218,7 @@ def dominating_pld_dp_accounting(
     profile = supremum_profile(mech, sensitivity, n_pairs)
     top = first_crossing(profile, tail_mass)
     k_lo, k_hi = int(np.floor(-top / interval)), int(np.ceil(max(top, interval) / interval))
-    grid = np.arange(k_lo, k_hi + 1) * interval
+    grid = np.asarray(np.arange(k_lo, k_hi + 1) * interval, dtype=np.float64)
     deltas = np.minimum.accumulate(np.clip(np.asarray(profile(grid), float), 0.0, 1.0))
     checked_convex(
         connect_the_dots(interval, k_lo, deltas)
