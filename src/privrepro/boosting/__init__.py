@@ -26,7 +26,8 @@ minimising the exact ε, Figs. 2, 3, 6); :func:`plot_sweep` draws a sweep. Bad p
 
 Modules: ``kernels``, ``regions``, ``mechanism`` (eq. 2 and samplers), ``accounting`` (the
 paper's Props. 1–3, Algorithm 1), ``exact`` (exact and sound accounting), ``exact_batch`` (the same for many Gaussian
-mechanisms at once), ``exact_design`` (the design minimising the exact ε), ``design`` (a setting,
+mechanisms at once), ``exact_design`` (the design minimising the exact ε), ``dominating`` (the privacy-loss
+distribution composing over every neighbouring pair), ``design`` (a setting,
 the Gaussian baseline, Algorithm 2, Sec. 6.1), ``batch`` (the same vectorised), ``grr``
 (PB-GRR, Prop. 7, eqs. 10–11) and one module per experiment.
 """

@@ -1,9 +1,11 @@
 """T-fold composition of PB-DP against the Gaussian meeting the same utility (pb Sec. 5.4, Fig. 6).
 
 * :func:`composition_dp` — ε at δ after T releases, T = 1 … t_max: the Gaussian in closed form
-  (μ√T), PB-DP by the paper's Algorithm 1 (Prop. 3, corrected O(T) form) at every T, and exactly
-  at every T: the privacy-loss distribution of the two output densities (eq. 2), discretised
-  pessimistically once (connect-the-dots on the closed-form profile), composed for every T in
+  (μ√T), PB-DP by the paper's Algorithm 1 (Prop. 3, corrected O(T) form) at every T, and over
+  every neighbouring pair at every T: the privacy-loss distribution of a dominating pair
+  (:mod:`privrepro.boosting.dominating`: the paper's pair ``(0, Δ)`` in the absolute region,
+  exact there; the pair of the supremum profile over all pairs in the others, an upper bound
+  exact at T = 1), discretised pessimistically once (connect-the-dots), composed for every T in
   one pass (:func:`privrepro.dp.pld.compose_every_t`); ``dp_accounting``'s PLD accountant checks
   it at a few T.
 * :func:`composition_rdp` — RDP at each α: T × the single-step value (Remark 2) of the Gaussian,
@@ -35,7 +37,8 @@ from privrepro.boosting.design import (
     optimise_eps0,
     ternary_search,
 )
-from privrepro.boosting.exact import exact_pld, exact_plds_connect_dots, exact_rdp
+from privrepro.boosting.dominating import dominating_pld_dp_accounting, dominating_plds
+from privrepro.boosting.exact import exact_rdp
 from privrepro.boosting.exact_design import best_composition_dp, best_design
 from privrepro.boosting.gaussian_mu import gaussian_delta_mu
 from privrepro.boosting.mechanism import BoostedMechanism
@@ -63,14 +66,17 @@ def composition_dp(
     Args:
         setting: the design problem (region, ρ, Δ, |S|, δ; Gaussian kernel).
         eps0: the kernel's level for every T (default: Algorithm 2 at T = 1).
-        exact: the exact ε at every T: the pair's privacy-loss distributions (both orders of the
-            paper's dominating pair), pessimistic connect-the-dots on the grid
-            ``pld_discretization``, composed for every T in one pass. It over-states the true ε
-            by at most ``T × pld_discretization`` (column ``error_bound``; far less in practice,
-            see :mod:`privrepro.dp.pld`) and never under-states it.
-        exact_ts: the T at which ``dp_accounting``'s PLD accountant checks the exact curve (its
-            pessimistic privacy-loss bucketing of the same densities at
-            ``check_discretization``, which over-states ε by at most ``T × check_discretization``).
+        exact: the composed ε at every T over every neighbouring pair: the dominating pair's
+            privacy-loss distribution (:func:`~privrepro.boosting.dominating.dominating_plds`),
+            pessimistic connect-the-dots on the grid ``pld_discretization``, composed for every
+            T in one pass. It never under-states the composed ε; in the absolute region it
+            over-states it by at most ``T × pld_discretization`` (column ``error_bound``; far
+            less in practice, see :mod:`privrepro.dp.pld`); in the relative and fixed regions
+            it is exact at T = 1 and an upper bound beyond (``error_bound`` is the grid's part).
+        exact_ts: the T at which ``dp_accounting``'s PLD accountant checks the exact curve (the
+            same dominating pair discretised by ``dp_accounting`` at ``check_discretization``,
+            :func:`~privrepro.boosting.dominating.dominating_pld_dp_accounting`, which
+            over-states ε by at most ``T × check_discretization``).
         reoptimise_per_t: also run Algorithm 2 on Prop. 3 at each T of ``exact_ts``.
         best: also the best design at every T (accountant ``exact_best``: the ε₀ minimising the
             exact composed ε at that T, :func:`~privrepro.boosting.exact_design.best_composition_dp`;
@@ -98,9 +104,8 @@ def composition_dp(
         _curve(T, "gaussian", "exact", np.nan, gauss, 0.0),
         _curve(T, "pb", "paper", e0, _paper_curve(mech, d, T, delta), np.nan),
     ]
-    c, c2 = s.region().paper_pair(d)
     if exact:
-        plds = exact_plds_connect_dots(mech, c, c2, pld_discretization)
+        plds = dominating_plds(mech, d, pld_discretization, n_pairs=s.exact_pairs)
 
         def bar(ts: range) -> object:
             return each(ts, progress, "pb composition, exact PLD at every T")
@@ -110,7 +115,7 @@ def composition_dp(
         t_done = T[: len(eps)]
         frames.append(_curve(t_done, "pb", "exact", e0, eps, t_done * pld_discretization))
     if exact_ts:
-        pld = exact_pld(mech, c, c2, check_discretization)
+        pld = dominating_pld_dp_accounting(mech, d, check_discretization, n_pairs=s.exact_pairs)
         ts, vals = [], []  # the T reached, with their ε (all of exact_ts unless a cap stopped it)
         for t in each([int(t) for t in exact_ts], progress, "pb composition, dp_accounting check"):
             composed = pld.self_compose(t) if t > 1 else pld

@@ -308,12 +308,28 @@ class GaussianPBBatch:
 
     def _refine_start(self, values: Array, f: Callable[[Array], Array]) -> tuple[Array, Array]:
         """The start maximising ``f`` in the grid cells around the grid's worst start
-        (``values``: ``[N, 2K]``, both orders): a scan of :data:`SCAN` points, then golden
-        section around the best of them (a pair's δ can jump where a misaligned piece's loss
-        passes ε, so the scan comes first)."""
+        (``values``: ``[N, 2K]``, both orders) and around the worst start above 0 (a relative
+        region's far grid: its first cell, from 0 to one grid step, can hide a peak above the
+        whole grid while the worst grid start is the mirror-symmetric pair near 0): per bracket
+        a scan of :data:`SCAN` points, then golden section around the best of them (a pair's δ
+        can jump where a misaligned piece's loss passes ε, so the scan comes first)."""
         k = self.starts.shape[1]
         per_start = np.maximum(values[:, :k], values[:, k:])
-        j = np.argmax(per_start, axis=1)
+        j_all = np.argmax(per_start, axis=1)
+        above = self.starts > 0
+        j_far = np.where(
+            np.any(above, axis=1), np.argmax(np.where(above, per_start, -np.inf), axis=1), j_all
+        )
+        best_x, best_f = self._refine_around(j_all, f)
+        far_x, far_f = self._refine_around(j_far, f)
+        better = far_f > best_f
+        return np.where(better, far_x, best_x), np.where(better, far_f, best_f)
+
+    def _refine_around(
+        self, j: NDArray[np.intp], f: Callable[[Array], Array]
+    ) -> tuple[Array, Array]:
+        """Scan and golden section between the grid neighbours of start ``j`` of each row."""
+        k = self.starts.shape[1]
         rows = np.arange(len(j))
         lo = self.starts[rows, np.maximum(j - 1, 0)]
         hi = self.starts[rows, np.minimum(j + 1, k - 1)]

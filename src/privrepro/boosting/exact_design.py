@@ -42,7 +42,7 @@ from privrepro.boosting._checks import check_choice, check_range
 from privrepro.boosting._progress import Progress, each
 from privrepro.boosting.batch import gaussian_baseline_batch, gaussian_epsilon_batch
 from privrepro.boosting.design import PBSetting, gaussian_baseline_sigma
-from privrepro.boosting.exact import exact_plds_connect_dots
+from privrepro.boosting.dominating import dominating_plds
 from privrepro.boosting.exact_batch import GaussianPBBatch
 from privrepro.boosting.mechanism import BoostedMechanism
 from privrepro.boosting.worst_pairs import check_query_domain
@@ -319,9 +319,10 @@ def best_composition_dp(
     """For every T ≤ ``t_max``, the σ minimising the exact composed ε at the setting's δ.
 
     Each candidate σ is one mechanism whose composed ε at every T comes from one pass of
-    :func:`privrepro.dp.pld.compose_every_t` over the privacy-loss distributions of the paper's
-    dominating pair in both orders (pessimistic connect-the-dots of the exact profile:
-    :func:`privrepro.boosting.exact.exact_plds_connect_dots`). Two stages:
+    :func:`privrepro.dp.pld.compose_every_t` over the privacy-loss distribution of a pair
+    dominating every neighbouring pair (:func:`privrepro.boosting.dominating.dominating_plds`:
+    the paper's pair ``(0, Δ)`` in both orders for the absolute region, exact there; the pair of
+    the supremum profile over all pairs otherwise, an upper bound exact at T = 1). Two stages:
 
     1. ``coarse`` σ's with ``log(σ/σ_G) = span · t²`` on grid ``coarse_interval``, to locate
        each T's optimum;
@@ -329,7 +330,8 @@ def best_composition_dp(
        optimum, on grid ``interval``.
 
     Every value is an upper bound on its design's true composed ε (connect-the-dots is
-    pessimistic; it over-states ε by at most T × the grid interval, far less in practice), so
+    pessimistic; in the absolute region it over-states ε by at most T × the grid interval, far
+    less in practice; elsewhere the dominating pair adds its own slack at T > 1), so
     the curve is a valid guarantee of actual designs; where the Gaussian (σ_G, q = 0, composed
     ε in closed form) is lower, it is the design, so the curve never exceeds the Gaussian's. The search's own error is estimated per T
     from a parabola through the fine grid's three points around the minimum
@@ -350,7 +352,6 @@ def best_composition_dp(
     check_range("interval", interval, gt=0, lt=1)
     d, delta = float(setting.sensitivity), setting.delta
     sigma_g = gaussian_baseline_sigma(setting.size, setting.rho)
-    c, c2 = setting.region().paper_pair(d)
     T = np.arange(1, int(t_max) + 1)
 
     def curves(us: Array, h: float, what: str) -> tuple[Array, Array]:
@@ -359,7 +360,7 @@ def best_composition_dp(
         out = []
         for u in each(list(us), progress, what):
             mech = setting.mechanism_sigma(sigma_g * math.exp(float(u)))
-            plds = exact_plds_connect_dots(mech, c, c2, h)
+            plds = dominating_plds(mech, d, h, n_pairs=setting.exact_pairs)
             out.append(compose_every_t(plds, int(t_max), [delta])[:, 0])
         return np.asarray(us[: len(out)]), np.asarray(out)
 
