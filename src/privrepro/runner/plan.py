@@ -45,7 +45,7 @@ from privrepro.runner.preflight import (
     validate_root,
 )
 from privrepro.runner.storages import check_storages, without_study_locations
-from privrepro.store.units import unit_hash
+from privrepro.store.identity import unit_hash
 
 __all__ = [
     "FigurePlan",
