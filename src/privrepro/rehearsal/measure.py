@@ -1,45 +1,14 @@
 """Rehearse one figure: the paper profile's code path on stand-ins, capped, measured, predicted.
 
 :func:`rehearse_figure` plans the experiment with the runner's own plan step
-(:func:`plan_rehearsal`: ``profile=paper``, the data root at the stand-ins, a scratch store, the
-stand-in weights where the profile needs pretrained ones), checks the recipe's memory estimate
+(:func:`~privrepro.rehearsal.settings.plan_rehearsal`), checks the recipe's memory estimate
 against the target machine, and computes the first unit(s) of each cost class with a
-:class:`RehearsalCap` installed as the loop budget (:mod:`privrepro.loop_budget`). Nothing is written to the run store or the results tables: the row it returns goes
-to ``results/rehearsal.csv`` only, with ``data`` saying "rehearsal stand-in".
-
-How the prediction is made (the ``prediction`` column says which case applies):
-
-* each capped loop's full time is ``total × seconds per item`` (inner loops predicted first, see
-  :mod:`privrepro.rehearsal.cap`); the unit's is its capped wall time with the top-level loops'
-  measured time replaced by their predictions;
-* the figure's is, per cost class (:meth:`privrepro.figures.api.Figure.cost_class`: ip's series
-  groups; one class elsewhere, units of a sweep costing alike), the mean predicted time of the
-  units run of that class × its number of units; the first unit(s) of each class are run;
-* the time before the first loop (reading the full-size files, decoding, building the model) is
-  ``load_s``, counted once per unit;
-* a unit's work is split into parts (:data:`privrepro.rehearsal.cap.PARTS`: features, tuning,
-  training, evaluation), which the recipe names and keys (:meth:`privrepro.figures.api.Figure.cost_parts`):
-  a part other units compute too (a cache of features, pixel arrays or ip base models; a
-  tuning study; an ensemble's members) counts once per key (``n_caches``), and once over all
-  figures where several figures compute the same one (``cache_keys``); the ``parts`` column
-  gives the figure's cost per part name;
-* matmuls are priced at the precision the unit computes in
-  (:func:`privrepro.training.precision.unit_precision`: on tensor cores in ``tf32``/``bf16``);
-* an item too slow for the timeout is *probed* where its cost is affine in its size (a feature
-  batch, a training batch, a DP-SGD step): it runs ``probe_samples`` samples (4 × that on the
-  next item) and a full item is fitted (:meth:`privrepro.rehearsal.cap.RehearsalCap.item_size`); the rows a loop
-  skipped are zero placeholders, so the stages after it run at full size;
-* ``lower_bound`` is true where a unit hit the timeout, ended early after a capped loop, or left
-  a loop midway: the stages not measured are missing from its prediction.
-
-**The GPU column without a GPU** (``predicted_gpu_s``): every torch operator the capped unit runs
-is counted (:mod:`privrepro.rehearsal.device_model`: FLOPs by ``torch.utils.flop_counter``'s
-formulas, bytes read and written, the CPU time inside it), and the same prediction is made with
-each operator's CPU time replaced by its time at the H100 roofline
-(:data:`~privrepro.rehearsal.device_model.H100`); loading, Python and numpy keep the time measured
-here. It is a prediction from operation counts, said so in ``prediction``. On a GPU the same
-command measures the GPU's own rates (``torch.cuda.max_memory_allocated`` for the peak device
-memory) and the operation-count column is a cross-check.
+:class:`~privrepro.rehearsal.cap.RehearsalCap` installed as the loop budget
+(:mod:`privrepro.loop_budget`), each stopped after the unit timeout. Nothing is written to the
+run store or the results tables: the row it returns goes to ``results/rehearsal.csv`` only, with
+``data`` saying "rehearsal stand-in". How the CPU and GPU predictions are made (cost classes,
+shared parts, probed items, lower bounds, the GPU column from operation counts) is in
+``docs/rehearsal.md`` ("The prediction"); the cost model is :mod:`~privrepro.rehearsal.figure_cost`.
 """
 
 from __future__ import annotations
