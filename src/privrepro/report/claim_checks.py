@@ -1,49 +1,14 @@
 """The claims' vocabulary: checks (predicates over a figure's tables), claims, and their parser.
 
 A claim is written once in a reference file with the sentence it comes from and a ``check``: a
-predicate in a small vocabulary, evaluated by code (nothing is ``eval``'d). A check reads
-*series* from a figure's tidy table — rows chosen by ``where``, a value column ``y`` against an
-``x`` column — and compares them:
-
-``compare``
-    ``lhs − rhs`` (or ``lhs / rhs`` with ``measure: ratio``) against ``margin`` by ``relation``, at
-    every x (``quantifier: all``) or some x (``any``) in ``range``. ``rhs`` may be a constant.
-``monotone``
-    a series is increasing or decreasing in x (``strict``, or allowing ``slack`` per step).
-``crossover``
-    ``lhs − rhs`` has one sign at the smallest x and the other at the largest (``low``, ``high``).
-``trend``
-    the last value against the first (``y(x_max) − y(x_min)`` or their ratio) by ``relation``.
-``stat``
-    two statistics compared: each a series reduced (``mean``, ``median``, ``min``, ``max``,
-    ``first``, ``last``, ``increase`` = last − first, ``range`` = max − min, ``max_over_min``,
-    ``last_over_first``, ``argmin``, ``argmax``), a single value, a combination of two series
-    (``difference``, ``ratio``, ``relative_gap`` = (a − b)/a) reduced, or a constant.
-``all_of``
-    every part holds.
-
-Relations: ``>``, ``>=``, ``<``, ``<=`` and ``~=`` (within ``tolerance``). ``for_each: [cols]``
-evaluates a check for every value combination of the columns (each group must hold).
-
-``decided_by`` lists the computations a claim is decided by (the paper's formulas, the harness's
-exact accounting, a measurement), each a ``where`` added to the selectors of a role (``lhs``,
-``rhs``, ``series``, ``lhs.0``/``lhs.1`` for a combination, or a selector's ``name``); a claim is
-*contradicted* when any of them contradicts it, and the verdict says which.
-
-**Readings.** The check and its ``decided_by`` are the claim's *deciding* reading: its
-``interpretation`` says what quantity, at which design, with which quantifier ("can": somewhere;
-"always": everywhere) and which gap (absolute or relative), and ``decides_because`` why this
-reading is the faithful one. Other plausible ``readings`` (each its own text, optionally its own
-check and computations, and ``why_not``) are evaluated too and shown beside the verdict, never
-deciding it. ``numbers`` name the decisive values (the paper's formula, exact at the paper's
-design, exact at the best design …) read from the tables, shown side by side. Every outcome
-carries its decisive numbers (the first failing point, or the tightest point that holds).
-
-A claim the paper makes in theory that the harness can only illustrate, or whose computation
-holds by construction (``scope: illustration``), is evaluated and shown, never counted. A claim decidable without any figure
-(``computed``: a project function returning a table) reads its selectors with ``table:
-computed`` from that table.
-
+predicate in a small vocabulary (:data:`CHECK_KINDS`: ``compare``, ``monotone``, ``crossover``,
+``trend``, ``stat``, ``all_of``), evaluated by code (nothing is ``eval``'d;
+:mod:`~privrepro.report.check_evaluation`). A check reads *series* from a figure's tidy table
+(rows chosen by ``where``, a value column ``y`` against an ``x`` column) and compares them.
+``decided_by`` lists the computations a claim is decided by; other plausible ``readings`` are
+shown beside the verdict, never deciding it; ``numbers`` name the decisive values. The
+vocabulary, key by key, is in ``src/privrepro/report/references/README.md``; the verdicts in
+``docs/report.md``. :func:`parse_check` reads a check and names the first problem by its key.
 """
 
 from __future__ import annotations
