@@ -21,7 +21,8 @@ RECIPE = ("bench_tables:Fake", 1)
 
 
 def _build(root: Path, units: int, rows_per_unit: int) -> list[pd.DataFrame]:
-    from privrepro.store.units import UnitStore, unit_hash
+    from privrepro.store.identity import unit_hash
+    from privrepro.store.units import UnitStore
 
     store = UnitStore(root, "bench", "fig")
     frames = []

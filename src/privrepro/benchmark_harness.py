@@ -1,33 +1,13 @@
 """``make bench``: run every ``benchmarks/bench_*.py`` and gather their rows in one table.
 
-**One convention for every row.** ``value`` is what the project's code costs (seconds, or bytes
-where the unit says so: lower is better) and ``baseline_value`` what the row's ``baseline``
-costs for the same work, measured in the same run unless the baseline is a target;
-``speedup = baseline_value / value``, so **> 1 means the project is faster (or smaller)**.
-A rate ("models per second") is turned into the time of the same work before it enters a row.
-``baseline_kind`` says what the baseline is:
-
-* ``peer library`` — another library doing the same job (dp_accounting, opacus, scipy, numpy);
-* ``straw man`` — a direct transcription written for the comparison (a loop of single calls);
-* ``variant`` — the project's own code in another setting (another layout, thread count, device);
-* ``floor`` — the unavoidable part of the work alone (non-private training beside DP-SGD, the
-  random draws beside the auditor that uses them): a speedup ≤ 1 that shows the overhead;
-* ``target`` — a budget or target (an issue's), not run.
-
-Each module defines ``bench(device: str, quick: bool) -> list[dict]`` built with :func:`row`.
-``device`` is where the benchmarks with a device path run (``--device``; ``auto``: CUDA when
-present). ``quick`` shrinks every size so that the rows are produced in seconds: the tests run
-every module that way to check the rows and the state handling, never the timings.
-
-**Global state.** A benchmark that changes global state (torch threads, default dtype or
-device, the global random generators, thread environment variables) restores it itself
-(:func:`torch_threads`, :func:`preserved_state`); :func:`run_benchmarks` also restores it after
-each module and reports a module that leaked. Each row records the torch threads it ran with,
-the device and the 1-minute load average when its module started: on a shared machine the load
-is the first thing to read beside a time.
-
-The table is printed and written to ``results/benchmarks.csv``; a module that fails is reported
-and the others still run.
+Each module defines ``bench(device: str, quick: bool) -> list[dict]`` built with :func:`row`:
+``value`` is what the project's code costs and ``baseline_value`` what the row's ``baseline``
+costs for the same work, so ``speedup = baseline_value / value`` (> 1: the project is faster);
+``baseline_kind`` says what the baseline is. ``quick`` shrinks every size so that the tests check
+the rows and the state handling in seconds, never the timings. A benchmark restores the global
+state it changes (:func:`torch_threads`, :func:`preserved_state`); :func:`run_benchmarks` also
+restores it after each module and reports a module that leaked. The table is printed and written
+to ``results/benchmarks.csv``; the convention in full is ``docs/testing.md`` ("Benchmarks").
 """
 
 from __future__ import annotations

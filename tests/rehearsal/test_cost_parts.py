@@ -16,7 +16,7 @@ import torch
 from privrepro.figures.api import UnitContext
 from privrepro.rehearsal.cap import PARTS, LoopRecord, RehearsalCap, loop_part
 from privrepro.rehearsal.device_model import H100, DeviceModel, OperationCount
-from privrepro.rehearsal.measure import UnitCost, figure_total
+from privrepro.rehearsal.figure_cost import UnitCost, figure_total
 from privrepro.rehearsal.summary import gpu_totals, mark_shared_caches, part_totals
 
 #: a roofline whose times are FLOPs over the peak alone (no bandwidth or launch floor)
@@ -256,8 +256,8 @@ def test_peft_head_units_read_the_cosine_figures_features() -> None:
 def test_a_rehearsal_prices_the_precision_an_override_asks_for(tmp_path: Path) -> None:
     """``--override params.train.precision=tf32`` reaches every figure's plan, its units compute
     in ``tf32`` (``unit_precision``), and the settings survive the trip to a figure's process."""
-    from privrepro.rehearsal.measure import RehearsalSettings, plan_rehearsal
     from privrepro.rehearsal.rehearse import _child_settings, settings_json
+    from privrepro.rehearsal.settings import RehearsalSettings, plan_rehearsal
     from privrepro.training.precision import unit_precision
 
     settings = RehearsalSettings(

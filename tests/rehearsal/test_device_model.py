@@ -125,8 +125,8 @@ def test_a_cap_prices_on_the_device_model_it_is_given(tmp_path: object) -> None:
 
     from privrepro.figures.api import UnitContext
     from privrepro.rehearsal.cap import RehearsalCap
-    from privrepro.rehearsal.measure import RehearsalSettings
     from privrepro.rehearsal.rehearse import _child_settings, settings_json
+    from privrepro.rehearsal.settings import RehearsalSettings
 
     root = Path(str(tmp_path))
     ctx = UnitContext(0, "u", "paper", "cpu", root, root, show_progress=False)

@@ -18,13 +18,9 @@ from privrepro.figures.api import UnitContext
 from privrepro.loop_budget import budgeted, item_size
 from privrepro.rehearsal.cap import LoopRecord, RehearsalCap
 from privrepro.rehearsal.device_model import H100, DeviceModel, OperationCount
-from privrepro.rehearsal.measure import (
-    RehearsalSettings,
-    UnitCost,
-    figure_total,
-    units_to_run,
-)
+from privrepro.rehearsal.figure_cost import UnitCost, figure_total, units_to_run
 from privrepro.rehearsal.rehearse import rehearse_all
+from privrepro.rehearsal.settings import RehearsalSettings
 from privrepro.rehearsal.standins import write_standin
 from privrepro.rehearsal.summary import FILM_TUNING, gpu_totals, mark_shared_caches
 from privrepro.training.classifier import predict_logits

@@ -10,8 +10,9 @@ import pytest
 
 from privrepro.figures.api import UnitContext
 from privrepro.rehearsal.cap import LoopRecord, RehearsalCap
-from privrepro.rehearsal.measure import RehearsalSettings, plan_rehearsal, rehearse_figure
+from privrepro.rehearsal.measure import rehearse_figure
 from privrepro.rehearsal.rehearse import main, rehearse_all
+from privrepro.rehearsal.settings import RehearsalSettings, plan_rehearsal
 from privrepro.rehearsal.standins import write_standin
 from privrepro.rehearsal.summary import COLUMNS
 from privrepro.report.document import Heading, Image, Table

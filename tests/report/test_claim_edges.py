@@ -10,7 +10,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from privrepro.report.claims import Check, evaluate_check, parse_check
+from privrepro.report.check_evaluation import evaluate_check
+from privrepro.report.claim_checks import Check, parse_check
 from privrepro.report.results import FigureResults
 
 

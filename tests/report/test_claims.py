@@ -9,7 +9,9 @@ import pandas as pd
 import pytest
 from report_fakes import WriteFigure, WriteRefs
 
-from privrepro.report.claims import build_claim_card, evaluate_check, parse_check
+from privrepro.report.check_evaluation import evaluate_check
+from privrepro.report.claim_checks import parse_check
+from privrepro.report.claims import build_claim_card
 from privrepro.report.references import load_references
 from privrepro.report.results import FigureResults, load_results
 

@@ -12,8 +12,8 @@ from report_fakes import CL_FIG2, WriteFigure, WriteRefs, cl_fig2_summary
 
 from privrepro.report.__main__ import main
 from privrepro.report.document import inline_html
+from privrepro.report.labels import figure_label, fmt_duration, fmt_num, significant_digits
 from privrepro.report.make import generate_report
-from privrepro.report.render import figure_label, fmt_duration, fmt_num, significant_digits
 
 PB_FAIL = """\
 paper: pb
@@ -332,7 +332,7 @@ def test_unreadable_results_do_not_stop_the_report(
 def test_section_titles_do_not_repeat_the_heading(
     paper: str, figure: str, title: str, expected: str
 ) -> None:
-    from privrepro.report.render import section_title
+    from privrepro.report.labels import section_title
     from privrepro.report.results import FigureResults
 
     fr = FigureResults(paper, figure, meta={"title": title})

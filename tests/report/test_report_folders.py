@@ -7,8 +7,8 @@ from pathlib import Path
 
 from report_fakes import WriteFigure
 
+from privrepro.report.labels import PAPERS
 from privrepro.report.make import generate_report
-from privrepro.report.render import PAPERS
 from privrepro.report.results import load_results
 
 

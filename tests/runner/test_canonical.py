@@ -111,7 +111,7 @@ def test_the_report_scores_the_canonical_rows_alone() -> None:
     fr = FigureResults("cl", "fig2", table=table, meta={"canonical": canonical})
     _keep_canonical(fr)
     assert fr.table is not None and list(fr.table["v"]) == [1, 2, 3] and fr.table_units == 3
-    from privrepro.report.render import _scored_text
+    from privrepro.report.figure_section import _scored_text
 
     said = _scored_text(fr) or ""
     assert "under profile `smoke`" in said and "seed 0 (2 units)" in said

@@ -28,7 +28,9 @@ from privrepro.runner import figure_tables as tables
 from privrepro.runner import run as run_module
 from privrepro.runner.run import run_experiment
 from privrepro.store import units as units_module
-from privrepro.store.units import UNIT_ID, UnitStore
+from privrepro.store.build_folders import owner_record
+from privrepro.store.identity import UNIT_ID
+from privrepro.store.units import UnitStore
 
 FORK = mp.get_context("fork")
 SWEEP = ["seed=1", "seed=2"]  # runs already in the store before the faulty one
@@ -136,14 +138,14 @@ def _csv_temporary_then_die() -> None:
 
 def _trash_then_die() -> None:
     """``force=true``: the unit is renamed to the trash; the kill comes before its removal."""
-    original = units_module._remove
+    original = units_module.remove_path
 
     def wrapper(path: Path) -> None:
         if path.name.startswith(".trash-"):
             _die()
         original(path)
 
-    units_module._remove = wrapper  # type: ignore[assignment]
+    units_module.remove_path = wrapper  # type: ignore[assignment]
 
 
 def _compute_then_die(nth: int) -> None:
@@ -301,7 +303,7 @@ def _results_fault(kind: str) -> Callable[[Path], int]:
         elif kind == "build folder of a dead worker":
             folder = _store(tmp) / ".tmp-0123456789abcdef-dead"
             folder.mkdir()
-            owner = {**units_module.owner_record(), "pid": 2**22 + 7, "process_start": 1}
+            owner = {**owner_record(), "pid": 2**22 + 7, "process_start": 1}
             (folder / ".owner.json").write_text(json.dumps(owner))
         return 0
 

@@ -16,7 +16,8 @@ from recipes_for_tests import scratch_paths
 from privrepro.runner import figure_tables as tables
 from privrepro.runner.figure_tables import StoredUnit, param_columns, read_table
 from privrepro.runner.run import run_experiment
-from privrepro.store.units import UnitStore, unit_hash
+from privrepro.store.identity import unit_hash
+from privrepro.store.units import UnitStore
 
 FIG = ("test", "noise")
 

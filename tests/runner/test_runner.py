@@ -16,7 +16,7 @@ from recipes_for_tests import scratch_paths
 
 from privrepro.runner.plan import compose
 from privrepro.runner.run import run_config, run_experiment
-from privrepro.store.units import UNIT_ID
+from privrepro.store.identity import UNIT_ID
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]

@@ -28,7 +28,8 @@ from privrepro.runner.time_budget import (
     launcher_limit,
     price_units,
 )
-from privrepro.store.units import UnitStore, unit_hash
+from privrepro.store.identity import unit_hash
+from privrepro.store.units import UnitStore
 
 SLURM = "hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher"
 

@@ -29,7 +29,9 @@ from recipes_for_tests import scratch_paths
 from components import unprivileged_prefix
 from privrepro.runner import figure_tables as tables
 from privrepro.runner.run import run_experiment
-from privrepro.store.units import MANIFEST, UNIT_ID, UnitStore, unit_hash
+from privrepro.store.identity import UNIT_ID, unit_hash
+from privrepro.store.seal import MANIFEST
+from privrepro.store.units import UnitStore
 
 ZEN = "Beautiful is better than ugly"  # what `import this` prints
 

@@ -32,7 +32,10 @@ from privrepro.bounded_read import (
     read_json,
     regular_file,
 )
-from privrepro.store.units import MANIFEST, UnitStore, owner_record, sweep_build_folders, unit_hash
+from privrepro.store.build_folders import owner_record, sweep_build_folders
+from privrepro.store.identity import unit_hash
+from privrepro.store.seal import MANIFEST
+from privrepro.store.units import UnitStore
 
 
 def _specials(folder: Path) -> dict[str, Path]:

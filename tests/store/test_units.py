@@ -19,7 +19,10 @@ import pytest
 
 from components import unprivileged_prefix
 from privrepro.store.atomic import atomic_write_text, leftover_temporaries
-from privrepro.store.units import MANIFEST, UnitStore, identity_problem, owner_record, unit_hash
+from privrepro.store.build_folders import owner_record
+from privrepro.store.identity import identity_problem, unit_hash
+from privrepro.store.seal import MANIFEST
+from privrepro.store.units import UnitStore
 
 
 def test_unit_hash_is_stable_and_order_free() -> None:

@@ -1,34 +1,17 @@
 """MNIST, CIFAR-10 and CIFAR-100 in torchvision's layout, every file checked before it is read.
 
 Files live under the data root in torchvision's layout (``<root>/MNIST/raw/``,
-``<root>/cifar-10-batches-py/``, ``<root>/cifar-100-python/``). ``download=True`` fetches them on a
-machine with internet (torchvision's own download, MD5-checked). Without it a missing file raises
-:class:`~privrepro.data.registry.MissingDataError` naming the file, where it is expected and how
-to obtain it.
-
-**Checked where read.** Every file is checked against the release's MD5 before it is read
-(torchvision's list for the archives and CIFAR batches; for MNIST's and FashionMNIST's
-decompressed idx files, :data:`RAW_MD5`, the MD5s of the release archives' contents); a file that
-differs raises :class:`~privrepro.data.registry.DamagedDataError` naming it, what differs and
-how to get a good copy. ``verify_checksums=False`` skips the check (hand-made files in the same
-format, e.g. in tests): what is read is then labelled a stand-in ("unverified files in the
-CIFAR-10 format"), never the paper's dataset.
-
-**No code runs from a data file.** The CIFAR batches are pickles; they are read by
-:func:`~privrepro.data.safe_pickle.load_data_pickle`, which admits only the containers, strings,
-numbers and numpy arrays the format holds, whatever the checksum or any marker says, and the
-dicts it returns are checked against the format (a ``uint8 [N, 3072]`` array and ``N`` labels).
-The idx files are parsed here (header, sizes), not unpickled.
-
-**Stand-ins are labelled, not trusted.** A rehearsal stand-in (:mod:`privrepro.rehearsal.standins`)
-fails the release's checksums by design: a file whose MD5 is not the release's is read only when
-a rehearsal marker above it lists the file with its current MD5
-(:func:`privrepro.data.standin_checks.checksum_status`), and then only as a stand-in: the dataset's
-``meta["data_source"]`` says so, and so does the log. Nothing a marker says makes a file trusted.
-
-MNIST needs only the files of the requested split; the ``.gz`` archives (as torchvision downloads
-them) are read directly when the decompressed files are absent. Nothing is written into the data
-root.
+``<root>/cifar-10-batches-py/``, ``<root>/cifar-100-python/``); ``download=True`` fetches them
+(torchvision's own download, MD5-checked), else a missing file raises
+:class:`~privrepro.data.registry.MissingDataError`. Every file is checked against the release's
+MD5 before it is read (for decompressed idx files, :data:`RAW_MD5`); one that differs raises
+:class:`~privrepro.data.registry.DamagedDataError`. ``verify_checksums=False``, or a rehearsal
+marker listing a file with its current MD5 (:func:`privrepro.data.standin_checks.checksum_status`),
+makes what is read a labelled stand-in, never trusted. The CIFAR pickles are read by
+:func:`~privrepro.data.safe_pickle.load_data_pickle` and checked against the format; the idx
+files are parsed here. MNIST reads only the requested split (its ``.gz`` archives directly when
+the decompressed files are absent); nothing is written into the data root. The guarantees in
+full: README, "The run store" and "Real data".
 """
 
 from __future__ import annotations

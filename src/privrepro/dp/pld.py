@@ -1,33 +1,14 @@
 """Privacy-loss distributions on a grid, and their T-fold composition for every T in one pass.
 
 A mechanism's privacy loss ``L = log(p(Y)/q(Y))``, ``Y ~ P``, determines its privacy profile
-``δ(ε) = E[(1 − e^{ε − L})_+]`` (mass at ``L = +∞`` counts fully), and the loss of T independent
-releases is the sum of T losses, so composition is convolution (Dwork & Rothblum 2016; Koskela,
-Jälkö & Honkela 2020; Google's ``dp_accounting`` PLD accountant). Here a loss distribution lives on
-the grid ``k·h`` (:class:`DiscretePLD`):
-
-* :func:`connect_the_dots` builds it from a mechanism's exact profile at the grid points
-  (Doroshenko, Ghazi, Kamath, Kumar & Manurangsi 2022, *Connect the Dots*, Algorithm 1 with a
-  fixed gap): a *pessimistic* discretisation — its profile is the chord of the true one between
-  grid points in the ``e^ε`` scale, so it dominates the true pair — whose error, unlike rounding
-  every loss up to the grid (``dp_accounting``'s default "privacy-loss bucketing"), does not grow
-  like ``T·h`` in practice (it is O(h²) for smooth losses).
-* :func:`compose_every_t` composes it with itself for T = 1 … t_max by successive FFT
-  convolutions, each followed by a pessimistic cut of the tails (mass below the window moved up
-  to its lowest point, mass above it moved to ``+∞``), and reads ε at each δ of every T exactly
-  (the profile of a grid distribution is ``A − B e^ε`` between grid points).
-
-Error, stated (and checked by the tests against ``dp_accounting`` and a finer grid):
-
-* every ε returned is an upper bound on the true composed ε, up to floating point (each step —
-  the connect-the-dots construction, the tail cuts, clipping FFT round-off below zero to zero —
-  only adds privacy loss or mass);
-* it over-states the true ε by at most ``T·h``: the connect-the-dots distribution is dominated by
-  the one with every loss rounded up to the grid (the chord through the true values at the grid
-  points lies under the rounded-up profile, which is linear in ``e^ε`` between grid points and
-  above the true profile at them), and rounding up adds less than ``h`` per release. In practice
-  the over-statement is far smaller (≈ 1e-4 relative at h = 1e-2, T = 1000 for a Gaussian);
-* the tail cuts add at most ``2 T · tail_mass`` to δ.
+``δ(ε) = E[(1 − e^{ε − L})_+]``, and the loss of T independent releases is the sum of T losses,
+so composition is convolution (Dwork & Rothblum 2016; Koskela, Jälkö & Honkela 2020). A loss
+distribution lives on the grid ``k·h`` (:class:`DiscretePLD`): :func:`connect_the_dots` builds it
+from a mechanism's exact profile (Doroshenko et al. 2022, Algorithm 1 with a fixed gap: a
+pessimistic discretisation); :func:`compose_every_t` composes it for T = 1 … t_max by successive
+FFT convolutions with pessimistic tail cuts and reads ε at each δ of every T exactly. Every ε
+returned is an upper bound on the true composed ε, over-stating it by at most ``T·h`` (the error
+and why: ``docs/dp.md``, "privrepro.dp.pld").
 """
 
 from __future__ import annotations

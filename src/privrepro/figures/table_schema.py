@@ -1,33 +1,13 @@
 """Each figure's table schema: the columns it must have, their types, where NaN is not allowed,
 and the ranges and values its numbers may take.
 
-Schemas are declared per paper in ``figures/schemas/<paper>.yaml``, one entry per figure::
-
-    fig6:
-      columns: {panel: str, T: int, mechanism: str, accountant: str, epsilon: float}
-      not_null: [panel, T, mechanism, accountant, epsilon]
-      range: {epsilon: [0, null], T: [1, null]}
-      values: {mechanism: [gaussian, pb]}
-      optional: [eps0]
-
-Every table also has the runner's bookkeeping columns (:data:`BOOKKEEPING`), never NaN. Types:
-``float`` (any real number, an integer column passes), ``int`` (integral values, NaN only where
-allowed), ``str``, ``bool``. A column that is NaN throughout passes any type (a table of one
-profile may leave a column empty). ``range`` is inclusive, ``null`` meaning unbounded (±∞ then
-allowed); ``values`` lists the allowed values of a column. ``optional`` columns may be absent.
-Columns the schema does not list are allowed: the store adds one per parameter that differs
-between units.
-
+Schemas are declared per paper in ``figures/schemas/<paper>.yaml``, one entry per figure
+(``columns``, ``not_null``, ``range``, ``values``, ``optional``; the format and an example:
+``docs/adding-a-figure.md``, "The table schema"). Every table also has the runner's bookkeeping
+columns (:data:`BOOKKEEPING`), never NaN; columns the schema does not list are allowed.
 :func:`check_table` returns the problems in words (empty when the table conforms); the test suite
-runs it on every figure's tiny run (``tests/runner/test_every_experiment.py``).
-
-Why not pandera: pandera checks a column's pandas dtype, while these rules are about values — an
-``int`` column holds integral values, often in a float64 column (a unit that leaves it NaN makes
-pandas widen it), and a column NaN throughout passes any type (a table of one profile may leave
-it empty). Both would be custom checks in pandera, leaving it only the range, allowed-values and
-required-column checks done here in a few lines, for a dependency that brings typeguard,
-typing-inspect and pydantic into every install of the library. The schemas stay data (one YAML
-file per paper); were they to grow cross-column or statistical rules, pandera would earn its keep.
+runs it on every figure's tiny run (``tests/runner/test_every_experiment.py``). Hand-written
+rather than pandera: these rules are about values, not pandas dtypes (why: the same page).
 """
 
 from __future__ import annotations

@@ -15,6 +15,10 @@ runner's plan step (:mod:`privrepro.runner.plan`) and the loop-budget protocol
   CPU (a roofline; the H100 of every prediction).
 * :mod:`privrepro.rehearsal.measure` — one figure under the paper profile on the stand-ins,
   capped: peak host and device memory, load time, rates, counts and the predicted full cost.
+* :mod:`privrepro.rehearsal.settings` — what a rehearsal runs and where, and the runner's plan of
+  a figure under the paper profile on the stand-ins.
+* :mod:`privrepro.rehearsal.figure_cost` — the cost model: a figure's predicted cost from the
+  units it ran, per cost class and part, a shared part counted once per key.
 * :mod:`privrepro.rehearsal.rehearse` — ``make rehearsal`` (``python -m privrepro.rehearsal``):
   every figure, each in its own process, into ``results/rehearsal.csv`` and
   ``plots/rehearsal.png``.

@@ -1,45 +1,14 @@
 """Rehearse one figure: the paper profile's code path on stand-ins, capped, measured, predicted.
 
 :func:`rehearse_figure` plans the experiment with the runner's own plan step
-(:func:`plan_rehearsal`: ``profile=paper``, the data root at the stand-ins, a scratch store, the
-stand-in weights where the profile needs pretrained ones), checks the recipe's memory estimate
+(:func:`~privrepro.rehearsal.settings.plan_rehearsal`), checks the recipe's memory estimate
 against the target machine, and computes the first unit(s) of each cost class with a
-:class:`RehearsalCap` installed as the loop budget (:mod:`privrepro.loop_budget`). Nothing is written to the run store or the results tables: the row it returns goes
-to ``results/rehearsal.csv`` only, with ``data`` saying "rehearsal stand-in".
-
-How the prediction is made (the ``prediction`` column says which case applies):
-
-* each capped loop's full time is ``total × seconds per item`` (inner loops predicted first, see
-  :mod:`privrepro.rehearsal.cap`); the unit's is its capped wall time with the top-level loops'
-  measured time replaced by their predictions;
-* the figure's is, per cost class (:meth:`privrepro.figures.api.Figure.cost_class`: ip's series
-  groups; one class elsewhere, units of a sweep costing alike), the mean predicted time of the
-  units run of that class × its number of units; the first unit(s) of each class are run;
-* the time before the first loop (reading the full-size files, decoding, building the model) is
-  ``load_s``, counted once per unit;
-* a unit's work is split into parts (:data:`privrepro.rehearsal.cap.PARTS`: features, tuning,
-  training, evaluation), which the recipe names and keys (:meth:`privrepro.figures.api.Figure.cost_parts`):
-  a part other units compute too (a cache of features, pixel arrays or ip base models; a
-  tuning study; an ensemble's members) counts once per key (``n_caches``), and once over all
-  figures where several figures compute the same one (``cache_keys``); the ``parts`` column
-  gives the figure's cost per part name;
-* matmuls are priced at the precision the unit computes in
-  (:func:`privrepro.training.precision.unit_precision`: on tensor cores in ``tf32``/``bf16``);
-* an item too slow for the timeout is *probed* where its cost is affine in its size (a feature
-  batch, a training batch, a DP-SGD step): it runs ``probe_samples`` samples (4 × that on the
-  next item) and a full item is fitted (:meth:`privrepro.rehearsal.cap.RehearsalCap.item_size`); the rows a loop
-  skipped are zero placeholders, so the stages after it run at full size;
-* ``lower_bound`` is true where a unit hit the timeout, ended early after a capped loop, or left
-  a loop midway: the stages not measured are missing from its prediction.
-
-**The GPU column without a GPU** (``predicted_gpu_s``): every torch operator the capped unit runs
-is counted (:mod:`privrepro.rehearsal.device_model`: FLOPs by ``torch.utils.flop_counter``'s
-formulas, bytes read and written, the CPU time inside it), and the same prediction is made with
-each operator's CPU time replaced by its time at the H100 roofline
-(:data:`~privrepro.rehearsal.device_model.H100`); loading, Python and numpy keep the time measured
-here. It is a prediction from operation counts, said so in ``prediction``. On a GPU the same
-command measures the GPU's own rates (``torch.cuda.max_memory_allocated`` for the peak device
-memory) and the operation-count column is a cross-check.
+:class:`~privrepro.rehearsal.cap.RehearsalCap` installed as the loop budget
+(:mod:`privrepro.loop_budget`), each stopped after the unit timeout. Nothing is written to the
+run store or the results tables: the row it returns goes to ``results/rehearsal.csv`` only, with
+``data`` saying "rehearsal stand-in". How the CPU and GPU predictions are made (cost classes,
+shared parts, probed items, lower bounds, the GPU column from operation counts) is in
+``docs/rehearsal.md`` ("The prediction"); the cost model is :mod:`~privrepro.rehearsal.figure_cost`.
 """
 
 from __future__ import annotations
@@ -50,80 +19,32 @@ import resource
 import shutil
 import signal
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from privrepro.figures.api import UnitContext
-from privrepro.rehearsal.cap import PARTS, LoopRecord, RehearsalCap
-from privrepro.rehearsal.device_model import DEVICES, H100
-from privrepro.runner.plan import FigurePlan, plan_experiment
+from privrepro.rehearsal.cap import RehearsalCap
+from privrepro.rehearsal.device_model import DEVICES
+from privrepro.rehearsal.figure_cost import (
+    UnitCost,
+    UnitParts,
+    cost_per_part,
+    describe_loops,
+    figure_total,
+    loop_summary,
+    prediction_text,
+    unit_parts,
+    units_to_run,
+)
+from privrepro.rehearsal.settings import RehearsalSettings, plan_rehearsal
+from privrepro.runner.plan import FigurePlan
 from privrepro.runner.preflight import peak_device_memory
 from privrepro.training.precision import unit_precision
 
-__all__ = [
-    "GIB",
-    "RehearsalSettings",
-    "RehearsalTimeout",
-    "UnitCost",
-    "figure_total",
-    "plan_rehearsal",
-    "rehearse_figure",
-    "unit_parts",
-    "units_to_run",
-    "weights_overrides",
-]
-
-GIB = 1024**3
-
-#: loop labels counted as steps, epochs, trials (a label containing the word)
-KINDS = {
-    "trial": ("trial", "study"),
-    "epoch": ("epoch",),
-    "task": ("task",),
-    "step": ("step", "batch", "feature", "draw", "training", "chunk", "pixel", "point"),
-}
-
-
-@dataclass(frozen=True)
-class RehearsalSettings:
-    """What a rehearsal runs and where.
-
-    Attributes:
-        root: the stand-in data root (written by ``make rehearsal-data``).
-        scratch: a folder for the rehearsal's own store and caches (never the real ones).
-        items: items each capped loop runs.
-        units: units of each figure computed.
-        unit_timeout_s: a unit still running after this is stopped (its loops so far are kept).
-        host_bytes: host memory of the target machine (a figure needing more does not fit).
-        device_bytes: device memory of the target GPU.
-        device: ``auto``, ``cpu`` or ``cuda``.
-        probe_samples: where an item's cost is linear in its size (a batch), it runs this many
-            samples and its time is scaled (0: items run whole; :meth:`privrepro.rehearsal.cap.RehearsalCap.item_size`).
-        count_operations: count every torch operator for the GPU prediction
-            (:mod:`privrepro.rehearsal.device_model`).
-        gpu_model: the device model the GPU prediction is priced on, by name
-            (:data:`~privrepro.rehearsal.device_model.DEVICES`: H100 SXM, H100 PCIe, A100 SXM
-            80GB, V100 SXM2 32GB).
-        overrides: Hydra overrides added to every figure's paper profile (e.g.
-            ``params.train.precision=tf32``: the cost at another precision); a key a figure
-            does not have is added with ``++`` by the caller.
-    """
-
-    root: Path
-    scratch: Path
-    items: int = 2
-    units: int = 1
-    unit_timeout_s: float = 120.0
-    host_bytes: int = 128 * GIB
-    device_bytes: int = 80 * GIB
-    device: str = "auto"
-    probe_samples: int = 4
-    count_operations: bool = True
-    overrides: tuple[str, ...] = ()
-    gpu_model: str = H100.name
+__all__ = ["RehearsalTimeout", "rehearse_figure"]
 
 
 class RehearsalTimeout(BaseException):
@@ -144,64 +65,8 @@ class _StandInLog(logging.Handler):
             self.datasets.add(msg.split(":", 1)[0].strip())
 
 
-def weights_overrides(params: Any, root: Path) -> list[str]:
-    """``++key=<stand-in file>`` for every backbone whose weights the paper profile needs and
-    does not set (the stand-in writers put them where the missing-weights error says)."""
-    from privrepro.models.weights import suggested_weights_path, weights_needed
-
-    out = []
-    for need in weights_needed(params):
-        if need.backbone and not need.value and "[" not in need.key:
-            out.append(f"++{need.key}={suggested_weights_path(need.backbone, root)}")
-    return out
-
-
 def _peak_host_bytes() -> int:
     return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
-
-
-def _kind_of(desc: str) -> str:
-    d = desc.lower()
-    for kind, words in KINDS.items():
-        if any(w in d for w in words):
-            return kind
-    return "step"
-
-
-def loop_summary(records: Sequence[LoopRecord]) -> dict[str, Any]:
-    """Seconds per step / epoch / trial / task and how many the full run has, per loop kind.
-
-    Per kind, the loop label with the most predicted time is reported; ``n_<kind>`` is its total
-    per entry × the number of times the full run enters it (estimated from the enclosing loops'
-    totals)."""
-    out: dict[str, Any] = {}
-    best: dict[str, tuple[float, LoopRecord]] = {}
-    for r in records:
-        kind = _kind_of(r.desc)
-        if r.predicted_s >= best.get(kind, (-1.0, r))[0]:
-            best[kind] = (r.predicted_s, r)
-    for kind in ("step", "epoch", "task", "trial"):
-        if kind in best:
-            r = best[kind][1]
-            out[f"s_per_{kind}"] = r.seconds_per_item
-            out[f"n_{kind}s"] = r.total
-    return out
-
-
-def _describe(records: Sequence[LoopRecord]) -> str:
-    seen: dict[tuple[str, int], list[LoopRecord]] = {}
-    for r in records:
-        seen.setdefault((r.desc, r.depth), []).append(r)
-    parts = []
-    for (desc, depth), rs in seen.items():
-        done = sum(r.done for r in rs)
-        total = rs[0].total
-        rate = sum(r.seconds_per_item for r in rs) / len(rs)
-        parts.append(
-            f"{'  ' * depth}{desc}: ran {done} of {total if total is not None else '?'}"
-            f" per entry ×{len(rs)}, {rate:.3g} s/item"
-        )
-    return "; ".join(parts)
 
 
 def _where(frame: FrameType | None) -> str:
@@ -224,90 +89,6 @@ def _is_oom(exc: BaseException) -> bool:
     return type(exc).__name__ == "OutOfMemoryError" or "out of memory" in str(exc).lower()
 
 
-def units_to_run(classes: Sequence[Any], per_class: int) -> list[int]:
-    """Indices of the units a rehearsal runs: the first ``per_class`` units of each cost class
-    (:meth:`privrepro.figures.api.Figure.cost_class`), in the order of the list."""
-    seen: dict[str, int] = {}
-    out = []
-    for i, c in enumerate(classes):
-        key = repr(c)
-        if seen.get(key, 0) < max(1, per_class):
-            seen[key] = seen.get(key, 0) + 1
-            out.append(i)
-    return out
-
-
-@dataclass(frozen=True)
-class UnitCost:
-    """One rehearsed unit's predicted cost (seconds, GPU seconds or FLOPs: one quantity) per
-    part of its work (:data:`privrepro.rehearsal.cap.PARTS`), with its cost class and its
-    parts' share keys (:func:`unit_parts`)."""
-
-    cost_class: str
-    parts: Mapping[str, float]
-    keys: Mapping[str, str | None] = field(default_factory=dict)
-
-    @property
-    def total(self) -> float:
-        """The unit's whole predicted cost."""
-        return sum(self.parts.values())
-
-
-#: a unit's parts as :func:`figure_total` reads them: measured part → (report name, key or None)
-UnitParts = Mapping[str, tuple[str, str | None]]
-
-
-def unit_parts(
-    recipe: Any, unit: Mapping[str, Any], experiment: str
-) -> dict[str, tuple[str, str | None]]:
-    """The parts of ``unit``'s work (:data:`PARTS`) with their report names and share keys,
-    from :meth:`privrepro.figures.api.Figure.cost_parts`: a part not named keeps its measured
-    name and is priced per unit; a key becomes its ``repr``; the ``features`` part (a cache) is
-    built once per figure when its key is ``None``."""
-    declared = recipe.cost_parts(unit)
-    out: dict[str, tuple[str, str | None]] = {}
-    for part in PARTS:
-        cp = declared.get(part)
-        name = part if cp is None else cp.name
-        key = None if cp is None or cp.key is None else repr(cp.key)
-        if part == "features" and key is None:
-            key = experiment
-        out[part] = (name, key)
-    return out
-
-
-def figure_total(
-    runs: Sequence[UnitCost], classes: Sequence[str], parts: Sequence[UnitParts]
-) -> tuple[dict[str, float], dict[str, float]]:
-    """A figure's predicted cost from the units it ran: ``(body, shared)``.
-
-    ``body``, per part name: over every unit of the figure (``classes[i]`` is unit i's cost
-    class, ``parts[i]`` its parts: :func:`unit_parts`), the mean cost of that part over the
-    units run of its class (of all units run when none of its class ran), for each part it
-    does not share. ``shared``, per ``"<name> | <key>"``: a shared part's cost, counted once:
-    the most any unit run with that key measured, else the most of the units run of the class
-    of the key's first unit. The figure's total is the sum of both; equal keys in other figures
-    are counted once over the figures (:func:`privrepro.rehearsal.summary.mark_shared_caches`).
-    """
-    by_class: dict[str, list[UnitCost]] = {}
-    for r in runs:
-        by_class.setdefault(r.cost_class, []).append(r)
-    body: dict[str, float] = {}
-    shared: dict[str, float] = {}
-    for c, unit in zip(classes, parts, strict=True):
-        rs = by_class.get(c) or list(runs)
-        for part, (name, key) in unit.items():
-            if key is None:
-                cost = sum(r.parts.get(part, 0.0) for r in rs) / len(rs)
-                body[name] = body.get(name, 0.0) + cost
-                continue
-            label = f"{name} | {key}"
-            if label not in shared:
-                same = [r for r in runs if r.keys.get(part) == key] or rs
-                shared[label] = max(r.parts.get(part, 0.0) for r in same)
-    return body, shared
-
-
 def _table_problems(table: Any, unit: dict[str, Any], paper: str, figure: str) -> list[str]:
     """How a unit's table breaks its figure's schema (types, NaN, ranges, values), with what the
     store adds to it: the runner's bookkeeping columns and the unit's scalar parameters."""
@@ -328,33 +109,6 @@ def _table_problems(table: Any, unit: dict[str, Any], paper: str, figure: str) -
     # a column may come from another unit of the figure (pb Fig. 5's panels): only the figure's
     # whole table must hold every column
     return [p for p in check_table(full, schema) if not p.endswith("is missing")]
-
-
-def _overrides(experiment: str, settings: RehearsalSettings) -> list[str]:
-    """The paper profile with the data root at the stand-ins and every output in the scratch."""
-    paper, figure = experiment.split("/", 1)
-    scratch = Path(settings.scratch)
-    return [
-        "profile=paper",
-        f"paths.data_dir={settings.root}",
-        f"paths.experiments_dir={scratch / 'experiments'}",
-        f"paths.cache_dir={scratch / 'cache' / paper / figure}",
-        f"paths.results_dir={scratch / 'results'}",
-        f"paths.plots_dir={scratch / 'plots'}",
-        *settings.overrides,
-    ]
-
-
-def plan_rehearsal(experiment: str, settings: RehearsalSettings) -> tuple[FigurePlan, list[str]]:
-    """The runner's plan of ``experiment`` under the paper profile on the stand-ins (the target
-    machine is checked by the caller, not this one), and the ``++`` overrides that point the
-    backbones the paper profile needs at the stand-in weights (:func:`weights_overrides`)."""
-    base = _overrides(experiment, settings)
-    plan = plan_experiment(experiment, base, check=False)
-    extra = weights_overrides(plan.params, Path(settings.root))
-    if extra:
-        plan = plan_experiment(experiment, [*base, *extra], check=False)
-    return plan, extra
 
 
 @dataclass
@@ -438,38 +192,6 @@ def _quiet_stand_in_log() -> _StandInLog:
     return stand_ins
 
 
-def _prediction_text(
-    row: dict[str, Any], runs: int, units: int, n_caches: int, probe: int, probed: float
-) -> str:
-    lower = bool(row["lower_bound"])
-    return (
-        f"CPU: per cost class ({row['cost_classes']}), the mean predicted time of its unit(s) "
-        f"run ({runs} in all) × its units ({units} in all), each part other units compute too "
-        f"(a cache of features, pixels or ip base models, a tuning study, an ensemble's "
-        f"members) counted once per key ({n_caches}; once over all figures where figures share "
-        "it); each unit: capped wall time with every "
-        "top-level loop's measured time replaced by total × s/item"
-        + (
-            f"; items probed on {probe} samples and scaled linearly (up to ×{probed:.0f})"
-            if probed > 1
-            else ""
-        )
-        + f". GPU: the same loops with each torch operator at the {row['gpu_model']} (FLOPs by "
-        "torch.utils.flop_counter, bytes of its inputs and outputs), the rest (loading, Python, "
-        "numpy) as measured here: a prediction from operation counts, not a measurement"
-        + (
-            ". A lower bound: "
-            + (
-                "a unit hit the timeout"
-                if row["status"] == "timeout"
-                else "a unit ended early or a loop was left mid-item"
-            )
-            if lower
-            else ""
-        )
-    )
-
-
 def _predictions(
     row: dict[str, Any],
     runs: Sequence[tuple[int, _UnitRun]],
@@ -508,7 +230,7 @@ def _predictions(
             for k, v in totals["cpu"][1].items()
         }
     )
-    row["parts"] = json.dumps(_parts_of(totals))
+    row["parts"] = json.dumps(cost_per_part(totals))
     precisions = sorted({run.cap.precision for _, run in runs})
     row["precision"] = ", ".join(precisions)
     row["gpu_model"] = "; ".join(DEVICES[settings.gpu_model].describe(p) for p in precisions)
@@ -517,27 +239,10 @@ def _predictions(
         row["status"] == "timeout" or ended_early or any(r.interrupted for r in records)
     )
     probed = max((r.scale for r in records), default=1.0)
-    row["loops"] = _describe(records)
-    row["prediction"] = _prediction_text(
+    row["loops"] = describe_loops(records)
+    row["prediction"] = prediction_text(
         row, len(runs), len(classes), n_caches, settings.probe_samples, probed
     )
-
-
-def _parts_of(
-    totals: Mapping[str, tuple[dict[str, float], dict[str, float]]],
-) -> dict[str, list[float]]:
-    """The figure's cost per part name, ``[CPU s, GPU s, TFLOP]``: its unshared parts and its
-    shared ones (each key once), as :func:`figure_total` gave them."""
-    out: dict[str, list[float]] = {}
-    scale = {"cpu": 1.0, "gpu": 1.0, "flops": 1e-12}
-    for j, kind in enumerate(("cpu", "gpu", "flops")):
-        body, shared = totals[kind]
-        for name, value in body.items():
-            out.setdefault(name, [0.0, 0.0, 0.0])[j] += value * scale[kind]
-        for label, value in shared.items():
-            name = label.split(" | ", 1)[0]
-            out.setdefault(name, [0.0, 0.0, 0.0])[j] += value * scale[kind]
-    return out
 
 
 def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, Any]:

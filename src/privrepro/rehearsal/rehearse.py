@@ -27,7 +27,8 @@ from typing import Any
 import pandas as pd
 
 from privrepro.rehearsal.device_model import DEVICES, H100
-from privrepro.rehearsal.measure import GIB, RehearsalSettings, rehearse_figure
+from privrepro.rehearsal.measure import rehearse_figure
+from privrepro.rehearsal.settings import GIB, RehearsalSettings
 from privrepro.rehearsal.summary import (
     COLUMNS,
     GPU_TARGET_H,

@@ -4,5 +4,9 @@
 the paper reports: :mod:`~privrepro.report.references` loads the reference files,
 :mod:`~privrepro.report.results` reads what the runner wrote, :mod:`~privrepro.report.scorecard`
 computes the verdicts, :mod:`~privrepro.report.render` writes ``REPORT.md`` and ``REPORT.html``
-(see ``docs/report.md``). The plot style lives in :mod:`privrepro.plotting.style`.
+(see ``docs/report.md``) from its sections (:mod:`~privrepro.report.summary_section`,
+:mod:`~privrepro.report.figure_section`, :mod:`~privrepro.report.errata_section`,
+:mod:`~privrepro.report.closing_sections`). The claims are parsed by
+:mod:`~privrepro.report.claim_checks`, evaluated by :mod:`~privrepro.report.check_evaluation` and
+scored by :mod:`~privrepro.report.claims`. The plot style lives in :mod:`privrepro.plotting.style`.
 """

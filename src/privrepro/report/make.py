@@ -8,16 +8,10 @@ from pathlib import Path
 import pandas as pd
 
 from privrepro.report.claims import build_claim_card
+from privrepro.report.labels import PAPERS, referenced_figures, report_papers
 from privrepro.report.references import ReferenceSet, load_references
-from privrepro.report.render import (
-    PAPERS,
-    ReportPaths,
-    build_document,
-    compute_derivations,
-    referenced_figures,
-    report_papers,
-    write_report,
-)
+from privrepro.report.render import build_document, compute_derivations, write_report
+from privrepro.report.report_inputs import ReportPaths
 from privrepro.report.results import FigureResults, load_results
 from privrepro.report.scorecard import build_scorecard, summary_counts
 

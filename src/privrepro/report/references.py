@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from privrepro.report.claims import (
+from privrepro.report.claim_checks import (
     COMPUTATION_KINDS,
     SCOPES,
     SELECTOR_SCHEMA,

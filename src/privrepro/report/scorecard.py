@@ -3,34 +3,12 @@
 :func:`build_scorecard` is pure: the figures' results tables (:mod:`privrepro.report.results`)
 and the reference values (:mod:`privrepro.report.references`) in, one row per reference value
 out. Nothing is typed in: the reproduced value is always looked up in the table named by the
-entry's ``match`` (:func:`select`), so a changed result changes the verdict.
-
-Only a figure's canonical rows are scored (each profile's own parameters, every seed that holds
-them all: :mod:`privrepro.runner.canonical`; ad-hoc runs and sweeps stay in the table, unscored).
-Rows are selected explicitly: under the most faithful profile the entry allows
-(:func:`~privrepro.report.row_selection.choose_profile`), then by the entry's ``where``. A value
-computed on stand-in data (the table's ``data`` column) is never compared with the paper's.
-
-Verdicts (``verdict``), named by the kind of reference (``outcome``): a *printed* value is
-``reproduced`` or ``failed``, a *derived* one ``consistent`` or ``inconsistent``:
-
-``pass``
-    |reproduced − reference| ≤ abs + rel·|reference| (numpy.isclose's rule, plus a relative
-    1e-12 for floating-point representation).
-``fail``
-    the difference exceeds the tolerance.
-A value that is a privacy guarantee computed by a paper's formula (an ε) names where the exact
-value of the same mechanism is found (``guarantee``): ``exact`` holds it and ``guarantee`` says
-``valid`` (exact ≤ the value, up to a relative 1e-6) or ``not valid`` — shown beside the tick,
-whatever the verdict on the value itself.
-
-``not comparable``
-    with a ``why`` and a ``code``: ``not-run`` (the figure has no results), ``no-canonical``
-    (it has verified units, none of them its own configuration's), ``profile`` (made
-    under a profile the entry does not list), ``unreadable``, ``stand-in`` (computed on stand-in
-    data: the value is shown, never compared), ``data`` (made with other settings than the entry
-    ``requires``, or data the recipe does not declare), ``no-table``/``no-row``/``no-column``/
-    ``ambiguous``/``nan`` (the value could not be found), ``no-tolerance`` (e.g. read off a plot).
+entry's ``match`` (:func:`select`), so a changed result changes the verdict. Only a figure's
+canonical rows are scored (:mod:`privrepro.runner.canonical`), under the most faithful profile
+the entry allows (:func:`~privrepro.report.row_selection.choose_profile`), then by its ``where``;
+a value computed on stand-in data is never compared with the paper's. The verdicts (pass, fail,
+not comparable with a code), the tolerance rule and the ``guarantee`` column are in
+``docs/report.md`` ("Verdicts of values", "The scorecards").
 """
 
 from __future__ import annotations

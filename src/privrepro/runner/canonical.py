@@ -28,7 +28,7 @@ from omegaconf import DictConfig
 
 from privrepro.config.validation import assumptions_of, build_params
 from privrepro.figures.api import Figure
-from privrepro.store.units import canonical_json
+from privrepro.store.identity import canonical_json
 
 __all__ = [
     "FAITHFUL_ORDER",

@@ -66,7 +66,8 @@ from privrepro.store.atomic import (
     leftover_temporaries,
     parquet_bytes,
 )
-from privrepro.store.units import UnitStore, canonical_json, figure_stores
+from privrepro.store.identity import canonical_json
+from privrepro.store.units import UnitStore, figure_stores
 
 __all__ = [
     "FRONT",

@@ -46,7 +46,8 @@ from privrepro.runner.preflight import (
 )
 from privrepro.runner.storages import check_storages, without_study_locations
 from privrepro.runner.time_budget import check_compute_time, launcher_limit
-from privrepro.store.units import UnitStore, unit_hash
+from privrepro.store.identity import unit_hash
+from privrepro.store.units import UnitStore
 
 __all__ = [
     "FigurePlan",

@@ -29,7 +29,8 @@ from typing import Any
 
 from privrepro.bounded_read import UNIT_JSON_BYTES, read_json
 from privrepro.config.validation import ConfigError
-from privrepro.store.units import UnitStore, canonical_json
+from privrepro.store.identity import canonical_json
+from privrepro.store.units import UnitStore
 
 __all__ = [
     "MAX_HOURS",

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from privrepro.store.atomic import atomic_write_bytes as atomic_write_bytes
     from privrepro.store.atomic import atomic_write_table as atomic_write_table
     from privrepro.store.atomic import atomic_write_text as atomic_write_text
+    from privrepro.store.identity import unit_hash as unit_hash
     from privrepro.store.units import UnitStore as UnitStore
-    from privrepro.store.units import unit_hash as unit_hash
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)

@@ -7,7 +7,7 @@ A unit folder without ``manifest.json`` fails verification: a run moves it aside
 again, ``make tables`` leaves it out. A store written before manifests existed (each unit marked
 complete by its ``env.json``) can instead be sealed in place by this command, once, on the
 user's word that its files are the ones the harness wrote. Each unit is checked by the rule it was
-written under, strengthened (:meth:`~privrepro.store.units.UnitStore.check_unsealed`: the config
+written under, strengthened (:func:`~privrepro.store.seal.check_unsealed`: the config
 belongs to the figure and hashes to the folder's name, ``rows.csv`` parses and is not cut short,
 and equals the CSV export of ``rows.parquet`` where both exist); the command prints one line per
 unit: the files it sealed, or why it refused (a refused unit is left as it is, for a run to

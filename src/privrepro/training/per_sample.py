@@ -4,40 +4,12 @@ opacus.
 DP-SGD (Abadi et al. 2016, Alg. 1) needs, for each physical batch, the clipped sum
 ``Σ_i g_i · min(1, C / (‖g_i‖ + 1e-6))`` where ``g_i`` is sample i's gradient over *all* trainable
 parameters (opacus' ``DPOptimizer`` rule, :func:`privrepro.training.dpsgd.clip_factors`).
-:class:`PerSampleClipper` computes it for a model whose trainable parameters all sit in
-``nn.Linear``, ``nn.Conv2d`` and ``nn.LayerNorm`` layers (FiLM on a ViT: LayerNorm affine
-parameters and a linear head, cl paper Sec. 6):
-
-* forward hooks keep each such layer's input ``a`` and output ``z``;
-* ``torch.autograd.grad(loss, [z, …])`` gives the backprops ``b = ∂loss/∂z`` — with the summed
-  loss, ``b[i]`` is sample i's own — and nothing else: no parameter ``.grad`` is computed (opacus'
-  ``loss.backward()`` also computes the ordinary batch gradients, then discards them);
-* ``nn.Linear`` on ``(B, d)`` inputs: ``∇_W ℓ_i = b_i a_iᵀ`` so ``‖∇_W ℓ_i‖² = ‖a_i‖² ‖b_i‖²``
-  exactly (Goodfellow 2015, "Efficient per-example gradient computations"; the "ghost norm" of
-  Li et al. 2022), the bias adds ``‖b_i‖²``, and the clipped sum is one matmul ``(c ⊙ b)ᵀ a``:
-  no per-sample gradient is materialised; on ``(B, …, d)`` inputs the per-sample gradients are
-  ``Σ_t b_{i,t} a_{i,t}ᵀ`` (einsum);
-* ``nn.Conv2d``: the per-sample weight gradient is the cross-correlation of the (padded) input
-  with the backprops. On CPU all of them come from one grouped convolution with the samples as
-  groups (Rochette, Manoel and Tramel 2019, "Efficient per-example gradient computations in
-  convolutional neural networks"), on CUDA from unfold + batched matmul (opacus' method); the
-  bias gradient is the backprop summed over positions.
-* ``nn.LayerNorm``: ``z = x̂ ⊙ γ + β`` with ``x̂`` the input normalised over its last dimensions
-  (Ba, Kiros and Hinton 2016, Eq. 4), so ``∇_γ ℓ_i = Σ_t b_{i,t} ⊙ x̂_{i,t}`` and
-  ``∇_β ℓ_i = Σ_t b_{i,t}`` (opacus' ``compute_layer_norm_grad_sample``); ``x̂`` is recomputed
-  from the kept input, the per-sample pieces are ``(B, *normalized_shape)``.
-
-A linear head on one token (the ViT's class token, ``(B, d)`` inputs) is the ghost-norm case:
-its per-sample gradient ``b_i a_iᵀ`` is never formed, its norm is ``‖b_i‖ · ‖a_i‖`` (plus
-``‖b_i‖²`` for the bias), so a head of ``L`` labels needs ``O(B (L + d))`` memory beyond its own
-``L × d`` weights, where opacus' ``grad_sample`` holds ``B × L × d`` values (cl paper Sec. 7.1:
-×1000 dummy labels, ``L`` = 100,000).
-
-Per-sample gradients are the same as opacus' ``GradSampleModule`` (``loss_reduction="sum"``)
-up to floating-point summation order (tested: float64, 1e-10). A model with any other trainable
-module (BatchNorm, GroupNorm, embeddings, a LayerNorm subclass, …), a parameter shared by two
-modules, or a layer called twice in one forward is not handled (:func:`unsupported_modules`); ``train_dpsgd`` then uses
-opacus.
+:class:`PerSampleClipper` computes it in one backward pass for a model whose trainable parameters
+all sit in those layers (FiLM on a ViT, cl paper Sec. 6): forward hooks keep each layer's input
+and output, autograd gives the outputs' backprops, and each layer's per-sample norms and clipped
+sum follow in closed form (ghost norms for a linear head: no ``B × L × d`` tensor). The same as
+opacus' ``GradSampleModule`` up to summation order (float64, 1e-10); any other trainable module
+is not handled (:func:`unsupported_modules`). The rules per layer: ``docs/cl-peft.md``.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ from torch import nn
 from privrepro.bounded_read import CACHE_JSON_BYTES, read_bytes, read_json
 from privrepro.continual.peft.members import Member, make_film, new_head
 from privrepro.store.atomic import atomic_write_bytes, fsync_dir
-from privrepro.store.units import owner_record, sweep_build_folders
+from privrepro.store.build_folders import owner_record, sweep_build_folders
 from privrepro.training.dpsgd import DPSGDHyper, PrivacyRecord, TrainLog
 from privrepro.training.rows import Rows
 
