@@ -8,7 +8,7 @@ A figure (or table) of a paper is a :class:`Figure` subclass with three pure ste
     its folder in the run store, so two units with the same dict are the same computation.
 ``compute(unit, ctx)``
     Compute one unit and return its rows as a tidy :class:`pandas.DataFrame`. Randomness comes
-    only from ``ctx.rng(name)`` / ``ctx.torch_generator(name)``; progress from ``ctx.progress``.
+    only from ``ctx.rng(name)`` / ``ctx.torch_generator(name)``; long loops through ``ctx.loops``.
 ``plot(table, params)``
     Draw the figure from the gathered table of all units; never recompute.
 
@@ -33,7 +33,7 @@ import itertools
 import logging
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar, get_args, get_origin
@@ -43,7 +43,7 @@ import pandas as pd
 
 from privrepro.config.validation import ConfigError, param
 from privrepro.data.provenance import UNDECLARED, DataSource
-from privrepro.loop_budget import budgeted
+from privrepro.loops import PLAIN, Loops
 from privrepro.metrics import MetricLogger
 from privrepro.seeding import numpy_stream, torch_stream
 
@@ -69,7 +69,7 @@ P = TypeVar("P")
 
 @dataclass
 class UnitContext:
-    """What a unit's computation may use: seeded streams, device, paths, log and progress.
+    """What a unit's computation may use: seeded streams, device, paths, log, loops.
 
     Attributes:
         seed: the run's root seed (``seed=`` on the command line).
@@ -81,7 +81,8 @@ class UnitContext:
         cache_dir: a folder shared by all units of all figures for expensive reusable artefacts
             (feature caches, trained base models), keyed by the caller.
         log: the unit's logger; its records go to the unit's ``log.txt``.
-        show_progress: draw progress bars (on a terminal, outside CI).
+        loops: how the unit's long loops run (:mod:`privrepro.loops`): plain iteration by
+            default; the runner passes progress bars.
         metrics: ``log(name, value, step)`` for the unit's per-step metrics
             (:mod:`privrepro.metrics`; the ``tracking`` switch), or ``None``.
     """
@@ -93,7 +94,7 @@ class UnitContext:
     data_dir: Path
     cache_dir: Path
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("privrepro.unit"))
-    show_progress: bool = True
+    loops: Loops = PLAIN
     metrics: MetricLogger | None = None
 
     def rng(self, stream: str) -> np.random.Generator:
@@ -103,22 +104,6 @@ class UnitContext:
     def torch_generator(self, stream: str, device: str | None = None) -> Any:
         """An independent ``torch.Generator`` for the named stream, on ``device`` (default: ours)."""
         return torch_stream(self.seed, self.unit_id, stream, device=device or self.device)
-
-    def progress(
-        self, iterable: Iterable[Any], desc: str, total: int | None = None
-    ) -> Iterator[Any]:
-        """Wrap a long loop in a progress bar with an ETA (shown on a terminal, silent in CI
-        logs); under a loop budget (:mod:`privrepro.loop_budget`), only the items it allows
-        run."""
-        from privrepro.progress import progress_bar
-
-        if total is None:
-            try:
-                total = len(iterable)  # type: ignore[arg-type]
-            except TypeError:
-                total = None
-        iterable = budgeted(iterable, desc, total)
-        yield from progress_bar(iterable, desc=desc, total=total, enabled=self.show_progress)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@
 (:func:`plan_rehearsal`: ``profile=paper``, the data root at the stand-ins, a scratch store, the
 stand-in weights where the profile needs pretrained ones), checks the recipe's memory estimate
 against the target machine, and computes the first unit(s) of each cost class with a
-:class:`RehearsalCap` installed as the loop budget (:mod:`privrepro.loop_budget`). Nothing is written to the run store or the results tables: the row it returns goes
+:class:`RehearsalCap` as the unit's loops (:mod:`privrepro.loops`). Nothing is written to the run store or the results tables: the row it returns goes
 to ``results/rehearsal.csv`` only, with ``data`` saying "rehearsal stand-in".
 
 How the prediction is made (the ``prediction`` column says which case applies):
@@ -387,7 +387,7 @@ def _rehearse_unit(
         device=device,
         data_dir=Path(settings.root),
         cache_dir=Path(settings.scratch) / "cache" / plan.paper / plan.figure,
-        show_progress=False,
+        loops=cap,
     )
     t0 = time.perf_counter()
     status, note, ended_early = "ok", "", False

@@ -69,8 +69,8 @@ NON_DP = "non-DP"
 
 def workspace_of(ctx: UnitContext) -> Workspace:
     """The library's :class:`~privrepro.continual.Workspace` of a unit: data root, cache,
-    device, progress bars and per-step metrics of its context."""
-    return Workspace(ctx.data_dir, ctx.cache_dir, ctx.device, ctx.progress, metrics=ctx.metrics)
+    device, loops and per-step metrics of its context."""
+    return Workspace(ctx.data_dir, ctx.cache_dir, ctx.device, ctx.loops, metrics=ctx.metrics)
 
 
 def cosine_units(params: Any, fixed: tuple[str, ...], **axes: Any) -> list[dict[str, Any]]:

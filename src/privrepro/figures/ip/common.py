@@ -263,9 +263,8 @@ class AccuracyFigure(Figure[P]):
             dataset, ctx.data_dir, rng, d.val_fraction, d.max_train, d.max_test, d.download
         )
         spec = (p.sll if group == "sll" else p.resnet).spec(dataset, d)
-        progress = lambda it, desc: ctx.progress(it, desc=desc)  # noqa: E731
-        bm = get_base_model(spec, data, ctx.cache_dir, ctx.seed, ctx.device, ctx.log, progress)
-        ev = Evaluation(p.delta, mode, p.n_draws, p.eval_batch_size, ctx.device, progress)
+        bm = get_base_model(spec, data, ctx.cache_dir, ctx.seed, ctx.device, ctx.log, ctx.loops)
+        ev = Evaluation(p.delta, mode, p.n_draws, p.eval_batch_size, ctx.device, ctx.loops)
         noise = ctx.torch_generator
         if group == "sll":
             with_input, iterations = "sll_input" in self.series, p.power_iterations
