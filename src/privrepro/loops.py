@@ -6,8 +6,8 @@ iterates ``loops(items, "label", total)``. :data:`PLAIN` (the default everywhere
 items unchanged: plain iteration, nothing shown, nothing cut. A caller may pass another:
 
 * the runner passes :class:`privrepro.progress.ProgressLoops`, a progress bar around each loop;
-* a tool that measures the library passes its own (the rehearsal's cap runs the first items of
-  each loop and predicts the rest).
+* a tool that measures the library passes its own (one that runs the first items of each loop
+  and predicts the rest).
 
 The contract a loop keeps, whatever it is given:
 

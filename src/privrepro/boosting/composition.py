@@ -108,7 +108,7 @@ def composition_dp(
         frames.append(_curve(t_done, "pb", "exact", e0, eps, t_done * pld_discretization))
     if exact_ts:
         pld = exact_pld(mech, c, c2, check_discretization)
-        ts, vals = [], []  # the T reached, with their ε (all of exact_ts unless a cap stopped it)
+        ts, vals = [], []  # the T reached, with their ε (all of exact_ts unless ``loops`` stopped)
         for t in loops([int(t) for t in exact_ts], "pb composition, dp_accounting check"):
             composed = pld.self_compose(t) if t > 1 else pld
             ts.append(t)

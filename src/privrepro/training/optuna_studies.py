@@ -331,7 +331,7 @@ def run_study(
 
     ``loops`` (e.g. ``UnitContext.loops``, :mod:`privrepro.loops`) runs the loop over the trials
     this call starts (``"trials"``, total ``n_complete``: a bar with an ETA in the runner); when
-    it ends that loop early (a rehearsal's cap), the study returns with the trials it has.
+    it ends that loop early, the study returns with the trials it has.
 
     Stale RUNNING trials are reaped first; a trial whose objective raises is recorded FAIL and
     retried, up to ``max_failures`` failures in this call. With several workers each stops when
@@ -430,7 +430,7 @@ def _run_until(
             time.sleep(poll_s)
             reap_stale_trials(study)
             continue
-        if next(slots, None) is None:  # the trials' loop ended early: a capped study
+        if next(slots, None) is None:  # the trials' loop ended early
             return study
         fetched += 1
         started.clear()

@@ -86,8 +86,7 @@ def _head_data(run: PeftRun, features: FeatureSettings, ws: Workspace) -> PeftDa
     from privrepro.continual.benchmarks import load_benchmark
 
     spec = feature_spec(features)
-    # the extraction's batches go through the workspace's loops (a bar, or a rehearsal's cap),
-    # as the cosine runs' do
+    # the extraction's batches go through the workspace's loops, as the cosine runs' do
     data, meta = load_benchmark(run.benchmark, spec, ws.data_dir, ws.cache_dir, ws.device, ws.loops)
     tr, te = subsample_pair(data.train_y, data.test_y, features)
     device = ws.device
