@@ -263,3 +263,27 @@ def test_a_rehearsal_prices_the_precision_an_override_asks_for(tmp_path: Path) -
     plan, _ = plan_rehearsal("cl/figA1", settings)
     assert {unit_precision(u) for u in plan.units} == {"tf32"}
     assert _child_settings(settings_json(settings)) == settings
+
+
+def test_a_recipe_without_cost_hooks_gets_the_defaults_and_the_run_does_not_see_them() -> None:
+    """The hooks are an optional protocol the rehearsal reads (``cost_model_of``), not the
+    recipe contract: a recipe without them (pb Fig. 1) is priced with the defaults (one cache
+    per figure, every unit alike), and one with them (cl Fig. 2) with its own; the hooks of
+    ``CostModel`` are no attribute of ``Figure``, and ``unit_parts`` builds the defaults'
+    ``features`` part once per figure (its key the experiment)."""
+    from privrepro.figures.api import Figure
+    from privrepro.figures.cl.fig4_cosine import BlurryCosine
+    from privrepro.figures.cost_model import CostModel, cost_model_of
+    from privrepro.figures.pb.fig1 import Illustration
+    from privrepro.rehearsal.measure import unit_parts
+
+    assert not any(hasattr(Figure, h) for h in ("shared_cache_key", "cost_parts", "cost_class"))
+    plain, hooked = Illustration(), BlurryCosine()
+    assert not isinstance(plain, CostModel) and isinstance(hooked, CostModel)
+    assert cost_model_of(hooked) is hooked
+    unit = {"dataset": "cifar100", "features": {"source": "synthetic"}}
+    assert cost_model_of(plain).cost_class(unit) is None
+    assert cost_model_of(hooked).cost_class(unit) == "cifar100"  # its benchmark
+    parts = unit_parts(plain, unit, "pb/fig1")
+    assert parts["features"] == ("caches", "pb/fig1")
+    assert parts["training"] == ("training", None)

@@ -49,7 +49,6 @@ from privrepro.seeding import numpy_stream, torch_stream
 
 __all__ = [
     "MAX_UNITS",
-    "CostPart",
     "Figure",
     "MemoryEstimate",
     "PaperValue",
@@ -104,22 +103,6 @@ class UnitContext:
     def torch_generator(self, stream: str, device: str | None = None) -> Any:
         """An independent ``torch.Generator`` for the named stream, on ``device`` (default: ours)."""
         return torch_stream(self.seed, self.unit_id, stream, device=device or self.device)
-
-
-@dataclass(frozen=True)
-class CostPart:
-    """A part of a unit's work as a cost model prices it (:meth:`Figure.cost_parts`).
-
-    Attributes:
-        name: what the part is called in a cost report (``FiLM tuning``, ``features``).
-        key: what the part computes, when other units or figures compute the very same thing
-            (a cache, a tuning study, an ensemble's members): units whose parts have equal
-            names and keys compute it once over every figure of the run. ``None``: every unit
-            computes its own.
-    """
-
-    name: str
-    key: Any = None
 
 
 @dataclass(frozen=True)
@@ -259,30 +242,6 @@ class Figure(ABC, Generic[P]):
         """The predicted peak memory of ``unit`` on the device it computes on (a GPU's memory,
         or the host's on a CPU); ``None``: small. With ``budget`` (bytes) and a peak above it,
         ``detail`` names the settings under which the unit would fit."""
-        return None
-
-    def shared_cache_key(self, unit: Mapping[str, Any]) -> Any:
-        """What identifies the cache a unit builds and other units reuse (cl's features, ip's
-        base model; its loops are labelled as :func:`privrepro.loop_budget.is_cache_loop` says):
-        units with equal keys share it, in this figure and in any other figure of the same run
-        (the key must then name what the cache holds, not the figure). A cost model counts each
-        cache once per distinct key (``None``, the default: once per figure, shared with no
-        other figure)."""
-        return None
-
-    def cost_parts(self, unit: Mapping[str, Any]) -> Mapping[str, CostPart]:
-        """The parts of a unit's work a cost model prices apart, by the part a rehearsal
-        measures (``features``: loops that build a shared cache; ``tuning``: an Optuna study's
-        trials; ``training``; ``evaluation``: test-set predictions), each with its report name
-        and what it shares (:class:`CostPart`). A part not named is priced per unit under its
-        measured name. The default: the cache of :meth:`shared_cache_key` (``caches``; ``None``:
-        once per figure)."""
-        return {"features": CostPart("caches", self.shared_cache_key(unit))}
-
-    def cost_class(self, unit: Mapping[str, Any]) -> Any:
-        """Units with equal classes cost alike: a cost model may measure one unit of each
-        class and predict the others of its class from it (``None``, the default: every unit
-        alike, such as the points of a sweep; ip: the series group, whose stages differ)."""
         return None
 
 

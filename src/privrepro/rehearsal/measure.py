@@ -12,13 +12,13 @@ How the prediction is made (the ``prediction`` column says which case applies):
 * each capped loop's full time is ``total × seconds per item`` (inner loops predicted first, see
   :mod:`privrepro.rehearsal.cap`); the unit's is its capped wall time with the top-level loops'
   measured time replaced by their predictions;
-* the figure's is, per cost class (:meth:`privrepro.figures.api.Figure.cost_class`: ip's series
+* the figure's is, per cost class (:meth:`privrepro.figures.cost_model.CostModel.cost_class`: ip's series
   groups; one class elsewhere, units of a sweep costing alike), the mean predicted time of the
   units run of that class × its number of units; the first unit(s) of each class are run;
 * the time before the first loop (reading the full-size files, decoding, building the model) is
   ``load_s``, counted once per unit;
 * a unit's work is split into parts (:data:`privrepro.rehearsal.cap.PARTS`: features, tuning,
-  training, evaluation), which the recipe names and keys (:meth:`privrepro.figures.api.Figure.cost_parts`):
+  training, evaluation), which the recipe names and keys (:meth:`privrepro.figures.cost_model.CostModel.cost_parts`):
   a part other units compute too (a cache of features, pixel arrays or ip base models; a
   tuning study; an ensemble's members) counts once per key (``n_caches``), and once over all
   figures where several figures compute the same one (``cache_keys``); the ``parts`` column
@@ -57,6 +57,7 @@ from types import FrameType
 from typing import Any
 
 from privrepro.figures.api import UnitContext
+from privrepro.figures.cost_model import cost_model_of
 from privrepro.rehearsal.cap import PARTS, LoopRecord, RehearsalCap
 from privrepro.rehearsal.device_model import DEVICES, H100
 from privrepro.runner.plan import FigurePlan, plan_experiment
@@ -225,7 +226,7 @@ def _is_oom(exc: BaseException) -> bool:
 
 def units_to_run(classes: Sequence[Any], per_class: int) -> list[int]:
     """Indices of the units a rehearsal runs: the first ``per_class`` units of each cost class
-    (:meth:`privrepro.figures.api.Figure.cost_class`), in the order of the list."""
+    (:meth:`privrepro.figures.cost_model.CostModel.cost_class`), in the order of the list."""
     seen: dict[str, int] = {}
     out = []
     for i, c in enumerate(classes):
@@ -260,10 +261,10 @@ def unit_parts(
     recipe: Any, unit: Mapping[str, Any], experiment: str
 ) -> dict[str, tuple[str, str | None]]:
     """The parts of ``unit``'s work (:data:`PARTS`) with their report names and share keys,
-    from :meth:`privrepro.figures.api.Figure.cost_parts`: a part not named keeps its measured
+    from :meth:`privrepro.figures.cost_model.CostModel.cost_parts`: a part not named keeps its measured
     name and is priced per unit; a key becomes its ``repr``; the ``features`` part (a cache) is
     built once per figure when its key is ``None``."""
-    declared = recipe.cost_parts(unit)
+    declared = cost_model_of(recipe).cost_parts(unit)
     out: dict[str, tuple[str, str | None]] = {}
     for part in PARTS:
         cp = declared.get(part)
@@ -579,7 +580,7 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
 
         torch.cuda.reset_peak_memory_stats()
     recipe = plan.recipe
-    classes = [repr(recipe.cost_class(u)) for u in plan.units]
+    classes = [repr(cost_model_of(recipe).cost_class(u)) for u in plan.units]
     parts = [unit_parts(recipe, u, experiment) for u in plan.units]
     stand_ins = _quiet_stand_in_log()
     old = signal.signal(signal.SIGALRM, _alarm) if hasattr(signal, "SIGALRM") else None
