@@ -43,7 +43,7 @@ est = recipe.estimate_memory(params)
 units = recipe.units(params)
 unit = units[-1] if name != "pac/curves_dimension" else max(units, key=lambda u: u["side"])
 ctx = UnitContext(seed=0, unit_id="bench", profile=str(cfg.profile.name), device="cpu",
-                  data_dir=tmp / "data", cache_dir=tmp / "cache", show_progress=False)
+                  data_dir=tmp / "data", cache_dir=tmp / "cache")
 def rss():
     return int(open("/proc/self/statm").read().split()[1]) * 4096
 before = rss()

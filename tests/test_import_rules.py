@@ -4,9 +4,9 @@ Most rules are import-linter contracts in ``pyproject.toml`` (``[tool.importlint
 ``lint-imports`` checks here: dependencies point one way, from the top down (``report``, the
 rehearsal, ``runner``, ``figures``, the four paper packages, the libraries, the ground floor; no
 part imports one above it); the four paper packages never import each other; Hydra and omegaconf
-are read in ``privrepro.runner`` only; the library reaches the rehearsal only through
-:mod:`privrepro.loop_budget`, which imports nothing of ``privrepro``, and the report reads only
-``privrepro.rehearsal.summary``.
+are read in ``privrepro.runner`` only; the library reaches the rehearsal only through the loops
+a caller passes in (:mod:`privrepro.loops`, which imports nothing of ``privrepro``), and the
+report reads only ``privrepro.rehearsal.summary``.
 
 What a contract cannot state is checked below, from the source read with ``ast`` (nothing is
 imported; every import counts: at the top of a module or inside a function, ``import a.b``,
@@ -74,7 +74,7 @@ def test_each_contract_catches_a_break(tmp_path: Path) -> None:
     breaks = {
         "dp/__init__.py": "def _up() -> None:\n    import privrepro.boosting\n",
         "boosting/__init__.py": "def _across() -> None:\n    import privrepro.pac\n",
-        "loop_budget.py": "from privrepro import config\n",
+        "loops.py": "from privrepro import config\n",
         "figures/__init__.py": "import omegaconf\n",
         "report/__init__.py": "def _deep() -> None:\n    import privrepro.rehearsal.standins\n",
     }
@@ -88,7 +88,7 @@ def test_each_contract_catches_a_break(tmp_path: Path) -> None:
     for expected in (
         "privrepro.dp is not allowed to import privrepro.boosting",
         "privrepro.boosting is not allowed to import privrepro.pac",
-        "privrepro.loop_budget is not allowed to import privrepro.config",
+        "privrepro.loops is not allowed to import privrepro.config",
         "not listed as layers: - privrepro.unplaced",
         "privrepro.figures -> omegaconf",
         "privrepro.report -> privrepro.rehearsal.standins",
@@ -190,10 +190,10 @@ def test_no_recipe_imports_another_recipe() -> None:
     _check(bad, "a recipe imports another recipe")
 
 
-def test_the_library_loops_import_the_loop_budget_door() -> None:
-    # a check that could fail: the paper packages' loops do reach the door
-    users = {_part(i.importer) for i in ALL_IMPORTS if i.target == "privrepro.loop_budget"}
-    assert {"inference", "continual", "pac", "training", "figures"} <= users
+def test_the_library_loops_are_passed_loops() -> None:
+    # a check that could fail: the paper packages' loops do take privrepro.loops
+    users = {_part(i.importer) for i in ALL_IMPORTS if i.target == "privrepro.loops"}
+    assert {"inference", "boosting", "continual", "pac", "training", "dp", "figures"} <= users
 
 
 # -- circles ------------------------------------------------------------------------------------

@@ -26,10 +26,13 @@ import os
 import sys
 import time
 from collections.abc import Iterable, Iterator
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
+
+from privrepro.loops import Loops
 
 __all__ = [
     "LineProgress",
+    "ProgressLoops",
     "in_ci",
     "in_notebook",
     "progress_bar",
@@ -221,3 +224,22 @@ def progress_bar(
     return bar(
         iterable, desc=desc, total=total, unit=unit, disable=progress_disabled(enabled), **kwargs
     )
+
+
+T = TypeVar("T")
+
+
+class ProgressLoops(Loops):
+    """Loops shown as progress bars (:func:`progress_bar`; ``enabled=False`` hides them): what
+    the runner passes to a unit's loops (:mod:`privrepro.loops`)."""
+
+    def __init__(self, enabled: bool | None = None) -> None:
+        self.enabled = enabled
+
+    def __call__(self, items: Iterable[T], desc: str, total: int | None = None) -> Iterable[T]:
+        if total is None:
+            try:
+                total = len(items)  # type: ignore[arg-type]
+            except TypeError:
+                total = None
+        yield from progress_bar(items, desc=desc, total=total, enabled=self.enabled)

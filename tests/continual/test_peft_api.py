@@ -75,7 +75,7 @@ def test_all_orders_reproduce_the_run_for_its_own_order(tmp_path: Path) -> None:
         FeatureSettings(synthetic_dim=16, max_train_per_class=4, max_test_per_class=3),
         train=TrainSettings(epochs=1.0, accountant="rdp"),
         tuning=TuningSettings(enabled=False, batch_size=8.0, lr=0.01),
-        workspace=Workspace(cache_dir=tmp_path, progress=lambda it, **_: it),
+        workspace=Workspace(cache_dir=tmp_path),
     )
     orders = ensemble_all_orders(out.rows, out.logits, max_orders=3)
     assert sorted(set(orders["order"])) == ["0-1-2-3-4", "0-1-2-4-3", "0-1-3-2-4"]

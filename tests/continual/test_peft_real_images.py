@@ -37,7 +37,7 @@ NAME = "vit_tiny_patch16_224"
 
 
 def _where(tmp: Path) -> Workspace:
-    return Workspace(tmp / "data", tmp / "_cache", progress=lambda it, **_: it)
+    return Workspace(tmp / "data", tmp / "_cache")
 
 
 @pytest.fixture
@@ -243,10 +243,10 @@ def test_film_run_on_imagenet_r_images(
     assert ((aa >= 0) & (aa <= 1)).all()
 
 
-def test_head_runs_extract_features_under_the_workspaces_progress(
+def test_head_runs_extract_features_under_the_workspaces_loops(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A head run's feature extraction goes through the workspace's progress, as a cosine run's
+    """A head run's feature extraction goes through the workspace's loops, as a cosine run's
     does: a bar on a terminal, and the loop a rehearsal's cap shortens (without it a rehearsed
     head unit extracted all of CIFAR-100 through ViT-B/16 and ran out of time)."""
     import privrepro.continual.benchmarks as benchmarks
@@ -255,17 +255,21 @@ def test_head_runs_extract_features_under_the_workspaces_progress(
     seen: list[object] = []
 
     def fake(*args: object, **kwargs: object) -> tuple[ContinualData, dict[str, str]]:
-        seen.append(args[5] if len(args) > 5 else kwargs.get("progress"))
+        seen.append(args[5] if len(args) > 5 else kwargs.get("loops"))
         y = np.arange(4) % 2
         x = np.zeros((4, 3), dtype=np.float32)
         return ContinualData("cifar100", x, y, x, y, 2), {"feature_source": "backbone"}
 
     monkeypatch.setattr(benchmarks, "load_benchmark", fake)
-    ws = _where(tmp_path)
+    from dataclasses import replace
+
+    from privrepro.loops import Loops
+
+    ws = replace(_where(tmp_path), loops=Loops())  # an instance of its own, not the default
     peft_data.load_peft_data(
         PeftRun("cifar100", "peft_head", epsilon=1.0),
         FeatureSettings(source="backbone"),
         FilmSettings(),
         ws,
     )
-    assert seen == [ws.progress]
+    assert len(seen) == 1 and seen[0] is ws.loops

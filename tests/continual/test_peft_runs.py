@@ -25,7 +25,7 @@ def test_run_records_prv_within_target_and_reuses_study(tmp_path: Path):
         "features": FeatureSettings(synthetic_dim=16, max_train_per_class=3, max_test_per_class=2),
         "train": TrainSettings(epochs=4.0),
         "tuning": TuningSettings(sampler="random", n_trials=1, n_startup_trials=1),
-        "workspace": Workspace(cache_dir=tmp_path / "_cache", progress=lambda it, **_: it),
+        "workspace": Workspace(cache_dir=tmp_path / "_cache"),
         "study_tag": "tiny",
     }
     run = PeftRun("5-datasets", "peft_head", epsilon=1.0, repeat=0)

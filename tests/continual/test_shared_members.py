@@ -49,7 +49,7 @@ class _Count:
 
 
 def _run(tmp: Path, kind: str = "head", **run: object) -> pd.DataFrame:
-    ws = Workspace(cache_dir=tmp / "_cache", progress=lambda it, **_: it)
+    ws = Workspace(cache_dir=tmp / "_cache")
     spec = {"epsilon": 1.0, "nb_tasks": 3, **run}
     out = run_peft(
         PeftRun("cifar100", f"peft_{kind}", **spec),

@@ -23,7 +23,6 @@ def _ctx(tmp_path: Path) -> UnitContext:
         device="cpu",
         data_dir=tmp_path,
         cache_dir=tmp_path,
-        show_progress=False,
     )
 
 

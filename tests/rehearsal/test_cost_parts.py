@@ -13,7 +13,6 @@ import pandas as pd
 import pytest
 import torch
 
-from privrepro.figures.api import UnitContext
 from privrepro.rehearsal.cap import PARTS, LoopRecord, RehearsalCap, loop_part
 from privrepro.rehearsal.device_model import H100, DeviceModel, OperationCount
 from privrepro.rehearsal.figure_cost import UnitCost, figure_total
@@ -62,13 +61,12 @@ def test_the_h100_prices_matmuls_at_67_494_and_989_tflops_by_precision() -> None
 def test_a_cap_prices_its_units_precision(tmp_path: Path) -> None:
     """The same loop of 1024³ matmuls (compute-bound on the H100 roofline: 2.1 GFLOP against
     12.6 MB) under an ``fp32`` and a ``tf32`` cap: equal FLOPs, device times 494/67 apart."""
-    ctx = UnitContext(0, "u", "paper", "cpu", tmp_path, tmp_path, show_progress=False)
     a = torch.ones(1024, 1024)
     device_s = {}
     for precision in ("fp32", "tf32"):
         cap = RehearsalCap(items=2, precision=precision)
         with cap.active():
-            for _ in ctx.progress(range(4), desc="steps"):
+            for _ in cap(range(4), "steps"):
                 a @ a
         assert cap.predict_flops() == pytest.approx(4 * 2 * 1024**3)
         device_s[precision] = cap.records[0].device_s
@@ -93,18 +91,17 @@ def test_a_units_parts_add_up_to_its_prediction(tmp_path: Path) -> None:
     batches), then 10 tasks × (10 steps + 5 test batches), one matmul per inner item. Closed
     forms in FLOPs: tuning 20 × 13 × F, training 10 × 10 × F, evaluation 10 × 5 × F; the parts
     add up to the unit's prediction."""
-    ctx = UnitContext(0, "u", "paper", "cpu", tmp_path, tmp_path, show_progress=False)
     cap = RehearsalCap(items=2)
     with cap.active():
-        for _ in ctx.progress(range(20), desc="trials"):
-            for _ in ctx.progress(range(10), desc="dp-sgd steps"):
+        for _ in cap(range(20), "trials"):
+            for _ in cap(range(10), "dp-sgd steps"):
                 _matmul()
-            for _ in ctx.progress(range(3), desc="member logit batches"):
+            for _ in cap(range(3), "member logit batches"):
                 _matmul()
-        for _ in ctx.progress(range(10), desc="tasks"):
-            for _ in ctx.progress(range(10), desc="dp-sgd steps"):
+        for _ in cap(range(10), "tasks"):
+            for _ in cap(range(10), "dp-sgd steps"):
                 _matmul()
-            for _ in ctx.progress(range(5), desc="member logit batches"):
+            for _ in cap(range(5), "member logit batches"):
                 _matmul()
     parts = cap.predict_parts(unit_wall_s=sum(r.measured_s for r in cap.top_level()))
     assert set(parts) == set(PARTS)
@@ -266,3 +263,27 @@ def test_a_rehearsal_prices_the_precision_an_override_asks_for(tmp_path: Path) -
     plan, _ = plan_rehearsal("cl/figA1", settings)
     assert {unit_precision(u) for u in plan.units} == {"tf32"}
     assert _child_settings(settings_json(settings)) == settings
+
+
+def test_a_recipe_without_cost_hooks_gets_the_defaults_and_the_run_does_not_see_them() -> None:
+    """The hooks are an optional protocol the rehearsal reads (``cost_model_of``), not the
+    recipe contract: a recipe without them (pb Fig. 1) is priced with the defaults (one cache
+    per figure, every unit alike), and one with them (cl Fig. 2) with its own; the hooks of
+    ``CostModel`` are no attribute of ``Figure``, and ``unit_parts`` builds the defaults'
+    ``features`` part once per figure (its key the experiment)."""
+    from privrepro.figures.api import Figure
+    from privrepro.figures.cl.fig4_cosine import BlurryCosine
+    from privrepro.figures.cost_model import CostModel, cost_model_of
+    from privrepro.figures.pb.fig1 import Illustration
+    from privrepro.rehearsal.measure import unit_parts
+
+    assert not any(hasattr(Figure, h) for h in ("shared_cache_key", "cost_parts", "cost_class"))
+    plain, hooked = Illustration(), BlurryCosine()
+    assert not isinstance(plain, CostModel) and isinstance(hooked, CostModel)
+    assert cost_model_of(hooked) is hooked
+    unit = {"dataset": "cifar100", "features": {"source": "synthetic"}}
+    assert cost_model_of(plain).cost_class(unit) is None
+    assert cost_model_of(hooked).cost_class(unit) == "cifar100"  # its benchmark
+    parts = unit_parts(plain, unit, "pb/fig1")
+    assert parts["features"] == ("caches", "pb/fig1")
+    assert parts["training"] == ("training", None)

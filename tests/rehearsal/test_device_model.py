@@ -123,19 +123,17 @@ def test_a_cap_prices_on_the_device_model_it_is_given(tmp_path: object) -> None:
     67 / 15.7 apart (their FP32 peaks); the setting survives the trip to a figure's process."""
     from pathlib import Path
 
-    from privrepro.figures.api import UnitContext
     from privrepro.rehearsal.cap import RehearsalCap
     from privrepro.rehearsal.rehearse import _child_settings, settings_json
     from privrepro.rehearsal.settings import RehearsalSettings
 
     root = Path(str(tmp_path))
-    ctx = UnitContext(0, "u", "paper", "cpu", root, root, show_progress=False)
     a = torch.ones(1024, 1024)
     device_s = {}
     for gpu in (H100, V100):
         cap = RehearsalCap(items=2, gpu=gpu)
         with cap.active():
-            for _ in ctx.progress(range(4), desc="steps"):
+            for _ in cap(range(4), "steps"):
                 a @ a
         device_s[gpu.name] = cap.records[0].device_s
     assert device_s[V100.name] / device_s[H100.name] == pytest.approx(67 / 15.7, rel=1e-6)

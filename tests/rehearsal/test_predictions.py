@@ -14,8 +14,7 @@ import torch
 from torch import nn
 
 from privrepro.dp.pld import compose_every_t
-from privrepro.figures.api import UnitContext
-from privrepro.loop_budget import budgeted, item_size
+from privrepro.loops import PLAIN
 from privrepro.rehearsal.cap import LoopRecord, RehearsalCap
 from privrepro.rehearsal.device_model import H100, DeviceModel, OperationCount
 from privrepro.rehearsal.figure_cost import UnitCost, figure_total, units_to_run
@@ -26,19 +25,17 @@ from privrepro.rehearsal.summary import FILM_TUNING, gpu_totals, mark_shared_cac
 from privrepro.training.classifier import predict_logits
 
 
-def _ctx(tmp_path: Path) -> UnitContext:
-    return UnitContext(0, "u", "paper", "cpu", tmp_path, tmp_path, show_progress=False)
-
-
-def test_item_size_and_budgeted_change_nothing_without_a_budget() -> None:
-    """Without a cap every batch runs whole: the logits of 20 rows in batches of 8 are the
+def test_plain_loops_change_nothing() -> None:
+    """Under plain loops (the default) every batch runs whole: the logits of 20 rows in batches of 8 are the
     model's on all 20 rows. Compared with a tolerance, not bitwise: the BLAS may round a
     product of 8 rows differently from one of 20 (seen on some CPUs). 1e-6 is float32's
     rounding of a 3-term dot product many times over; a placeholder row (zeros) or a skipped
     batch would differ by the logits' size, O(1)."""
-    assert item_size(64) == 64
+    assert PLAIN.item_size(64) == 64 and not PLAIN.truncates
     items = range(5)
-    assert budgeted(items, "steps") is items
+    assert PLAIN(items, "steps") is items
+    rows = torch.ones(2, 3)
+    assert PLAIN.full_rows(rows, 5) is rows and PLAIN.full_list([1], 3) == [1]
     model = nn.Linear(3, 2)
     x = torch.randn(20, 3)
     with torch.no_grad():
@@ -53,7 +50,7 @@ def test_a_probed_batch_runs_a_few_rows_and_the_rest_are_placeholders() -> None:
     model, x = nn.Linear(3, 2), torch.randn(20, 3)
     cap = RehearsalCap(items=2, probe_samples=3)
     with cap.active(count_operations=False):
-        out = predict_logits(model, x, batch_size=8)
+        out = predict_logits(model, x, batch_size=8, loops=cap)
     assert out.shape == (20, 2)
     with torch.no_grad():
         torch.testing.assert_close(out[:3], model(x[:3]))
@@ -109,8 +106,8 @@ def test_a_live_probed_loop_records_its_points(tmp_path: Path) -> None:
     least the loop's total × the smaller item's time (a, b ≥ 0)."""
     cap = RehearsalCap(items=2, probe_samples=2)
     with cap.active(count_operations=False):
-        for _ in _ctx(tmp_path).progress(range(10), desc="batches"):
-            time.sleep(0.002 * item_size(50))
+        for _ in cap(range(10), "batches"):
+            time.sleep(0.002 * cap.item_size(50))
     rec = cap.records[0]
     assert [(p.run, p.full) for p in rec.points] == [(2, 50), (8, 50)]
     assert rec.predicted_s >= 10 * 2 * 0.002
@@ -122,8 +119,8 @@ def test_a_loop_without_a_bar_is_capped_and_nests() -> None:
     cap = RehearsalCap(items=2)
     seen = []
     with cap.active(count_operations=False):
-        for c in budgeted(range(4), "chunks"):
-            seen += [(c, s) for s in budgeted(range(1500), "pac training steps")]
+        for c in cap(range(4), "chunks"):
+            seen += [(c, s) for s in cap(range(1500), "pac training steps")]
     assert seen == [(0, 0), (0, 1), (1, 0), (1, 1)]
     chunks, steps = cap.records[0], cap.records[1]
     assert (chunks.depth, steps.depth, steps.total) == (0, 1, 1500)
@@ -232,7 +229,7 @@ def test_a_counted_unit_predicts_its_flops(tmp_path: Path) -> None:
     net, x = _net(), torch.randn(2, 3, 8, 8)
     cap = RehearsalCap(items=2)
     with cap.active(), torch.no_grad():
-        for _ in _ctx(tmp_path).progress(range(6), desc="batches"):
+        for _ in cap(range(6), "batches"):
             net(x)
     assert cap.records[0].flops > 0
     assert cap.predict_flops() == pytest.approx(3 * cap.records[0].flops)
@@ -366,13 +363,13 @@ def test_gpu_totals_set_film_tuning_apart() -> None:
 
 
 def test_composition_stopped_early_returns_the_t_it_reached() -> None:
-    """``compose_every_t`` under a progress wrapper that stops after T = 3: the rows of T = 1…3,
-    equal to the full run's."""
+    """``compose_every_t`` under loops that stop after T = 3: the rows of T = 1…3, equal to the
+    full run's."""
     from privrepro.dp.pld import connect_the_dots
 
     pld = connect_the_dots(0.01, -50, np.linspace(1.0, 0.0, 101) ** 2)
     full = compose_every_t([pld], 10, [1e-5])
-    short = compose_every_t([pld], 10, [1e-5], progress=lambda ts: list(ts)[:2])
+    short = compose_every_t([pld], 10, [1e-5], loops=RehearsalCap(items=2))
     assert short.shape == (3, 1)
     np.testing.assert_array_equal(short, full[:3])
 
@@ -443,7 +440,9 @@ def test_gauss_input_evaluation_is_capped_and_probed_under_a_rehearsal() -> None
     assert full[0] == pytest.approx([clean] * 3)
     cap = RehearsalCap(items=2, probe_samples=3)
     with cap.active(count_operations=False):
-        gauss_input_accuracy(model, x, y, sigmas, 3, torch.Generator().manual_seed(1), batch_size=8)
+        gauss_input_accuracy(
+            model, x, y, sigmas, 3, torch.Generator().manual_seed(1), batch_size=8, loops=cap
+        )
     draws, *batches = cap.records
     assert (draws.desc, draws.total, draws.done) == ("noise draws", 3, 2)
     assert [(b.desc, b.total, b.done) for b in batches] == [("noise batches", 3, 2)] * 2
@@ -451,12 +450,10 @@ def test_gauss_input_evaluation_is_capped_and_probed_under_a_rehearsal() -> None
 
 
 def test_a_capped_list_is_completed_with_its_last_item_only_under_a_cap() -> None:
-    from privrepro.loop_budget import full_list
-
-    assert full_list([1, 2], 4) == [1, 2]
-    with RehearsalCap().active(count_operations=False):
-        assert full_list([1, 2], 4) == [1, 2, 2, 2]
-        assert full_list([], 3) == [] and full_list([1, 2, 3], 2) == [1, 2, 3]
+    assert PLAIN.full_list([1, 2], 4) == [1, 2]
+    cap = RehearsalCap()
+    assert cap.full_list([1, 2], 4) == [1, 2, 2, 2]
+    assert cap.full_list([], 3) == [] and cap.full_list([1, 2, 3], 2) == [1, 2, 3]
 
 
 def test_member_logits_are_capped_to_full_shape_under_a_rehearsal() -> None:
@@ -472,7 +469,7 @@ def test_member_logits_are_capped_to_full_shape_under_a_rehearsal() -> None:
         torch.testing.assert_close(member_logits(member, x, batch=8), head(x))
         cap = RehearsalCap(items=2, probe_samples=3)
         with cap.active(count_operations=False):
-            out = member_logits(member, x, batch=8)
+            out = member_logits(member, x, batch=8, loops=cap)
         assert out.shape == (20, 2)
         torch.testing.assert_close(out[:3], head(x[:3]))
         torch.testing.assert_close(out[3:11], head(x[8:16]))

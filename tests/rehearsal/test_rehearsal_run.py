@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from privrepro.figures.api import UnitContext
+from privrepro.loops import PLAIN, Loops
 from privrepro.rehearsal.cap import LoopRecord, RehearsalCap
 from privrepro.rehearsal.measure import rehearse_figure
 from privrepro.rehearsal.rehearse import main, rehearse_all
@@ -20,24 +21,24 @@ from privrepro.report.rehearsal_section import rehearsal_section
 from privrepro.runner.preflight import peak_device_memory
 
 
-def _ctx(tmp_path: Path) -> UnitContext:
-    return UnitContext(0, "u", "paper", "cpu", tmp_path, tmp_path, show_progress=False)
+def _ctx(tmp_path: Path, loops: Loops = PLAIN) -> UnitContext:
+    return UnitContext(0, "u", "paper", "cpu", tmp_path, tmp_path, loops=loops)
 
 
 def test_the_cap_runs_the_first_items_of_every_loop_and_counts_the_rest(tmp_path: Path) -> None:
     cap = RehearsalCap(items=2, per_desc={"epochs": 1})
-    ctx = _ctx(tmp_path)
+    ctx = _ctx(tmp_path, cap)  # the rehearsal passes the cap as the unit's loops
     seen = []
     with cap.active(count_operations=False):
-        for e in ctx.progress(range(5), desc="epochs"):
-            seen += [(e, s) for s in ctx.progress(iter(range(100)), desc="steps", total=100)]
+        for e in ctx.loops(range(5), "epochs"):
+            seen += [(e, s) for s in ctx.loops(iter(range(100)), "steps", 100)]
     assert seen == [(0, 0), (0, 1)]
     epochs, steps = cap.records
     assert (epochs.done, epochs.total, epochs.skipped, epochs.depth) == (1, 5, 4, 0)
     assert (steps.done, steps.total, steps.skipped, steps.depth) == (2, 100, 98, 1)
     assert cap.capped
-    # outside the cap's scope the same context runs every item
-    assert len(list(ctx.progress(range(100), desc="steps"))) == 100
+    # a context with the default loops runs every item
+    assert len(list(_ctx(tmp_path).loops(range(100), "steps"))) == 100
 
 
 def test_nested_prediction_replaces_capped_inner_time_by_its_prediction() -> None:
@@ -57,7 +58,7 @@ def test_measured_rates_predict_a_sleeping_loop(tmp_path: Path) -> None:
     """A loop of 40 items of ≥ 20 ms, capped at 2: predicted ≥ 40 × 20 ms (sleep's guarantee)."""
     cap = RehearsalCap(items=2)
     with cap.active(count_operations=False):
-        for _ in _ctx(tmp_path).progress(range(40), desc="steps"):
+        for _ in cap(range(40), "steps"):
             time.sleep(0.02)
     assert cap.records[0].predicted_s >= 40 * 0.02
     assert cap.records[0].skipped == 38
@@ -140,7 +141,7 @@ def test_a_loop_left_in_the_middle_of_an_item_predicts_a_lower_bound(tmp_path: P
     the prediction is at least total × the time spent in it."""
     cap = RehearsalCap(items=2)
     with pytest.raises(RuntimeError), cap.active(count_operations=False):
-        for _ in _ctx(tmp_path).progress(range(10), desc="trainings"):
+        for _ in cap(range(10), "trainings"):
             time.sleep(0.01)
             raise RuntimeError("stopped")
     rec = cap.records[0]
@@ -151,7 +152,7 @@ def test_a_loop_left_in_the_middle_of_an_item_predicts_a_lower_bound(tmp_path: P
 def test_cache_building_loops_are_told_apart() -> None:
     """Feature extraction and pixel caches are built once for every unit and figure: the cap
     reports their predicted time apart, so the figure counts it once, not once per unit."""
-    from privrepro.loop_budget import is_cache_loop
+    from privrepro.rehearsal.cap import is_cache_loop
 
     feats = LoopRecord("features", 0, 100, done=2, measured_s=2.0)
     pixels = LoopRecord("vit-cifar100-train pixels", 0, 10, done=1, measured_s=0.5)

@@ -185,6 +185,7 @@ def test_the_library_hook_gets_dp_sgd_steps_and_tuning_trials() -> None:
     """``log_metric`` is a plain callable: no tracking package in the library."""
     import torch
 
+    from privrepro.loops import PLAIN
     from privrepro.training.dpsgd import DPSGDHyper, epsilon_log_steps, train_linear_head
     from privrepro.training.optuna_studies import open_study, run_study
 
@@ -212,7 +213,7 @@ def test_the_library_hook_gets_dp_sgd_steps_and_tuning_trials() -> None:
         study,
         lambda t: t.suggest_float("x", 0, 1),
         n_complete=3,
-        progress=False,
+        loops=PLAIN,  # no bar
         log_metric=lambda n, v, s: trials.append((n, v, s)),
     )
     values = [(s, v) for n, v, s in trials if n == "trial_value"]

@@ -114,28 +114,27 @@ def test_failing_objective_is_retried_not_counted(tmp_path: Path):
     assert len(complete_trials(study)) == 6 and calls["n"] == 8
 
 
-def test_a_progress_loop_shows_the_trials_and_a_capped_one_ends_the_study(tmp_path: Path):
-    """The bar counts the trials this call starts (total = n_complete); under the rehearsal's
+def test_loops_run_the_trials_and_a_capped_one_ends_the_study(tmp_path: Path):
+    """The loops run the trials this call starts (total = n_complete); under the rehearsal's
     cap (2 items per loop) the study returns after 2 of its 5 trials."""
-    from privrepro.figures.api import UnitContext
+    from privrepro.loops import Loops
     from privrepro.rehearsal.cap import RehearsalCap
 
     cap = RehearsalCap(items=2)
-    ctx = UnitContext(0, "u", "paper", "cpu", tmp_path, tmp_path, show_progress=False)
     study = open_study("capped", "sqlite://", sampler="random", seed=0)
-    with cap.active(count_operations=False):
-        run_study(study, _objective, n_complete=5, progress=ctx.progress)
+    run_study(study, _objective, n_complete=5, loops=cap)
     assert len(complete_trials(study)) == 2
     assert (cap.records[0].desc, cap.records[0].total, cap.records[0].skipped) == ("trials", 5, 3)
-    # without a cap the same bar runs the study to its count
-    uncapped = open_study("full", "sqlite://", sampler="random", seed=0)
+    # loops that cut nothing run the study to its count
     seen = []
-    run_study(
-        uncapped,
-        _objective,
-        n_complete=4,
-        progress=lambda it, desc, total: seen.append(total) or it,
-    )
+
+    class Totals(Loops):
+        def __call__(self, items, desc, total=None):  # type: ignore[no-untyped-def]
+            seen.append(total)
+            return items
+
+    uncapped = open_study("full", "sqlite://", sampler="random", seed=0)
+    run_study(uncapped, _objective, n_complete=4, loops=Totals())
     assert len(complete_trials(uncapped)) == 4 and seen == [4]
 
 
@@ -143,20 +142,24 @@ def test_a_progress_loop_over_trials_ends_at_n_of_n_whoever_ran_them() -> None:
     """A bar counts an item once the next is asked for: it once stopped at ``2/3 · done``."""
     import io
 
+    from privrepro.loops import Loops
     from privrepro.progress import LineProgress
 
     bars: list[LineProgress] = []
 
-    def progress(it: Any, desc: str, total: int) -> LineProgress:
-        bars.append(LineProgress(it, desc=desc, total=total, file=io.StringIO()))
-        return bars[-1]
+    class Bars(Loops):
+        def __call__(self, items: Any, desc: str, total: int | None = None) -> Any:
+            bars.append(LineProgress(items, desc=desc, total=total, file=io.StringIO()))
+            return bars[-1]
+
+    progress = Bars()
 
     study = open_study("bars", "sqlite://", sampler="random", seed=0)
     other = study.ask()  # a trial another worker ran
     study.tell(other, 0.5)
-    run_study(study, _objective, n_complete=3, progress=progress)
+    run_study(study, _objective, n_complete=3, loops=progress)
     assert len(complete_trials(study)) == 3
-    run_study(study, _objective, n_complete=3, progress=progress)  # resumed: nothing to run
+    run_study(study, _objective, n_complete=3, loops=progress)  # resumed: nothing to run
     assert len(study.trials) == 3
     assert [(b.n, b.total) for b in bars] == [(3, 3), (3, 3)]
 

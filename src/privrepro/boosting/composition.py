@@ -28,7 +28,6 @@ import numpy as np
 import pandas as pd
 
 from privrepro.boosting._checks import check_range
-from privrepro.boosting._progress import Progress, each
 from privrepro.boosting.accounting import composition_epsilon_curve
 from privrepro.boosting.batch import gaussian_epsilon_batch
 from privrepro.boosting.design import (
@@ -44,6 +43,7 @@ from privrepro.boosting.gaussian_mu import gaussian_delta_mu
 from privrepro.boosting.mechanism import BoostedMechanism
 from privrepro.config import ConfigError
 from privrepro.dp.pld import compose_every_t
+from privrepro.loops import PLAIN, Loops
 
 __all__ = ["composition_dp", "composition_rdp"]
 
@@ -59,7 +59,7 @@ def composition_dp(
     check_discretization: float = 1e-3,
     reoptimise_per_t: bool = False,
     best: bool = False,
-    progress: Progress | None = None,
+    loops: Loops = PLAIN,
 ) -> pd.DataFrame:
     """Composed ε at the setting's δ (``notion="dp"``) for T = 1 … ``t_max``.
 
@@ -106,18 +106,15 @@ def composition_dp(
     ]
     if exact:
         plds = dominating_plds(mech, d, pld_discretization, n_pairs=s.exact_pairs)
-
-        def bar(ts: range) -> object:
-            return each(ts, progress, "pb composition, exact PLD at every T")
-
-        # a progress wrapper that stops early (a loop budget) returns the first T only
-        eps = compose_every_t(plds, int(t_max), [delta], progress=bar)[:, 0]
+        # loops that stop early return the first T only
+        eps = compose_every_t(plds, int(t_max), [delta], loops=loops.labelled("pb composition,"))
+        eps = eps[:, 0]
         t_done = T[: len(eps)]
         frames.append(_curve(t_done, "pb", "exact", e0, eps, t_done * pld_discretization))
     if exact_ts:
         pld = dominating_pld_dp_accounting(mech, d, check_discretization, n_pairs=s.exact_pairs)
-        ts, vals = [], []  # the T reached, with their ε (all of exact_ts unless a cap stopped it)
-        for t in each([int(t) for t in exact_ts], progress, "pb composition, dp_accounting check"):
+        ts, vals = [], []  # the T reached, with their ε (all of exact_ts unless ``loops`` stopped)
+        for t in loops([int(t) for t in exact_ts], "pb composition, dp_accounting check"):
             composed = pld.self_compose(t) if t > 1 else pld
             ts.append(t)
             vals.append(composed.get_epsilon_for_delta(delta))
@@ -125,7 +122,7 @@ def composition_dp(
         frames.append(_curve(ts, "pb", "dp_accounting", e0, vals, bound))
     if reoptimise_per_t and exact_ts:
         ts, vals, e0s = [], [], []
-        for t in each(exact_ts, progress, "pb composition, ε₀ re-optimised per T"):
+        for t in loops(exact_ts, "pb composition, ε₀ re-optimised per T"):
             t_arr = np.array([int(t)])
 
             def objective(e: float, t_arr: np.ndarray = t_arr) -> float:
@@ -139,7 +136,7 @@ def composition_dp(
     for f in frames:
         f["q"] = mech.q
     if best:
-        b = best_composition_dp(s, int(t_max), progress=progress)
+        b = best_composition_dp(s, int(t_max), loops=loops)
         curve = _curve(b["T"], "pb", "exact_best", b["eps0"], b["epsilon"], b["error_bound"])
         frames.append(curve.assign(q=b["q"], sigma=b["sigma"], search_gap=b["search_gap"]))
     out = pd.concat(frames, ignore_index=True)

@@ -39,7 +39,6 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
 from privrepro.boosting._checks import check_choice, check_range
-from privrepro.boosting._progress import Progress, each
 from privrepro.boosting.batch import gaussian_baseline_batch, gaussian_epsilon_batch
 from privrepro.boosting.design import PBSetting, gaussian_baseline_sigma
 from privrepro.boosting.dominating import dominating_plds
@@ -48,6 +47,7 @@ from privrepro.boosting.mechanism import BoostedMechanism
 from privrepro.boosting.worst_pairs import check_query_domain
 from privrepro.config import ConfigError
 from privrepro.dp.pld import compose_every_t
+from privrepro.loops import PLAIN, Loops
 
 __all__ = [
     "BestDesign",
@@ -314,7 +314,7 @@ def best_composition_dp(
     fine: int = 17,
     coarse_interval: float = 5e-2,
     interval: float = 1e-2,
-    progress: Progress | None = None,
+    loops: Loops = PLAIN,
 ) -> pd.DataFrame:
     """For every T ≤ ``t_max``, the σ minimising the exact composed ε at the setting's δ.
 
@@ -355,10 +355,10 @@ def best_composition_dp(
     T = np.arange(1, int(t_max) + 1)
 
     def curves(us: Array, h: float, what: str) -> tuple[Array, Array]:
-        """The composed ε of each σ = σ_G e^u at every T (the σ's a progress wrapper let
-        through, at least one)."""
+        """The composed ε of each σ = σ_G e^u at every T (the σ's ``loops`` ran, at least
+        one)."""
         out = []
-        for u in each(list(us), progress, what):
+        for u in loops(list(us), what):
             mech = setting.mechanism_sigma(sigma_g * math.exp(float(u)))
             plds = dominating_plds(mech, d, h, n_pairs=setting.exact_pairs)
             out.append(compose_every_t(plds, int(t_max), [delta])[:, 0])
@@ -399,7 +399,7 @@ def _parabola_gap(u: Array, e: Array, j: Array) -> Array:
     grid points around it (0 where ``j`` is a grid end or the parabola opens downwards)."""
     n = len(u)
     cols = np.arange(e.shape[1])
-    if n < 3:  # a progress wrapper let fewer σ's through (a rehearsal's cap)
+    if n < 3:  # fewer σ's than a parabola needs (``loops`` ended the search early)
         return np.zeros(e.shape[1])
     inner = (j > 0) & (j < n - 1)
     jj = np.clip(j, 1, n - 2)

@@ -12,7 +12,6 @@ import numpy as np
 import pandas as pd
 
 from privrepro.boosting._checks import check_choice, check_range
-from privrepro.boosting._progress import Progress, each
 from privrepro.boosting.grr import (
     GRRProbabilities,
     analytic_mse,
@@ -21,6 +20,7 @@ from privrepro.boosting.grr import (
     monte_carlo_mse,
 )
 from privrepro.config import ConfigError
+from privrepro.loops import PLAIN, Loops
 
 __all__ = ["best_eps0", "grr_mse_curve"]
 
@@ -36,7 +36,7 @@ def grr_mse_curve(
     mc_repetitions: int = 0,
     mc_stride: int = 1,
     rng: np.random.Generator | None = None,
-    progress: Progress | None = None,
+    loops: Loops = PLAIN,
 ) -> pd.DataFrame:
     """MSE of eqs. (10) and (11) at ``eps0_points`` values of ε₀ evenly spaced on ``[0, ε]``.
 
@@ -71,7 +71,7 @@ def grr_mse_curve(
     eps = float(epsilon)
     grid = np.linspace(0.0, eps, int(eps0_points))
     rows = []
-    for i, e0 in enumerate(each(grid, progress, f"pb PB-GRR |S|={s}")):
+    for i, e0 in enumerate(loops(grid, f"pb PB-GRR |S|={s}")):
         g = grr_probabilities(eps, float(e0), size, s)
         if partition == "pad":
             m_cat, m_val = analytic_mse(full, cat, g)

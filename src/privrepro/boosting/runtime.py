@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 
 from privrepro.boosting._checks import check_choice, check_range
-from privrepro.boosting._progress import Progress, each
 from privrepro.boosting.design import PBSetting, gaussian_baseline_sigma, optimise_eps0
 from privrepro.boosting.mechanism import BoostedMechanism
+from privrepro.loops import PLAIN, Loops
 
 __all__ = ["sampler_runtime"]
 
@@ -32,7 +32,7 @@ def sampler_runtime(
     samples: int = 10_000,
     iterations: int = 100,
     samplers: Sequence[str] = ("rejection", "mixture"),
-    progress: Progress | None = None,
+    loops: Loops = PLAIN,
 ) -> pd.DataFrame:
     """Time ``iterations`` calls of ``samples`` draws, per region size, PB-DP and Gaussian.
 
@@ -51,7 +51,7 @@ def sampler_runtime(
         check_choice("samplers", name, ("rejection", "mixture"))
     n, iters = int(samples), int(iterations)
     rows = []
-    for size in each(sizes, progress, "pb sampler runtime"):
+    for size in loops(sizes, "pb sampler runtime"):
         s = replace(setting, size=float(size))
         eps0 = optimise_eps0(s).eps0
         mech = s.mechanism(eps0)

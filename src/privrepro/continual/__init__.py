@@ -10,7 +10,7 @@ Entry points (re-exported here; see ``docs/cl.md`` and ``docs/cl-peft.md``):
   as tidy rows (:class:`PeftRun` and the settings groups :class:`FeatureSettings`,
   :class:`FilmSettings`, :class:`TrainSettings`, :class:`TuningSettings`).
 * :func:`median_min_max`, :func:`final_metrics` — the paper's summaries over repeats.
-* :class:`Workspace` — data root, caches, device and progress bars, made once, passed to runs.
+* :class:`Workspace` — data root, caches, device and loops, made once, passed to runs.
 
 Building blocks: :mod:`.benchmarks` (:func:`load_benchmark`, :class:`FeatureSpec`,
 :func:`make_scenario`), :mod:`.scenarios` (class-incremental splits through continuum),

@@ -11,8 +11,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import torch
@@ -21,6 +20,7 @@ from torch import nn
 
 from privrepro.config import ConfigError
 from privrepro.continual.peft.members import Member, train_member
+from privrepro.loops import PLAIN, Loops
 from privrepro.metrics import MetricLogger, prefixed
 from privrepro.training.dpsgd import DPSGDHyper
 from privrepro.training.rows import Rows
@@ -37,7 +37,7 @@ def iter_naive(
     generator: torch.Generator,
     backbone: nn.Module | None = None,
     physical_batch: int = 256,
-    progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+    loops: Loops = PLAIN,
     log_metric: MetricLogger | None = None,
     precision: str = "fp32",
     engine: str = "auto",
@@ -60,7 +60,7 @@ def iter_naive(
             backbone=backbone,
             init=model,
             physical_batch=physical_batch,
-            progress=progress,
+            loops=loops,
             log_metric=prefixed(log_metric, f"task{t}/"),
             precision=precision,
             engine=engine,
@@ -79,7 +79,7 @@ def train_non_cl(
     generator: torch.Generator,
     backbone: nn.Module | None = None,
     physical_batch: int = 256,
-    progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+    loops: Loops = PLAIN,
     log_metric: MetricLogger | None = None,
     precision: str = "fp32",
     engine: str = "auto",
@@ -95,7 +95,7 @@ def train_non_cl(
         backbone=backbone,
         physical_batch=physical_batch,
         composition="single",
-        progress=progress,
+        loops=loops,
         log_metric=log_metric,
         precision=precision,
         engine=engine,

@@ -15,7 +15,7 @@ features for ``cifar100``, ``imagenet-r`` or ``5-datasets`` from one of three so
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from pathlib import Path
@@ -39,6 +39,7 @@ from privrepro.continual.scenarios import (
     split_imagenet_r,
 )
 from privrepro.continual.synthetic_features import synthetic_benchmark
+from privrepro.loops import PLAIN, Loops
 from privrepro.training.precision import PRECISIONS
 
 __all__ = [
@@ -269,7 +270,7 @@ def _backbone_features(
     data_dir: Path,
     cache_dir: Path,
     device: str,
-    progress: Callable[..., Iterable[Any]] | None,
+    loops: Loops,
 ) -> tuple[ContinualData, dict[str, Any]]:
     model_box: list[Any] = []
 
@@ -291,7 +292,7 @@ def _backbone_features(
         def compute() -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
             ds = part.load()
             x = extract_features(
-                model(), ds.x, spec.batch_size, device, progress=progress, precision=spec.precision
+                model(), ds.x, spec.batch_size, device, loops=loops, precision=spec.precision
             )
             return x, ds.y, {**expect, "n": len(ds.y)}
 
@@ -401,7 +402,7 @@ def load_benchmark(
     data_dir: str | Path = "data",
     cache_dir: str | Path = "experiments/_cache",
     device: str = "cpu",
-    progress: Callable[..., Iterable[Any]] | None = None,
+    loops: Loops = PLAIN,
 ) -> tuple[ContinualData, dict[str, Any]]:
     """The benchmark's features and a provenance dict (source, backbone, weights, cache files).
 
@@ -422,9 +423,7 @@ def load_benchmark(
     if spec.source == "tiny-vit":
         return _tiny_vit_features(benchmark, spec, Path(cache_dir), device)
     if spec.source == "backbone":
-        return _backbone_features(
-            benchmark, spec, Path(data_dir), Path(cache_dir), device, progress
-        )
+        return _backbone_features(benchmark, spec, Path(data_dir), Path(cache_dir), device, loops)
     raise ConfigError("source", spec.source, f"must be one of {list(FEATURE_SOURCES)}")
 
 

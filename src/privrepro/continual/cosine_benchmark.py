@@ -144,7 +144,7 @@ def load_features(
     them once and pass them to several :func:`run_cosine_benchmark` calls."""
     ws = workspace or Workspace()
     spec = features or FeatureSpec()
-    return load_benchmark(benchmark, spec, ws.data_dir, ws.cache_dir, ws.device, ws.progress)
+    return load_benchmark(benchmark, spec, ws.data_dir, ws.cache_dir, ws.device, ws.loops)
 
 
 def _stream(rng: np.random.Generator | None, seed: int, benchmark: str, name: str) -> Any:
@@ -190,7 +190,7 @@ def run_cosine_benchmark(
         seed: names the class-order and noise streams unless ``scenario_rng`` / ``noise_rng``
             are given.
         workspace: where real data and the feature cache live, the device of feature
-            extraction and its progress bar (:class:`~.workspace.Workspace`).
+            extraction and its loops (:class:`~.workspace.Workspace`).
     """
     sigma = noise_std(epsilon, delta)  # checks ε and δ before anything is loaded
     if isinstance(features, ContinualData):

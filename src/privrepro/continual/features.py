@@ -21,7 +21,7 @@ import io
 import json
 import logging
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ import numpy as np
 
 from privrepro.bounded_read import parse_json, regular_file
 from privrepro.data.provenance import is_rehearsal_root
-from privrepro.loop_budget import full_rows, item_size
+from privrepro.loops import PLAIN, Loops
 from privrepro.store.atomic import atomic_write_bytes
 
 __all__ = [
@@ -174,7 +174,7 @@ def extract_features(
     batch_size: int = 64,
     device: str = "cpu",
     transform: Callable[[Any], Any] | None = None,
-    progress: Callable[[Iterable[Any], str, int], Iterable[Any]] | None = None,
+    loops: Loops = PLAIN,
     precision: str = "fp32",
 ) -> np.ndarray:
     """The backbone's features of every image, ``float32 [N, K]``.
@@ -182,7 +182,8 @@ def extract_features(
     ``images``: uint8 arrays (``[N, H, W]`` grey, ``[N, H, W, 3]`` colour) or file paths; each is
     converted to RGB and passed through ``transform`` (default: :func:`backbone_transform`).
     ``precision``: the backbone's arithmetic (``"fp32"``, ``"tf32"``, ``"bf16"`` autocast;
-    :mod:`privrepro.training.precision`); the features are returned in float32.
+    :mod:`privrepro.training.precision`); the features are returned in float32. ``loops`` runs
+    the batches (``"features"``; :mod:`privrepro.loops`), each whole unless it sizes them.
     """
     import torch
 
@@ -191,18 +192,17 @@ def extract_features(
     tf = transform or backbone_transform(model)
     model = model.to(device)
     out: list[np.ndarray] = []
-    batches: Iterable[slice] = _batches(len(images), batch_size)
-    if progress is not None:
-        batches = progress(batches, "features", (len(images) + batch_size - 1) // batch_size)
+    batches = loops(
+        _batches(len(images), batch_size), "features", (len(images) + batch_size - 1) // batch_size
+    )
     with torch.no_grad(), compute_precision(precision, device):
         for sl in batches:
-            if progress is not None:  # the whole batch, unless a loop budget sizes it
-                sl = slice(sl.start, sl.start + item_size(sl.stop - sl.start, host_per_sample=True))
+            sl = slice(sl.start, sl.start + loops.item_size(sl.stop - sl.start, True))
             xb = torch.stack([tf(_to_pil(im)) for im in images[sl]]).to(device)
             out.append(model(xb).float().cpu().numpy())
     dim = int(getattr(model, "num_features", 0))
     feats = np.concatenate(out).astype(np.float32) if out else np.zeros((0, dim), np.float32)
-    return full_rows(feats, len(images))  # unchanged, unless a loop budget cut the loop
+    return loops.full_rows(feats, len(images))  # unchanged, unless ``loops`` cut the loop
 
 
 def _safe(text: str) -> str:

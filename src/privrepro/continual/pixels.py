@@ -36,6 +36,7 @@ from torch import Tensor
 
 from privrepro.bounded_read import regular_file
 from privrepro.config import ConfigError
+from privrepro.loops import PLAIN, Loops
 from privrepro.store.atomic import fsync_dir
 
 __all__ = [
@@ -120,7 +121,7 @@ def cached_pixels(
     images: Callable[[], Sequence[Any]],
     pt: PixelTransform,
     chunk: int = 512,
-    progress: Callable[..., Iterable[Any]] | None = None,
+    loops: Loops = PLAIN,
 ) -> np.ndarray:
     """The memory-mapped pixel array at ``path``; written first from ``images()`` if absent.
 
@@ -138,10 +139,7 @@ def cached_pixels(
         tmp = path.with_name(f"{path.stem}.tmp-{os.getpid()}.npy")
         try:
             out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.uint8, shape=shape)
-            starts: Iterable[int] = range(0, n, chunk)
-            if progress is not None:
-                starts = progress(starts, desc=f"{path.stem} pixels", total=-(-n // chunk))
-            for a in starts:
+            for a in loops(range(0, n, chunk), f"{path.stem} pixels", -(-n // chunk)):
                 out[a : a + chunk] = pixels_of(ims[a : a + chunk], pt)
             out.flush()
             del out

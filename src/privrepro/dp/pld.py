@@ -22,6 +22,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from privrepro.config import ConfigError
 from privrepro.dp.checks import check_range
+from privrepro.loops import PLAIN, Loops
 
 __all__ = [
     "DiscretePLD",
@@ -114,7 +115,7 @@ def compose_every_t(
     t_max: int,
     deltas: ArrayLike,
     tail_mass: float = 1e-15,
-    progress: Callable[[range], object] | None = None,
+    loops: Loops = PLAIN,
 ) -> NDArray[np.float64]:
     """ε at each δ of the T-fold composition, for every T = 1 … ``t_max``, in one pass.
 
@@ -125,12 +126,12 @@ def compose_every_t(
         tail_mass: the mass cut from each tail after each convolution (pessimistically: the
             lower tail moved up to the window, the upper tail to ``+∞``); adds at most
             ``2·T·tail_mass`` to δ.
-        progress: optional wrapper of the T iterator (a progress bar). A wrapper that stops
-            early (a loop budget, :mod:`privrepro.loop_budget`) shortens the result to the T it let through.
+        loops: runs the loop over T (``"exact PLD at every T"``; :mod:`privrepro.loops`);
+            loops that stop early shorten the result to the T they ran.
 
     Returns:
         ``[t_max, len(deltas)]`` upper bounds on the composed ε (module docstring: error); fewer
-        rows (T = 1 … the last T reached) when ``progress`` stopped the loop early.
+        rows (T = 1 … the last T reached) when ``loops`` stopped the loop early.
     """
     check_range("t_max", t_max, ge=1)
     check_range("tail_mass", tail_mass, ge=0, lt=1)
@@ -143,7 +144,7 @@ def compose_every_t(
     out = np.full((int(t_max), len(d)), -np.inf)
     reached = int(t_max)
     for pld in _merge_close(list(plds)):
-        one = _compose_one(pld, int(t_max), d, tail_mass, progress)
+        one = _compose_one(pld, int(t_max), d, tail_mass, loops)
         reached = min(reached, len(one))
         out[: len(one)] = np.maximum(out[: len(one)], one)
     return out[:reached]
@@ -195,7 +196,7 @@ def _compose_one(
     t_max: int,
     deltas: NDArray[np.float64],
     tail_mass: float,
-    progress: Callable[[range], object] | None,
+    loops: Loops,
 ) -> NDArray[np.float64]:
     from scipy import fft
 
@@ -205,10 +206,8 @@ def _compose_one(
     probs, offset, inf = _cut_tails(base.copy(), pld.offset, base_inf, tail_mass)
     out = np.empty((t_max, len(deltas)))
     out[0] = _epsilon_for_delta(probs, offset, pld.interval, inf, deltas)
-    steps = range(2, t_max + 1)
-    it = progress(steps) if progress is not None else steps
     reached = 1
-    for t in it:  # type: ignore[attr-defined]
+    for t in loops(range(2, t_max + 1), "exact PLD at every T", t_max - 1):
         reached = t
         n = len(probs) + len(base) - 1
         size = fft.next_fast_len(n, real=True)

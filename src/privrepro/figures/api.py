@@ -8,7 +8,7 @@ A figure (or table) of a paper is a :class:`Figure` subclass with three pure ste
     its folder in the run store, so two units with the same dict are the same computation.
 ``compute(unit, ctx)``
     Compute one unit and return its rows as a tidy :class:`pandas.DataFrame`. Randomness comes
-    only from ``ctx.rng(name)`` / ``ctx.torch_generator(name)``; progress from ``ctx.progress``.
+    only from ``ctx.rng(name)`` / ``ctx.torch_generator(name)``; long loops through ``ctx.loops``.
 ``plot(table, params)``
     Draw the figure from the gathered table of all units; never recompute.
 
@@ -33,7 +33,7 @@ import itertools
 import logging
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar, get_args, get_origin
@@ -43,13 +43,12 @@ import pandas as pd
 
 from privrepro.config.validation import ConfigError, param
 from privrepro.data.provenance import UNDECLARED, DataSource
-from privrepro.loop_budget import budgeted
+from privrepro.loops import PLAIN, Loops
 from privrepro.metrics import MetricLogger
 from privrepro.seeding import numpy_stream, torch_stream
 
 __all__ = [
     "MAX_UNITS",
-    "CostPart",
     "Figure",
     "MemoryEstimate",
     "PaperValue",
@@ -69,7 +68,7 @@ P = TypeVar("P")
 
 @dataclass
 class UnitContext:
-    """What a unit's computation may use: seeded streams, device, paths, log and progress.
+    """What a unit's computation may use: seeded streams, device, paths, log, loops.
 
     Attributes:
         seed: the run's root seed (``seed=`` on the command line).
@@ -81,7 +80,8 @@ class UnitContext:
         cache_dir: a folder shared by all units of all figures for expensive reusable artefacts
             (feature caches, trained base models), keyed by the caller.
         log: the unit's logger; its records go to the unit's ``log.txt``.
-        show_progress: draw progress bars (on a terminal, outside CI).
+        loops: how the unit's long loops run (:mod:`privrepro.loops`): plain iteration by
+            default; the runner passes progress bars.
         metrics: ``log(name, value, step)`` for the unit's per-step metrics
             (:mod:`privrepro.metrics`; the ``tracking`` switch), or ``None``.
     """
@@ -93,7 +93,7 @@ class UnitContext:
     data_dir: Path
     cache_dir: Path
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("privrepro.unit"))
-    show_progress: bool = True
+    loops: Loops = PLAIN
     metrics: MetricLogger | None = None
 
     def rng(self, stream: str) -> np.random.Generator:
@@ -103,38 +103,6 @@ class UnitContext:
     def torch_generator(self, stream: str, device: str | None = None) -> Any:
         """An independent ``torch.Generator`` for the named stream, on ``device`` (default: ours)."""
         return torch_stream(self.seed, self.unit_id, stream, device=device or self.device)
-
-    def progress(
-        self, iterable: Iterable[Any], desc: str, total: int | None = None
-    ) -> Iterator[Any]:
-        """Wrap a long loop in a progress bar with an ETA (shown on a terminal, silent in CI
-        logs); under a loop budget (:mod:`privrepro.loop_budget`), only the items it allows
-        run."""
-        from privrepro.progress import progress_bar
-
-        if total is None:
-            try:
-                total = len(iterable)  # type: ignore[arg-type]
-            except TypeError:
-                total = None
-        iterable = budgeted(iterable, desc, total)
-        yield from progress_bar(iterable, desc=desc, total=total, enabled=self.show_progress)
-
-
-@dataclass(frozen=True)
-class CostPart:
-    """A part of a unit's work as a cost model prices it (:meth:`Figure.cost_parts`).
-
-    Attributes:
-        name: what the part is called in a cost report (``FiLM tuning``, ``features``).
-        key: what the part computes, when other units or figures compute the very same thing
-            (a cache, a tuning study, an ensemble's members): units whose parts have equal
-            names and keys compute it once over every figure of the run. ``None``: every unit
-            computes its own.
-    """
-
-    name: str
-    key: Any = None
 
 
 @dataclass(frozen=True)
@@ -274,30 +242,6 @@ class Figure(ABC, Generic[P]):
         """The predicted peak memory of ``unit`` on the device it computes on (a GPU's memory,
         or the host's on a CPU); ``None``: small. With ``budget`` (bytes) and a peak above it,
         ``detail`` names the settings under which the unit would fit."""
-        return None
-
-    def shared_cache_key(self, unit: Mapping[str, Any]) -> Any:
-        """What identifies the cache a unit builds and other units reuse (cl's features, ip's
-        base model; its loops are labelled as :func:`privrepro.loop_budget.is_cache_loop` says):
-        units with equal keys share it, in this figure and in any other figure of the same run
-        (the key must then name what the cache holds, not the figure). A cost model counts each
-        cache once per distinct key (``None``, the default: once per figure, shared with no
-        other figure)."""
-        return None
-
-    def cost_parts(self, unit: Mapping[str, Any]) -> Mapping[str, CostPart]:
-        """The parts of a unit's work a cost model prices apart, by the part a rehearsal
-        measures (``features``: loops that build a shared cache; ``tuning``: an Optuna study's
-        trials; ``training``; ``evaluation``: test-set predictions), each with its report name
-        and what it shares (:class:`CostPart`). A part not named is priced per unit under its
-        measured name. The default: the cache of :meth:`shared_cache_key` (``caches``; ``None``:
-        once per figure)."""
-        return {"features": CostPart("caches", self.shared_cache_key(unit))}
-
-    def cost_class(self, unit: Mapping[str, Any]) -> Any:
-        """Units with equal classes cost alike: a cost model may measure one unit of each
-        class and predict the others of its class from it (``None``, the default: every unit
-        alike, such as the points of a sweep; ip: the series group, whose stages differ)."""
         return None
 
 

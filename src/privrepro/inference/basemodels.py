@@ -29,6 +29,7 @@ from torch import Tensor
 from privrepro.bounded_read import CACHE_JSON_BYTES, read_bytes, read_json
 from privrepro.inference.data import ImageData
 from privrepro.inference.networks import ArchSpec, NormalizedNet, build_network
+from privrepro.loops import PLAIN, Loops
 from privrepro.seeding import torch_stream
 from privrepro.store.atomic import atomic_write_bytes, atomic_write_text
 from privrepro.training.classifier import (
@@ -159,11 +160,13 @@ def get_base_model(
     seed: int,
     device: str = "cpu",
     log: Any = None,
-    progress: Any = None,
+    loops: Loops = PLAIN,
 ) -> BaseModel:
     """Load the cached base model of ``spec``, or build it (checkpoint or training) and cache it.
 
     The training stream is ``(seed, "ip-base", key)``: figures share the model whatever unit asks.
+    ``loops`` runs the training's and the test predictions' loops (:mod:`privrepro.loops`; the
+    training's labelled ``base model <desc>``).
     """
     from filelock import FileLock
 
@@ -195,11 +198,11 @@ def get_base_model(
                 gen,
                 device,
                 loss_fn=loss,
-                progress=_labelled(progress, "base model"),
+                loops=loops.labelled("base model"),
             )
             history = {"train_loss": res.train_loss}
         model.to(device).eval()
-        logits = predict_logits(model, data.x_test, device=device)
+        logits = predict_logits(model, data.x_test, device=device, loops=loops)
         acc = float((logits.argmax(1) == data.y_test).float().mean())
         if log is not None:
             log.info(
@@ -280,11 +283,3 @@ def _cached_base(folder: Path, model: torch.nn.Module, n_test: int) -> tuple[Ten
         set_aside(folder, _CACHED, "model.pt does not load")
         return None
     return logits, accuracy
-
-
-def _labelled(progress: Any, prefix: str) -> Any:
-    """``progress`` with its loops labelled ``<prefix> <desc>`` (``base model <desc>``:
-    a cache-building loop, :func:`privrepro.loop_budget.is_cache_loop`)."""
-    if progress is None:
-        return None
-    return lambda it, desc: progress(it, f"{prefix} {desc}")

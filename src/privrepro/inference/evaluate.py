@@ -14,9 +14,8 @@ says, and neighbouring grid points are compared on equal noise.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import torch
@@ -25,12 +24,9 @@ from torch import Tensor, nn
 
 from privrepro.config.validation import ConfigError
 from privrepro.inference.calibration import MODES
-from privrepro.loop_budget import budgeted, item_size
+from privrepro.loops import PLAIN, Loops
 
 __all__ = ["Evaluation", "draw_seeds", "gauss_input_accuracy", "gauss_output_accuracy"]
-
-Progress = Callable[[Iterable[Any], str], Iterable[Any]]
-"""Wraps a long loop in a progress bar: ``progress(iterable, description)``."""
 
 
 @dataclass(frozen=True)
@@ -44,7 +40,7 @@ class Evaluation:
         n_draws: noise draws per point (the paper's captions: 15 tests).
         batch_size: images per forward pass (Gauss-Input, fine-tuning selection).
         device: where the models run (``"cpu"``, ``"cuda"``).
-        progress: optional progress bar for the long loops.
+        loops: runs the long loops (:mod:`privrepro.loops`; plain iteration by default).
     """
 
     delta: float = 1e-5
@@ -52,7 +48,7 @@ class Evaluation:
     n_draws: int = 15
     batch_size: int = 500
     device: str = "cpu"
-    progress: Progress | None = None
+    loops: Loops = PLAIN
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -163,7 +159,7 @@ def gauss_input_accuracy(
     noise_space: str = "pixel",
     batch_size: int = 500,
     device: str = "cpu",
-    progress: Callable[[Iterable[Any], str], Iterable[Any]] | None = None,
+    loops: Loops = PLAIN,
 ) -> NDArray[np.float64]:
     """Accuracy of C(x + Z), Z ~ N(0, σ²), for each σ and draw: ``[len(sigmas), n_draws]``.
 
@@ -174,6 +170,7 @@ def gauss_input_accuracy(
         noise_space: ``"pixel"`` (the radius α is measured on the images) or ``"normalized"``
             (on the normalised tensor, as the ip notebooks do for ResNet-18).
         batch_size: images per forward pass.
+        loops: runs the draws and their batches (:mod:`privrepro.loops`).
     """
     from privrepro.inference.networks import NormalizedNet
 
@@ -194,15 +191,11 @@ def gauss_input_accuracy(
             raise ConfigError("noise_space", noise_space, "'normalized' needs a NormalizedNet")
         body, scale, prep = model, torch.ones(1, device=device), (lambda t: t)
     correct = np.zeros((len(uniq), n_draws))
-    draws: Iterable[Any] = list(enumerate(draw_seeds(generator, n_draws)))
-    draws = (
-        progress(draws, "noise draws") if progress is not None else budgeted(draws, "noise draws")
-    )
-    for d, seed in draws:
+    for d, seed in loops(list(enumerate(draw_seeds(generator, n_draws))), "noise draws"):
         g = torch.Generator(device=device).manual_seed(seed)
-        # every batch, unless a loop budget shortens the loop and sizes its batches
-        for start in budgeted(range(0, len(images), batch_size), "noise batches"):
-            stop = start + item_size(min(batch_size, len(images) - start))
+        # every batch, unless ``loops`` shortens the loop and sizes its batches
+        for start in loops(range(0, len(images), batch_size), "noise batches"):
+            stop = start + loops.item_size(min(batch_size, len(images) - start))
             xb = prep(images[start:stop].to(device))
             yb = labels[start:stop].to(device)
             z = torch.randn(xb.shape, generator=g, dtype=xb.dtype, device=device) * scale

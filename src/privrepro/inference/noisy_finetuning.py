@@ -21,10 +21,10 @@ Two modes (the note, "[REPO] protocol"):
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -36,7 +36,7 @@ from privrepro.inference.calibration import MODES, gauss_input_sigma
 from privrepro.inference.data import ImageData
 from privrepro.inference.evaluate import Evaluation, gauss_input_accuracy
 from privrepro.inference.networks import NormalizedNet
-from privrepro.loop_budget import budget_active, budgeted, item_size
+from privrepro.loops import PLAIN, Loops
 from privrepro.seeding import torch_stream
 from privrepro.training.classifier import TrainConfig, train_classifier
 
@@ -83,12 +83,13 @@ def fine_tune_noisy(
     cfg: TrainConfig,
     generator: torch.Generator,
     device: str = "cpu",
-    progress: Callable[[Iterable[Any], str], Iterable[Any]] | None = None,
+    loops: Loops = PLAIN,
 ) -> tuple[NormalizedNet, list[float]]:
     """A copy of ``base`` fine-tuned on noisy + clean batches; returns it and its val losses.
 
     In ``repo_compat`` mode ``cfg.update_parameters`` is forced off (statistics only), as the
-    notebooks' detached optimiser did; the validation noise is drawn once, as there.
+    notebooks' detached optimiser did; the validation noise is drawn once, as there. ``loops``
+    runs the epochs, batches and validation batches (:mod:`privrepro.loops`).
     """
     space = noise_space_of(mode)
     model = copy.deepcopy(base).cpu()
@@ -105,9 +106,9 @@ def fine_tune_noisy(
     def val_loss(m: torch.nn.Module) -> float:
         m.eval()
         total = 0.0
-        # every batch, unless a loop budget shortens the loop and sizes its batches
-        for i in budgeted(range(0, len(x_val_noisy), 500), "validation batches"):
-            j = i + item_size(min(500, len(x_val_noisy) - i))
+        # every batch, unless ``loops`` shortens the loop and sizes its batches
+        for i in loops(range(0, len(x_val_noisy), 500), "validation batches"):
+            j = i + loops.item_size(min(500, len(x_val_noisy) - i))
             logits = m(x_val_noisy[i:j].to(device))
             total += float(F.cross_entropy(logits, y_val[i:j].to(device), reduction="sum"))
         m.train()
@@ -122,7 +123,7 @@ def fine_tune_noisy(
         device,
         batch_transform=both,
         val_loss=val_loss,
-        progress=progress,
+        loops=loops,
     )
     model.eval()
     return model, res.val_loss
@@ -140,6 +141,7 @@ def select_tuned(
     generator_for: Callable[[str], torch.Generator],
     device: str = "cpu",
     batch_size: int = 500,
+    loops: Loops = PLAIN,
 ) -> tuple[np.ndarray, np.ndarray]:
     """For each σ: the index of the chosen tuned model and its per-draw test accuracy.
 
@@ -147,7 +149,8 @@ def select_tuned(
     models on the test set). ``corrected``: the model with the highest mean validation accuracy,
     reported on the test set. Returns ``(chosen [S], accuracy [S, n_draws])``.
     ``generator_for(name)`` gives the seeded generator of a named stream; every model sees the
-    same test noise (stream ``"tune-test"``) so their comparison is on equal draws.
+    same test noise (stream ``"tune-test"``) so their comparison is on equal draws. ``loops``
+    runs the models' evaluations (:mod:`privrepro.loops`).
     """
     space = noise_space_of(mode)
 
@@ -162,10 +165,11 @@ def select_tuned(
             space,
             batch_size,
             device,
+            loops,
         )
 
     if mode == "repo_compat":
-        tests = np.stack([test_acc(m) for m in budgeted(models, "tuned model tests")])  # [M, S, D]
+        tests = np.stack([test_acc(m) for m in loops(models, "tuned model tests")])  # [M, S, D]
         chosen = tests.mean(2).argmax(0)
         return chosen, tests[chosen, np.arange(len(sigmas))]
     vals = np.stack(
@@ -180,10 +184,9 @@ def select_tuned(
                 space,
                 batch_size,
                 device,
+                loops,
             )
-            for m in budgeted(
-                models, "tuned model validations"
-            )  # all, unless a loop budget shortens it
+            for m in loops(models, "tuned model validations")  # all, unless ``loops`` cuts it
         ]
     )
     chosen = vals.mean(2).argmax(0)
@@ -238,7 +241,7 @@ def tuned_family(
     cfg = TrainConfig(epochs=grid.epochs, batch_size=grid.batch_size, lr=grid.lr)
     points = [(et, et * m) for et in grid.eps_targets for m in grid.multipliers]
     out = []
-    for eps_t, eps_tr in ev.progress(points, f"tuned models ({mode})") if ev.progress else points:
+    for eps_t, eps_tr in ev.loops(points, f"tuned models ({mode})"):
         key = spec_key(
             base.spec,
             seed,
@@ -270,12 +273,12 @@ def tuned_family(
                     cfg,
                     gen,
                     device,
-                    progress=ev.progress,
+                    loops=ev.loops,
                 )
                 save_state(model, folder / "model.pt")
         out.append(TunedModel(eps_t, eps_tr, model.to(device).eval()))
-    if out and len(out) < len(points) and budget_active():
-        # a loop budget shortened the loop: the models it did not tune are the tuned ones again
+    if out and len(out) < len(points) and ev.loops.truncates:
+        # ``ev.loops`` shortened the loop: the models it did not tune are the tuned ones again
         # (placeholders), so that the selection after it runs over the full family
         out += [
             TunedModel(et, etr, out[i % len(out)].model)

@@ -168,7 +168,7 @@ def gauss_input_sweep(
         noise_space,
         ev.batch_size,
         ev.device,
-        ev.progress,
+        ev.loops,
     )
     return accuracy_rows(points, cals, acc, series, ev.mode, 1.0, dataset, noise_space, extra)
 
@@ -204,6 +204,7 @@ def tuned_sweep(
         generator_for,
         ev.device,
         ev.batch_size,
+        ev.loops,
     )
     selection = "test set" if ev.mode == "repo_compat" else "validation split"
     extra = {

@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from privrepro.config.validation import ConfigError
-from privrepro.loop_budget import budgeted
+from privrepro.loops import PLAIN, Loops
 
 __all__ = [
     "local_publishing_samples",
@@ -26,13 +26,11 @@ __all__ = [
 ]
 
 
-def _gram(x: NDArray[np.floating], chunk: int = 8192) -> NDArray[np.float64]:
+def _gram(x: NDArray[np.floating], loops: Loops, chunk: int = 8192) -> NDArray[np.float64]:
     """``x^T x`` in float64, accumulated over row chunks (a 60,000 x 3,072 pool in ~1.5 GB less)."""
     d = x.shape[1]
     g = np.zeros((d, d))
-    for s in budgeted(
-        range(0, x.shape[0], chunk), "gram chunks"
-    ):  # all, unless a loop budget shortens it
+    for s in loops(range(0, x.shape[0], chunk), "gram chunks"):  # all, unless ``loops`` cuts it
         block = np.asarray(x[s : s + chunk], dtype=np.float64)
         g += block.T @ block
     return g
@@ -45,11 +43,14 @@ def local_publishing_samples(
     return np.asarray(pool[rng.integers(0, pool.shape[0], size=m)], dtype=np.float64)
 
 
-def local_publishing_spectrum(pool: NDArray[np.floating]) -> NDArray[np.float64]:
-    """Eigenvalues (descending) of the pool covariance (divisor N): exact ``Sigma_M`` of Ex. 2."""
+def local_publishing_spectrum(
+    pool: NDArray[np.floating], loops: Loops = PLAIN
+) -> NDArray[np.float64]:
+    """Eigenvalues (descending) of the pool covariance (divisor N): exact ``Sigma_M`` of Ex. 2
+    (``loops``: the Gram matrix's row chunks, :mod:`privrepro.loops`)."""
     n = pool.shape[0]
     mean = np.asarray(pool, dtype=np.float64).mean(axis=0)
-    cov = _gram(pool) / n - np.outer(mean, mean)
+    cov = _gram(pool, loops) / n - np.outer(mean, mean)
     return np.clip(np.linalg.eigvalsh(cov)[::-1], 0.0, None)
 
 
@@ -59,27 +60,27 @@ def poisson_mean_samples(
     rng: np.random.Generator,
     inclusion: float = 0.5,
     chunk: int = 256,
+    loops: Loops = PLAIN,
 ) -> NDArray[np.float64]:
-    """``m`` outputs of Example 3's ``sum(X) / (p N)`` with Poisson(``p``) membership."""
+    """``m`` outputs of Example 3's ``sum(X) / (p N)`` with Poisson(``p``) membership
+    (``loops``: their chunks, :mod:`privrepro.loops`)."""
     n = pool.shape[0]
     x = np.asarray(pool, dtype=np.float64)
     out = []
-    for s in budgeted(
-        range(0, m, chunk), "sampling chunks"
-    ):  # all, unless a loop budget shortens it
+    for s in loops(range(0, m, chunk), "sampling chunks"):  # all, unless ``loops`` cuts it
         masks = rng.random((min(chunk, m - s), n)) < inclusion
         out.append(masks.astype(np.float64) @ x / (inclusion * n))
     return np.concatenate(out)
 
 
 def poisson_mean_spectrum(
-    pool: NDArray[np.floating], inclusion: float = 0.5
+    pool: NDArray[np.floating], inclusion: float = 0.5, loops: Loops = PLAIN
 ) -> NDArray[np.float64]:
     """Exact ``Sigma_M`` eigenvalues of Example 3: ``p(1-p) / (pN)^2 * sum_i u_i u_i^T``
     (an *uncentred* second moment: membership indicators are independent Bernoulli(p))."""
     n = pool.shape[0]
     scale = inclusion * (1.0 - inclusion) / (inclusion * n) ** 2
-    return np.clip(np.linalg.eigvalsh(scale * _gram(pool))[::-1], 0.0, None)
+    return np.clip(np.linalg.eigvalsh(scale * _gram(pool, loops))[::-1], 0.0, None)
 
 
 def smooth_image_pool(

@@ -32,6 +32,7 @@ from numpy.typing import ArrayLike, NDArray
 from torch import Tensor
 
 from privrepro.config.validation import ConfigError
+from privrepro.loops import PLAIN, Loops
 from privrepro.pac.algorithms import Algorithm1Result, algorithm1_from_samples
 from privrepro.pac.gaussian import anisotropic_noise_norm, dp_local_noise_norm, isotropic_noise_norm
 from privrepro.pac.mechanisms import (
@@ -110,6 +111,7 @@ def smooth_image_noise(
     c: float,
     data_rng: np.random.Generator,
     mc_rng: np.random.Generator,
+    loops: Loops = PLAIN,
 ) -> list[dict[str, Any]]:
     """PAC against local-DP noise for local publishing (Example 2's ``M(x) = x``) of a pool of
     ``pool_size`` synthetic smooth ``side x side`` images (:func:`~privrepro.pac.mechanisms.
@@ -122,7 +124,7 @@ def smooth_image_noise(
     """
     d = side * side
     pool = smooth_image_pool(data_rng, pool_size, side, frequencies, pixel_noise=pixel_noise)
-    lam = local_publishing_spectrum(pool)
+    lam = local_publishing_spectrum(pool, loops)
     samples = local_publishing_samples(pool, m, mc_rng)
     res = algorithm1_from_samples(samples, v, beta, c, r=float(np.sqrt(d)))
     norms = {
@@ -276,7 +278,7 @@ def mlp_mechanism(
 ) -> tuple[Trainer, Score]:
     """Example 4's mechanism on the pool ``(x, y)`` (on the training device): full-batch gradient
     descent of the MLP ``spec`` from the fixed ``init`` by :func:`~privrepro.pac.training.
-    train_batched` (``training``: its ``steps``, ``lr``, ``chunk``, ``mode``, ``progress``), and
+    train_batched` (``training``: its ``steps``, ``lr``, ``chunk``, ``mode``, ``loops``), and
     the accuracy of parameters on pool indices."""
 
     def train(subsets: NDArray[np.int64]) -> Tensor:

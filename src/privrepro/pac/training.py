@@ -30,7 +30,7 @@ import torch
 from torch import Tensor
 
 from privrepro.config.validation import ConfigError
-from privrepro.loop_budget import budgeted
+from privrepro.loops import PLAIN, Loops
 
 __all__ = [
     "MACHINES",
@@ -233,7 +233,7 @@ def train_batched(
     lr: float,
     chunk: int = 64,
     mode: str = "auto",
-    progress: Callable[[Any], Any] | None = None,
+    loops: Loops = PLAIN,
 ) -> Tensor:
     """Full-batch gradient descent of ``m`` models, model ``k`` on ``(x, y)[subsets[k]]``.
 
@@ -253,7 +253,8 @@ def train_batched(
             :func:`_train_chunk_closed_form` — or ``"mask"`` (every model on the whole pool, weights
             ``1/n`` on its subset and 0 elsewhere: no copies, but every layer does ``N/n`` times
             the work; older code without preallocated buffers, kept for comparison).
-        progress: optional wrapper of the chunk iterator (a progress bar).
+        loops: runs the chunks of trainings (``"trainings"``) and each chunk's steps
+            (``"pac training steps"``; :mod:`privrepro.loops`).
 
     Returns:
         ``[m, P]`` final parameters ``M(X^(k))``.
@@ -272,12 +273,11 @@ def train_batched(
     m = subsets.shape[0]
     starts = list(range(0, m, chunk))
     results = []
-    it = progress(starts) if progress is not None else starts
     with torch.no_grad():
-        for s in it:
+        for s in loops(starts, "trainings"):
             idx = subsets[s : s + chunk]
             train = _train_chunk_bmm if mode == "mask" else _train_chunk_closed_form
-            results.append(train(spec, init, x, y, idx, steps, lr, mode))
+            results.append(train(spec, init, x, y, idx, steps, lr, mode, loops))
     return torch.cat(results)
 
 
@@ -295,6 +295,7 @@ def _train_chunk_closed_form(
     steps: int,
     lr: float,
     mode: str,
+    loops: Loops = PLAIN,
 ) -> Tensor:
     """``steps`` full-batch GD steps of ``mc = len(idx)`` models: closed-form gradients (no
     autograd graph), every buffer allocated once, every GEMM written into its buffer (``out=``).
@@ -345,9 +346,7 @@ def _train_chunk_closed_form(
     else:
         xs_aug = torch.cat([x[idx], torch.ones((mc, n, 1), dtype=dt, device=dev)], dim=2)
         w1 = w1_aug.repeat(mc, 1, 1)  # [mc, in+1, h1]
-    for _ in budgeted(
-        range(steps), "pac training steps"
-    ):  # all of them, unless a loop budget shortens it
+    for _ in loops(range(steps), "pac training steps"):  # all of them, unless ``loops`` cuts it
         if mode == "wide":
             torch.mm(x_aug, w1_flat, out=z_wide)
             torch.index_select(z_wide.view(-1, h1), 0, rows, out=acts[0].view(-1, h1))
@@ -393,6 +392,7 @@ def _train_chunk_bmm(
     steps: int,
     lr: float,
     mode: str,
+    loops: Loops = PLAIN,
 ) -> Tensor:
     mc, n = idx.shape
     out_dim = spec.sizes[-1]
@@ -407,9 +407,7 @@ def _train_chunk_bmm(
         weights = torch.zeros((mc, x.shape[0]), dtype=x.dtype, device=x.device)
         weights.scatter_(1, idx, 1.0 / n)
         onehot = onehot.contiguous()
-    for _ in budgeted(
-        range(steps), "pac training steps"
-    ):  # all of them, unless a loop budget shortens it
+    for _ in loops(range(steps), "pac training steps"):  # all of them, unless ``loops`` cuts it
         _step_batched(spec, params, xs, onehot, weights, lr)
     return spec.flatten(params, batch_dims=1)
 

@@ -3,13 +3,13 @@
 The paper profile reads real datasets and pretrained weights that cannot be fetched everywhere.
 A rehearsal runs its exact code path on files of the same formats and sizes, with a compute cap,
 and measures what the full run would cost. It reaches the library through two doors only: the
-runner's plan step (:mod:`privrepro.runner.plan`) and the loop-budget protocol
-(:mod:`privrepro.loop_budget`); nothing below it imports it.
+runner's plan step (:mod:`privrepro.runner.plan`) and the loops a unit is passed
+(:mod:`privrepro.loops`); nothing below it imports it.
 
 * :mod:`privrepro.rehearsal.standins` — full-size, format-real stand-in datasets and randomly
   initialised checkpoints, written into a data root marked so that nothing read from it can pass
   for real data (``make rehearsal-data``).
-* :mod:`privrepro.rehearsal.cap` — the compute cap, a loop budget: while it is installed, every
+* :mod:`privrepro.rehearsal.cap` — the compute cap, the loops a rehearsed unit is passed: every
   long loop runs its first items, and the cap predicts the rest.
 * :mod:`privrepro.rehearsal.device_model` — a GPU's time for the torch operators counted on the
   CPU (a roofline; the H100 of every prediction).

@@ -1,11 +1,10 @@
 """The rehearsal's compute cap: every long loop runs a few items, and the rest is predicted.
 
-A rehearsal runs the paper profile's own code path. The one place it differs is
-:mod:`privrepro.loop_budget`, the protocol every long loop of the library goes through
-(feature batches, epochs, optimiser steps, tasks, trials, draws; ``UnitContext.progress`` for
-loops with a progress bar): while a :class:`RehearsalCap` is the installed budget
-(:meth:`RehearsalCap.active`), each loop yields its first ``items`` items and stops, and the cap
-records how long they took, how many the loop would have run, and what it skipped.
+A rehearsal runs the paper profile's own code path. The one place it differs is the loops it
+passes to a unit (``UnitContext.loops``, :mod:`privrepro.loops`: every long loop of the library
+goes through them: feature batches, epochs, optimiser steps, tasks, trials, draws): a
+:class:`RehearsalCap` is such loops; each loop yields its first ``items`` items and stops, and the
+cap records how long they took, how many the loop would have run, and what it skipped.
 
 Loops nest (steps inside epochs inside tasks). A loop's predicted full time is
 
@@ -20,13 +19,12 @@ not a loop — counts once, as measured).
 **Smaller first items.** Where one item is too slow to finish within the rehearsal's timeout on
 this machine (a ViT-B/16 feature batch, a DP-SGD step through the backbone, an SLL training
 batch) and its cost is affine in its size, the loop body asks
-:func:`privrepro.loop_budget.item_size` how many of the item's samples to run (``probe_samples``,
+:meth:`privrepro.loops.Loops.item_size` how many of the item's samples to run (``probe_samples``,
 then 4 × that: :meth:`RehearsalCap.item_size`); the loop's record fits ``a + b·samples`` to its
 probed items and predicts full ones (:class:`ProbePoint`; an item left midway counts unscaled, a
 lower bound). What a cut loop did not compute is a zero placeholder of the full shape
-(:func:`privrepro.loop_budget.full_rows`), so the stages after it run at full size. Loops with no
-progress bar are capped too (:func:`privrepro.loop_budget.budgeted`: the pac Ex. 4 optimiser
-steps inside one chunk of trainings).
+(:meth:`privrepro.loops.Loops.full_rows`), so the stages after it run at full size. Loops with no
+progress bar are capped too (the pac Ex. 4 optimiser steps inside one chunk of trainings).
 
 **A device prediction from operation counts.** While a cap is active (:meth:`RehearsalCap.active`),
 every torch operator is counted (:class:`privrepro.rehearsal.device_model.OperationCount`):
@@ -59,17 +57,36 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from privrepro.loop_budget import budget_scope, is_cache_loop
+from privrepro.loops import Loops
 from privrepro.rehearsal.device_model import H100, DeviceModel, OperationCount
 
 __all__ = [
+    "CACHE_LOOPS",
     "EVALUATION_LOOPS",
     "PARTS",
     "LoopRecord",
     "ProbePoint",
     "RehearsalCap",
+    "is_cache_loop",
     "loop_part",
 ]
+
+#: labels of loops that build a cache shared by later units and figures: cl's backbone features
+#: (``<cache_dir>/cl/features``), FiLM pixel arrays (``<cache_dir>/cl/images``; labels ending so),
+#: ip's base-model trainings (``<cache_dir>/ip/base-<key>``; labels starting so) and ip's tuned
+#: ResNet family (``<cache_dir>/ip/tune-<key>``; labels starting so)
+CACHE_LOOPS = ("features", " pixels", "base model ", "tuned models ")
+
+
+def is_cache_loop(desc: str) -> bool:
+    """Whether the loop labelled ``desc`` builds a shared cache (see :data:`CACHE_LOOPS`)."""
+    return (
+        desc == "features"
+        or desc.endswith(" pixels")
+        or desc.startswith("base model ")
+        or desc.startswith("tuned models ")
+    )
+
 
 #: the parts of a unit's work a cost model prices apart (see the module)
 PARTS = ("features", "tuning", "training", "evaluation")
@@ -287,8 +304,8 @@ class LoopRecord:
 
 
 @dataclass
-class RehearsalCap:
-    """A compute cap: the rehearsal's loop budget (:class:`privrepro.loop_budget.LoopBudget`).
+class RehearsalCap(Loops):
+    """A compute cap: the loops (:class:`privrepro.loops.Loops`) a rehearsal passes to a unit.
 
     Attributes:
         items: how many items each loop runs (per entry into the loop).
@@ -311,16 +328,20 @@ class RehearsalCap:
     outside: LoopRecord = field(default_factory=lambda: LoopRecord("(outside loops)", -1, None))
     _stack: list[LoopRecord] = field(default_factory=list, repr=False)
 
+    @property
+    def truncates(self) -> bool:
+        """A cap ends loops early: outputs of a cut loop are placeholders."""
+        return True
+
     @contextlib.contextmanager
     def active(self, count_operations: bool = True) -> Iterator[RehearsalCap]:
-        """Install this cap as the loop budget (:func:`privrepro.loop_budget.budget_scope`) and
-        (with ``count_operations``) count every torch operator run meanwhile (see the module)."""
-        with budget_scope(self):
-            if count_operations:
-                with OperationCount(self.current, self.gpu, precision=self.precision):
-                    yield self
-            else:
+        """With ``count_operations``, count every torch operator run inside the ``with`` block
+        (see the module); the loops it caps are those it is passed to."""
+        if count_operations:
+            with OperationCount(self.current, self.gpu, precision=self.precision):
                 yield self
+        else:
+            yield self
 
     def current(self) -> LoopRecord:
         """The innermost open loop, or :attr:`outside` when none is open."""
@@ -350,6 +371,10 @@ class RehearsalCap:
         rec.full_samples += samples
         rec.run_samples += run
         return run
+
+    def __call__(self, items: Iterable[Any], desc: str, total: int | None = None) -> Iterator[Any]:
+        """The loop ``desc`` as capped (:meth:`loop`)."""
+        return self.loop(items, desc, total)
 
     def loop(self, iterable: Iterable[Any], desc: str, total: int | None = None) -> Iterator[Any]:
         """Yield the first items of ``iterable`` allowed by the cap, timing them."""
@@ -455,7 +480,7 @@ class RehearsalCap:
 
     def cached_s(self) -> float:
         """Predicted time of the top-level loops that build a cache every later unit and figure
-        reads (labels in :data:`privrepro.loop_budget.CACHE_LOOPS`): the full run pays it once, not once per unit."""
+        reads (labels in :data:`CACHE_LOOPS`): the full run pays it once, not once per unit."""
         return sum(r.predicted_s for r in self.top_level() if is_cache_loop(r.desc))
 
     def counts(self) -> dict[str, tuple[int, int | None, float]]:

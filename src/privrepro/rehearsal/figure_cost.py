@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from privrepro.figures.cost_model import cost_model_of
 from privrepro.rehearsal.cap import PARTS, LoopRecord
 
 __all__ = [
@@ -83,7 +84,7 @@ def describe_loops(records: Sequence[LoopRecord]) -> str:
 
 def units_to_run(classes: Sequence[Any], per_class: int) -> list[int]:
     """Indices of the units a rehearsal runs: the first ``per_class`` units of each cost class
-    (:meth:`privrepro.figures.api.Figure.cost_class`), in the order of the list."""
+    (:meth:`privrepro.figures.cost_model.CostModel.cost_class`), in the order of the list."""
     seen: dict[str, int] = {}
     out = []
     for i, c in enumerate(classes):
@@ -118,10 +119,10 @@ def unit_parts(
     recipe: Any, unit: Mapping[str, Any], experiment: str
 ) -> dict[str, tuple[str, str | None]]:
     """The parts of ``unit``'s work (:data:`PARTS`) with their report names and share keys,
-    from :meth:`privrepro.figures.api.Figure.cost_parts`: a part not named keeps its measured
+    from :meth:`privrepro.figures.cost_model.CostModel.cost_parts`: a part not named keeps its measured
     name and is priced per unit; a key becomes its ``repr``; the ``features`` part (a cache) is
     built once per figure when its key is ``None``."""
-    declared = recipe.cost_parts(unit)
+    declared = cost_model_of(recipe).cost_parts(unit)
     out: dict[str, tuple[str, str | None]] = {}
     for part in PARTS:
         cp = declared.get(part)

@@ -3,8 +3,8 @@
 :func:`rehearse_figure` plans the experiment with the runner's own plan step
 (:func:`~privrepro.rehearsal.settings.plan_rehearsal`), checks the recipe's memory estimate
 against the target machine, and computes the first unit(s) of each cost class with a
-:class:`~privrepro.rehearsal.cap.RehearsalCap` installed as the loop budget
-(:mod:`privrepro.loop_budget`), each stopped after the unit timeout. Nothing is written to the
+:class:`~privrepro.rehearsal.cap.RehearsalCap` as the unit's loops (:mod:`privrepro.loops`),
+each stopped after the unit timeout. Nothing is written to the
 run store or the results tables: the row it returns goes to ``results/rehearsal.csv`` only, with
 ``data`` saying "rehearsal stand-in". How the CPU and GPU predictions are made (cost classes,
 shared parts, probed items, lower bounds, the GPU column from operation counts) is in
@@ -26,6 +26,7 @@ from types import FrameType
 from typing import Any
 
 from privrepro.figures.api import UnitContext
+from privrepro.figures.cost_model import cost_model_of
 from privrepro.rehearsal.cap import RehearsalCap
 from privrepro.rehearsal.device_model import DEVICES
 from privrepro.rehearsal.figure_cost import (
@@ -142,7 +143,7 @@ def _rehearse_unit(
         device=device,
         data_dir=Path(settings.root),
         cache_dir=Path(settings.scratch) / "cache" / plan.paper / plan.figure,
-        show_progress=False,
+        loops=cap,
     )
     t0 = time.perf_counter()
     status, note, ended_early = "ok", "", False
@@ -288,7 +289,7 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
 
         torch.cuda.reset_peak_memory_stats()
     recipe = plan.recipe
-    classes = [repr(recipe.cost_class(u)) for u in plan.units]
+    classes = [repr(cost_model_of(recipe).cost_class(u)) for u in plan.units]
     parts = [unit_parts(recipe, u, experiment) for u in plan.units]
     stand_ins = _quiet_stand_in_log()
     old = signal.signal(signal.SIGALRM, _alarm) if hasattr(signal, "SIGALRM") else None

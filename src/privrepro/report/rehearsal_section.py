@@ -51,7 +51,7 @@ def _gb(value: object) -> str:
 
 
 #: what each part of the work is and what it shares, as the rehearsal names them
-#: (:meth:`privrepro.figures.api.Figure.cost_parts`)
+#: (:meth:`privrepro.figures.cost_model.CostModel.cost_parts`)
 PART_MEANINGS = {
     "FiLM tuning": "Optuna trials of FiLM members by DP-SGD through ViT-B/16; once per study "
     "(benchmark, kind, scenario, ε, repeat): Naive, Non-CL and every label configuration share it",

@@ -196,7 +196,7 @@ def run_config(
 
     computed = reused = 0
     show = bool(cfg.get("progress", True))
-    from privrepro.progress import progress_bar
+    from privrepro.progress import ProgressLoops, progress_bar
 
     bar = progress_bar(
         list(zip(units, identities, ids, unit_sources, strict=True)),
@@ -217,7 +217,7 @@ def run_config(
                 device=device,
                 data_dir=Path(paths.data_dir),
                 cache_dir=Path(paths.cache_dir),
-                show_progress=show,
+                loops=ProgressLoops(show),
             )
             t0, c0 = time.perf_counter(), time.process_time()
             shown = identity["unit"]  # the unit as stored: no study location, no password

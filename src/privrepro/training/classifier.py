@@ -11,13 +11,12 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from privrepro.loop_budget import budgeted, full_rows, item_size
+from privrepro.loops import PLAIN, Loops
 
 __all__ = [
     "TrainConfig",
@@ -103,16 +102,16 @@ def _batches(n: int, batch_size: int, generator: torch.Generator | None) -> Iter
 
 @torch.no_grad()
 def predict_logits(
-    model: nn.Module, x: Tensor, batch_size: int = 512, device: str = "cpu"
+    model: nn.Module, x: Tensor, batch_size: int = 512, device: str = "cpu", loops: Loops = PLAIN
 ) -> Tensor:
-    """The model's outputs on ``x`` in eval mode, batched, returned on the CPU."""
+    """The model's outputs on ``x`` in eval mode, batched, returned on the CPU (every batch,
+    unless ``loops`` (:mod:`privrepro.loops`) shortens the loop and sizes its batches)."""
     model.eval()
     outs = []
-    # every batch, unless a loop budget shortens the loop (and sizes its batches)
-    for i in budgeted(range(0, len(x), batch_size), "predict batches"):
-        j = i + item_size(min(batch_size, len(x) - i))
+    for i in loops(range(0, len(x), batch_size), "predict batches"):
+        j = i + loops.item_size(min(batch_size, len(x) - i))
         outs.append(model(x[i:j].to(device)).float().cpu())
-    return full_rows(torch.cat(outs), len(x)) if outs else torch.empty(0)
+    return loops.full_rows(torch.cat(outs), len(x)) if outs else torch.empty(0)
 
 
 def accuracy(
@@ -138,7 +137,7 @@ def train_classifier(
     loss_fn: Callable[[Tensor, Tensor], Tensor] | None = None,
     batch_transform: BatchTransform | None = None,
     val_loss: Callable[[nn.Module], float] | None = None,
-    progress: Callable[[Iterable[Any], str], Iterable[Any]] | None = None,
+    loops: Loops = PLAIN,
 ) -> TrainResult:
     """Train ``model`` in place on ``(x, y)``.
 
@@ -153,8 +152,8 @@ def train_classifier(
         val_loss: a function of the model giving the validation loss after each epoch; with
             ``cfg.keep_best_val`` the state with the lowest one (``≤`` the running minimum) is
             restored at the end.
-        progress: wraps the epoch loop and each epoch's batch loop (e.g. ``ctx.progress``): bars
-            with an ETA.
+        loops: runs the epoch loop and each epoch's batch loop (e.g. ``ctx.loops``: bars with
+            an ETA; :mod:`privrepro.loops`).
     """
     loss_fn = loss_fn or F.cross_entropy
     model.to(device)
@@ -168,18 +167,12 @@ def train_classifier(
     result = TrainResult([], [], None)
     best_state: dict[str, Tensor] | None = None
     best = float("inf")
-    epochs: Iterable[int] = range(cfg.epochs)
-    if progress is not None:
-        epochs = progress(epochs, "epochs")
-    for epoch in epochs:
+    for epoch in loops(range(cfg.epochs), "epochs"):
         model.train()
         total, count = 0.0, 0
-        batches: Iterable[Tensor] = _batches(len(x), cfg.batch_size, generator)
-        if progress is not None:  # a bar over the epoch's batches (one permutation, drawn now)
-            batches = progress(list(batches), "batches")
-        for idx in batches:
-            if progress is not None:  # the whole batch, unless a loop budget sizes it
-                idx = idx[: item_size(len(idx))]
+        # the epoch's batches: one permutation, drawn now
+        for idx in loops(list(_batches(len(x), cfg.batch_size, generator)), "batches"):
+            idx = idx[: loops.item_size(len(idx))]  # the whole batch, unless ``loops`` sizes it
             xb, yb = x[idx], y[idx]
             pieces = batch_transform(xb, yb, generator) if batch_transform else [(xb, yb)]
             for xp, yp in pieces:

@@ -31,7 +31,7 @@ per-task (ε, δ) is also the guarantee of the whole stream; the record states t
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -45,7 +45,7 @@ from privrepro.dp.accounting import (
     calibrate_noise_multiplier,
     gaussian_epsilon,
 )
-from privrepro.loop_budget import item_size
+from privrepro.loops import PLAIN, Loops
 from privrepro.metrics import MetricLogger
 from privrepro.training.per_sample import PerSampleClipper, unsupported_modules
 from privrepro.training.precision import (
@@ -377,7 +377,7 @@ def train_dpsgd(
     physical_batch: int = 256,
     composition: str = "parallel",
     privacy: PrivacyRecord | None = None,
-    progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+    loops: Loops = PLAIN,
     forward: Callable[[nn.Module, Tensor], Tensor] | None = None,
     engine: str = "auto",
     log_metric: MetricLogger | None = None,
@@ -395,6 +395,8 @@ def train_dpsgd(
         generator: the stream for Poisson sampling and noise (one run = one stream).
         physical_batch: per-sample gradients are materialised this many samples at a time
             (opacus' BatchMemoryManager idea); the logical batch stays the Poisson batch.
+        loops: runs the optimiser steps (``"dp-sgd steps"``; :mod:`privrepro.loops`), each
+            Poisson batch whole unless ``loops`` sizes it.
         forward: ``forward(module, xb) -> logits`` (default: ``module(xb)``).
         engine: where the per-sample gradients come from. ``"privrepro"``:
             :class:`~privrepro.training.per_sample.PerSampleClipper` (forward hooks, gradients
@@ -428,17 +430,14 @@ def train_dpsgd(
     device = params[0].device
     noise_std = rec.noise_multiplier * (hp.clip if math.isfinite(hp.clip) else 0.0)
     expected = q * n
-    loop: Iterable[int] = range(steps)
-    if progress is not None:
-        loop = progress(loop)
+    loop = loops(range(steps), "dp-sgd steps")
     total_b, last = 0, math.nan
     eps_at = epsilon_log_steps(steps) if log_metric is not None else frozenset()
     try:
         for step in loop:
             idx = poisson_batch(n, q, generator)
             total_b += idx.numel()
-            if progress is not None:  # the whole batch, unless a loop budget sizes it
-                idx = idx[: item_size(idx.numel())]
+            idx = idx[: loops.item_size(idx.numel())]  # the whole batch, unless ``loops`` sizes it
             sums = [torch.zeros_like(p) for p in params]
             loss_acc = 0.0
             for chunk in _chunks(idx, physical_batch):
@@ -473,7 +472,7 @@ def train_linear_head(
     generator: torch.Generator,
     composition: str = "parallel",
     privacy: PrivacyRecord | None = None,
-    progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+    loops: Loops = PLAIN,
     log_metric: MetricLogger | None = None,
     precision: str = "fp32",
 ) -> TrainLog:
@@ -495,9 +494,7 @@ def train_linear_head(
         return TrainLog(rec, 0, 0.0, math.nan)
     noise_std = rec.noise_multiplier * (hp.clip if math.isfinite(hp.clip) else 0.0)
     expected = q * n
-    loop: Iterable[int] = range(steps)
-    if progress is not None:
-        loop = progress(loop)
+    loop = loops(range(steps), "dp-sgd steps")
     total_b = 0
     last_batch: tuple[Tensor, Tensor] | None = None  # the loss is read off the last batch only
     eps_at = epsilon_log_steps(steps) if log_metric is not None else frozenset()

@@ -26,13 +26,14 @@ import math
 import os
 import socket
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from privrepro.config import ConfigError
+from privrepro.loops import Loops
 from privrepro.metrics import MetricLogger
 from privrepro.processes import process_alive
 
@@ -323,14 +324,14 @@ def run_study(
     max_failures: int = 20,
     poll_s: float = 1.0,
     on_trial: Callable[[int], None] | None = None,
-    progress: bool | Callable[..., Iterable[Any]] | None = None,
+    loops: Loops | None = None,
     log_metric: MetricLogger | None = None,
 ) -> Any:
     """Run trials until the study holds exactly ``n_complete`` COMPLETE trials (one worker).
 
-    ``progress(iterable, desc=..., total=...)`` (e.g. ``UnitContext.progress``) shows a bar over
-    the trials this call starts, with an ETA; when it ends its iteration early (a loop
-    budget, :mod:`privrepro.loop_budget`), the study returns with the trials it has.
+    ``loops`` (e.g. ``UnitContext.loops``, :mod:`privrepro.loops`) runs the loop over the trials
+    this call starts (``"trials"``, total ``n_complete``: a bar with an ETA in the runner); when
+    it ends that loop early, the study returns with the trials it has.
 
     Stale RUNNING trials are reaped first; a trial whose objective raises is recorded FAIL and
     retried, up to ``max_failures`` failures in this call. With several workers each stops when
@@ -339,8 +340,8 @@ def run_study(
     ``n_complete`` COMPLETE or RUNNING trials numbered below it and is PRUNED before its
     objective runs, so the study never exceeds ``n_complete`` COMPLETE trials.
 
-    Without a ``progress`` wrapper, a bar counts the COMPLETE trials (all workers') with an ETA,
-    on a terminal only and never under CI (``privrepro.progress``); ``progress=False`` hides it.
+    Without ``loops``, a bar counts the COMPLETE trials (all workers') with an ETA, on a
+    terminal only and never under CI (``privrepro.progress``).
 
     ``log_metric(name, value, step)`` (:mod:`privrepro.metrics`) gets, after each trial this
     call ran that completed, ``trial_value`` and ``best_value`` (the study's best so far) at the
@@ -364,8 +365,8 @@ def run_study(
     from privrepro.progress import progress_bar
 
     reap_stale_trials(study)
-    if callable(progress):  # the caller's bar over the trials this call starts (and its cap)
-        slots = iter(progress(itertools.count(), desc="trials", total=n_complete))
+    if loops is not None:  # the caller's loop over the trials this call starts
+        slots = iter(loops(itertools.count(), "trials", n_complete))
         return _run_until(
             study,
             tagged,
@@ -377,9 +378,10 @@ def run_study(
             slots,
             None,
             log_metric,
+            loops.truncates,
         )
     with progress_bar(
-        desc=f"trials {study.study_name}"[:60], total=n_complete, enabled=progress, unit="trial"
+        desc=f"trials {study.study_name}"[:60], total=n_complete, unit="trial"
     ) as bar:
         return _run_until(
             study,
@@ -406,10 +408,9 @@ def _run_until(
     slots: Iterator[Any],
     bar: Any = None,
     log_metric: MetricLogger | None = None,
+    truncates: bool = False,
 ) -> Any:
     from optuna.trial import TrialState
-
-    from privrepro.loop_budget import budget_active
 
     failures = fetched = 0
     while True:
@@ -417,10 +418,10 @@ def _run_until(
         if bar is not None:
             bar.update(min(done, n_complete) - bar.n)
         if done >= n_complete:
-            if bar is None and not budget_active():
+            if bar is None and not truncates:
                 # a caller's bar counts an item once the next is asked for: ask until it shows
-                # the study's n_complete of n_complete, whoever ran them (never under a budget,
-                # whose loops are timed item by item)
+                # the study's n_complete of n_complete, whoever ran them (never under loops that
+                # truncate, which time their items one by one)
                 while fetched <= n_complete and next(slots, None) is not None:
                     fetched += 1
             return study
@@ -429,7 +430,7 @@ def _run_until(
             time.sleep(poll_s)
             reap_stale_trials(study)
             continue
-        if next(slots, None) is None:  # the progress loop ended early: a capped study
+        if next(slots, None) is None:  # the trials' loop ended early
             return study
         fetched += 1
         started.clear()

@@ -86,11 +86,8 @@ def _head_data(run: PeftRun, features: FeatureSettings, ws: Workspace) -> PeftDa
     from privrepro.continual.benchmarks import load_benchmark
 
     spec = feature_spec(features)
-    # the extraction's batches go through the workspace's progress (a bar, and a loop budget's
-    # cap), as the cosine runs' do
-    data, meta = load_benchmark(
-        run.benchmark, spec, ws.data_dir, ws.cache_dir, ws.device, ws.progress
-    )
+    # the extraction's batches go through the workspace's loops, as the cosine runs' do
+    data, meta = load_benchmark(run.benchmark, spec, ws.data_dir, ws.cache_dir, ws.device, ws.loops)
     tr, te = subsample_pair(data.train_y, data.test_y, features)
     device = ws.device
     return PeftData(
@@ -216,7 +213,7 @@ def load_film_images(
                 partial(getattr, ds, "x"),
                 pt,
                 chunk,
-                ws.progress,
+                ws.loops,
             )
             for p, ds in parts[split]
         ]

@@ -33,7 +33,7 @@ from privrepro.continual.peft.settings import (
     identity,
 )
 from privrepro.continual.scenarios import Scenario
-from privrepro.continual.workspace import Progress, steps_bar
+from privrepro.loops import PLAIN, Loops
 from privrepro.metrics import MetricLogger, prefixed
 from privrepro.seeding import numpy_stream, torch_stream
 from privrepro.training.dpsgd import DPSGDHyper
@@ -245,7 +245,7 @@ def tune_hyper(
     studies: str | Path,
     tag: str = "",
     features: FeatureSettings | None = None,
-    progress: Progress | None = None,
+    loops: Loops = PLAIN,
     log_metric: MetricLogger | None = None,
 ) -> Tuned:
     """Tune (or, with ``tuning.enabled`` false, fix) DP-SGD's batch size, lr and clipping bound.
@@ -256,9 +256,9 @@ def tune_hyper(
     ``features`` the run's data settings), so two figures whose tunings differ never share
     trials under one name. It lives at ``tuning.storage`` (an
     RDB URL or file) or in ``studies/<name>.log``; it is resumed, never rerun, and each trial
-    trains one member on the tuning data and scores its validation accuracy. ``progress`` (the
-    workspace's) shows bars over the trials and each trial's DP-SGD steps; without it the
-    trials' bar follows :mod:`privrepro.progress`. ``log_metric`` gets each trial's value and
+    trains one member on the tuning data and scores its validation accuracy. ``loops`` (the
+    workspace's, :mod:`privrepro.loops`) runs the trials and each trial's DP-SGD steps and
+    validation batches. ``log_metric`` gets each trial's value and
     the best so far (``trial_value``, ``best_value`` at the trial's number) and each trial's
     DP-SGD metrics (``trial<n>/loss``, ``trial<n>/epsilon_spent``).
     """
@@ -310,15 +310,15 @@ def tune_hyper(
             backbone=data.backbone,
             physical_batch=film.physical_batch,
             engine=film.engine,
-            progress=steps_bar(progress),
+            loops=loops,
             log_metric=prefixed(log_metric, f"trial{trial.number}/"),
             precision=train.precision,
         )
-        z = member_logits(m, x_val, precision=train.precision)
+        z = member_logits(m, x_val, precision=train.precision, loops=loops)
         pred = torch.as_tensor(m.label_ids, device=z.device)[z.argmax(1)]
         return float((pred == y_val).float().mean())
 
-    run_study(study, objective, tuning.n_trials, progress=progress, log_metric=log_metric)
+    run_study(study, objective, tuning.n_trials, loops=loops, log_metric=log_metric)
     done = complete_trials(study)
     best = max(done, key=lambda t: (t.value, -t.number))
     p = best.params

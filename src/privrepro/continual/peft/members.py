@@ -19,7 +19,7 @@ proper classifier (Prop. C.1: a mechanism must always release one).
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +29,7 @@ from numpy.typing import ArrayLike, NDArray
 from torch import Tensor, nn
 
 from privrepro.config import ConfigError
-from privrepro.loop_budget import budgeted, full_rows, item_size
+from privrepro.loops import PLAIN, Loops
 from privrepro.metrics import MetricLogger, prefixed
 from privrepro.training.dpsgd import (
     DPSGDHyper,
@@ -221,7 +221,7 @@ def train_member(
     physical_batch: int = 256,
     composition: str = "parallel",
     privacy: PrivacyRecord | None = None,
-    progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+    loops: Loops = PLAIN,
     log_metric: MetricLogger | None = None,
     precision: str = "fp32",
     engine: str = "auto",
@@ -234,6 +234,7 @@ def train_member(
             the device batch by batch — and ``backbone`` is the pre-trained timm ViT).
         y: global labels of ``x``; label_ids: the member's released label space.
         init: continue from this model instead of a fresh one (Naive baseline, Alg. A1).
+        loops: runs the DP-SGD steps (:mod:`privrepro.loops`).
         log_metric: per-step metrics of the DP-SGD run (:mod:`privrepro.metrics`).
         precision: the model's arithmetic in DP-SGD (``"fp32"``, ``"tf32"``, ``"bf16"``;
             :mod:`privrepro.training.precision`).
@@ -268,7 +269,7 @@ def train_member(
             generator=generator,
             composition=composition,
             privacy=privacy,
-            progress=progress,
+            loops=loops,
             log_metric=log_metric,
             precision=precision,
         )
@@ -282,7 +283,7 @@ def train_member(
             physical_batch=physical_batch,
             composition=composition,
             privacy=privacy,
-            progress=progress,
+            loops=loops,
             log_metric=log_metric,
             precision=precision,
             engine=engine,
@@ -291,20 +292,23 @@ def train_member(
 
 
 @torch.no_grad()
-def member_logits(member: Member, x: Rows, batch: int = 1024, precision: str = "fp32") -> Tensor:
+def member_logits(
+    member: Member, x: Rows, batch: int = 1024, precision: str = "fp32", loops: Loops = PLAIN
+) -> Tensor:
     """Logits ``(n, |O_l|)`` of a member over its own labels (columns follow ``label_ids``);
     ``x`` is gathered ``batch`` rows at a time; the forward in ``precision``, the logits
-    float32."""
+    float32; every batch, unless ``loops`` (:mod:`privrepro.loops`) shortens the loop and sizes
+    its batches."""
     member.model.eval()
     n = num_rows(x)
     with compute_precision(precision, x.device):
-        outs = [  # every batch, unless a loop budget shortens the loop and sizes its batches
-            widened(member.model(gather_rows(x, slice(s, s + item_size(min(batch, n - s))))))
-            for s in budgeted(range(0, n, batch), "member logit batches")
+        outs = [
+            widened(member.model(gather_rows(x, slice(s, s + loops.item_size(min(batch, n - s))))))
+            for s in loops(range(0, n, batch), "member logit batches")
         ]
     if not outs:
         return torch.zeros(0, member.label_ids.size, device=x.device)
-    return full_rows(torch.cat(outs), n)
+    return loops.full_rows(torch.cat(outs), n)
 
 
 def iter_ensemble(
@@ -316,7 +320,7 @@ def iter_ensemble(
     generator: torch.Generator,
     backbone: nn.Module | None = None,
     physical_batch: int = 256,
-    progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+    loops: Loops = PLAIN,
     log_metric: MetricLogger | None = None,
     precision: str = "fp32",
     engine: str = "auto",
@@ -341,7 +345,7 @@ def iter_ensemble(
             generator=generator,
             backbone=backbone,
             physical_batch=physical_batch,
-            progress=progress,
+            loops=loops,
             log_metric=prefixed(log_metric, f"task{t}/"),
             precision=precision,
             engine=engine,

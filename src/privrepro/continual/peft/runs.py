@@ -42,8 +42,8 @@ from privrepro.continual.peft.settings import (
     identity,
 )
 from privrepro.continual.scenarios import Scenario
-from privrepro.continual.workspace import Progress, Workspace, steps_bar
-from privrepro.loop_budget import full_list
+from privrepro.continual.workspace import Workspace
+from privrepro.loops import PLAIN, Loops
 from privrepro.metrics import prefixed
 from privrepro.seeding import torch_stream
 from privrepro.training.dpsgd import DPSGDHyper
@@ -111,6 +111,7 @@ class _RunState:
             "engine": film.engine,
             "precision": precision,
         }
+        self.loops: Loops = PLAIN  # the workspace's (run_peft)
         self.base = {
             "benchmark": run.benchmark,
             "method": run.method,
@@ -144,7 +145,9 @@ class _RunState:
         """The member's argmax prediction (global labels) on the test set."""
         from privrepro.continual.peft.members import member_logits
 
-        z = member_logits(member, self.data.test_x, precision=self.train_kw["precision"])
+        z = member_logits(
+            member, self.data.test_x, precision=self.train_kw["precision"], loops=self.loops
+        )
         return torch.as_tensor(member.label_ids, device=self.dev)[z.argmax(1)]
 
     def accuracy(self, preds: list[torch.Tensor]) -> np.ndarray:
@@ -223,17 +226,17 @@ def _non_cl(r: _RunState, hp0: DPSGDHyper, n_tune: int, train: TrainSettings) ->
     return pd.DataFrame(r.rows + r.privacy)
 
 
-def _naive(r: _RunState, progress: Progress, desc: str) -> dict[str, list[torch.Tensor]]:
+def _naive(r: _RunState, loops: Loops, desc: str) -> dict[str, list[torch.Tensor]]:
     """Naive (Alg. A1): the checkpoint after each task predicts by argmax."""
     from privrepro.continual.baselines import iter_naive
 
     union = np.unique(np.concatenate(r.ids))
     preds: list[torch.Tensor] = []
     members = iter_naive(r.run.kind, r.tasks, union, r.hps, **r.train_kw)
-    for t, m in enumerate(progress(members, desc=desc, total=r.nb)):
+    for t, m in enumerate(loops(members, desc, r.nb)):
         preds.append(r.predict(m).cpu())
         r.log_privacy(t, m, r.hps[min(t, r.nb - 1)].batch_size)
-    return {"argmax": full_list(preds, r.nb)} if preds else {}  # full_list: see _ensemble
+    return {"argmax": loops.full_list(preds, r.nb)} if preds else {}  # full_list: see _ensemble
 
 
 def _stack_row(r: _RunState, z: torch.Tensor, label_ids: np.ndarray, width: int) -> torch.Tensor:
@@ -249,7 +252,7 @@ def _stack_row(r: _RunState, z: torch.Tensor, label_ids: np.ndarray, width: int)
     return g
 
 
-def _ensemble(r: _RunState, progress: Progress, desc: str) -> dict[str, list[torch.Tensor]]:
+def _ensemble(r: _RunState, loops: Loops, desc: str) -> dict[str, list[torch.Tensor]]:
     """The PEFT Ensemble (Alg. 2): after task t, each rule predicts from members 1..t.
 
     ArgMax and Median decompose over members (a running best per sample); Entropy needs every
@@ -276,8 +279,8 @@ def _ensemble(r: _RunState, progress: Progress, desc: str) -> dict[str, list[tor
         dim=int(r.data.train_x.shape[1]) if isinstance(r.data.train_x, torch.Tensor) else 0,
         device=r.dev,
     )
-    for t, m in enumerate(progress(members, desc=desc, total=r.nb)):
-        z = member_logits(m, r.data.test_x, precision=r.train_kw["precision"])
+    for t, m in enumerate(loops(members, desc, r.nb)):
+        z = member_logits(m, r.data.test_x, precision=r.train_kw["precision"], loops=loops)
         lid = torch.as_tensor(m.label_ids, device=r.dev)
         for rule, (ss, ll) in best.items():
             s, lab = member_best(z, lid, rule)
@@ -291,10 +294,10 @@ def _ensemble(r: _RunState, progress: Progress, desc: str) -> dict[str, list[tor
                 r.logits[f"labels{t}"] = m.label_ids
         r.log_privacy(t, m, r.hps[min(t, r.nb - 1)].batch_size)
         del m
-    # unchanged, unless a loop budget shortened the tasks: the tasks not run repeat the last one's
+    # unchanged, unless ``loops`` shortened the tasks: the tasks not run repeat the last one's
     # predictions (placeholders), so the accuracy matrix and the entropy rule run at full size
-    preds = {rule: full_list(plist, r.nb) for rule, plist in preds.items()}
-    stack = full_list(stack, r.nb)
+    preds = {rule: loops.full_list(plist, r.nb) for rule, plist in preds.items()}
+    stack = loops.full_list(stack, r.nb)
     if "entropy" in run.rules:
         mask = torch.zeros(r.nb, stack[0].shape[1], dtype=torch.bool)
         for t in range(r.nb):
@@ -329,7 +332,7 @@ def run_peft(
         seed: the root seed: the repeat's scenario and tuning split, the study's sampler.
         workspace: real data, feature and pixel caches, tuning studies (unless
             ``tuning.storage`` names one), the device models train on (``"cuda"`` when
-            present) and the progress bar over tasks (:class:`~..workspace.Workspace`).
+            present) and the loops (tasks, steps, trials) run (:class:`~..workspace.Workspace`).
         study_tag: appended to study names (the harness: the profile).
         generator: DP-SGD's sampling and noise of a Naive or Non-CL run (default: a stream of
             ``seed`` and ``run``). A PEFT Ensemble's members draw from the stream of their
@@ -360,7 +363,7 @@ def run_peft(
         studies=ws.study_dir,
         tag=study_tag,
         features=features,
-        progress=ws.progress,
+        loops=ws.loops,
         log_metric=prefixed(ws.metrics, "tuning/"),
     )
     hp0, n_tune = tuned.hyper, tuned.n_tune
@@ -391,12 +394,12 @@ def run_peft(
         generator = torch_stream(seed, "cl-peft", repr(run), "dpsgd", device=ws.device)
     r = _RunState(run, data, sc, ids, hps, film, generator, train.precision)
     r.member_key, r.cache_dir = key, str(ws.cache_dir)
-    r.train_kw["progress"] = steps_bar(ws.progress)
+    r.train_kw["loops"] = r.loops = ws.loops
     r.train_kw["log_metric"] = prefixed(ws.metrics, "dpsgd/")
     if run.family == "noncl":
         return PeftOutput(_non_cl(r, hp0, n_tune, train), r.logits)
     family = _naive if run.family == "naive" else _ensemble
-    preds = family(r, ws.progress, progress_desc)
+    preds = family(r, ws.loops, progress_desc)
     if run.save_logits:
         r.logits["y_test"] = data.test_y
         r.logits["test_task"] = r.test_task.cpu().numpy()

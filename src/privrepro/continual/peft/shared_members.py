@@ -15,8 +15,8 @@ What is kept is each member's trainable parameters (FiLM: LayerNorm affine and h
 the head), its label space and its training log, as ``member<t>.npz`` (plain arrays, read
 without unpickling) and ``members.json``; a member is rebuilt on the backbone and evaluated by
 the run that reads it (a test-set forward per member, a small part of its training). The folder
-is published in one rename after the last member, so a run stopped early (killed, or a
-rehearsal's cap) leaves nothing. Ensembles whose trainable parameters exceed ``max_bytes`` (the
+is published in one rename after the last member, so a run stopped early (killed, or its
+loops ended early) leaves nothing. Ensembles whose trainable parameters exceed ``max_bytes`` (the
 ×100 and ×1000 dummy-label heads) are trained from their key's stream but not kept.
 """
 

@@ -24,7 +24,6 @@ from privrepro.continual.repeat_summaries import final_metrics, median_min_max
 from privrepro.continual.workspace import Workspace
 from privrepro.data.provenance import DataSource
 from privrepro.figures.api import (
-    CostPart,
     Figure,
     MemoryEstimate,
     P,
@@ -32,6 +31,7 @@ from privrepro.figures.api import (
     grid_units,
     param,
 )
+from privrepro.figures.cost_model import CostModel, CostPart
 from privrepro.plotting.names import display
 from privrepro.plotting.style import new_figure
 
@@ -69,8 +69,8 @@ NON_DP = "non-DP"
 
 def workspace_of(ctx: UnitContext) -> Workspace:
     """The library's :class:`~privrepro.continual.Workspace` of a unit: data root, cache,
-    device, progress bars and per-step metrics of its context."""
-    return Workspace(ctx.data_dir, ctx.cache_dir, ctx.device, ctx.progress, metrics=ctx.metrics)
+    device, loops and per-step metrics of its context."""
+    return Workspace(ctx.data_dir, ctx.cache_dir, ctx.device, ctx.loops, metrics=ctx.metrics)
 
 
 def cosine_units(params: Any, fixed: tuple[str, ...], **axes: Any) -> list[dict[str, Any]]:
@@ -80,7 +80,7 @@ def cosine_units(params: Any, fixed: tuple[str, ...], **axes: Any) -> list[dict[
     return grid_units({**common, "features": identity(params.features)}, **axes)
 
 
-class CosineFigure(Figure[P]):
+class CosineFigure(Figure[P], CostModel):
     """A figure of cosine-classifier runs (units built by :func:`cosine_units`): each unit reads
     the features of its benchmark, the unit's ``dataset`` or else the figure's ``benchmark``."""
 
@@ -307,7 +307,7 @@ def peft_device_memory(unit: Mapping[str, Any], budget: int | None = None) -> Me
     return MemoryEstimate(step.bytes, key, value, detail)
 
 
-class PeftFigure(Figure[P]):
+class PeftFigure(Figure[P], CostModel):
     """A figure of PEFT-ensemble runs (units built by :func:`peft_units`): each unit reads its
     benchmark's features or, for FiLM, its images (:func:`peft_data_source`)."""
 

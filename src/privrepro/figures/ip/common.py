@@ -15,6 +15,7 @@ import pandas as pd
 from privrepro.config.validation import param
 from privrepro.data.provenance import DataSource, registry_source
 from privrepro.figures.api import Figure, UnitContext, grid_units
+from privrepro.figures.cost_model import CostModel
 from privrepro.inference.basemodels import BaseModelSpec, get_base_model, spec_key
 from privrepro.inference.calibration import MODES
 from privrepro.inference.data import load_image_data
@@ -223,7 +224,7 @@ def summarize_rows(table: pd.DataFrame) -> pd.DataFrame:
 P = TypeVar("P", bound=IPParams)
 
 
-class AccuracyFigure(Figure[P]):
+class AccuracyFigure(Figure[P], CostModel):
     """An ip accuracy figure: each unit is one series group, one mode, one dataset, computed by
     :mod:`privrepro.inference.sweep`; the report's scalars from :func:`summarize_rows`."""
 
@@ -263,9 +264,8 @@ class AccuracyFigure(Figure[P]):
             dataset, ctx.data_dir, rng, d.val_fraction, d.max_train, d.max_test, d.download
         )
         spec = (p.sll if group == "sll" else p.resnet).spec(dataset, d)
-        progress = lambda it, desc: ctx.progress(it, desc=desc)  # noqa: E731
-        bm = get_base_model(spec, data, ctx.cache_dir, ctx.seed, ctx.device, ctx.log, progress)
-        ev = Evaluation(p.delta, mode, p.n_draws, p.eval_batch_size, ctx.device, progress)
+        bm = get_base_model(spec, data, ctx.cache_dir, ctx.seed, ctx.device, ctx.log, ctx.loops)
+        ev = Evaluation(p.delta, mode, p.n_draws, p.eval_batch_size, ctx.device, ctx.loops)
         noise = ctx.torch_generator
         if group == "sll":
             with_input, iterations = "sll_input" in self.series, p.power_iterations

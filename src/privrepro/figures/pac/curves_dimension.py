@@ -75,7 +75,11 @@ class DimensionCurves(Figure[DimensionCurvesParams]):
         keys = ("pool_size", "frequencies", "pixel_noise", "v", "m", "beta", "c")
         setting = {k: unit[k] for k in keys}
         rows = smooth_image_noise(
-            int(unit["side"]), **setting, data_rng=ctx.rng("data"), mc_rng=ctx.rng("mc")
+            int(unit["side"]),
+            **setting,
+            data_rng=ctx.rng("data"),
+            mc_rng=ctx.rng("mc"),
+            loops=ctx.loops,
         )
         return pd.DataFrame(rows)
 

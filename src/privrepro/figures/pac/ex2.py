@@ -50,4 +50,4 @@ class Example2(NoiseTable[Example2Params]):
         samples = local_publishing_samples(pool.x, unit["m"], ctx.rng("data"))
         r = unit["linf"] * np.sqrt(pool.dim)  # pixels in [0, linf]
         dp = dp_local_noise_norm(pool.dim, unit["v"], unit["linf"])
-        return Draws(samples, local_publishing_spectrum(pool.x), r, ("dp_local", dp))
+        return Draws(samples, local_publishing_spectrum(pool.x, ctx.loops), r, ("dp_local", dp))

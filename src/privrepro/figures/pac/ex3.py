@@ -48,7 +48,7 @@ class Example3(NoiseTable[Example3Params]):
 
     def mechanism(self, pool: Pool, unit: dict[str, Any], ctx: UnitContext) -> Draws:
         p, linf = unit["inclusion"], unit["linf"]
-        samples = poisson_mean_samples(pool.x, unit["m"], ctx.rng("sampling"), p)
+        samples = poisson_mean_samples(pool.x, unit["m"], ctx.rng("sampling"), p, loops=ctx.loops)
         r = linf * np.sqrt(pool.dim) / p  # every output lies in this ball (all members present)
         dp = dp_mean_noise_norm(pool.dim, pool.size, unit["v"], linf, p)
-        return Draws(samples, poisson_mean_spectrum(pool.x, p), r, ("dp_mean", dp))
+        return Draws(samples, poisson_mean_spectrum(pool.x, p, ctx.loops), r, ("dp_mean", dp))

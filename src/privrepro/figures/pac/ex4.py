@@ -121,10 +121,9 @@ class Example4(Figure[Example4Params]):
         x, y = torch.as_tensor(pool.x, device=dev), torch.as_tensor(pool.y, device=dev)
         spec = MLPSpec((pool.dim, *unit["hidden"], int(pool.y.max()) + 1))
         init = init_mlp(spec, ctx.torch_generator("init", device="cpu"), device=dev)
-        bar = lambda it: ctx.progress(it, desc="pac ex4 trainings")  # noqa: E731
         schedule = {k: unit[k] for k in ("steps", "lr", "chunk")}
         train, accuracy = mlp_mechanism(
-            spec, init, x, y, mode=unit["data_mode"], progress=bar, **schedule
+            spec, init, x, y, mode=unit["data_mode"], loops=ctx.loops, **schedule
         )
         n_sub = max(1, round(unit["subset_fraction"] * pool.size))
         rngs = ctx.rng("data"), ctx.rng("noise")

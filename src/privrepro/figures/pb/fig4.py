@@ -81,7 +81,7 @@ class Runtime(Figure[Fig4Params]):
             samples=unit["samples"],
             iterations=unit["iterations"],
             samplers=unit["samplers"],
-            progress=ctx.progress,
+            loops=ctx.loops,
         )
 
     def plot(self, table: pd.DataFrame, p: Fig4Params) -> Any:

@@ -125,7 +125,7 @@ class Composition(Figure[Fig6Params]):
                 check_discretization=u["check_discretization"],
                 reoptimise_per_t=bool(u.get("reoptimise_per_t")),
                 best=bool(u.get("best_per_t")),
-                progress=ctx.progress,
+                loops=ctx.loops,
             )
         else:
             optimum = u["rdp_exact_optimum"]

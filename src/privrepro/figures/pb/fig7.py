@@ -118,7 +118,7 @@ class PBGRRAdult(Figure[Fig7Params]):
             unit["set_size"],
             mc_stride=unit["mc_stride"],
             rng=ctx.rng("reports"),
-            progress=ctx.progress,
+            loops=ctx.loops,
             **kw,
         )
 
