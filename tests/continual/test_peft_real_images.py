@@ -133,6 +133,14 @@ def test_imagenet_r_film_images(tmp_path: Path, weights: Path) -> None:
     assert len(caches) == 2 and caches[0].endswith("-imagenet-r-split0-test.npy")
     again = load_film_images("imagenet-r", _params(weights), _where(tmp_path), spec=fs)
     assert torch.equal(gather_rows(again.train_x), gather_rows(data.train_x))
+    # the folder edited after its pixels were cached (a fourth class: its fingerprint, a
+    # listing of paths and sizes, changes): converted again into caches of their own, never
+    # read through the old ones
+    _write_folder(tmp_path / "data" / "imagenet-r", ["n04"], 5, 24, "RGB")
+    edited = load_film_images("imagenet-r", _params(weights), _where(tmp_path), spec=fs)
+    assert edited.train_x.shape == (16, 3, 32, 32) and edited.test_x.shape == (4, 3, 32, 32)
+    caches = sorted(p.name for p in (tmp_path / "_cache" / "cl" / "images").iterdir())
+    assert len(caches) == 4
 
 
 def test_five_datasets_film_images(tmp_path: Path, weights: Path) -> None:

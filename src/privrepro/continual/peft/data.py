@@ -12,6 +12,7 @@ benchmark see the same samples.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -180,7 +181,7 @@ def load_film_images(
     ``spec`` (default :func:`feature_spec` of ``features``) gives the loaders' options and the
     backbone's ``model_kwargs``.
     """
-    from privrepro.continual.benchmarks import image_parts
+    from privrepro.continual.benchmarks import ImagePart, image_parts
     from privrepro.continual.features import backbone_transform, create_backbone
     from privrepro.continual.pixels import (
         HostImages,
@@ -188,6 +189,7 @@ def load_film_images(
         pixel_cache_path,
         split_transform,
     )
+    from privrepro.data.provenance import DataChangedError
 
     if benchmark not in FILM_BENCHMARKS:
         raise ConfigError("benchmark", benchmark, f"must be one of {list(FILM_BENCHMARKS)}")
@@ -206,17 +208,29 @@ def load_film_images(
     pt = split_transform(backbone_transform(model))
     k_tr, k_te = subsample_pair(labels["train"], labels["test"], features)
 
-    def host(split: str, rows: np.ndarray) -> HostImages:
-        arrays = [
-            cached_pixels(
-                pixel_cache_path(ws.cache_dir, fs.backbone, pt.key, p.dataset, split),
-                partial(getattr, ds, "x"),
-                pt,
-                chunk,
-                ws.loops,
+    def pixels(part: ImagePart, ds: Any, split: str) -> np.ndarray:
+        # keyed by the data's fingerprint too: a dataset folder edited since is converted again
+        before = part.fingerprint() if part.fingerprint is not None else None
+        key = (
+            pt.key
+            if before is None
+            else f"{pt.key}-{hashlib.sha256(before.encode()).hexdigest()[:12]}"
+        )
+        path = pixel_cache_path(ws.cache_dir, fs.backbone, key, part.dataset, split)
+        new = not path.is_file()
+        out = cached_pixels(path, partial(getattr, ds, "x"), pt, chunk, ws.loops)
+        after = part.fingerprint() if new and part.fingerprint is not None else before
+        if after != before:  # edited while it was read: the file holds pixels of neither
+            path.unlink(missing_ok=True)
+            raise DataChangedError(
+                f"{part.dataset} changed while its {split} pixels were cached (fingerprint "
+                f"{str(before)[:24]} before, {str(after)[:24]} after): {path} is not kept; run "
+                "again once the data stays put"
             )
-            for p, ds in parts[split]
-        ]
+        return out
+
+    def host(split: str, rows: np.ndarray) -> HostImages:
+        arrays = [pixels(p, ds, split) for p, ds in parts[split]]
         return HostImages(arrays, pt.mean, pt.std, ws.device, rows=rows)
 
     train_x, test_x = host("train", k_tr), host("test", k_te)
