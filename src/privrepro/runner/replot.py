@@ -37,8 +37,7 @@ from privrepro.runner.figure_tables import (
     select_units,
 )
 from privrepro.runner.plan import load_recipe
-from privrepro.runner.run import adhoc_footer, clear_temporaries, draw, draw_canonical
-from privrepro.runner.run_views import adhoc_stem, no_view_reason, retire_default_plot
+from privrepro.runner.publish import draw, draw_plots
 
 __all__ = ["PlotFailure", "main", "replot"]
 
@@ -100,27 +99,20 @@ def replot_figure(
     except FileNotFoundError as exc:
         raise PlotFailure(f"{exc.filename} is missing; run `make tables`") from exc
     recipe = load_recipe(name)
-    stem = Path(plots_dir) / paper / figure
-    caption = None
     if isinstance(meta.get("canonical"), dict):
         views = _views(recipe, meta["canonical"])
         held = set(table["unit_id"]) if "unit_id" in table.columns else set()
         if any(not set(v.unit_ids) <= held for v in views.values()):
             raise PlotFailure("the recorded canonical units are not in the table")
-        if views:
-            return draw_canonical(recipe, table, views, stem, meta)
+        if not views and _selection(table, meta).empty:
+            raise PlotFailure("the recorded selection is not in the table")
         # no run of the figure's own parameters: no default plot; the last run's own plot
-        clear_temporaries(stem)
-        retire_default_plot(stem, no_view_reason(meta))
-        overrides = [str(o) for o in meta.get("overrides") or []]
-        data = meta.get("data_key")
-        stem = adhoc_stem(Path(plots_dir), paper, figure, overrides, str(data) if data else None)
-        caption = adhoc_footer(meta, overrides)
-    selection = _selection(table, meta)
+        return draw_plots(recipe, table, meta, Path(plots_dir), views, own=not views)
+    selection = _selection(table, meta)  # a meta.json written before canonical views
     if selection.empty:
         raise PlotFailure("the recorded selection is not in the table")
     params: Any = build_params(recipe.params_type, meta["params"], "params")
-    return draw(recipe, selection, params, stem, meta, caption=caption)
+    return draw(recipe, selection, params, Path(plots_dir) / paper / figure, meta)
 
 
 def _views(recipe: Any, records: dict[str, Any]) -> dict[str, CanonicalView]:
