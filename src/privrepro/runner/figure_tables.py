@@ -324,6 +324,27 @@ def derive_table(
     fingerprints = [u.identity.get("data") for u in units]
     if len(set(fingerprints)) > 1:  # the same parameters on other data: say which data
         extra = {DATA_FINGERPRINT: fingerprints, **extra}
+    return DerivedTable(
+        store.paper,
+        store.figure,
+        _assemble(store, units, frames, extra),
+        units,
+        {uid: len(fr) for uid, fr in frames.items()},
+        list(extra),
+        current,
+        superseded,
+    )
+
+
+def _assemble(
+    store: UnitStore,
+    units: Sequence[StoredUnit],
+    frames: Mapping[str, pd.DataFrame],
+    extra: Mapping[str, list[Any]],
+) -> pd.DataFrame:
+    """The table: the columns that name each unit (:data:`FRONT`, then ``extra``), then its rows."""
+    if not units:
+        return pd.DataFrame(columns=FRONT)
     counts = [len(frames[u.unit_id]) for u in units]
     ids: dict[str, list[Any]] = {
         "paper": [store.paper] * len(units),
@@ -334,25 +355,12 @@ def derive_table(
         "data": [u.data for u in units],
         **extra,
     }
-    if units:
-        body = pd.concat([frames[u.unit_id] for u in units], ignore_index=True)
-        body = body.drop(columns=[c for c in ids if c in body.columns])
-        front = pd.DataFrame(
-            {c: pd.Series(v).repeat(counts).reset_index(drop=True) for c, v in ids.items()}
-        )
-        table = pd.concat([front, body], axis=1)
-    else:
-        table = pd.DataFrame(columns=FRONT)
-    return DerivedTable(
-        store.paper,
-        store.figure,
-        table,
-        units,
-        {uid: len(fr) for uid, fr in frames.items()},
-        list(extra),
-        current,
-        superseded,
+    body = pd.concat([frames[u.unit_id] for u in units], ignore_index=True)
+    body = body.drop(columns=[c for c in ids if c in body.columns])
+    front = pd.DataFrame(
+        {c: pd.Series(v).repeat(counts).reset_index(drop=True) for c, v in ids.items()}
     )
+    return pd.concat([front, body], axis=1)
 
 
 def data_sources(derived: DerivedTable, unit_ids: Sequence[str]) -> list[dict[str, Any]]:

@@ -87,13 +87,7 @@ def replot_figure(
         raise PlotFailure(f"{meta_path} names the figure {meta.get('paper')}/{meta.get('figure')}")
     if "params" not in meta or "recipe" not in meta:
         raise PlotFailure("no run recorded (run the figure to draw it)")
-    name, version = figure_recipe(paper, figure, conf)
-    if (meta.get("recipe"), meta.get("version", version)) != (name, version):
-        raise PlotFailure(
-            f"its meta.json records the recipe {str(meta.get('recipe'))[:80]!r} version "
-            f"{meta.get('version')!r}, not the configured {name} version {version} "
-            "(run the figure again)"
-        )
+    name = _configured(meta, paper, figure, conf)
     try:
         table = read_table(Path(results_dir), paper, figure, meta)
     except FileNotFoundError as exc:
@@ -113,6 +107,18 @@ def replot_figure(
         raise PlotFailure("the recorded selection is not in the table")
     params: Any = build_params(recipe.params_type, meta["params"], "params")
     return draw(recipe, selection, params, Path(plots_dir) / paper / figure, meta)
+
+
+def _configured(meta: dict[str, Any], paper: str, figure: str, conf: Path | None) -> str:
+    """The figure's configured recipe, when it is the one ``meta`` records."""
+    name, version = figure_recipe(paper, figure, conf)
+    if (meta.get("recipe"), meta.get("version", version)) != (name, version):
+        raise PlotFailure(
+            f"its meta.json records the recipe {str(meta.get('recipe'))[:80]!r} version "
+            f"{meta.get('version')!r}, not the configured {name} version {version} "
+            "(run the figure again)"
+        )
+    return name
 
 
 def _views(recipe: Any, records: dict[str, Any]) -> dict[str, CanonicalView]:
