@@ -8,10 +8,12 @@ each profile alone: the units ``privrepro experiment=<paper>/<figure> profile=<p
 for which the store holds all of them. A seed that holds only some of them (a sweep's job with
 ``params.epsilons=[1.0]``) is not canonical at that seed: those units belong to the sweep.
 
-The view is a function of the store and the config tree, never of what ran last: a sweep or an
-ad-hoc run leaves it as it was unless it completes the figure's own units at another seed. Where
-one seed holds the same parameters twice (on other data: the data fingerprint is part of a unit's
-identity), the copy finished last is the canonical one.
+Each profile's own units are recorded in the store (:func:`record_canonical`: by the plan of a
+run of the figure's own parameters, and by ``make tables`` from the config tree), so a view is a
+function of the store alone, never of what ran last, and reading it composes no configuration: a
+sweep or an ad-hoc run leaves it as it was unless it completes the figure's own units at another
+seed. Where one seed holds the same parameters twice (on other data: the data fingerprint is part
+of a unit's identity), the copy finished last is the canonical one.
 """
 
 from __future__ import annotations
