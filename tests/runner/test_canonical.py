@@ -195,3 +195,59 @@ def test_an_adhoc_run_and_a_sweep_leave_the_canonical_view(tmp_path: Path) -> No
     # new ones (seed 1); the sweep's seed-0 jobs reused canonical units
     table = pd.read_parquet(tmp_path / "res" / "cl" / "fig2.parquet")
     assert table["unit_id"].nunique() == 12 + 12 + 4
+
+
+def test_only_a_run_of_the_figure_own_parameters_records_them() -> None:
+    """Where or how a run goes (paths, threads, progress, device), its profile and its seed leave
+    it a run of the figure's own parameters; any ``params`` override makes it ad hoc."""
+    from privrepro.runner.run_views import own_configuration
+
+    where = ["experiment=cl/fig2", "paths.results_dir=/x", "progress=false", "threads=1"]
+    assert own_configuration([*where, "profile=tiny", "seed=3", "device=cpu"])
+    assert own_configuration([])
+    assert not own_configuration([*where, "params.k_max=200"])
+    assert not own_configuration([*where, "+params.extra=1"])
+
+
+def test_views_come_from_the_recorded_units_and_say_why_a_profile_has_none(
+    tmp_path: Path,
+) -> None:
+    """A view is read from the units the store records for its profile (no configuration is
+    composed); a profile recorded as not composable, recorded for another recipe version or not
+    recorded has no view, and the gap says which."""
+    from dataclasses import dataclass
+
+    from recipes_for_tests import NoiseFigure, NoiseParams
+
+    from privrepro.runner.canonical import canonical_views, record_canonical, recorded_profiles
+    from privrepro.store.units import UnitStore
+
+    @dataclass
+    class Derived:
+        paper: str
+        figure: str
+        units: list[StoredUnit]
+
+    recipe, rid = NoiseFigure(), ("recipes_for_tests:NoiseFigure", 1)
+    params = NoiseParams(n_units=2, draws=7)
+    own = recipe.units(params)
+    store = UnitStore(tmp_path, "test", "noise")
+    record_canonical(store, "smoke", rid, params, own)
+    record_canonical(store, "paper", rid, error="profile 'paper' not found")
+    record_canonical(store, "tiny", (rid[0], 2), params, own)
+    assert recorded_profiles(store)["smoke"]["units"] == own
+
+    def unit(uid: str, profile: str, u: dict[str, object]) -> StoredUnit:
+        return StoredUnit(uid, {"profile": profile, "seed": 0, "unit": u}, {})
+
+    held = [
+        unit(f"{p}{i}", p, u) for p in ("smoke", "paper", "tiny", "x") for i, u in enumerate(own)
+    ]
+    gaps: dict[str, str] = {}
+    views = canonical_views(
+        Derived("test", "noise", held), recipe, rid, recorded_profiles(store), gaps
+    )
+    assert list(views) == ["smoke"] and views["smoke"].unit_ids == ["smoke0", "smoke1"]
+    assert views["smoke"].params == params
+    assert "cannot be composed (profile 'paper' not found)" in gaps["paper"]
+    assert "version 2" in gaps["tiny"] and "no record" in gaps["x"]

@@ -25,6 +25,7 @@ import pytest
 from recipes_for_tests import scratch_paths
 
 from privrepro.runner import figure_tables as tables
+from privrepro.runner import publish as publish_module
 from privrepro.runner import run as run_module
 from privrepro.runner.run import run_experiment
 from privrepro.store import units as units_module
@@ -165,13 +166,19 @@ TRIGGERS: dict[str, tuple[Callable[[], None], list[str]]] = {
         [],
     ),
     "sealed, not yet renamed into place": (lambda: _kill_before(UnitStore, "_publish", 2), []),
-    "every unit done, table not derived": (lambda: _kill_before(tables, "derive_table"), []),
+    "every unit done, table not derived": (
+        lambda: _kill_before(publish_module, "derive_table"),
+        [],
+    ),
     "table's Parquet written, CSV half written": (_csv_temporary_then_die, []),
-    "table written, meta not": (lambda: _kill_before(tables, "write_meta"), []),
-    "meta written, plot not drawn": (lambda: _kill_before(run_module, "draw"), []),
+    "table written, meta not": (lambda: _kill_before(publish_module, "write_meta"), []),
+    "meta written, plot not drawn": (lambda: _kill_before(publish_module, "draw"), []),
     "force=true: unit in the trash": (_trash_then_die, ["force=true"]),
     "a corrupt unit moved aside": (lambda: _kill_after(UnitStore, "quarantine"), ["corrupt"]),
-    "while the last run record is written": (lambda: _kill_before(tables, "write_last_run"), []),
+    "while the last run record is written": (
+        lambda: _kill_before(publish_module, "write_last_run"),
+        [],
+    ),
 }
 
 

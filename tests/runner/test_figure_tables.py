@@ -125,7 +125,7 @@ def test_the_cl_fig2_k_max_runs_are_told_apart(tmp_path: Path) -> None:
     table = pd.read_parquet(tmp_path / "res" / "cl" / "fig2.parquet")
     assert sorted(table["k_max"].unique()) == [20, 200]
     assert len(table) == 20 + 200 and len(run.table) == 200
-    from privrepro.runner.run import footer
+    from privrepro.runner.publish import footer
 
     meta = json.loads((tmp_path / "res" / "cl" / "fig2.meta.json").read_text())
     assert "1 of the table's 2 units" in footer(meta)

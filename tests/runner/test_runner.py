@@ -236,7 +236,7 @@ def test_data_column_meta_and_stand_in_title(tmp_path: Path, conf_root: Path) ->
 
     import matplotlib.pyplot as plt
 
-    from privrepro.runner.run import mark_stand_in
+    from privrepro.runner.run_views import mark_stand_in
 
     real = run_experiment("test/noise", _paths(tmp_path / "real"), conf=conf_root)
     assert list(real.table.columns[:6]) == ["paper", "figure", "profile", "seed", "unit_id", "data"]

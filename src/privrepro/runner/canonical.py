@@ -8,37 +8,43 @@ each profile alone: the units ``privrepro experiment=<paper>/<figure> profile=<p
 for which the store holds all of them. A seed that holds only some of them (a sweep's job with
 ``params.epsilons=[1.0]``) is not canonical at that seed: those units belong to the sweep.
 
-The view is a function of the store and the config tree, never of what ran last: a sweep or an
-ad-hoc run leaves it as it was unless it completes the figure's own units at another seed. Where
-one seed holds the same parameters twice (on other data: the data fingerprint is part of a unit's
-identity), the copy finished last is the canonical one.
+Each profile's own units are recorded in the store (:func:`record_canonical`: by the plan of a
+run of the figure's own parameters, and by ``make tables`` from the config tree), so a view is a
+function of the store alone, never of what ran last, and reading it composes no configuration: a
+sweep or an ad-hoc run leaves it as it was unless it completes the figure's own units at another
+seed. Where one seed holds the same parameters twice (on other data: the data fingerprint is part
+of a unit's identity), the copy finished last is the canonical one.
 """
 
 from __future__ import annotations
 
-import contextlib
+import json
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, is_dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import pandas as pd
-from omegaconf import DictConfig
 
+from privrepro.bounded_read import UNIT_JSON_BYTES, read_json
+from privrepro.config.secrets import redact
 from privrepro.config.validation import assumptions_of, build_params
 from privrepro.figures.api import Figure
+from privrepro.store.atomic import atomic_write_text
 from privrepro.store.identity import canonical_json
+from privrepro.store.units import UnitStore
 
 __all__ = [
     "FAITHFUL_ORDER",
     "CanonicalView",
     "canonical_summary",
     "canonical_views",
-    "compose_profile",
     "default_view",
     "faithful_first",
     "is_canonical_run",
+    "record_canonical",
+    "recorded_profiles",
     "select_units",
     "views_from_records",
 ]
@@ -47,6 +53,12 @@ log = logging.getLogger("privrepro.canonical")
 
 #: Profiles from the most faithful to the least: the default plot shows the first one held.
 FAITHFUL_ORDER = ("paper", "smoke", "tiny")
+#: A profile's record of its own units in the store: ``canonical-<profile>.json``.
+RECORD_PREFIX = "canonical-"
+
+
+def _plain(params: Any) -> Any:
+    return asdict(params) if is_dataclass(params) and not isinstance(params, type) else params
 
 
 class StoredUnitLike(Protocol):
@@ -110,17 +122,12 @@ class CanonicalView:
 
     def record(self) -> dict[str, Any]:
         """What ``meta.json`` keeps of the view (``canonical.<profile>``)."""
-        params = (
-            asdict(self.params)
-            if is_dataclass(self.params) and not isinstance(self.params, type)
-            else self.params
-        )
         return {
             "profile": self.profile,
             "seeds": list(self.seeds),
             "units_per_seed": self.units_per_seed,
             "unit_ids": list(self.unit_ids),
-            "params": params,
+            "params": _plain(self.params),
             "assumptions": assumptions_of(self.params) if is_dataclass(self.params) else {},
         }
 
@@ -131,46 +138,69 @@ def faithful_first(profiles: Sequence[str]) -> list[str]:
     return known + sorted(set(profiles) - set(FAITHFUL_ORDER))
 
 
-@contextlib.contextmanager
-def _hydra_for(conf: Path | None) -> Iterator[None]:
-    """Hydra's compose API on the config tree ``conf``; inside a running Hydra app (``conf``
-    ``None``) the app's own tree. A Hydra app's state is given back as it was."""
-    from hydra import initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-
-    gh = GlobalHydra.instance()
-    if conf is None and gh.is_initialized():
-        yield
-        return
-    from privrepro.runner.catalog import conf_dir
-
-    saved = gh.hydra if gh.is_initialized() else None
-    gh.clear()
-    try:
-        with initialize_config_dir(config_dir=str(conf or conf_dir()), version_base="1.3"):
-            yield
-    finally:
-        gh.clear()
-        if saved is not None:
-            gh.initialize(saved)
+def _record_path(store: UnitStore, profile: str) -> Path:
+    return store.folder / f"{RECORD_PREFIX}{profile}.json"
 
 
-def compose_profile(paper: str, figure: str, profile: str, conf: Path | None = None) -> DictConfig:
-    """The root config of ``experiment=<paper>/<figure> profile=<profile>`` and nothing else."""
-    from hydra import compose
+def record_canonical(
+    store: UnitStore,
+    profile: str,
+    recipe_id: tuple[str, int],
+    params: Any = None,
+    units: Sequence[Mapping[str, Any]] = (),
+    error: str | None = None,
+) -> None:
+    """Keep in the store the units ``experiment=<paper>/<figure> profile=<profile>`` makes (the
+    figure's own parameters), or why that configuration cannot be composed (``error``).
 
-    with _hydra_for(conf):
-        return compose("config", overrides=[f"experiment={paper}/{figure}", f"profile={profile}"])
+    The plan of a run of the figure's own parameters records its profile's list; ``make tables``
+    records every profile the store holds from the config tree. Views read these records only
+    (:func:`canonical_views`)."""
+    record: dict[str, Any] = {"profile": profile, "recipe": recipe_id[0], "version": recipe_id[1]}
+    if error is not None:
+        record["error"] = error
+    else:
+        record["params"] = _plain(params)
+        record["units"] = [json.loads(canonical_json(dict(u))) for u in units]
+    store.folder.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(_record_path(store, profile), json.dumps(redact(record), indent=1))
+
+
+def recorded_profiles(store: UnitStore) -> dict[str, Any]:
+    """Each profile's canonical record in the store (:func:`record_canonical`); a record that
+    cannot be read is left out (its profile then has no view, said as a gap)."""
+    out: dict[str, Any] = {}
+    for path in sorted(store.folder.glob(f"{RECORD_PREFIX}*.json")):
+        try:
+            record = read_json(path, UNIT_JSON_BYTES, tree=store.folder)
+        except (OSError, ValueError) as exc:
+            log.warning("%s cannot be read (%s); no canonical view from it", path, exc)
+            continue
+        if isinstance(record, dict):
+            out[path.name[len(RECORD_PREFIX) : -len(".json")]] = record
+    return out
 
 
 def _own_units(
-    recipe: Figure[Any], paper: str, figure: str, profile: str, conf: Path | None
-) -> tuple[Any, list[dict[str, Any]]]:
-    from privrepro.runner.plan import effective_params
+    recipe: Figure[Any], recipe_id: tuple[str, int], record: Any
+) -> tuple[Any, list[Any]]:
+    """The parameters and units a profile's record holds, validated by the recipe.
 
-    cfg = compose_profile(paper, figure, profile, conf)
-    params: Any = build_params(recipe.params_type, effective_params(cfg), "params")
-    return params, recipe.units(params)
+    Raises:
+        ValueError: why the record gives no view (its configuration cannot be composed, or it
+            was recorded for another recipe or version).
+    """
+    if record is None:
+        raise ValueError("no record of its own configuration (run it, or `make tables`)")
+    if "error" in record:
+        raise ValueError(f"its own configuration cannot be composed ({record['error']})")
+    if (record.get("recipe"), record.get("version")) != tuple(recipe_id):
+        raise ValueError(
+            f"its own configuration was recorded for {record.get('recipe')} version "
+            f"{record.get('version')} (run it, or `make tables`)"
+        )
+    params: Any = build_params(recipe.params_type, record.get("params") or {}, "params")
+    return params, list(record.get("units") or [])
 
 
 def _view(
@@ -196,32 +226,32 @@ def _view(
 def canonical_views(
     derived: DerivedLike,
     recipe: Figure[Any],
-    conf: Path | None = None,
+    recipe_id: tuple[str, int],
+    records: Mapping[str, Any],
     gaps: dict[str, str] | None = None,
 ) -> dict[str, CanonicalView]:
-    """The canonical view of each profile the table holds, the most faithful first; a profile
-    whose own configuration cannot be composed or validated any more (a profile file removed, a
-    key renamed) has none, said in one warning line.
+    """The canonical view of each profile the table holds, the most faithful first, from each
+    profile's recorded own units (:func:`recorded_profiles`); a profile with no usable record
+    has none, said in one warning line.
 
-    ``gaps``, when given, receives each profile the table holds with no view and why (its own
-    configuration cannot be composed, or no seed holds every unit it makes)."""
+    ``gaps``, when given, receives each profile the table holds with no view and why (no usable
+    record of its own configuration, or no seed holds every unit it makes)."""
     out: dict[str, CanonicalView] = {}
     profiles = faithful_first(sorted({u.profile for u in derived.units}))
     for profile in profiles:
         try:
-            params, own = _own_units(recipe, derived.paper, derived.figure, profile, conf)
-        except Exception as exc:  # a ConfigError, or any of Hydra's composition errors
-            why = " ".join(str(exc).split())[:200]
+            params, own = _own_units(recipe, recipe_id, records.get(profile))
+        except Exception as exc:  # a ConfigError, or a record that says why it has no view
+            why = " ".join(str(exc).split())[:300]
             log.warning(
-                "%s/%s: profile %s: the figure's own configuration cannot be composed (%s); "
-                "no canonical view for it",
+                "%s/%s: profile %s: %s; no canonical view for it",
                 derived.paper,
                 derived.figure,
                 profile,
                 why,
             )
             if gaps is not None:
-                gaps[profile] = f"its own configuration cannot be composed ({why})"
+                gaps[profile] = why
             continue
         view = _view(derived.units, profile, params, own)
         if view.unit_ids:

@@ -52,14 +52,10 @@ from privrepro.bounded_read import (
 )
 from privrepro.commands import command_parser
 from privrepro.config.secrets import redact
+from privrepro.config.validation import build_params
 from privrepro.data.provenance import UNDECLARED, DataSource
 from privrepro.figures.api import Figure
-from privrepro.runner.canonical import (
-    CanonicalView,
-    canonical_summary,
-    canonical_views,
-    select_units,
-)
+from privrepro.runner.canonical import select_units
 from privrepro.store.atomic import (
     atomic_write_bytes,
     atomic_write_text,
@@ -71,7 +67,6 @@ from privrepro.store.units import UnitStore, figure_stores
 
 __all__ = [
     "FRONT",
-    "CanonicalOutputs",
     "DerivedTable",
     "StoredUnit",
     "TableFiles",
@@ -87,7 +82,6 @@ __all__ = [
     "stored_units",
     "table_files",
     "table_lock",
-    "write_canonical",
     "write_table",
 ]
 
@@ -331,6 +325,27 @@ def derive_table(
     fingerprints = [u.identity.get("data") for u in units]
     if len(set(fingerprints)) > 1:  # the same parameters on other data: say which data
         extra = {DATA_FINGERPRINT: fingerprints, **extra}
+    return DerivedTable(
+        store.paper,
+        store.figure,
+        _assemble(store, units, frames, extra),
+        units,
+        {uid: len(fr) for uid, fr in frames.items()},
+        list(extra),
+        current,
+        superseded,
+    )
+
+
+def _assemble(
+    store: UnitStore,
+    units: Sequence[StoredUnit],
+    frames: Mapping[str, pd.DataFrame],
+    extra: Mapping[str, list[Any]],
+) -> pd.DataFrame:
+    """The table: the columns that name each unit (:data:`FRONT`, then ``extra``), then its rows."""
+    if not units:
+        return pd.DataFrame(columns=FRONT)
     counts = [len(frames[u.unit_id]) for u in units]
     ids: dict[str, list[Any]] = {
         "paper": [store.paper] * len(units),
@@ -341,25 +356,12 @@ def derive_table(
         "data": [u.data for u in units],
         **extra,
     }
-    if units:
-        body = pd.concat([frames[u.unit_id] for u in units], ignore_index=True)
-        body = body.drop(columns=[c for c in ids if c in body.columns])
-        front = pd.DataFrame(
-            {c: pd.Series(v).repeat(counts).reset_index(drop=True) for c, v in ids.items()}
-        )
-        table = pd.concat([front, body], axis=1)
-    else:
-        table = pd.DataFrame(columns=FRONT)
-    return DerivedTable(
-        store.paper,
-        store.figure,
-        table,
-        units,
-        {uid: len(fr) for uid, fr in frames.items()},
-        list(extra),
-        current,
-        superseded,
+    body = pd.concat([frames[u.unit_id] for u in units], ignore_index=True)
+    body = body.drop(columns=[c for c in ids if c in body.columns])
+    front = pd.DataFrame(
+        {c: pd.Series(v).repeat(counts).reset_index(drop=True) for c, v in ids.items()}
     )
+    return pd.concat([front, body], axis=1)
 
 
 def data_sources(derived: DerivedTable, unit_ids: Sequence[str]) -> list[dict[str, Any]]:
@@ -414,7 +416,7 @@ def _parquet_safe(table: pd.DataFrame) -> bytes:
     return parquet_bytes(fixed)
 
 
-def _sha256(data: bytes) -> str:
+def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
@@ -446,8 +448,8 @@ def write_table(derived: DerivedTable, results_dir: Path) -> dict[str, Any]:
         "recipe": derived.recipe[0] if derived.recipe else None,
         "version": derived.recipe[1] if derived.recipe else None,
         "superseded_units": len(derived.superseded),
-        "parquet_sha256": _sha256(pq),
-        "csv_sha256": _sha256(csv),
+        "parquet_sha256": sha256(pq),
+        "csv_sha256": sha256(csv),
     }
 
 
@@ -470,7 +472,7 @@ def read_table(
     data = read_bytes(files.parquet, TABLE_BYTES, tree=results_dir)
     recorded = (meta or {}).get("table")
     facts: Mapping[str, Any] = recorded if isinstance(recorded, Mapping) else {}
-    if facts.get("parquet_sha256") and _sha256(data) != facts["parquet_sha256"]:
+    if facts.get("parquet_sha256") and sha256(data) != facts["parquet_sha256"]:
         log.warning(
             "%s differs from the table derived from the store (edited by hand?); "
             "run `make tables` to derive it again",
@@ -485,7 +487,7 @@ def read_table(
         log.warning("%s; the table is read from %s", exc, files.parquet.name)
         return table
     if facts.get("csv_sha256"):
-        edited = _sha256(csv) != facts["csv_sha256"]
+        edited = sha256(csv) != facts["csv_sha256"]
     else:
         edited = csv != table.to_csv(index=False).encode("utf-8")
     if edited:
@@ -526,116 +528,62 @@ def write_meta(
     record: Mapping[str, Any] | None,
     derived: DerivedTable,
     facts: dict,
-    canonical: Mapping[str, Mapping[str, Any]] | CanonicalOutputs | None = None,
+    canonical: Mapping[str, Mapping[str, Any]] | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``meta.json``: the last run (top level), the table's facts, the canonical view of each
     profile (``canonical``: profile → :meth:`~privrepro.runner.canonical.CanonicalView.record`,
-    the most faithful first) and every unit the table holds.
-
-    Given :class:`CanonicalOutputs`, the facts gain ``summary_sha256`` (the hash of the
-    ``summary.csv`` written, ``null`` when none: every file the report reads is hashed here) and
-    the meta ``canonical_gaps`` (profile → why it has no canonical view) and
-    ``canonical_vanished`` (the profiles that had one at the previous derivation)."""
-    extra: dict[str, Any] = {}
-    if isinstance(canonical, CanonicalOutputs):
-        facts = {**facts, "summary_sha256": canonical.summary_sha256}
-        extra = {"canonical_gaps": canonical.gaps, "canonical_vanished": canonical.vanished}
-        canonical = canonical.records()
+    the most faithful first), ``extra`` (``canonical_gaps``: profile → why it has no view;
+    ``canonical_vanished``: the profiles that had one at the previous derivation) and every unit
+    the table holds."""
     meta = {  # a storage URL among the parameters is written without its password
         **redact(record or {"paper": derived.paper, "figure": derived.figure}),
         "table": facts,
         "canonical": redact(dict(canonical or {})),
-        **extra,
+        **(extra or {}),
         "units": derived.listing(),
     }
     atomic_write_text(files.meta, json.dumps(meta, indent=2, default=str))
     return meta
 
 
-@dataclass(frozen=True)
-class CanonicalOutputs:
-    """What :func:`write_canonical` made of a figure's canonical views.
+def record_from_config(
+    store: UnitStore, recipe: Figure[Any], recipe_id: tuple[str, int], conf: Path | None = None
+) -> None:
+    """Record in the store the canonical units of each profile the store holds or recorded,
+    composed from the config tree ``conf`` (:func:`~privrepro.runner.canonical.record_canonical`):
+    ``make tables`` follows a changed or removed profile file."""
+    from privrepro.runner.canonical import record_canonical, recorded_profiles
+    from privrepro.runner.plan import compose, effective_params
+    from privrepro.runner.storages import without_study_locations
 
-    Attributes:
-        views: the canonical view of each profile (:func:`~privrepro.runner.canonical.canonical_views`).
-        summary_sha256: the SHA-256 of the ``summary.csv`` written (``None``: none written).
-        gaps: each profile the table holds with no canonical view, and why.
-        vanished: the profiles the previous ``meta.json`` had a canonical view of and that have
-            none now (a profile file changed or removed, units removed), each said in one line.
-    """
-
-    views: dict[str, CanonicalView]
-    summary_sha256: str | None
-    gaps: dict[str, str]
-    vanished: list[str]
-
-    def records(self) -> dict[str, dict[str, Any]]:
-        """``meta.json``'s ``canonical``."""
-        return {p: v.record() for p, v in self.views.items()}
-
-
-def _previous_views(meta_path: Path) -> list[str]:
-    """The profiles an earlier ``meta.json`` recorded a canonical view of (none when unreadable)."""
-    try:
-        meta = read_meta(meta_path)
-    except (OSError, ValueError):
-        return []
-    canonical = meta.get("canonical") if isinstance(meta, dict) else None
-    return [str(p) for p in canonical] if isinstance(canonical, dict) else []
-
-
-def write_canonical(
-    derived: DerivedTable, recipe: Figure[Any], files: TableFiles, conf: Path | None = None
-) -> CanonicalOutputs:
-    """The canonical views of the derived table, and its ``summary.csv`` (removed when no view
-    summarises anything); the caller holds :func:`table_lock` and writes the meta next.
-
-    A profile whose canonical view the previous ``meta.json`` recorded and which has none now is
-    said in one warning line (with why: its configuration cannot be composed, or no seed holds
-    its units any more); the caller records it in the meta (:func:`write_meta`'s ``canonical``
-    outputs), so the report tells "no canonical view" from "not run".
-    """
-    gaps: dict[str, str] = {}
-    before = _previous_views(files.meta)
-    views = canonical_views(derived, recipe, conf, gaps)
-    vanished = [p for p in before if p not in views]
-    for profile in vanished:
-        log.warning(
-            "%s/%s: profile %s had a canonical view and has none now: %s",
-            derived.paper,
-            derived.figure,
-            profile,
-            gaps.get(profile, "none of its units is in the table"),
-        )
-        gaps.setdefault(profile, "none of its units is in the table")
-    summary = canonical_summary(recipe, derived.table, views)
-    digest = None
-    if summary is not None:
-        data = summary.to_csv(index=False).encode("utf-8")
-        atomic_write_bytes(files.summary, data)
-        digest = _sha256(data)
-    else:
-        files.summary.unlink(missing_ok=True)  # no canonical view: no summary to show
-    return CanonicalOutputs(views, digest, gaps, vanished)
+    profiles = {u.profile for u in stored_units(store)} | set(recorded_profiles(store))
+    for profile in sorted(profiles):
+        try:
+            cfg = compose(f"{store.paper}/{store.figure}", [f"profile={profile}"], conf)
+            params: Any = build_params(recipe.params_type, effective_params(cfg), "params")
+            units = [without_study_locations(u) for u in recipe.units(params)]
+        except Exception as exc:  # a ConfigError, or any of Hydra's composition errors
+            record_canonical(store, profile, recipe_id, error=" ".join(str(exc).split())[:200])
+            continue
+        record_canonical(store, profile, recipe_id, params, units)
 
 
 def rebuild(
     store: UnitStore, results_dir: Path, conf: Path | None = None
 ) -> tuple[DerivedTable, dict[str, Any]]:
-    """Derive one figure's table, its canonical summary and its meta under the lock, with the
-    figure's configured recipe (:func:`figure_recipe`) and the canonical views composed from the
-    config tree ``conf`` (:mod:`privrepro.runner.canonical`)."""
+    """Derive one figure's table, its canonical summary and its meta
+    (:func:`~privrepro.runner.publish.publish`) with the figure's configured recipe
+    (:func:`figure_recipe`), each profile's canonical units recorded from the config tree
+    ``conf`` first (:func:`record_from_config`)."""
     from privrepro.runner.plan import load_recipe
+    from privrepro.runner.publish import publish
 
     current = figure_recipe(store.paper, store.figure, conf)
     recipe = load_recipe(current[0])
-    with table_lock(store):
-        derived = derive_table(store, current)
-        facts = write_table(derived, results_dir)
-        files = table_files(results_dir, store.paper, store.figure)
-        canonical = write_canonical(derived, recipe, files, conf)
-        meta = write_meta(files, load_last_run(store), derived, facts, canonical)
-    return derived, meta
+    record_from_config(store, recipe, current, conf)
+    done = publish(store, recipe, current, results_dir)
+    return done.derived, done.meta
 
 
 def main(argv: list[str] | None = None) -> int:

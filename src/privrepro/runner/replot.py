@@ -37,8 +37,7 @@ from privrepro.runner.figure_tables import (
     select_units,
 )
 from privrepro.runner.plan import load_recipe
-from privrepro.runner.run import adhoc_footer, clear_temporaries, draw, draw_canonical
-from privrepro.runner.run_views import adhoc_stem, no_view_reason, retire_default_plot
+from privrepro.runner.publish import draw, draw_plots
 
 __all__ = ["PlotFailure", "main", "replot"]
 
@@ -88,6 +87,30 @@ def replot_figure(
         raise PlotFailure(f"{meta_path} names the figure {meta.get('paper')}/{meta.get('figure')}")
     if "params" not in meta or "recipe" not in meta:
         raise PlotFailure("no run recorded (run the figure to draw it)")
+    name = _configured(meta, paper, figure, conf)
+    try:
+        table = read_table(Path(results_dir), paper, figure, meta)
+    except FileNotFoundError as exc:
+        raise PlotFailure(f"{exc.filename} is missing; run `make tables`") from exc
+    recipe = load_recipe(name)
+    if isinstance(meta.get("canonical"), dict):
+        views = _views(recipe, meta["canonical"])
+        held = set(table["unit_id"]) if "unit_id" in table.columns else set()
+        if any(not set(v.unit_ids) <= held for v in views.values()):
+            raise PlotFailure("the recorded canonical units are not in the table")
+        if not views and _selection(table, meta).empty:
+            raise PlotFailure("the recorded selection is not in the table")
+        # no run of the figure's own parameters: no default plot; the last run's own plot
+        return draw_plots(recipe, table, meta, Path(plots_dir), views, own=not views)
+    selection = _selection(table, meta)  # a meta.json written before canonical views
+    if selection.empty:
+        raise PlotFailure("the recorded selection is not in the table")
+    params: Any = build_params(recipe.params_type, meta["params"], "params")
+    return draw(recipe, selection, params, Path(plots_dir) / paper / figure, meta)
+
+
+def _configured(meta: dict[str, Any], paper: str, figure: str, conf: Path | None) -> str:
+    """The figure's configured recipe, when it is the one ``meta`` records."""
     name, version = figure_recipe(paper, figure, conf)
     if (meta.get("recipe"), meta.get("version", version)) != (name, version):
         raise PlotFailure(
@@ -95,32 +118,7 @@ def replot_figure(
             f"{meta.get('version')!r}, not the configured {name} version {version} "
             "(run the figure again)"
         )
-    try:
-        table = read_table(Path(results_dir), paper, figure, meta)
-    except FileNotFoundError as exc:
-        raise PlotFailure(f"{exc.filename} is missing; run `make tables`") from exc
-    recipe = load_recipe(name)
-    stem = Path(plots_dir) / paper / figure
-    caption = None
-    if isinstance(meta.get("canonical"), dict):
-        views = _views(recipe, meta["canonical"])
-        held = set(table["unit_id"]) if "unit_id" in table.columns else set()
-        if any(not set(v.unit_ids) <= held for v in views.values()):
-            raise PlotFailure("the recorded canonical units are not in the table")
-        if views:
-            return draw_canonical(recipe, table, views, stem, meta)
-        # no run of the figure's own parameters: no default plot; the last run's own plot
-        clear_temporaries(stem)
-        retire_default_plot(stem, no_view_reason(meta))
-        overrides = [str(o) for o in meta.get("overrides") or []]
-        data = meta.get("data_key")
-        stem = adhoc_stem(Path(plots_dir), paper, figure, overrides, str(data) if data else None)
-        caption = adhoc_footer(meta, overrides)
-    selection = _selection(table, meta)
-    if selection.empty:
-        raise PlotFailure("the recorded selection is not in the table")
-    params: Any = build_params(recipe.params_type, meta["params"], "params")
-    return draw(recipe, selection, params, stem, meta, caption=caption)
+    return name
 
 
 def _views(recipe: Any, records: dict[str, Any]) -> dict[str, CanonicalView]:

@@ -1,28 +1,14 @@
-"""Run one figure: config → validated params → run units (resumable) → table → plot.
+"""Run one figure: plan → execute → publish.
 
-The steps, in order, each before the next can start:
-
-1. **Plan.** :func:`privrepro.runner.plan.plan_config`: the recipe the experiment names, its
-   parameter dataclass built from the ``params`` Hydra composed (the recipe's defaults, the
-   experiment's values, the profile's, the command line's: what ``--cfg job`` prints), the units;
-   any unknown key or out-of-range value raises :class:`~privrepro.config.ConfigError` naming
-   key, value and range. The root keys, the device, the weights, the output folders and the
-   memory the largest unit is predicted to need are checked too. Nothing has been computed or
-   written.
-2. **Units.** Each unit dict is hashed with the figure, profile, seed, recipe version and, for a
-   unit that reads the data root, the fingerprint of the data it reads; a unit
-   whose folder verifies in the store is loaded, the rest are computed and sealed (a folder that
+1. **Plan** (:func:`privrepro.runner.plan.plan_config`): the recipe, its validated parameters,
+   the units and their identities, the preflight; nothing computed or written before it passes.
+   A run of the figure's own parameters records its profile's canonical units in the store.
+2. **Execute**: each unit the store does not hold verified is computed and sealed (a folder that
    fails verification is moved aside and computed again).
-3. **Table.** Under the figure's lock, ``results/<paper>/<figure>.parquet`` (and its CSV export) is
-   derived from every verified unit of the figure in the store, whatever this run computed
-   (:mod:`privrepro.runner.figure_tables`); ``<figure>.summary.csv`` is summarised from the
-   figure's *canonical* units (:mod:`privrepro.runner.canonical`: for each profile, the units of
-   the figure's own parameters, every seed that holds them all), and ``<figure>.meta.json``
-   records the run, its units (its *selection*), the canonical views and every unit.
-4. **Plot.** ``plots/<paper>/<figure>.png`` and ``.pdf`` show the canonical view of the most
-   faithful profile, whatever ran last. A run that is not one seed of its profile's canonical
-   view (an ad-hoc run) also gets its own plot, named by what it varied; a sweep's jobs leave
-   their selections in the sweep folder for the sweep's plot (:mod:`privrepro.runner.run_views`).
+3. **Publish** (:func:`privrepro.runner.publish.publish`): the table, the canonical views, the
+   summary, the meta and the plots, from the store, under the figure's lock; a sweep's job
+   leaves its selection in the sweep folder for the sweep's plot
+   (:mod:`privrepro.runner.run_views`).
 """
 
 from __future__ import annotations
@@ -43,45 +29,19 @@ from privrepro.config.secrets import redact
 from privrepro.config.validation import assumptions_of
 from privrepro.data.registry import MissingDataError
 from privrepro.figures.api import Figure, UnitContext
-from privrepro.runner import figure_tables as tables
-from privrepro.runner.canonical import (
-    CanonicalView,
-    default_view,
-    is_canonical_run,
-)
+from privrepro.runner.canonical import record_canonical, select_units
 from privrepro.runner.environment import launcher_workers, run_environment
-from privrepro.runner.plan import compose, plan_config
+from privrepro.runner.plan import FigurePlan, compose, plan_config
 from privrepro.runner.preflight import PROFILES
-from privrepro.runner.run_views import (
-    adhoc_stem,
-    data_key,
-    facet,
-    mark_stand_in,
-    no_view_reason,
-    record_job_selection,
-    render,
-    retire_default_plot,
-)
+from privrepro.runner.publish import publish, shown_overrides
+from privrepro.runner.run_views import data_key, own_configuration, record_job_selection
 from privrepro.runner.sweeps import default_invocation
 from privrepro.runner.tracking import open_tracker
 from privrepro.runner.unit_warnings import library_warnings_to_log
 from privrepro.store.units import UnitStore
 from privrepro.threads import plan_threads, threads_per_item
 
-__all__ = [
-    "PROFILES",
-    "FigureRun",
-    "adhoc_footer",
-    "canonical_footer",
-    "clear_temporaries",
-    "draw",
-    "draw_canonical",
-    "footer",
-    "mark_stand_in",
-    "render",
-    "run_config",
-    "run_experiment",
-]
+__all__ = ["PROFILES", "FigureRun", "run_config", "run_experiment"]
 
 log = logging.getLogger("privrepro.runner")
 
@@ -161,183 +121,209 @@ def run_config(
     multirun: bool = False,
     repo: Path | None = None,
     command: Mapping[str, Any] | None = None,
-    conf: Path | None = None,
 ) -> FigureRun:
-    """Run the figure ``cfg`` describes (a composed root config: what ``--cfg job`` prints).
+    """Run the figure ``cfg`` describes (a composed root config: what ``--cfg job`` prints):
+    plan, compute the units the store lacks, publish.
 
     ``multirun`` is accepted for the Hydra app; a sweep's jobs and single runs derive the
     figure's table the same way (from the store, under the figure's lock). ``command`` is what
     each unit and the table's meta record of the command that made them
-    (:func:`privrepro.runner.sweeps.invocation`; default: this process's command line).
-    ``conf`` is the config tree the figure's canonical configurations are composed from
-    (default: the running Hydra app's, else :func:`~privrepro.runner.catalog.conf_dir`).
+    (:func:`privrepro.runner.sweeps.invocation`; default: this process's command line). A run
+    whose ``command`` is given and overrides nothing but the profile, the seed and where or how
+    it runs records its profile's canonical units in the store
+    (:func:`~privrepro.runner.canonical.record_canonical`).
     """
-    started = time.perf_counter()
-    started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    started, started_at = (
+        time.perf_counter(),
+        datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    )
     plan = plan_config(cfg)  # every check, before any compute
-    paper, figure, recipe, params = plan.paper, plan.figure, plan.recipe, plan.params
-    profile, seed, force = plan.profile, plan.seed, bool(cfg.get("force", False))
-    device, paths = plan.device, cfg.paths
-    units, identities, ids, unit_sources = plan.units, plan.identities, plan.unit_ids, plan.sources
-    store = UnitStore(Path(paths.experiments_dir), paper, figure)
-    recipe_id = plan.recipe_id
+    paths, store = cfg.paths, UnitStore(Path(cfg.paths.experiments_dir), plan.paper, plan.figure)
+    if command is not None and own_configuration(command.get("overrides") or []):
+        units = [i["unit"] for i in plan.identities]  # as stored: no study location
+        record_canonical(store, plan.profile, plan.recipe_id, plan.params, units)
     threads = plan_threads(cfg.get("threads", "auto"), launcher_workers() if multirun else 1)
     if threads.warning:
         log.warning(threads.warning)
+    invoked = dict(command or default_invocation())
     env = redact(  # the command as typed may name a storage URL with its password
         {
-            **run_environment(device, profile, repo),
+            **run_environment(plan.device, plan.profile, repo),
             "threads": threads.as_record(),
-            **(command or default_invocation()),
+            **invoked,
         }
     )
-    tracker = open_tracker(cfg, paper, figure, profile, seed, units)
-    store.sweep_abandoned()
+    tracker = open_tracker(cfg, plan.paper, plan.figure, plan.profile, plan.seed, plan.units)
+    computed, reused = _execute(plan, store, env, threads, tracker)
+    record = {
+        **_run_record(plan, started_at, computed, reused, started),
+        **{"data_dir": {"path": str(paths.data_dir), "from": _data_dir_source(cfg)}},
+        **env,
+    }
+    job = invoked.get("sweep")
+    plots = Path(paths.plots_dir) if cfg.get("plot", True) else None
+    done = publish(
+        store,
+        plan.recipe,
+        plan.recipe_id,
+        Path(paths.results_dir),
+        plots,
+        run=record,
+        sources=dict(zip(plan.unit_ids, plan.sources, strict=True)),
+        own_plot=not isinstance(job, Mapping),
+    )
+    if plots is not None and isinstance(job, Mapping):  # a sweep's job: the sweep's plot shows it
+        _record_job(job, done.meta, paths, plan.unit_ids)
+    selection = select_units(done.derived.table, plan.unit_ids)
+    tracker.figure_done(
+        done.meta,
+        [done.files.csv, done.files.summary, done.files.meta, *done.plots],
+        plan.unit_ids,
+        summary=lambda: plan.recipe.summarize(selection, plan.params),
+    )
+    return FigureRun(
+        plan.paper,
+        plan.figure,
+        selection,
+        done.files.csv,
+        done.plots,
+        computed,
+        reused,
+        time.perf_counter() - started,
+        table_rows=len(done.derived.table),
+        table_units=len(done.derived.units),
+    )
 
-    computed = reused = 0
-    show = bool(cfg.get("progress", True))
-    from privrepro.progress import ProgressLoops, progress_bar
+
+def _run_record(
+    plan: FigurePlan, started_at: str, computed: int, reused: int, started: float
+) -> dict[str, Any]:
+    """What ``meta.json`` and the store's ``last_run.json`` keep of the run (top level)."""
+    cfg, recipe = plan.cfg, plan.recipe
+    source = cfg.figure.get("source")
+    return {
+        "paper": plan.paper,
+        "figure": plan.figure,
+        "title": recipe.title,
+        "kind": recipe.kind,
+        "recipe": str(cfg.figure.recipe),
+        "version": plan.recipe_id[1],
+        "profile": plan.profile,
+        "seed": plan.seed,
+        "started": started_at,
+        "wall_time_s": round(time.perf_counter() - started, 3),
+        "units_computed": computed,
+        "units_reused": reused,
+        "selection": plan.unit_ids,
+        "params": _jsonable(plan.params),
+        "assumptions": assumptions_of(plan.params),
+        "data_key": data_key(plan.identities),
+        "source": OmegaConf.to_container(source, resolve=True) if source is not None else {},
+    }
+
+
+def _record_job(
+    job: Mapping[str, Any], meta: Mapping[str, Any], paths: Any, ids: list[str]
+) -> None:
+    """Leave a sweep job's units in its folder for the sweep's plot."""
+    record_job_selection(
+        Path(str(job["dir"])) / str(job["job"]),
+        {
+            **{k: meta[k] for k in ("paper", "figure", "profile", "seed", "params")},
+            "unit_ids": ids,
+            "overrides": shown_overrides(meta),
+            "results_dir": str(paths.results_dir),
+            "plots_dir": str(paths.plots_dir),
+            "git_sha": meta.get("git_sha"),
+        },
+    )
+
+
+def _execute(
+    plan: FigurePlan, store: UnitStore, env: Mapping[str, Any], threads: Any, tracker: Any
+) -> tuple[int, int]:
+    """Compute each unit of the plan the store does not hold verified (all of them with
+    ``force``); return how many were computed and how many reused."""
+    cfg = plan.cfg
+    force, show = bool(cfg.get("force", False)), bool(cfg.get("progress", True))
+    store.sweep_abandoned()
+    from privrepro.progress import progress_bar
 
     bar = progress_bar(
-        list(zip(units, identities, ids, unit_sources, strict=True)),
-        desc=f"{paper}/{figure}",
-        enabled=show and len(units) > 1,
+        list(zip(plan.units, plan.identities, plan.unit_ids, plan.sources, strict=True)),
+        desc=f"{plan.paper}/{plan.figure}",
+        enabled=show and len(plan.units) > 1,
         unit="unit",
     )
+    computed = reused = 0
     for (unit, identity, uid, source), unit_threads in threads_per_item(bar, threads):
         if not force and store.is_complete(uid):
             reused += 1
             continue
-        _same_data(recipe, unit, source, paths, f"as unit {uid} started")  # before its compute
+        _same_data(plan.recipe, unit, source, cfg.paths, f"as unit {uid} started")
         with store.building(uid, replace=force) as tmp:  # force: replaced once sealed
-            ctx = UnitContext(
-                seed=seed,
+            rows, unit_env = _compute_unit(plan, unit, identity, uid, tmp, tracker, show)
+            _same_data(plan.recipe, unit, source, cfg.paths, f"while unit {uid} computed")
+            unit_env.update(
+                threads=unit_threads.as_record(),  # auto: planned again before each unit
                 unit_id=uid,
-                profile=profile,
-                device=device,
-                data_dir=Path(paths.data_dir),
-                cache_dir=Path(paths.cache_dir),
-                loops=ProgressLoops(show),
-            )
-            t0, c0 = time.perf_counter(), time.process_time()
-            shown = identity["unit"]  # the unit as stored: no study location, no password
-            with _UnitLog(tmp / "log.txt"), tracker.unit(uid, shown) as ctx.metrics:
-                log.info("unit %s of %s/%s: %s", uid, paper, figure, json.dumps(shown, default=str))
-                try:
-                    rows = recipe.compute(dict(unit), ctx)
-                except MissingDataError as exc:
-                    exc.root_from = f"{_data_dir_source(cfg)} ({paths.data_dir})"
-                    raise
-                if isinstance(rows, pd.DataFrame):  # its outcome, beside its per-step metrics
-                    tracker.unit_result(
-                        rows.assign(profile=profile, seed=seed, unit_id=uid),
-                        lambda t: recipe.summarize(t, params),
-                    )
-                log.info("unit %s: %d rows in %.2f s", uid, len(rows), time.perf_counter() - t0)
-            if not isinstance(rows, pd.DataFrame):
-                raise TypeError(f"{type(recipe).__name__}.compute must return a DataFrame")
-            _same_data(recipe, unit, source, paths, f"while unit {uid} computed")  # what it read
-            unit_env = {
-                **env,
-                "threads": unit_threads.as_record(),  # auto: planned again before each unit
-                "wall_time_s": time.perf_counter() - t0,
-                "cpu_time_s": round(time.process_time() - c0, 3),  # every thread's user + sys
-                "unit_id": uid,
-                "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                finished=datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 # what the unit ran on (its fingerprint, where it read a data root, is part of
                 # its identity; the label is not)
-                "data": source.label,
-                "data_source": asdict(source),
-            }
-            store.write_unit(tmp, identity, rows, unit_env)
-        computed += 1
-
-    files = tables.table_files(Path(paths.results_dir), paper, figure)
-    with tables.table_lock(store):
-        derived = tables.derive_table(store, recipe_id, dict(zip(ids, unit_sources, strict=True)))
-        facts = tables.write_table(derived, Path(paths.results_dir))
-        selection = tables.select_units(derived.table, ids)
-        lost = sorted(set(ids) - {u.unit_id for u in derived.units})
-        if lost:
-            raise RuntimeError(
-                f"{paper}/{figure}: unit(s) {', '.join(lost)} vanished from the store "
-                "while the table was derived (another worker ran force=true?); run again"
+                data=source.label,
+                data_source=asdict(source),
             )
-        canonical = tables.write_canonical(derived, recipe, files, conf)
-        views = canonical.views
-        record = {
-            "paper": paper,
-            "figure": figure,
-            "title": recipe.title,
-            "kind": recipe.kind,
-            "recipe": str(cfg.figure.recipe),
-            "version": recipe_id[1],
-            "profile": profile,
-            "seed": seed,
-            "started": started_at,
-            "wall_time_s": round(time.perf_counter() - started, 3),
-            "units_computed": computed,
-            "units_reused": reused,
-            "selection": ids,
-            "params": _jsonable(params),
-            "assumptions": assumptions_of(params),
-            "data_sources": tables.data_sources(derived, ids),
-            "data_dir": {"path": str(paths.data_dir), "from": _data_dir_source(cfg)},
-            "data_key": data_key(identities),
-            "source": OmegaConf.to_container(cfg.figure.source, resolve=True)
-            if cfg.figure.get("source") is not None
-            else {},
-            **env,
-        }
-        record = redact(record)  # params.tuning.storage may be a URL with a password
-        tables.write_last_run(store, record)
-        meta = tables.write_meta(files, record, derived, facts, canonical)
-        plot_paths: list[Path] = []
-        if cfg.get("plot", True):
-            stem = Path(paths.plots_dir) / paper / figure
-            plot_paths = draw_canonical(recipe, derived.table, views, stem, meta)
-            job = (command or {}).get("sweep")
-            if isinstance(job, Mapping):  # a sweep's job: the sweep's plot shows it
-                record_job_selection(
-                    Path(str(job["dir"])) / str(job["job"]),
-                    {
-                        **{k: record[k] for k in ("paper", "figure", "profile", "seed", "params")},
-                        "unit_ids": ids,
-                        "overrides": _shown_overrides(command),
-                        "results_dir": str(paths.results_dir),
-                        "plots_dir": str(paths.plots_dir),
-                        "git_sha": env.get("git_sha"),
-                    },
-                )
-            elif len(selection) and not is_canonical_run(views, profile, seed, ids):
-                overrides = _shown_overrides(command)
-                plot_paths += draw(
-                    recipe,
-                    selection,
-                    params,
-                    adhoc_stem(Path(paths.plots_dir), paper, figure, overrides, record["data_key"]),
-                    meta,
-                    caption=adhoc_footer(meta, overrides),
-                )
-    tracker.figure_done(
-        record,
-        [files.csv, files.summary, files.meta, *plot_paths],
-        ids,
-        summary=lambda: recipe.summarize(selection, params),
+            store.write_unit(tmp, identity, rows, {**env, **unit_env})
+        computed += 1
+    return computed, reused
+
+
+def _compute_unit(
+    plan: FigurePlan,
+    unit: Mapping[str, Any],
+    identity: Mapping[str, Any],
+    uid: str,
+    tmp: Path,
+    tracker: Any,
+    show: bool,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """One unit's rows, computed with its log in ``tmp``, and its times."""
+    cfg, recipe = plan.cfg, plan.recipe
+    paths = cfg.paths
+    from privrepro.progress import ProgressLoops
+
+    ctx = UnitContext(
+        seed=plan.seed,
+        unit_id=uid,
+        profile=plan.profile,
+        device=plan.device,
+        data_dir=Path(paths.data_dir),
+        cache_dir=Path(paths.cache_dir),
+        loops=ProgressLoops(show),
     )
-    wall = time.perf_counter() - started
-    return FigureRun(
-        paper,
-        figure,
-        selection,
-        files.csv,
-        plot_paths,
-        computed,
-        reused,
-        wall,
-        table_rows=len(derived.table),
-        table_units=len(derived.units),
-    )
+    t0, c0 = time.perf_counter(), time.process_time()
+    shown = identity["unit"]  # the unit as stored: no study location, no password
+    with _UnitLog(tmp / "log.txt"), tracker.unit(uid, shown) as ctx.metrics:
+        log.info(
+            "unit %s of %s/%s: %s", uid, plan.paper, plan.figure, json.dumps(shown, default=str)
+        )
+        try:
+            rows = recipe.compute(dict(unit), ctx)
+        except MissingDataError as exc:
+            exc.root_from = f"{_data_dir_source(cfg)} ({paths.data_dir})"
+            raise
+        if isinstance(rows, pd.DataFrame):  # its outcome, beside its per-step metrics
+            tracker.unit_result(
+                rows.assign(profile=plan.profile, seed=plan.seed, unit_id=uid),
+                lambda t: recipe.summarize(t, plan.params),
+            )
+        log.info("unit %s: %d rows in %.2f s", uid, len(rows), time.perf_counter() - t0)
+    if not isinstance(rows, pd.DataFrame):
+        raise TypeError(f"{type(recipe).__name__}.compute must return a DataFrame")
+    return rows, {
+        "wall_time_s": time.perf_counter() - t0,
+        "cpu_time_s": round(time.process_time() - c0, 3),  # every thread's user + sys
+    }
 
 
 def _same_data(
@@ -353,115 +339,6 @@ def _same_data(
     unchanged_since_plan(planned, recipe.data_source(unit, data_dir), str(data_dir), when)
 
 
-def _shown_overrides(command: Mapping[str, Any] | None) -> list[str]:
-    """The command's overrides as a plot and the sweep's records show them: a study's storage
-    (where it is kept, not what the run computes) left out, any other credential redacted."""
-    overrides = [str(o) for o in (command or {}).get("overrides") or []]
-    return redact([o for o in overrides if not o.partition("=")[0].endswith(".storage")])
-
-
-def footer(meta: Mapping[str, Any], selected_units: int | None = None) -> str:
-    """The provenance line under a plot of the run ``meta`` records: figure, profile, and which
-    rows of the table it shows (the run's seed and how many of the table's units, when the table
-    holds more)."""
-    sha = (meta.get("git_sha") or "no-git")[:10]
-    text = f"privrepro {meta['paper']}/{meta['figure']} · profile={meta['profile']}"
-    held = (meta.get("table") or {}).get("units")
-    chosen = len(meta.get("selection") or []) if selected_units is None else selected_units
-    if held is not None and held > chosen:
-        text += f" · seed={meta.get('seed')} · {chosen} of the table's {held} units"
-    return f"{text} · {sha}"
-
-
-def canonical_footer(meta: Mapping[str, Any], view: CanonicalView) -> str:
-    """The line under a default plot: the figure, the profile, and that it shows the figure's own
-    parameters at the seeds the store holds them all for."""
-    sha = (meta.get("git_sha") or "no-git")[:10]
-    seeds = ", ".join(str(s) for s in view.seeds)
-    return (
-        f"privrepro {meta['paper']}/{meta['figure']} · profile={view.profile} · the figure's "
-        f"own parameters, seed{'s' if len(view.seeds) > 1 else ''} {seeds} "
-        f"({len(view.unit_ids)} units) · {sha}"
-    )
-
-
-def adhoc_footer(meta: Mapping[str, Any], overrides: Sequence[str]) -> str:
-    """The line under an ad-hoc run's own plot: what it was run with, and that it is not the
-    figure's default plot."""
-    from privrepro.runner.run_views import varied_overrides
-
-    sha = (meta.get("git_sha") or "no-git")[:10]
-    varied = " ".join(varied_overrides(overrides)) or "the figure's parameters"
-    return (
-        f"privrepro {meta['paper']}/{meta['figure']} · ad-hoc run: {varied} · "
-        f"not the figure's default plot · {sha}"
-    )
-
-
-def clear_temporaries(stem: Path) -> None:
-    """Temporaries a killed save of this plot left (``.tmp-<figure>.png-*``, older than a minute:
-    a save takes well under that) and any older than an hour in its folder."""
-    from privrepro.store.atomic import leftover_temporaries
-
-    folder = Path(stem).parent
-    names = (f"{Path(stem).name}.png", f"{Path(stem).name}.pdf")
-    for stale in leftover_temporaries(folder, names, older_than_s=60.0) + leftover_temporaries(
-        folder, older_than_s=3600.0
-    ):
-        stale.unlink(missing_ok=True)
-
-
-def draw(
-    recipe: Figure[Any],
-    table: pd.DataFrame,
-    params: Any,
-    stem: Path,
-    meta: Mapping[str, Any],
-    caption: str | None = None,
-) -> list[Path]:
-    """Plot the table with the recipe (:func:`render`) and save PNG and PDF with a provenance
-    footer (``caption``, default :func:`footer`); leftover temporaries of the plot are removed
-    first."""
-    from privrepro.plotting.style import save_figure
-
-    clear_temporaries(stem)
-    fig = render(recipe, table, params, meta)
-    return save_figure(fig, stem, caption=caption or footer(meta))
-
-
-def draw_canonical(
-    recipe: Figure[Any],
-    table: pd.DataFrame,
-    views: Mapping[str, CanonicalView],
-    stem: Path,
-    meta: Mapping[str, Any],
-) -> list[Path]:
-    """The figure's default plot: the canonical view of the most faithful profile the table
-    holds (:func:`~privrepro.runner.canonical.default_view`); one seed as the recipe draws it,
-    several as one panel per seed. Nothing is drawn when no profile has a canonical view."""
-    from privrepro.plotting.style import save_figure
-
-    view = default_view(views)
-    if view is None:
-        retire_default_plot(stem, no_view_reason(meta))
-        return []
-    shown = {**meta, "profile": view.profile}
-    caption = canonical_footer(meta, view)
-    if len(view.seeds) == 1:
-        rows = tables.select_units(table, view.unit_ids)
-        return draw(recipe, rows, view.params, stem, shown, caption=caption)
-    clear_temporaries(stem)
-    panels = [
-        (
-            f"seed {seed}",
-            render(recipe, tables.select_units(table, view.seed_ids(seed)), view.params, shown),
-        )
-        for seed in view.seeds
-    ]
-    fig = facet(panels, f"{meta['paper']}/{meta['figure']} — profile {view.profile}, every seed")
-    return save_figure(fig, stem, caption=caption)
-
-
 def run_experiment(
     experiment: str, overrides: Sequence[str] = (), conf: Path | None = None
 ) -> FigureRun:
@@ -470,4 +347,4 @@ def run_experiment(
         "command": default_invocation()["command"],
         "overrides": [f"experiment={experiment}", *overrides],
     }
-    return run_config(compose(experiment, overrides, conf), command=command, conf=conf)
+    return run_config(compose(experiment, overrides, conf), command=command)

@@ -33,6 +33,7 @@ __all__ = [
     "facet",
     "mark_stand_in",
     "no_view_reason",
+    "own_configuration",
     "record_job_selection",
     "render",
     "retire_default_plot",
@@ -101,6 +102,12 @@ def _file_part(text: str) -> str:
 def varied_overrides(overrides: Sequence[str]) -> list[str]:
     """The overrides that change what a run computes, short: ``k_max=200``, ``seed=3``."""
     return [_short(o) for o in overrides if _kept(o)]
+
+
+def own_configuration(overrides: Sequence[str]) -> bool:
+    """Whether a run with these overrides computes the figure's own parameters: it overrides
+    nothing but the profile, the seed and where or how it runs (:data:`IGNORED_KEYS`)."""
+    return all(_key(o) in ("profile", "seed") for o in overrides if _kept(o))
 
 
 def _name_part(override: str) -> str:
