@@ -67,10 +67,10 @@ report-check: $(ENV_STAMP) ## Open REPORT.html and REPORT/*.html in headless Chr
 	$(RUN) python tests/report/page_check.py REPORT.html $(wildcard REPORT/*.html) --screenshot results/REPORT.summary.png
 
 test: $(ENV_STAMP) test-system ## Run the test suite on TEST_WORKERS processes (with a real PostgreSQL, submitit and Chromium)
-	$(RUN) pytest -q -n $(TEST_WORKERS) $(ARGS)
+	$(RUN) pytest -q -n $(TEST_WORKERS) --dist worksteal $(ARGS)
 
 test-fast: $(ENV_STAMP) ## Run the tests not marked slow
-	$(RUN) pytest -q -n $(TEST_WORKERS) -m "not slow" $(ARGS)
+	$(RUN) pytest -q -n $(TEST_WORKERS) --dist worksteal -m "not slow" $(ARGS)
 
 test-lowest: $(ENV_STAMP) ## Fast tests on the lowest versions pyproject.toml declares (uv --resolution lowest-direct, in .venv-lowest/)
 	UV=$(UV) TEST_WORKERS=$(TEST_WORKERS) bash .ci/lowest-versions $(ARGS)

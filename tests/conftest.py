@@ -27,7 +27,9 @@ __all__ = ["postgres_server", "postgres_url"]
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """``slow``-marked tests first (the README's commands before all): on ``-n 2`` the longest
-    start at once and overlap the rest of the suite instead of ending it alone. Tests marked
+    start at once and overlap the rest of the suite instead of ending it alone (with ``--dist
+    worksteal``, as ``make test`` runs it: the tests queued behind a long one on its worker are
+    taken by the idle one; the default ``load`` leaves them waiting there). Tests marked
     ``gpu`` skip, with one reason, where no CUDA device is present."""
     items.sort(
         key=lambda item: (
