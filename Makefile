@@ -58,7 +58,7 @@ plots: $(ENV_STAMP) ## Redraw every plot from results/ without recomputing
 	$(RUN) python -m privrepro.runner.replot
 
 tables: $(ENV_STAMP) ## Derive every results/ table (+ meta, summary) from the run store; computes nothing
-	$(RUN) python -m privrepro.runner.figure_tables $(ARGS)
+	$(RUN) python -m privrepro.runner.make_tables $(ARGS)
 
 report: $(ENV_STAMP) ## Write REPORT.md and REPORT.html: reproduced numbers against the papers'
 	$(RUN) python -m privrepro.report

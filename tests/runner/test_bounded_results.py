@@ -24,6 +24,7 @@ from recipes_for_tests import SUMMARY_EXPERIMENT, scratch_paths
 from alarm import bounded
 from privrepro.report.results import load_figure
 from privrepro.runner import figure_tables as tables
+from privrepro.runner import make_tables
 from privrepro.runner.replot import replot
 from privrepro.runner.run import run_experiment
 from privrepro.store.units import UnitStore
@@ -43,8 +44,8 @@ def ran(tmp_path_factory: pytest.TempPathFactory, module_conf_root: Path) -> Pat
         folder = conf / "params" / "test" / name
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "smoke.yaml").write_text("draws: 50\n")
-    for store in tables.figure_stores(tmp / "exp"):
-        tables.rebuild(store, tmp / "res", conf=conf)
+    for store in make_tables.figure_stores(tmp / "exp"):
+        make_tables.rebuild(store, tmp / "res", conf=conf)
     replot(tmp / "res", tmp / "plots", conf)  # the default plots
     return tmp
 
@@ -125,7 +126,7 @@ def test_make_tables_reads_no_special_run_record_and_replaces_special_results(
             _damage(_res(site, "summary", suffix), kind)
     args = ["--experiments", str(site / "exp"), "--results", str(site / "res")]
     with bounded(120):
-        assert tables.main([*args, "--conf", str(site / "conf")]) == 0
+        assert make_tables.main([*args, "--conf", str(site / "conf")]) == 0
     table = pd.read_parquet(_res(site, "summary", ".parquet"))
     assert table["unit_id"].nunique() == 4
     assert _res(site, "summary", ".summary.csv").is_file()
@@ -205,7 +206,7 @@ def test_a_vanished_canonical_view_is_said_recorded_and_not_drawn(
         (conf / "profile" / "smoke.yaml").unlink()
     store = UnitStore(site / "exp", "test", "summary")
     with caplog.at_level(logging.WARNING, logger="privrepro"):
-        tables.rebuild(store, site / "res", conf=conf)
+        make_tables.rebuild(store, site / "res", conf=conf)
     said = [r.getMessage() for r in caplog.records if "had a canonical view" in r.getMessage()]
     assert len(said) == 1 and "profile smoke" in said[0] and "\n" not in said[0]
     meta = json.loads(_res(site, "summary", ".meta.json").read_text())
@@ -267,7 +268,9 @@ def test_the_scorecard_scores_the_verified_summary_and_names_no_canonical_view(
     edited.to_csv(path, index=False)
     assert _card(site, mean0)["verdict"] == "pass"  # scored from the verified table
     (site / "conf" / "params" / "test" / "summary" / "smoke.yaml").write_text("draws: 60\n")
-    tables.rebuild(UnitStore(site / "exp", "test", "summary"), site / "res", conf=site / "conf")
+    make_tables.rebuild(
+        UnitStore(site / "exp", "test", "summary"), site / "res", conf=site / "conf"
+    )
     row = _card(site, mean0)
     assert row["code"] == "no-canonical" and "no canonical view" in row["why"]
 
@@ -297,7 +300,7 @@ def test_a_failing_forced_recompute_leaves_the_figure_whole(
         fresh.verify(u).ok for u in fresh.unit_ids()
     )
     assert not [p for p in fresh.folder.iterdir() if p.name.startswith((".tmp-", ".trash-"))]
-    tables.rebuild(fresh, site / "res", conf=site / "conf")
+    make_tables.rebuild(fresh, site / "res", conf=site / "conf")
     pd.testing.assert_frame_equal(pd.read_parquet(_res(site, "noise", ".parquet")), table)
 
 

@@ -25,6 +25,7 @@ import pytest
 from recipes_for_tests import scratch_paths
 
 from privrepro.runner import figure_tables as tables
+from privrepro.runner import make_tables
 from privrepro.runner import publish as publish_module
 from privrepro.runner import run as run_module
 from privrepro.runner.run import run_experiment
@@ -385,7 +386,7 @@ def test_make_tables_alone_gives_the_clean_table(
     _run(swept, module_conf_root, "seed=0", "plot=false")
     CORRUPTIONS[corruption](swept)
     args = ["--experiments", str(swept / "exp"), "--results", str(swept / "res")]
-    assert tables.main([*args, "--conf", str(module_conf_root)]) == 0
+    assert make_tables.main([*args, "--conf", str(module_conf_root)]) == 0
     table = _table(swept)
     if corruption == "table Parquet deleted, CSV cut":
         pd.testing.assert_frame_equal(table, clean)

@@ -14,6 +14,7 @@ import pytest
 from recipes_for_tests import scratch_paths
 
 from privrepro.runner import figure_tables as tables
+from privrepro.runner import make_tables
 from privrepro.runner.figure_tables import StoredUnit, param_columns, read_table
 from privrepro.runner.run import run_experiment
 from privrepro.store.identity import unit_hash
@@ -78,7 +79,7 @@ def test_make_tables_rebuilds_results_without_computing(
     computed = _computed(marker)
     shutil.rmtree(tmp_path / "res")
     args = ["--experiments", str(tmp_path / "exp"), "--results", str(tmp_path / "res")]
-    assert tables.main([*args, "--conf", str(conf_root)]) == 0
+    assert make_tables.main([*args, "--conf", str(conf_root)]) == 0
     assert _computed(marker) == computed
     pd.testing.assert_frame_equal(before, _table(tmp_path))
     meta = json.loads((tmp_path / "res" / "test" / "noise.meta.json").read_text())

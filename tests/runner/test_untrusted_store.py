@@ -27,7 +27,7 @@ import pytest
 from recipes_for_tests import scratch_paths
 
 from components import unprivileged_prefix
-from privrepro.runner import figure_tables as tables
+from privrepro.runner import make_tables
 from privrepro.runner.run import run_experiment
 from privrepro.store.identity import UNIT_ID, unit_hash
 from privrepro.store.seal import MANIFEST
@@ -68,7 +68,7 @@ def _table(root: Path, figure: str) -> pd.DataFrame:
 def _cli(module: str, root: Path, conf: Path, unprivileged: bool = False) -> Any:
     """``make tables`` / ``make plots`` on the scratch store, as a separate process."""
     args = {
-        "privrepro.runner.figure_tables": ["--experiments", str(root / "exp")],
+        "privrepro.runner.make_tables": ["--experiments", str(root / "exp")],
         "privrepro.runner.replot": ["--plots", str(root / "plots")],
     }[module]
     prefix = unprivileged_prefix() if unprivileged else []
@@ -102,7 +102,7 @@ def test_a_foreign_unit_does_not_enter_the_table(store: Path, module_conf_root: 
     before = _table(store, "pb/fig1")
     pac = _units(store, "pac/curves_dimension")[0]
     shutil.copytree(pac, store / "exp" / "pb" / "fig1" / pac.name)
-    done = _cli("privrepro.runner.figure_tables", store, module_conf_root)
+    done = _cli("privrepro.runner.make_tables", store, module_conf_root)
     assert done.returncode == 0, done.stderr
     pd.testing.assert_frame_equal(_table(store, "pb/fig1"), before)
     warned = [line for line in done.stderr.splitlines() if "WARNING" in line]
@@ -123,7 +123,7 @@ def test_a_recipe_named_by_a_file_is_never_imported(
     last = store / "exp" / "pb" / "fig1" / "last_run.json"
     record = json.loads(last.read_text())
     last.write_text(json.dumps({**record, "recipe": recipe}))
-    done = _cli("privrepro.runner.figure_tables", store, module_conf_root)
+    done = _cli("privrepro.runner.make_tables", store, module_conf_root)
     assert done.returncode == 0, done.stderr
     assert ZEN not in done.stdout + done.stderr
     table = _table(store, "pb/fig1")
@@ -153,7 +153,7 @@ def test_an_edited_unit_without_a_manifest_is_not_read(store: Path, module_conf_
     rows["x"] = 99.0
     rows.to_csv(unit / "rows.csv", index=False)
     args = ["--experiments", str(store / "exp"), "--results", str(store / "res")]
-    assert tables.main([*args, "--conf", str(module_conf_root), "--figure", "test/noise"]) == 0
+    assert make_tables.main([*args, "--conf", str(module_conf_root), "--figure", "test/noise"]) == 0
     table = _table(store, "test/noise")
     assert unit.name not in set(table["unit_id"]) and 99.0 not in set(table["x"])
     again = run_experiment("test/noise", _paths(store, "params.draws=200"), conf=module_conf_root)
@@ -177,7 +177,7 @@ def test_no_unit_folder_stops_the_other_figures(store: Path, module_conf_root: P
         lock.write_text("")
         os.chmod(lock, mode)
     try:
-        done = _cli("privrepro.runner.figure_tables", store, module_conf_root, unprivileged=True)
+        done = _cli("privrepro.runner.make_tables", store, module_conf_root, unprivileged=True)
     finally:
         for folder in (store / "exp" / "pb" / "fig1").iterdir():
             os.chmod(folder, 0o755)
@@ -244,7 +244,7 @@ def test_make_tables_reports_a_failing_figure_and_goes_on(
     """A store folder no experiment config registers cannot be derived (its recipe is unknown):
     one line, the other figures derived, a non-zero exit at the end."""
     shutil.copytree(store / "exp" / "pb" / "fig1", store / "exp" / "pb" / "fig99")
-    done = _cli("privrepro.runner.figure_tables", store, module_conf_root)
+    done = _cli("privrepro.runner.make_tables", store, module_conf_root)
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()
     assert [x for x in lines if x.startswith("pb/fig99: failed:")] != []

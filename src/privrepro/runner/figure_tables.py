@@ -1,7 +1,5 @@
-"""A figure's table is derived from the run store, never edited (``make tables``).
-
-    python -m privrepro.runner.figure_tables                      # every figure in experiments/
-    python -m privrepro.runner.figure_tables --figure pb/fig1     # one figure
+"""A figure's table is derived from the run store, never edited (``make tables``:
+:mod:`privrepro.runner.make_tables`).
 
 ``results/<paper>/<figure>.parquet`` is a pure function of the verified units in
 ``experiments/<paper>/<figure>/``: every unit whose manifest verifies, whose config names this
@@ -35,7 +33,6 @@ import hashlib
 import json
 import logging
 import math
-import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -50,11 +47,8 @@ from privrepro.bounded_read import (
     read_bytes,
     read_json,
 )
-from privrepro.commands import command_parser
 from privrepro.config.secrets import redact
-from privrepro.config.validation import build_params
 from privrepro.data.provenance import UNDECLARED, DataSource
-from privrepro.figures.api import Figure
 from privrepro.runner.canonical import select_units
 from privrepro.store.atomic import (
     atomic_write_bytes,
@@ -63,7 +57,7 @@ from privrepro.store.atomic import (
     parquet_bytes,
 )
 from privrepro.store.identity import canonical_json
-from privrepro.store.units import UnitStore, figure_stores
+from privrepro.store.units import UnitStore
 
 __all__ = [
     "FRONT",
@@ -74,7 +68,6 @@ __all__ = [
     "derive_table",
     "failure_line",
     "figure_recipe",
-    "main",
     "param_columns",
     "read_meta",
     "read_table",
@@ -547,89 +540,6 @@ def write_meta(
     return meta
 
 
-def record_from_config(
-    store: UnitStore, recipe: Figure[Any], recipe_id: tuple[str, int], conf: Path | None = None
-) -> None:
-    """Record in the store the canonical units of each profile the store holds or recorded,
-    composed from the config tree ``conf`` (:func:`~privrepro.runner.canonical.record_canonical`):
-    ``make tables`` follows a changed or removed profile file."""
-    from privrepro.runner.canonical import record_canonical, recorded_profiles
-    from privrepro.runner.plan import compose, effective_params
-    from privrepro.runner.storages import without_study_locations
-
-    profiles = {u.profile for u in stored_units(store)} | set(recorded_profiles(store))
-    for profile in sorted(profiles):
-        try:
-            cfg = compose(f"{store.paper}/{store.figure}", [f"profile={profile}"], conf)
-            params: Any = build_params(recipe.params_type, effective_params(cfg), "params")
-            units = [without_study_locations(u) for u in recipe.units(params)]
-        except Exception as exc:  # a ConfigError, or any of Hydra's composition errors
-            record_canonical(store, profile, recipe_id, error=" ".join(str(exc).split())[:200])
-            continue
-        record_canonical(store, profile, recipe_id, params, units)
-
-
-def rebuild(
-    store: UnitStore, results_dir: Path, conf: Path | None = None
-) -> tuple[DerivedTable, dict[str, Any]]:
-    """Derive one figure's table, its canonical summary and its meta
-    (:func:`~privrepro.runner.publish.publish`) with the figure's configured recipe
-    (:func:`figure_recipe`), each profile's canonical units recorded from the config tree
-    ``conf`` first (:func:`record_from_config`)."""
-    from privrepro.runner.plan import load_recipe
-    from privrepro.runner.publish import publish
-
-    current = figure_recipe(store.paper, store.figure, conf)
-    recipe = load_recipe(current[0])
-    record_from_config(store, recipe, current, conf)
-    done = publish(store, recipe, current, results_dir)
-    return done.derived, done.meta
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = command_parser("privrepro-tables", __doc__)
-    parser.add_argument("--experiments", type=Path, default=Path("experiments"))
-    parser.add_argument("--results", type=Path, default=Path("results"))
-    parser.add_argument("--figure", action="append", default=[], help="paper/figure (repeatable)")
-    parser.add_argument(
-        "--conf", type=Path, default=None, help="config root (default: PRIVREPRO_CONF or conf/)"
-    )
-    args = parser.parse_args(argv)
-    from privrepro.commands import quiet_console_logging
-
-    quiet_console_logging()
-    stores = [
-        s
-        for s in figure_stores(args.experiments)
-        if not args.figure or f"{s.paper}/{s.figure}" in args.figure
-    ]
-    if not stores:
-        print(f"no units under {args.experiments}: run `make figures` first", file=sys.stderr)
-        return 0
-    failed = []
-    for store in stores:
-        try:
-            _, meta = rebuild(store, args.results, conf=args.conf)
-        except Exception as exc:  # one figure's failure does not stop the others
-            failed.append(f"{store.paper}/{store.figure}")
-            print(f"{store.paper}/{store.figure}: failed: {failure_line(exc)}", file=sys.stderr)
-            continue
-        facts = meta["table"]
-        extra = (
-            f"; columns for differing parameters: {facts['param_columns']}"
-            if facts["param_columns"]
-            else ""
-        )
-        print(
-            f"{store.paper}/{store.figure}: {facts['rows']} rows from {facts['units']} units "
-            f"(profiles {facts['profiles']}, seeds {facts['seeds']}) -> "
-            f"{table_files(args.results, store.paper, store.figure).parquet}{extra}"
-        )
-    if failed:
-        print(f"{len(failed)} figure(s) failed: {', '.join(failed)}", file=sys.stderr)
-    return 1 if failed else 0
-
-
 def failure_line(exc: BaseException) -> str:
     """An exception as one line: an I/O error names its file."""
     if isinstance(exc, UnknownFigure):
@@ -638,7 +548,3 @@ def failure_line(exc: BaseException) -> str:
         return f"{exc.strerror or type(exc).__name__}: {exc.filename}"
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text[:300]}"
-
-
-if __name__ == "__main__":
-    sys.exit(main())
