@@ -122,12 +122,10 @@ def supremum_profile(
     if not isinstance(mech.kernel, GaussianKernel):
         return exact_profile(mech, sensitivity, n_pairs)
     from privrepro.boosting.exact_batch import GaussianPBBatch, _pair_deltas, _prepare
-    from privrepro.boosting.worst_pairs import pair_starts, relative_tail_delta
+    from privrepro.boosting.worst_pairs import relative_tail_delta
 
     one = GaussianPBBatch.from_mechanism(mech, sensitivity, n_pairs)
-    dense, _ = pair_starts(
-        one.case, one.sigma, one.sensitivity, one.size, one.theta, n_pairs, one.reach, DENSE_STEP
-    )
+    dense = one.starts_for(one.reach, DENSE_STEP)
 
     def profile(eps: NDArray[np.float64]) -> NDArray[np.float64]:
         e = np.atleast_1d(np.asarray(eps, float))

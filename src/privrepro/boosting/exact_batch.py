@@ -36,6 +36,7 @@ from privrepro.boosting.mechanism import BoostedMechanism
 from privrepro.boosting.regions import AbsoluteRegion, FixedRegion, RelativeRegion
 from privrepro.boosting.worst_pairs import (
     RDP_STEP,
+    STEP,
     check_query_domain,
     golden_max,
     pair_starts,
@@ -266,8 +267,10 @@ class GaussianPBBatch:
             self.domain_hi[rows],
         )
 
-    def _with_reach(self, reach: Array) -> GaussianPBBatch:
-        """The same mechanisms with the relative search reaching ``z_C = reach``."""
+    def starts_for(self, reach: Array, step: float = STEP) -> Array:
+        """The searched starts of these mechanisms' pairs out to ``z_C = reach`` at ``step``
+        kernel scales, inside their query domain
+        (:func:`~privrepro.boosting.worst_pairs.pair_starts`)."""
         starts, _ = pair_starts(
             self.case,
             self.sigma,
@@ -276,8 +279,14 @@ class GaussianPBBatch:
             self.theta,
             self.n_pairs,
             reach,
+            step,
             domain=(self.domain_lo, self.domain_hi),
         )
+        return starts
+
+    def _with_reach(self, reach: Array) -> GaussianPBBatch:
+        """The same mechanisms with the relative search reaching ``z_C = reach``."""
+        starts = self.starts_for(reach)
         pieces = _prepare(
             self.case, self.sigma, self.q, self.size, self.theta, starts, starts + self.d[:, None]
         )
@@ -455,17 +464,7 @@ class GaussianPBBatch:
         if self.case != "relative":
             return self._renyi_on(self.starts, al)
         reach = relative_reach_rdp(self.sigma, self.sensitivity, self.size / 2, self.q, al)
-        starts, _ = pair_starts(
-            self.case,
-            self.sigma,
-            self.sensitivity,
-            self.size,
-            self.theta,
-            self.n_pairs,
-            reach,
-            RDP_STEP,
-            domain=(self.domain_lo, self.domain_hi),
-        )
+        starts = self.starts_for(reach, RDP_STEP)
         out = self._renyi_on(starts, al, reach)
         tail = relative_tail_rdp(al, self.sigma, self.sensitivity, self.q, reach)
         return np.asarray(np.maximum(out, np.where(self._tail_on(reach), tail, -np.inf)))
