@@ -69,6 +69,10 @@ CAPS = {
     "cpu": {"tests": 120, "bench": 600, "standins": 400},
 }
 UNIT_TIMEOUT_S = 30  # the rehearsal's per-unit cap: a unit past it is a lower bound
+#: samples per probed batch on a GPU: a batch of the rehearsal's default 4 runs in kernel-launch
+#: time, which scaling it to the full batch multiplies; at the physical chunk (256) the time grows
+#: with the samples, as the scaling assumes
+GPU_PROBE_SAMPLES = 256
 
 
 #: a step's outcome: "ok" (it ran and passed), "skipped" (it did not run, or every test in it
@@ -363,6 +367,7 @@ def main(argv: list[str] | None = None) -> int:
                     str(UNIT_TIMEOUT_S),
                     "--device",
                     device,
+                    *(["--probe", str(GPU_PROBE_SAMPLES)] if gpu else []),
                 ],
                 max(0.0, check.left() - 5),
                 "rehearsal.txt",

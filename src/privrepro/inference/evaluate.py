@@ -61,10 +61,11 @@ class Evaluation:
 
 
 def draw_seeds(generator: torch.Generator, n_draws: int) -> list[int]:
-    """One 62-bit seed per noise draw, taken from ``generator``."""
+    """One 62-bit seed per noise draw, taken from ``generator`` (on its own device)."""
     if n_draws < 1:
         raise ConfigError("n_draws", n_draws, "must lie in [1, inf)")
-    return [int(s) for s in torch.randint(0, 2**62, (n_draws,), generator=generator)]
+    seeds = torch.randint(0, 2**62, (n_draws,), generator=generator, device=generator.device)
+    return [int(s) for s in seeds]
 
 
 def _unique_sigmas(sigmas: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.intp]]:

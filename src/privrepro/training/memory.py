@@ -18,7 +18,10 @@ physical chunk, before they are summed):
   gradients; the head's gradient is never formed (ghost norm ``‖b_i‖·‖a_i‖``), so the head costs
   ``O(B (L + h))``. opacus (``engine="opacus"``) keeps ``grad_sample`` of every trainable
   parameter: ``B × L × (h + 1)`` float32 values for the head alone (cl paper Sec. 7.1, ×1000
-  dummy labels: ``L`` = 100,000 on CIFAR-100 gives 78.7 GB at ``B`` = 256);
+  dummy labels: ``L`` = 100,000 on CIFAR-100 gives 78.7 GB at ``B`` = 256), and for a moment
+  the head weight's twice (opacus 1.5 ``create_or_accumulate_grad_sample`` copies each layer's
+  per-sample gradient into a new zero buffer): ``B × L × h`` more (measured on an H200 at
+  ``L`` = 100,000, ``B`` = 64, bf16: 44.1 GB, this model 45.5 GB; ``benchmarks/film_memory_cuda.py``);
 * **logits**: the chunk's logits, their float32 copy, the log-softmax cross-entropy saves and
   the gradient of the logits (four ``B × L`` float32 arrays);
 * **workspace**: transient gradients of the widest activation (the MLP's ``4h``, two arrays);
@@ -155,7 +158,8 @@ def film_step_memory(
     if engine == "privrepro":
         per_sample = chunk * _F32 * (shape.layer_norms * s * h + 2 * ln_params + 2 * s * h + h)
     else:
-        per_sample = chunk * _F32 * trainable
+        # every grad_sample, and the largest (the head's weight) twice while opacus copies it
+        per_sample = chunk * _F32 * (trainable + labels * h)
     return StepMemory(
         {
             "weights": weights,
