@@ -103,8 +103,9 @@ def test_host_time_is_a_fixed_cost_per_item_unless_declared_per_sample() -> None
 
 def test_a_live_probed_loop_records_its_points(tmp_path: Path) -> None:
     """Items of 50 samples probed on 2: the items run 2 and 8 samples, and the prediction is at
-    least the loop's total × the smaller item's time (a, b ≥ 0)."""
-    cap = RehearsalCap(items=2, probe_samples=2)
+    least the loop's total × the smaller item's time (a, b ≥ 0; sleeping, timed on the wall
+    clock)."""
+    cap = RehearsalCap(items=2, probe_samples=2, clock=time.perf_counter)
     with cap.active(count_operations=False):
         for _ in cap(range(10), "batches"):
             time.sleep(0.002 * cap.item_size(50))

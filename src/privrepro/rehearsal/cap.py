@@ -35,6 +35,14 @@ here (Python, decoding, numpy: the host, which overlaps the device's queue) and 
 at the GPU's roofline (:data:`privrepro.rehearsal.device_model.H100`), scaled and nested like
 the CPU prediction.
 
+**CPU time, not wall time.** Every time a prediction uses (items, torch operators, the time
+outside loops) is read from the cap's :attr:`RehearsalCap.clock`, by default the calling
+thread's CPU time (:func:`time.thread_time`): on a shared machine a process that gets a tenth of
+a core takes ten times the wall time for the same work, and a loop's host time (the larger part
+of a GPU prediction whenever it exceeds the operators' roofline) would grow with the load. The
+rehearsal keeps wall time where wall time is meant: the capped run's wall time
+(``capped_wall_s``) and the unit timeout.
+
 **Parts of the work.** Each loop belongs to one part (:data:`PARTS`, :func:`loop_part`):
 ``features`` (a top-level loop that builds a shared cache: backbone features, FiLM pixel arrays,
 ip base models), ``tuning`` (an Optuna study's trials and all they run), ``evaluation`` (test-set
@@ -53,7 +61,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -159,11 +167,12 @@ class LoopRecord:
         depth: how many capped loops enclose it (0: top level of the unit).
         total: the number of items the full run iterates (``None``: unknown, no prediction).
         done: the items it ran.
-        measured_s: wall time of the items it ran (inner loops included, capped).
+        measured_s: time of the items it ran on the cap's clock (:attr:`RehearsalCap.clock`:
+            the thread's CPU time on a CPU), inner loops included, capped.
         inner_measured_s: of which, time inside inner capped loops.
         inner_predicted_s: the inner loops' predicted full time.
-        first_item_s: the wall time of its first item (warm-up, compilation, first read).
-        started: ``time.perf_counter()`` when the loop was entered.
+        first_item_s: the time of its first item (warm-up, compilation, first read).
+        started: the cap's clock (:attr:`RehearsalCap.clock`) when the loop was entered.
         interrupted: the loop was left in the middle of an item (an error, a timeout): the
             unfinished item counts as one, so its rate is a lower bound.
         full_samples, run_samples: samples its items hold in the full run and samples they ran
@@ -316,6 +325,14 @@ class RehearsalCap(Loops):
             the target GPU's tensor cores in ``tf32`` and ``bf16``
             (:class:`privrepro.rehearsal.device_model.OperationCount`).
         gpu: the device model its operators are priced on (:data:`~.device_model.DEVICES`).
+        clock: the clock every measured time is read from (items, operators, the counting's
+            overhead). The default, :func:`time.thread_time`, is the calling thread's CPU time:
+            it does not advance while the thread waits for a core that other processes hold,
+            so a loop's host time (Python between torch operators) is what the work costs, not
+            what the machine's load made it take. It is every CPU second of the unit when the
+            unit computes on this thread alone (one torch intra-op thread and one BLAS thread:
+            :attr:`~privrepro.rehearsal.settings.RehearsalSettings.threads`); on a GPU, whose
+            kernels run apart from the thread, the rehearsal passes :func:`time.perf_counter`.
         records: every loop entered, in order of entry.
     """
 
@@ -324,6 +341,7 @@ class RehearsalCap(Loops):
     probe_samples: int = 0
     precision: str = "fp32"
     gpu: DeviceModel = H100
+    clock: Callable[[], float] = time.thread_time
     records: list[LoopRecord] = field(default_factory=list)
     outside: LoopRecord = field(default_factory=lambda: LoopRecord("(outside loops)", -1, None))
     _stack: list[LoopRecord] = field(default_factory=list, repr=False)
@@ -338,7 +356,7 @@ class RehearsalCap(Loops):
         """With ``count_operations``, count every torch operator run inside the ``with`` block
         (see the module); the loops it caps are those it is passed to."""
         if count_operations:
-            with OperationCount(self.current, self.gpu, precision=self.precision):
+            with OperationCount(self.current, self.gpu, precision=self.precision, clock=self.clock):
                 yield self
         else:
             yield self
@@ -386,15 +404,16 @@ class RehearsalCap(Loops):
         parent = self._stack[-1] if self._stack else None
         depth = len(self._stack)
         part = loop_part(desc, depth, parent.part if parent is not None else None)
-        rec = LoopRecord(desc, depth, total, started=time.perf_counter(), part=part)
+        clock = self.clock
+        rec = LoopRecord(desc, depth, total, started=clock(), part=part)
         self.records.append(rec)
         self._stack.append(rec)
         limit = self.limit(desc)
-        start = time.perf_counter()
+        start = clock()
         try:
             it = iter(iterable)
             while rec.done < limit:
-                t0 = time.perf_counter()
+                t0 = clock()
                 try:
                     item = next(it)
                 except StopIteration:
@@ -404,13 +423,13 @@ class RehearsalCap(Loops):
                 yield item
                 rec.done += 1
                 if rec.done == 1:
-                    rec.first_item_s = time.perf_counter() - t0
-                _add_point(rec, before, time.perf_counter() - t0)
+                    rec.first_item_s = clock() - t0
+                _add_point(rec, before, clock() - t0)
         except GeneratorExit:
             rec.interrupted = rec.done < limit
             raise
         finally:
-            rec.measured_s = time.perf_counter() - start
+            rec.measured_s = clock() - start
             self._stack.pop()
             if parent is not None:
                 parent.inner_measured_s += rec.measured_s

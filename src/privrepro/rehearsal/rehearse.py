@@ -212,6 +212,12 @@ def _parser() -> argparse.ArgumentParser:
         choices=sorted(DEVICES),
         help="the device model of the GPU prediction (datasheet rates)",
     )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=defaults.threads,
+        help="torch and BLAS threads per unit (1: the measured CPU time is all of the unit's)",
+    )
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--json", help=argparse.SUPPRESS)
     parser.add_argument("--settings", help=argparse.SUPPRESS)
@@ -234,6 +240,7 @@ def _child_settings(text: str) -> RehearsalSettings:
         count_operations=raw["count_operations"] == "True",
         overrides=tuple(json.loads(raw.get("overrides_json", "[]"))),
         gpu_model=raw.get("gpu_model", H100.name),
+        threads=int(raw.get("threads", 1)),
     )
 
 
@@ -276,6 +283,13 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"privrepro: configuration error: {err}", file=sys.stderr)
         return 2
+    from privrepro.threads import check_threads
+
+    try:
+        check_threads(args.threads, "--threads")
+    except ConfigError as err:
+        print(f"privrepro: configuration error: {err}", file=sys.stderr)
+        return 2
     settings = RehearsalSettings(
         root=Path(args.root).resolve(),
         scratch=Path(args.scratch).resolve(),
@@ -289,6 +303,7 @@ def main(argv: list[str] | None = None) -> int:
         count_operations=not args.no_count,
         overrides=tuple(args.override),
         gpu_model=args.gpu_model,
+        threads=args.threads,
     )
     if args.target:
         names = [e.name for t in args.target for e in resolve_target(t)]
