@@ -40,7 +40,9 @@ from privrepro.rehearsal.figure_cost import (
     unit_parts,
     units_to_run,
 )
+from privrepro.rehearsal.film_rows import film_row, pass_cost
 from privrepro.rehearsal.settings import RehearsalSettings, plan_rehearsal
+from privrepro.rehearsal.summary import FILM_TUNING
 from privrepro.runner.plan import FigurePlan
 from privrepro.runner.preflight import peak_device_memory
 from privrepro.threads import use_threads
@@ -260,6 +262,27 @@ def _predictions(
     )
 
 
+def _priced_film_row(
+    row: dict[str, Any], plan: FigurePlan, settings: RehearsalSettings
+) -> dict[str, Any]:
+    """A cl PEFT figure's row priced from its FiLM image-passes (:mod:`.film_rows`), in the
+    precision and at the physical batch of its first FiLM unit."""
+    from privrepro.continual.peft import PeftRun
+
+    film = [u for u in plan.units if PeftRun.from_unit(u).kind == "film"]
+    first = film[0] if film else plan.units[0]
+    batch = int(first.get("film", {}).get("physical_batch", 256))
+    cost = pass_cost(
+        unit_precision(first),
+        batch,
+        settings.gpu_model,
+        cache=Path(settings.scratch) / "film-pass-cost.json",
+    )
+    row["device"] = "not run (priced)"
+    row["data"] = "none read (priced from the units' grid)"
+    return film_row(row, plan.units, cost)
+
+
 def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, Any]:
     """Rehearse ``experiment`` (``cl/fig5_cosine``) and return its ``results/rehearsal.csv`` row."""
     from privrepro.runner.environment import resolve_device
@@ -290,6 +313,10 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
         if peak is not None:
             row["estimated_device_bytes"] = peak[1].bytes
         device = resolve_device(settings.device)
+        if settings.price_film and experiment in FILM_TUNING:
+            row = _priced_film_row(row, plan, settings)
+            row["rehearsal_wall_s"] = time.perf_counter() - t_start
+            return row
     except Exception as exc:  # a configuration that cannot even be composed is a row, too
         row["note"] = f"{type(exc).__name__}: {exc}"[:500]
         return row
