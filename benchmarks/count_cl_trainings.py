@@ -147,45 +147,11 @@ def count(figures: list[str], profile: str, root: Path) -> Any:
     return table, sorted(studies)
 
 
-#: training rows per benchmark of the paper profile (full data), per class as the paper's splits
-#: see them: CIFAR-100's 500 per class (50,000); ImageNet-R's 80 % split of 30,000 (24,000,
-#: ``continual.sources.imagenet_r_split``; equal classes assumed, the real counts vary); the
-#: 5-Datasets members in ``FIVE_DATASETS`` order, ten classes each: MNIST 60,000, SVHN 73,257,
-#: notMNIST 14,979 (80 % of its 18,724 readable images), Fashion-MNIST 60,000, CIFAR-10 50,000
-TRAIN_ROWS: dict[str, tuple[int, ...]] = {
-    "cifar100": (50_000,),
-    "imagenet-r": (24_000,),
-    "5-datasets": (60_000, 73_257, 14_979, 60_000, 50_000),
-}
-NUM_CLASSES = {"cifar100": 100, "imagenet-r": 200, "5-datasets": 50}
+# the paper profile's training rows and a study's tuning rows: the rehearsal's pricing of these
+# figures (``make rehearsal``) counts with the same functions
+from privrepro.rehearsal.film_rows import NUM_CLASSES, TRAIN_ROWS, tuning_rows  # noqa: E402
 
-
-def _labels(benchmark: str) -> Any:
-    """Training labels of ``benchmark`` at the paper profile's sizes (:data:`TRAIN_ROWS`),
-    classes of one member (or the whole benchmark) of equal size."""
-    import numpy as np
-
-    sizes = TRAIN_ROWS[benchmark]
-    per = NUM_CLASSES[benchmark] // len(sizes)
-    parts = [
-        m * per + np.arange(n) % per for m, n in enumerate(sizes)
-    ]  # member m's classes m·per … m·per + per − 1, balanced
-    return np.sort(np.concatenate(parts)).astype(np.int64)
-
-
-def tuning_rows(unit: dict[str, Any]) -> int:
-    """The rows a unit's study tunes on at the paper profile's sizes: the tuning split of the
-    study's run (:func:`~privrepro.continual.peft.hyperparameter_search.study_key_run`) by the
-    code's own :func:`~privrepro.continual.peft.hyperparameter_search.tuning_split`."""
-    from privrepro.continual.peft import PeftRun, TuningSettings
-    from privrepro.continual.peft.hyperparameter_search import study_key_run, tuning_split
-    from privrepro.continual.peft.scenario import peft_scenario
-
-    tuning = TuningSettings(**unit["tuning"])
-    key = study_key_run(PeftRun.from_unit(unit), tuning)
-    y = _labels(key.benchmark)
-    sc = peft_scenario(key, y, y[:0], NUM_CLASSES[key.benchmark], 0)
-    return int(tuning_split(key, sc, tuning, 0)[1])
+__all__ = ["NUM_CLASSES", "TRAIN_ROWS", "grid_counts", "price", "reading_counts", "tuning_rows"]
 
 
 def grid_counts(

@@ -44,9 +44,10 @@ def test_plain_loops_change_nothing() -> None:
 
 
 def test_a_probed_batch_runs_a_few_rows_and_the_rest_are_placeholders() -> None:
-    """``predict_logits`` of 20 rows in batches of 8 under a cap of 2 items probing 3 samples:
-    batch 1 runs 3 rows, batch 2 runs 12 → 8 (its size); the output keeps its full shape (the
-    rows run first, then zeros for the rest), so what follows runs at full size."""
+    """``predict_logits`` of 20 rows in batches of 8 under a cap of 2 items probing 3 samples (a
+    probed loop runs a third item: the first is the warm-up): batch 1 runs 3 rows, batch 2 runs
+    12 → 8 (its size), batch 3 runs 3 of its 4; the output keeps its full shape (the rows run
+    first, then zeros for the rest), so what follows runs at full size."""
     model, x = nn.Linear(3, 2), torch.randn(20, 3)
     cap = RehearsalCap(items=2, probe_samples=3)
     with cap.active(count_operations=False):
@@ -55,10 +56,11 @@ def test_a_probed_batch_runs_a_few_rows_and_the_rest_are_placeholders() -> None:
     with torch.no_grad():
         torch.testing.assert_close(out[:3], model(x[:3]))
         torch.testing.assert_close(out[3:11], model(x[8:16]))
-    assert not out[11:].any()
+        torch.testing.assert_close(out[11:14], model(x[16:19]))
+    assert not out[14:].any()
     (rec,) = cap.records
-    assert (rec.desc, rec.total, rec.done) == ("predict batches", 3, 2)
-    assert [(p.run, p.full) for p in rec.points] == [(3, 8), (8, 8)]
+    assert (rec.desc, rec.total, rec.done) == ("predict batches", 3, 3)
+    assert [(p.run, p.full) for p in rec.points] == [(3, 8), (8, 8), (3, 4)]
 
 
 def test_probed_items_are_fitted_to_a_fixed_plus_a_per_sample_cost() -> None:
@@ -84,6 +86,52 @@ def test_probed_items_are_fitted_to_a_fixed_plus_a_per_sample_cost() -> None:
     assert rec.predicted_s == pytest.approx(10 * 0.02)
 
 
+class _Clock:
+    """A clock the test advances: the seconds each item costs, whatever else runs."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_the_first_item_is_a_warm_up_counted_once() -> None:
+    """Closed form: a loop of 100 items whose first takes 22 s (warm-up: an SLL batch's first on
+    an H200 GPU) and the next 0.5 s is predicted 22 + 99 × 0.5 = 71.5 s, not 100 × 11.25 s;
+    its rate is the second item's. With one item run there is nothing else: 100 × 22 s.
+    Probed (items of 256 samples, 0.1 s + 0.01 s per sample after the warm-up, run at 4, 16
+    and 4 samples, the first 22 s): the other two fit a = 0.1, b = 0.01, a full item 2.66 s;
+    the first counts once with its 252 missing samples at b: 22 + 2.52; ten items
+    24.52 + 9 × 2.66 = 48.46 s."""
+    clock = _Clock()
+    cap = RehearsalCap(items=2, clock=clock)
+    with cap.active(count_operations=False):
+        for i in cap(range(100), "epochs"):
+            clock.t += 22.0 if i == 0 else 0.5
+    rec = cap.records[0]
+    assert rec.warmed_up and rec.first is not None and rec.first.own_s == pytest.approx(22.0)
+    assert rec.predicted_s == pytest.approx(22.0 + 99 * 0.5)
+    assert rec.seconds_per_item == pytest.approx(0.5)
+    assert rec.predicted_device_s == pytest.approx(22.0 + 99 * 0.5)  # host time, no operators
+    one = RehearsalCap(items=1, clock=clock)
+    with one.active(count_operations=False):
+        for _ in one(range(100), "epochs"):
+            clock.t += 22.0
+    assert not one.records[0].warmed_up
+    assert one.records[0].predicted_s == pytest.approx(100 * 22.0)
+    probed = RehearsalCap(items=2, probe_samples=4, clock=clock)
+    with probed.active(count_operations=False):
+        for i in probed(range(10), "batches"):
+            run = probed.item_size(256)
+            clock.t += 22.0 if i == 0 else 0.1 + 0.01 * run
+    rec = probed.records[0]
+    assert [(p.run, p.full) for p in rec.points] == [(4, 256), (16, 256), (4, 256)]
+    assert rec.predicted_s == pytest.approx(22.0 + 0.01 * 252 + 9 * (0.1 + 0.01 * 256))
+    parts = rec.predicted_parts()
+    assert sum(v[0] for v in parts.values()) == pytest.approx(rec.predicted_s)
+
+
 def test_host_time_is_a_fixed_cost_per_item_unless_declared_per_sample() -> None:
     """Closed form: items of 500 samples probed at 4 and 16, each 0.10 s then 0.15 s outside
     torch operators (Python) and 1 s / 4 s of operators at the GPU's roofline. By default the
@@ -102,20 +150,22 @@ def test_host_time_is_a_fixed_cost_per_item_unless_declared_per_sample() -> None
 
 
 def test_a_live_probed_loop_records_its_points(tmp_path: Path) -> None:
-    """Items of 50 samples probed on 2: the items run 2 and 8 samples, and the prediction is at
-    least the loop's total × the smaller item's time (a, b ≥ 0)."""
-    cap = RehearsalCap(items=2, probe_samples=2)
+    """Items of 50 samples probed on 2: the items run 2, 8 and 2 samples (a probed loop allowed
+    two items runs three), and the prediction is at least the loop's total × the smaller item's
+    time (a, b ≥ 0; sleeping, timed on the wall clock)."""
+    cap = RehearsalCap(items=2, probe_samples=2, clock=time.perf_counter)
     with cap.active(count_operations=False):
         for _ in cap(range(10), "batches"):
             time.sleep(0.002 * cap.item_size(50))
     rec = cap.records[0]
-    assert [(p.run, p.full) for p in rec.points] == [(2, 50), (8, 50)]
+    assert [(p.run, p.full) for p in rec.points] == [(2, 50), (8, 50), (2, 50)]
     assert rec.predicted_s >= 10 * 2 * 0.002
 
 
 def test_a_loop_without_a_bar_is_capped_and_nests() -> None:
     """pac Example 4's optimiser steps (no bar) inside its chunks of trainings: both capped, the
-    chunks' prediction uses the steps' predicted full time (1,500 steps, not the 2 run)."""
+    chunks' prediction uses the steps' predicted full time (1,500 steps, not the 2 run): the
+    first chunk's once (its warm-up), the second's for the other three."""
     cap = RehearsalCap(items=2)
     seen = []
     with cap.active(count_operations=False):
@@ -126,7 +176,9 @@ def test_a_loop_without_a_bar_is_capped_and_nests() -> None:
     assert (chunks.depth, steps.depth, steps.total) == (0, 1, 1500)
     inner = sum(r.predicted_s for r in cap.records[1:])
     assert chunks.inner_predicted_s == pytest.approx(inner)
-    assert chunks.predicted_s >= 4 / 2 * inner
+    first, second = (r.predicted_s for r in cap.records[1:])
+    assert chunks.predicted_s >= first + 3 * second
+    assert chunks.predicted_s == pytest.approx(first + 3 * second, abs=4 * chunks.own_s + 1e-9)
 
 
 def _net() -> nn.Module:
@@ -424,7 +476,7 @@ def test_the_report_section_states_the_h100_prediction_against_the_target(tmp_pa
 
 def test_gauss_input_evaluation_is_capped_and_probed_under_a_rehearsal() -> None:
     """``gauss_input_accuracy`` over 3 draws of 20 images in batches of 8, under a cap of 2 items
-    probing 3 samples: 2 draws, each of 2 batches (3 then 8 images, as ``predict_logits``); with
+    probing 3 samples: 2 draws, each of 3 batches (3, 8 and 3 images, as ``predict_logits``); with
     no cap every draw and batch runs (each accuracy a multiple of 1/20, the same as a plain loop)."""
     from privrepro.inference.evaluate import gauss_input_accuracy
 
@@ -445,8 +497,8 @@ def test_gauss_input_evaluation_is_capped_and_probed_under_a_rehearsal() -> None
         )
     draws, *batches = cap.records
     assert (draws.desc, draws.total, draws.done) == ("noise draws", 3, 2)
-    assert [(b.desc, b.total, b.done) for b in batches] == [("noise batches", 3, 2)] * 2
-    assert [(p.run, p.full) for p in batches[0].points] == [(3, 8), (8, 8)]
+    assert [(b.desc, b.total, b.done) for b in batches] == [("noise batches", 3, 3)] * 2
+    assert [(p.run, p.full) for p in batches[0].points] == [(3, 8), (8, 8), (3, 4)]
 
 
 def test_a_capped_list_is_completed_with_its_last_item_only_under_a_cap() -> None:
@@ -459,7 +511,8 @@ def test_a_capped_list_is_completed_with_its_last_item_only_under_a_cap() -> Non
 def test_member_logits_are_capped_to_full_shape_under_a_rehearsal() -> None:
     """A member's logits over 20 rows in batches of 8 under a cap probing 3 samples: the rows run
     match the member, the rest are zero placeholders of the full shape (the same contract as
-    ``predict_logits``); without a cap the logits are the member's on every row."""
+    ``predict_logits``: 3, 8 and 3 rows run); without a cap the logits are the member's on
+    every row."""
     from privrepro.continual.peft.members import Member, member_logits
 
     head = nn.Linear(4, 2)
@@ -473,4 +526,5 @@ def test_member_logits_are_capped_to_full_shape_under_a_rehearsal() -> None:
         assert out.shape == (20, 2)
         torch.testing.assert_close(out[:3], head(x[:3]))
         torch.testing.assert_close(out[3:11], head(x[8:16]))
-        assert not out[11:].any()
+        torch.testing.assert_close(out[11:14], head(x[16:19]))
+        assert not out[14:].any()

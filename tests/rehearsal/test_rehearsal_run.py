@@ -55,8 +55,9 @@ def test_nested_prediction_replaces_capped_inner_time_by_its_prediction() -> Non
 
 
 def test_measured_rates_predict_a_sleeping_loop(tmp_path: Path) -> None:
-    """A loop of 40 items of ≥ 20 ms, capped at 2: predicted ≥ 40 × 20 ms (sleep's guarantee)."""
-    cap = RehearsalCap(items=2)
+    """A loop of 40 items of ≥ 20 ms, capped at 2: predicted ≥ 40 × 20 ms (sleep's guarantee,
+    on the wall clock: the clock the rehearsal reads on a GPU)."""
+    cap = RehearsalCap(items=2, clock=time.perf_counter)
     with cap.active(count_operations=False):
         for _ in cap(range(40), "steps"):
             time.sleep(0.02)
@@ -138,8 +139,9 @@ def test_a_root_without_the_marker_is_refused(tmp_path: Path) -> None:
 
 def test_a_loop_left_in_the_middle_of_an_item_predicts_a_lower_bound(tmp_path: Path) -> None:
     """An error (or the rehearsal's timeout) inside the first item: that item counts as one, so
-    the prediction is at least total × the time spent in it."""
-    cap = RehearsalCap(items=2)
+    the prediction is at least total × the time spent in it (on the wall clock, which sleeping
+    advances)."""
+    cap = RehearsalCap(items=2, clock=time.perf_counter)
     with pytest.raises(RuntimeError), cap.active(count_operations=False):
         for _ in cap(range(10), "trainings"):
             time.sleep(0.01)

@@ -16,13 +16,21 @@ time. The unit's prediction is its measured wall time with each top-level loop's
 replaced by its prediction (the time outside loops — loading, preprocessing, evaluation that is
 not a loop — counts once, as measured).
 
+**The first item is the warm-up.** A loop's first item pays what the others do not: the first
+read of a file, allocations, lazy imports, on a GPU the CUDA context and cuBLAS handles (22 s for
+an SLL training batch's first item on an H200, a fraction of a second for the next). Where a
+loop ran two items or more and its total is known, the first counts once, as measured, and the
+other items' rate predicts the other ``total − 1`` (:attr:`LoopRecord.first`); where only one
+ran, it is all there is and predicts every item.
+
 **Smaller first items.** Where one item is too slow to finish within the rehearsal's timeout on
 this machine (a ViT-B/16 feature batch, a DP-SGD step through the backbone, an SLL training
 batch) and its cost is affine in its size, the loop body asks
 :meth:`privrepro.loops.Loops.item_size` how many of the item's samples to run (``probe_samples``,
-then 4 × that: :meth:`RehearsalCap.item_size`); the loop's record fits ``a + b·samples`` to its
-probed items and predicts full ones (:class:`ProbePoint`; an item left midway counts unscaled, a
-lower bound). What a cut loop did not compute is a zero placeholder of the full shape
+then 4 × that, then that again: :meth:`RehearsalCap.item_size`; a probed loop allowed two items
+runs three, so that the items after the warm-up ran at two sizes); the loop's record fits
+``a + b·samples`` to its probed items after the first and predicts full ones
+(:class:`ProbePoint`; an item left midway counts unscaled, a lower bound). What a cut loop did not compute is a zero placeholder of the full shape
 (:meth:`privrepro.loops.Loops.full_rows`), so the stages after it run at full size. Loops with no
 progress bar are capped too (the pac Ex. 4 optimiser steps inside one chunk of trainings).
 
@@ -34,6 +42,14 @@ the target GPU is then, per item, the larger of the time outside torch operators
 here (Python, decoding, numpy: the host, which overlaps the device's queue) and the operators
 at the GPU's roofline (:data:`privrepro.rehearsal.device_model.H100`), scaled and nested like
 the CPU prediction.
+
+**CPU time, not wall time.** Every time a prediction uses (items, torch operators, the time
+outside loops) is read from the cap's :attr:`RehearsalCap.clock`, by default the calling
+thread's CPU time (:func:`time.thread_time`): on a shared machine a process that gets a tenth of
+a core takes ten times the wall time for the same work, and a loop's host time (the larger part
+of a GPU prediction whenever it exceeds the operators' roofline) would grow with the load. The
+rehearsal keeps wall time where wall time is meant: the capped run's wall time
+(``capped_wall_s``) and the unit timeout.
 
 **Parts of the work.** Each loop belongs to one part (:data:`PARTS`, :func:`loop_part`):
 ``features`` (a top-level loop that builds a shared cache: backbone features, FiLM pixel arrays,
@@ -53,7 +69,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +80,7 @@ __all__ = [
     "CACHE_LOOPS",
     "EVALUATION_LOOPS",
     "PARTS",
+    "FirstItem",
     "LoopRecord",
     "ProbePoint",
     "RehearsalCap",
@@ -130,14 +147,14 @@ class ProbePoint:
         return {"own": self.own_s, "device": self.device_s, "flops": self.flops}[kind]
 
 
-def _at_full_size(points: list[ProbePoint], kind: str) -> float:
-    """The points' quantity at their full sizes: ``a + b·samples`` fitted by least squares where
-    the points ran at two sizes or more (a fixed cost per item, such as an SLL layer's
-    parametrisation, is then not scaled), else scaled linearly; ``a, b ≥ 0``."""
+def _fit(points: list[ProbePoint], kind: str) -> tuple[float, float] | None:
+    """``a, b`` of ``a + b·samples`` fitted by least squares to points that ran at two sizes or
+    more (``a, b ≥ 0``: a decreasing time is a fixed cost, a negative fixed cost a rate through
+    zero); ``None`` for one size."""
     xs = [float(p.run) for p in points]
     ys = [p.value(kind) for p in points]
     if len(set(xs)) < 2:
-        return sum(y * p.full / p.run for y, p in zip(ys, points, strict=True))
+        return None
     mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
     b = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum(
         (x - mx) ** 2 for x in xs
@@ -147,7 +164,54 @@ def _at_full_size(points: list[ProbePoint], kind: str) -> float:
         a, b = my, 0.0
     elif a < 0:
         a, b = 0.0, sum(ys) / sum(xs)
+    return a, b
+
+
+def _at_full_size(points: list[ProbePoint], kind: str) -> float:
+    """The points' quantity at their full sizes: ``a + b·samples`` (:func:`_fit`) where the
+    points ran at two sizes or more (a fixed cost per item, such as an SLL layer's
+    parametrisation, is then not scaled), else scaled linearly."""
+    fit = _fit(points, kind)
+    if fit is None:
+        return sum(p.value(kind) * p.full / p.run for p in points)
+    a, b = fit
     return sum(a + b * p.full for p in points)
+
+
+def _slope(points: list[ProbePoint], kind: str) -> float:
+    """The points' cost per sample: ``b`` of :func:`_fit`, or their mean rate at one size."""
+    fit = _fit(points, kind)
+    if fit is not None:
+        return fit[1]
+    return sum(p.value(kind) for p in points) / max(1, sum(p.run for p in points))
+
+
+@dataclass(frozen=True)
+class FirstItem:
+    """A loop's first item, its warm-up (the first read of a file, allocations, lazy imports; on
+    a GPU the CUDA context and cuBLAS handles), from the loop's entry to the item's end.
+
+    Attributes:
+        own_s, op_s, device_s, flops: its own body's time (inner loops and counting excluded),
+            time inside torch operators, operators at the GPU's roofline, FLOPs.
+        inner: its inner loops' predicted full (seconds, GPU seconds, FLOPs).
+        inner_parts: the same per part (:data:`PARTS`).
+        point: its probe, when :meth:`RehearsalCap.item_size` cut it.
+    """
+
+    own_s: float
+    op_s: float
+    device_s: float
+    flops: float
+    inner: tuple[float, float, float]
+    inner_parts: dict[str, tuple[float, float, float]]
+    point: ProbePoint | None = None
+
+    def value(self, kind: str) -> float:
+        """As :meth:`ProbePoint.value`."""
+        if kind == "host":
+            return max(0.0, self.own_s - self.op_s)
+        return {"own": self.own_s, "device": self.device_s, "flops": self.flops}[kind]
 
 
 @dataclass
@@ -159,11 +223,12 @@ class LoopRecord:
         depth: how many capped loops enclose it (0: top level of the unit).
         total: the number of items the full run iterates (``None``: unknown, no prediction).
         done: the items it ran.
-        measured_s: wall time of the items it ran (inner loops included, capped).
+        measured_s: time of the items it ran on the cap's clock (:attr:`RehearsalCap.clock`:
+            the thread's CPU time on a CPU), inner loops included, capped.
         inner_measured_s: of which, time inside inner capped loops.
         inner_predicted_s: the inner loops' predicted full time.
-        first_item_s: the wall time of its first item (warm-up, compilation, first read).
-        started: ``time.perf_counter()`` when the loop was entered.
+        first_item_s: the time of its first item (warm-up, compilation, first read).
+        started: the cap's clock (:attr:`RehearsalCap.clock`) when the loop was entered.
         interrupted: the loop was left in the middle of an item (an error, a timeout): the
             unfinished item counts as one, so its rate is a lower bound.
         full_samples, run_samples: samples its items hold in the full run and samples they ran
@@ -182,6 +247,12 @@ class LoopRecord:
             per 500-sample item.
         part: the part of the work its own body is (:func:`loop_part`).
         inner_parts: its inner loops' predicted full (seconds, GPU seconds, FLOPs) per part.
+        first: its first item (:class:`FirstItem`), recorded by :meth:`RehearsalCap.loop`.
+            Where it and at least one more item ran and the total is known, the first item is
+            the loop's warm-up and counts once, as measured (a probed one with its missing
+            samples at the other items' rate), and the other items' rate predicts the other
+            ``total − 1``: ``first + (others / (n − 1)) × (total − 1)``. Without it (one item
+            ran, or a record built by hand) every item counts alike: ``(all / n) × total``.
     """
 
     desc: str
@@ -208,6 +279,7 @@ class LoopRecord:
     host_per_sample: bool = False
     part: str = "training"
     inner_parts: dict[str, list[float]] = field(default_factory=dict)
+    first: FirstItem | None = None
 
     @property
     def skipped(self) -> int:
@@ -266,32 +338,103 @@ class LoopRecord:
         return (own + inner) / n * self.total
 
     @property
+    def warmed_up(self) -> bool:
+        """Whether the first item counts once and the others give the rate (see :attr:`first`)."""
+        return self.first is not None and self.total is not None and self._n >= 2
+
+    def _split_own(self, kind: str) -> tuple[float, float]:
+        """Its own body's ``kind`` at full size, split into (the first item, the other items).
+        The others are fitted as :meth:`at_full_size` fits all of them (their probes; the rest
+        as measured, unscaled); the first item counts as measured, a probed one with the
+        samples it did not run at the others' cost per sample (:func:`_slope`), so its warm-up
+        is counted once and not scaled."""
+        first = self.first
+        assert first is not None
+        head = first.value(kind)
+        others = max(0.0, self._own_value(kind) - head)
+        if not self.points or (kind == "host" and not self.host_per_sample):
+            return head, others
+        rest = self.points[1:] if first.point is not None else list(self.points)
+        if rest:
+            measured = sum(p.value(kind) for p in rest)
+            others = _at_full_size(rest, kind) + max(0.0, others - measured)
+        if first.point is not None:
+            if rest:
+                head += _slope(rest, kind) * (first.point.full - first.point.run)
+            else:  # only the first item was cut: scaled as before
+                head += _at_full_size([first.point], kind) - first.point.value(kind)
+        return head, others
+
+    def _warm_parts(self) -> dict[str, tuple[list[float], list[float]]]:
+        """Per part, (the first item's, the other items') (seconds, GPU seconds, FLOPs) at full
+        size, own body and inner loops' predictions (see :attr:`first`)."""
+        first = self.first
+        assert first is not None
+        own = {kind: self._split_own(kind) for kind in ("own", "host", "device", "flops")}
+        head_own = [own["own"][0], max(own["host"][0], own["device"][0]), own["flops"][0]]
+        rest_own = [own["own"][1], max(own["host"][1], own["device"][1]), own["flops"][1]]
+        out: dict[str, tuple[list[float], list[float]]] = {}
+        for p in {*self.inner_parts, *first.inner_parts, self.part}:
+            head = list(first.inner_parts.get(p, (0.0, 0.0, 0.0)))
+            total = self.inner_parts.get(p, [0.0, 0.0, 0.0])
+            rest = [t - h for t, h in zip(total, head, strict=True)]
+            if p == self.part:
+                head = [h + o for h, o in zip(head, head_own, strict=True)]
+                rest = [r + o for r, o in zip(rest, rest_own, strict=True)]
+            out[p] = (head, rest)
+        return out
+
+    def _warm_full(self, head: float, rest: float) -> float:
+        assert self.total is not None
+        return head + rest / (self._n - 1) * (self.total - 1)
+
+    def _warm_total(self, j: int) -> float:
+        return sum(self._warm_full(h[j], r[j]) for h, r in self._warm_parts().values())
+
+    @property
     def seconds_per_item(self) -> float:
         """Predicted full seconds per item: own time (at full size) plus inner loops'
-        predicted time."""
+        predicted time; after a warm-up (:attr:`warmed_up`), the other items' rate."""
         n = self._n
         if n == 0:
             return 0.0
+        if self.warmed_up:
+            return sum(r[0] for _, r in self._warm_parts().values()) / (n - 1)
         return (self.at_full_size("own") + self.inner_predicted_s) / n
 
     @property
     def predicted_s(self) -> float:
         """The loop's predicted full time (its measured time when the total is unknown)."""
+        if self.warmed_up:
+            return self._warm_total(0)
         return self._full(self.at_full_size("own"), self.inner_predicted_s)
 
     @property
     def predicted_device_s(self) -> float:
         """The loop's predicted full time on the target GPU (see the module)."""
+        if self.warmed_up:
+            return self._warm_total(1)
         return self._full(self.own_device_s, self.inner_predicted_device_s)
 
     @property
     def predicted_flops(self) -> float:
         """The loop's predicted full count of FLOPs."""
+        if self.warmed_up:
+            return self._warm_total(2)
         return self._full(self.at_full_size("flops"), self.inner_predicted_flops)
 
     def predicted_parts(self) -> dict[str, tuple[float, float, float]]:
         """:attr:`predicted_s`, :attr:`predicted_device_s` and :attr:`predicted_flops` split by
         part: its own body's in :attr:`part`, its inner loops' in theirs (they add up)."""
+        if self.warmed_up:
+            return {
+                p: (
+                    self._warm_full(h[0], r[0]),
+                    self._warm_full(h[1], r[1]),
+                    self._warm_full(h[2], r[2]),
+                )
+                for p, (h, r) in self._warm_parts().items()
+            }
         own = (self.at_full_size("own"), self.own_device_s, self.at_full_size("flops"))
         sums = {p: list(v) for p, v in self.inner_parts.items()}
         mine = sums.setdefault(self.part, [0.0, 0.0, 0.0])
@@ -316,6 +459,14 @@ class RehearsalCap(Loops):
             the target GPU's tensor cores in ``tf32`` and ``bf16``
             (:class:`privrepro.rehearsal.device_model.OperationCount`).
         gpu: the device model its operators are priced on (:data:`~.device_model.DEVICES`).
+        clock: the clock every measured time is read from (items, operators, the counting's
+            overhead). The default, :func:`time.thread_time`, is the calling thread's CPU time:
+            it does not advance while the thread waits for a core that other processes hold,
+            so a loop's host time (Python between torch operators) is what the work costs, not
+            what the machine's load made it take. It is every CPU second of the unit when the
+            unit computes on this thread alone (one torch intra-op thread and one BLAS thread:
+            :attr:`~privrepro.rehearsal.settings.RehearsalSettings.threads`); on a GPU, whose
+            kernels run apart from the thread, the rehearsal passes :func:`time.perf_counter`.
         records: every loop entered, in order of entry.
     """
 
@@ -324,6 +475,7 @@ class RehearsalCap(Loops):
     probe_samples: int = 0
     precision: str = "fp32"
     gpu: DeviceModel = H100
+    clock: Callable[[], float] = time.thread_time
     records: list[LoopRecord] = field(default_factory=list)
     outside: LoopRecord = field(default_factory=lambda: LoopRecord("(outside loops)", -1, None))
     _stack: list[LoopRecord] = field(default_factory=list, repr=False)
@@ -338,7 +490,7 @@ class RehearsalCap(Loops):
         """With ``count_operations``, count every torch operator run inside the ``with`` block
         (see the module); the loops it caps are those it is passed to."""
         if count_operations:
-            with OperationCount(self.current, self.gpu, precision=self.precision):
+            with OperationCount(self.current, self.gpu, precision=self.precision, clock=self.clock):
                 yield self
         else:
             yield self
@@ -386,15 +538,16 @@ class RehearsalCap(Loops):
         parent = self._stack[-1] if self._stack else None
         depth = len(self._stack)
         part = loop_part(desc, depth, parent.part if parent is not None else None)
-        rec = LoopRecord(desc, depth, total, started=time.perf_counter(), part=part)
+        clock = self.clock
+        rec = LoopRecord(desc, depth, total, started=clock(), part=part)
         self.records.append(rec)
         self._stack.append(rec)
         limit = self.limit(desc)
-        start = time.perf_counter()
+        start = clock()
         try:
             it = iter(iterable)
             while rec.done < limit:
-                t0 = time.perf_counter()
+                t0 = clock()
                 try:
                     item = next(it)
                 except StopIteration:
@@ -404,13 +557,18 @@ class RehearsalCap(Loops):
                 yield item
                 rec.done += 1
                 if rec.done == 1:
-                    rec.first_item_s = time.perf_counter() - t0
-                _add_point(rec, before, time.perf_counter() - t0)
+                    rec.first_item_s = clock() - t0
+                _add_point(rec, before, clock() - t0)
+                if rec.done == 1:
+                    rec.first = _first_item(rec, clock() - start)
+                if rec.points and limit >= 2:
+                    # the first item is the warm-up: two more give the other items two sizes
+                    limit = max(limit, 3)
         except GeneratorExit:
             rec.interrupted = rec.done < limit
             raise
         finally:
-            rec.measured_s = time.perf_counter() - start
+            rec.measured_s = clock() - start
             self._stack.pop()
             if parent is not None:
                 parent.inner_measured_s += rec.measured_s
@@ -505,6 +663,19 @@ def _snapshot(rec: LoopRecord) -> tuple[float, ...]:
         rec.flops,
         rec.run_samples,
         rec.full_samples,
+    )
+
+
+def _first_item(rec: LoopRecord, elapsed: float) -> FirstItem:
+    """The loop's first item: everything it recorded from its entry (``elapsed`` ago) to now."""
+    return FirstItem(
+        own_s=max(0.0, elapsed - rec.inner_measured_s - rec.overhead_s),
+        op_s=rec.op_s,
+        device_s=rec.device_s,
+        flops=rec.flops,
+        inner=(rec.inner_predicted_s, rec.inner_predicted_device_s, rec.inner_predicted_flops),
+        inner_parts={p: (v[0], v[1], v[2]) for p, v in rec.inner_parts.items()},
+        point=rec.points[0] if rec.points else None,
     )
 
 

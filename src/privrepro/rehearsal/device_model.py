@@ -313,7 +313,8 @@ class OperationCount:
     itself takes goes to ``overhead_s``, which the predictions leave out. ``classes``: a dict
     that also gets, per class, ``[FLOPs, bytes, operators]`` and, per device of ``also`` (name
     → model), the seconds on it (``"<class>@<device name>"``), for pricing one count on several
-    devices."""
+    devices. ``clock``: what the seconds are read from (the thread's CPU time by default, as
+    :class:`~privrepro.rehearsal.cap.RehearsalCap` reads its loops)."""
 
     def __init__(
         self,
@@ -322,6 +323,7 @@ class OperationCount:
         precision: str = "fp32",
         classes: dict[str, list[float]] | None = None,
         also: Mapping[str, DeviceModel] | None = None,
+        clock: Callable[[], float] = time.thread_time,
     ) -> None:
         from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -332,11 +334,11 @@ class OperationCount:
             def __torch_dispatch__(  # type: ignore[override]
                 self, func: Any, types: Any, args: Any = (), kwargs: Any = None
             ) -> Any:
-                entered = time.perf_counter()
+                entered = clock()
                 kwargs = kwargs or {}
-                t0 = time.perf_counter()
+                t0 = clock()
                 out = func(*args, **kwargs)
-                spent = time.perf_counter() - t0
+                spent = clock() - t0
                 rec = target()
                 rec.op_s += spent
                 counted = operator_counts(func, args, kwargs, out)
@@ -357,7 +359,7 @@ class OperationCount:
                             secs = dev.op_seconds(op_class, flops, nbytes, precision)
                             classes.setdefault(key, [0.0])[0] += secs
                 # the counting's own time is no part of the run's
-                rec.overhead_s += time.perf_counter() - entered - spent
+                rec.overhead_s += clock() - entered - spent
                 return out
 
         self._mode = _Mode()

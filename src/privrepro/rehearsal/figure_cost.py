@@ -175,7 +175,7 @@ def prediction_text(
         f"run ({runs} in all) × its units ({units} in all), each part other units compute too "
         f"(a cache of features, pixels or ip base models, a tuning study, an ensemble's "
         f"members) counted once per key ({n_caches}; once over all figures where figures share "
-        "it); each unit: capped wall time with every "
+        "it); each unit: its capped time (the thread's CPU time on a CPU) with every "
         "top-level loop's measured time replaced by total × s/item"
         + (
             f"; items probed on {probe} samples and scaled linearly (up to ×{probed:.0f})"

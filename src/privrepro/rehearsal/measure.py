@@ -19,7 +19,7 @@ import resource
 import shutil
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -40,12 +40,15 @@ from privrepro.rehearsal.figure_cost import (
     unit_parts,
     units_to_run,
 )
+from privrepro.rehearsal.film_rows import film_row, pass_cost
 from privrepro.rehearsal.settings import RehearsalSettings, plan_rehearsal
+from privrepro.rehearsal.summary import FILM_TUNING
 from privrepro.runner.plan import FigurePlan
 from privrepro.runner.preflight import peak_device_memory
+from privrepro.threads import use_threads
 from privrepro.training.precision import unit_precision
 
-__all__ = ["RehearsalTimeout", "rehearse_figure"]
+__all__ = ["RehearsalTimeout", "rehearse_figure", "unit_clock"]
 
 
 class RehearsalTimeout(BaseException):
@@ -114,7 +117,9 @@ def _table_problems(table: Any, unit: dict[str, Any], paper: str, figure: str) -
 
 @dataclass
 class _UnitRun:
-    """What rehearsing one unit measured."""
+    """What rehearsing one unit measured: its wall time (``wall_s``), its time on the cap's
+    clock (``clock_s``: what the predictions use, :func:`unit_clock`) and the clock's time
+    before its first loop (``load_s``)."""
 
     status: str
     wall_s: float
@@ -122,6 +127,16 @@ class _UnitRun:
     cap: RehearsalCap
     note: str = ""
     ended_early: bool = False
+    clock_s: float = 0.0
+
+
+def unit_clock(device: str) -> Callable[[], float]:
+    """The clock a unit's times are measured on (:attr:`RehearsalCap.clock`): on the CPU the
+    thread's CPU time (:func:`time.thread_time`), which a unit computing on one thread
+    (:attr:`RehearsalSettings.threads` = 1) spends whatever the machine's load; on a GPU
+    (``cuda``) the wall clock (:func:`time.perf_counter`), since the kernels run on the device
+    while the thread waits, and the thread's CPU time would not see them."""
+    return time.perf_counter if device == "cuda" else time.thread_time
 
 
 def _rehearse_unit(
@@ -135,6 +150,7 @@ def _rehearse_unit(
         probe_samples=settings.probe_samples,
         precision=unit_precision(unit),
         gpu=DEVICES[settings.gpu_model],
+        clock=unit_clock(device),
     )
     ctx = UnitContext(
         seed=0,
@@ -145,12 +161,12 @@ def _rehearse_unit(
         cache_dir=Path(settings.scratch) / "cache" / plan.paper / plan.figure,
         loops=cap,
     )
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), cap.clock()
     status, note, ended_early = "ok", "", False
-    if timer:
+    if timer:  # the timeout is wall time: what the rehearsal may take, not what a unit costs
         signal.setitimer(signal.ITIMER_REAL, settings.unit_timeout_s)
     try:
-        with cap.active(settings.count_operations):
+        with use_threads(settings.threads), cap.active(settings.count_operations):
             table = plan.recipe.compute(dict(unit), ctx)
         problems = _table_problems(table, unit, plan.paper, plan.figure)
         if problems:  # the cap must never leave a wrong-shaped table
@@ -177,10 +193,10 @@ def _rehearse_unit(
     finally:
         if timer:
             signal.setitimer(signal.ITIMER_REAL, 0)
-    wall = time.perf_counter() - t0
+    wall, spent = time.perf_counter() - t0, cap.clock() - c0
     first = min((r.started for r in cap.records), default=None)
-    load = (first - t0) if first is not None else wall
-    return _UnitRun(status, wall, load, cap, note, ended_early)
+    load = (first - c0) if first is not None else spent
+    return _UnitRun(status, wall, load, cap, note, ended_early, spent)
 
 
 def _quiet_stand_in_log() -> _StandInLog:
@@ -203,7 +219,7 @@ def _predictions(
     """Fill ``row`` with the figure's measured rates and predicted cost from its units run."""
     costs: dict[str, list[UnitCost]] = {"cpu": [], "gpu": [], "flops": []}
     for i, run in runs:
-        by_part = run.cap.predict_parts(run.wall_s)
+        by_part = run.cap.predict_parts(run.clock_s)
         keys = {part: key for part, (_, key) in parts[i].items()}
         for j, kind in enumerate(("cpu", "gpu", "flops")):
             values = {part: v[j] for part, v in by_part.items()}
@@ -246,6 +262,27 @@ def _predictions(
     )
 
 
+def _priced_film_row(
+    row: dict[str, Any], plan: FigurePlan, settings: RehearsalSettings
+) -> dict[str, Any]:
+    """A cl PEFT figure's row priced from its FiLM image-passes (:mod:`.film_rows`), in the
+    precision and at the physical batch of its first FiLM unit."""
+    from privrepro.continual.peft import PeftRun
+
+    film = [u for u in plan.units if PeftRun.from_unit(u).kind == "film"]
+    first = film[0] if film else plan.units[0]
+    batch = int(first.get("film", {}).get("physical_batch", 256))
+    cost = pass_cost(
+        unit_precision(first),
+        batch,
+        settings.gpu_model,
+        cache=Path(settings.scratch) / "film-pass-cost.json",
+    )
+    row["device"] = "not run (priced)"
+    row["data"] = "none read (priced from the units' grid)"
+    return film_row(row, plan.units, cost)
+
+
 def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, Any]:
     """Rehearse ``experiment`` (``cl/fig5_cosine``) and return its ``results/rehearsal.csv`` row."""
     from privrepro.runner.environment import resolve_device
@@ -276,6 +313,10 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
         if peak is not None:
             row["estimated_device_bytes"] = peak[1].bytes
         device = resolve_device(settings.device)
+        if settings.price_film and experiment in FILM_TUNING:
+            row = _priced_film_row(row, plan, settings)
+            row["rehearsal_wall_s"] = time.perf_counter() - t_start
+            return row
     except Exception as exc:  # a configuration that cannot even be composed is a row, too
         row["note"] = f"{type(exc).__name__}: {exc}"[:500]
         return row

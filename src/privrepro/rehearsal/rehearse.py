@@ -100,10 +100,10 @@ def rehearse_all(
             row = _child(name, settings, settings.unit_timeout_s * units + 120)
         rows.append(row)
         if echo:
-            pred = row.get("predicted_s")
+            pred = row.get("predicted_gpu_s")
             print(
                 f"{name:<22} {row['status']:<28} "
-                f"{'' if pred is None else f'{pred / 3600:10.2f} h predicted'}  "
+                f"{'' if pred is None else f'{pred / 3600:10.2f} H100 h predicted'}  "
                 f"({row.get('rehearsal_wall_s', 0):.0f} s)",
                 flush=True,
             )
@@ -123,17 +123,21 @@ MAX_COST_CLASSES = 4
 
 
 def plot_rehearsal(table: pd.DataFrame) -> Any:
-    """Predicted full wall time per figure (log scale): on the rehearsal's device and, predicted
-    from operation counts, on one H100; hatched: a lower bound."""
+    """Predicted full time per figure (log scale): on the rehearsal's device and, predicted from
+    operation counts, on one H100 (the priced cl PEFT figures: the H100 bar only); hatched: a
+    lower bound."""
     from privrepro.plotting.style import new_figure
 
     fig, ax = new_figure()
-    t = table.dropna(subset=["predicted_h"]).sort_values("predicted_h")
+    t = table.dropna(subset=["predicted_gpu_h"]).sort_values("predicted_gpu_h")
     names = t["experiment"].astype(str).tolist()
     lower = t.get("lower_bound", pd.Series(False, index=t.index)).fillna(False).astype(bool)
     pos = list(range(len(names)))
     here = ax.barh(
-        [p + 0.2 for p in pos], t["predicted_h"].clip(lower=1e-4), height=0.4, color="tab:blue"
+        [p + 0.2 for p in pos],
+        pd.to_numeric(t["predicted_h"], errors="coerce").fillna(0).clip(lower=1e-4),
+        height=0.4,
+        color="tab:blue",
     )
     gpu_h = pd.to_numeric(t["predicted_gpu_h"], errors="coerce")
     gpu = ax.barh(
@@ -212,6 +216,17 @@ def _parser() -> argparse.ArgumentParser:
         choices=sorted(DEVICES),
         help="the device model of the GPU prediction (datasheet rates)",
     )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=defaults.threads,
+        help="torch and BLAS threads per unit (1: the measured CPU time is all of the unit's)",
+    )
+    parser.add_argument(
+        "--rehearse-film",
+        action="store_true",
+        help="rehearse the cl PEFT figures instead of pricing their FiLM image-passes",
+    )
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--json", help=argparse.SUPPRESS)
     parser.add_argument("--settings", help=argparse.SUPPRESS)
@@ -234,6 +249,8 @@ def _child_settings(text: str) -> RehearsalSettings:
         count_operations=raw["count_operations"] == "True",
         overrides=tuple(json.loads(raw.get("overrides_json", "[]"))),
         gpu_model=raw.get("gpu_model", H100.name),
+        threads=int(raw.get("threads", 1)),
+        price_film=raw.get("price_film", "True") == "True",
     )
 
 
@@ -276,6 +293,13 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"privrepro: configuration error: {err}", file=sys.stderr)
         return 2
+    from privrepro.threads import check_threads
+
+    try:
+        check_threads(args.threads, "--threads")
+    except ConfigError as err:
+        print(f"privrepro: configuration error: {err}", file=sys.stderr)
+        return 2
     settings = RehearsalSettings(
         root=Path(args.root).resolve(),
         scratch=Path(args.scratch).resolve(),
@@ -289,6 +313,8 @@ def main(argv: list[str] | None = None) -> int:
         count_operations=not args.no_count,
         overrides=tuple(args.override),
         gpu_model=args.gpu_model,
+        threads=args.threads,
+        price_film=not args.rehearse_film,
     )
     if args.target:
         names = [e.name for t in args.target for e in resolve_target(t)]

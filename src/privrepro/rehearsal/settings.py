@@ -37,6 +37,13 @@ class RehearsalSettings:
         gpu_model: the device model the GPU prediction is priced on, by name
             (:data:`~privrepro.rehearsal.device_model.DEVICES`: H100 SXM, H100 PCIe, A100 SXM
             80GB, V100 SXM2 32GB).
+        threads: torch's intra-op threads and the BLAS threads each unit computes with
+            (:func:`privrepro.threads.use_threads`). With one, every CPU second of a unit runs on
+            the thread whose CPU time the cap reads (:attr:`~privrepro.rehearsal.cap.RehearsalCap.clock`),
+            so its measured times do not depend on the machine's load.
+        price_film: the cl PEFT figures (:data:`~privrepro.rehearsal.summary.FILM_TUNING`) are
+            priced from their FiLM image-passes (:mod:`privrepro.rehearsal.film_rows`) rather
+            than rehearsed.
         overrides: Hydra overrides added to every figure's paper profile (e.g.
             ``params.train.precision=tf32``: the cost at another precision); a key a figure
             does not have is added with ``++`` by the caller.
@@ -54,6 +61,8 @@ class RehearsalSettings:
     count_operations: bool = True
     overrides: tuple[str, ...] = ()
     gpu_model: str = H100.name
+    threads: int = 1
+    price_film: bool = True
 
 
 def weights_overrides(params: Any, root: Path) -> list[str]:

@@ -56,6 +56,7 @@ COLUMNS = [
     "predicted_gpu_s",
     "predicted_gpu_h",
     "predicted_tflop",
+    "film_mpasses",
     "parts",
     "precision",
     "gpu_model",
