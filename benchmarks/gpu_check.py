@@ -24,7 +24,9 @@ seconds (default 480 with a GPU, 1500 for ``--cpu-parts``):
    batched trainings, cl Fig. 4's ViT-B/16 feature extraction,
    one FiLM DP-SGD step of cl Fig. 4 PEFT, one SLL training step of ip Fig. 5), each row with
    the time measured on this device and predicted for the full figure from it, beside the H100
-   prediction from operation counts.
+   prediction from operation counts;
+5. on a GPU, a ViT-B/16 FiLM step's peak memory and time against the memory plan and the H100
+   device model (``benchmarks/film_memory_cuda.py``, :data:`FILM_MEMORY`).
 
 Everything lands in ``--out``: ``device.json``, ``pytest-gpu.txt`` (and ``.xml``), ``bench.csv``
 and ``bench.txt``, ``standins.txt``, ``rehearsal.csv`` and ``rehearsal.png``, ``summary.md``
@@ -66,9 +68,12 @@ STANDIN_KEYS = "mnist,cifar10,cifar100,vit-b16,ip-sll"
 #: seconds each step may take at most (less when the budget left is smaller), with a GPU and
 #: on a CPU with ``--cpu-parts`` (where the CPU-bound benchmarks and the stand-ins take longer)
 CAPS = {
-    "cuda": {"tests": 90, "bench": 150, "standins": 90},
+    "cuda": {"tests": 90, "bench": 150, "standins": 90, "film": 90},
     "cpu": {"tests": 120, "bench": 600, "standins": 400},
 }
+#: a ViT-B/16 FiLM step's peak memory and time, measured against the memory plan and the H100
+#: device model (GPU only)
+FILM_MEMORY = Path(__file__).resolve().parent / "film_memory_cuda.py"
 #: the rehearsal's per-unit cap (a unit past it is a lower bound) and items per capped loop: on
 #: a GPU two, so that the first (the CUDA context, cuBLAS handles: 22 s for an SLL batch on an
 #: H200) counts once and the second gives the rate (``privrepro.rehearsal.cap.FirstItem``)
@@ -236,6 +241,31 @@ def summary_table(csv: Path) -> str:
     return "\n".join(lines)
 
 
+def film_table(csv: Path) -> str:
+    """``film-memory-cuda.csv`` as a Markdown table (empty where it was not written)."""
+    import pandas as pd
+
+    if not csv.is_file():
+        return ""
+    t = pd.read_csv(csv)
+    lines = [
+        "\n\n## A ViT-B/16 FiLM step on this device: measured against the memory plan and the "
+        "H100 device model\n",
+        "| clipping | labels | chunk | precision | planned (GB) | measured (GB) | step (s) "
+        "| H100 model (s) | outcome |",
+        "|---|---:|---:|---|---:|---:|---:|---:|---|",
+    ]
+    for _, r in t.iterrows():
+        gb = [_value(r.get(k)) for k in ("predicted_bytes", "measured_bytes")]
+        lines.append(
+            f"| {r['engine']} | {int(r['labels']):,} | {int(r['chunk'])} | {r['precision']} "
+            f"| {'' if gb[0] is None else f'{gb[0] / 1e9:.2f}'} "
+            f"| {'' if gb[1] is None else f'{gb[1] / 1e9:.2f}'} | {_num(r.get('step_s'))} "
+            f"| {_num(r.get('predicted_h100_s'))} | {str(r['outcome'])[:60]} |"
+        )
+    return "\n".join(lines)
+
+
 def _target_of(experiment: str) -> str:
     paper, fig = experiment.split("/", 1)
     return f"{paper}-{fig.removeprefix('fig')}"
@@ -373,11 +403,21 @@ def main(argv: list[str] | None = None) -> int:
                     "--device",
                     device,
                     *(["--probe", str(GPU_PROBE_SAMPLES)] if gpu else []),
+                    "--rehearse-film",  # run the FiLM step here, not only price it
                 ],
                 max(0.0, check.left() - 5),
                 "rehearsal.txt",
             )
-    text = summary_text(dev, budget, gpu, check.steps, summary_table(args.out / "rehearsal.csv"))
+    if gpu:
+        check.run(
+            "FiLM step memory",
+            [sys.executable, str(FILM_MEMORY), "--out", str(args.out / "film-memory-cuda.csv")],
+            CAPS[device]["film"],
+            "film-memory.txt",
+        )
+    table = summary_table(args.out / "rehearsal.csv")
+    film = film_table(args.out / "film-memory-cuda.csv")
+    text = summary_text(dev, budget, gpu, check.steps, table + film)
     (args.out / "summary.md").write_text(text)
     print(text)
     print(f"gpu-check: results in {args.out}")

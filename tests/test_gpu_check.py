@@ -128,3 +128,25 @@ def test_summary_fills_measured_columns_only_where_measured(tmp_path: Path) -> N
     assert cells[0][4] == "30"  # the capped run's wall time was measured
     assert cells[1][6] == "4" and cells[1][8] == ""
     assert cells[2][6] == "3" and cells[2][8] == f"{3.0 / 2.0:.2f}"
+
+
+def test_film_table_gives_gigabytes_and_leaves_a_case_that_ran_out_of_memory_blank(
+    tmp_path: Path,
+) -> None:
+    gc = _module()
+    assert gc.film_table(tmp_path / "absent.csv") == ""  # not written: no section
+    rows = [
+        dict(engine="privrepro", labels=100_000, chunk=256, precision="bf16",
+             predicted_bytes=21_650_000_000, measured_bytes=17_950_000_000, step_s=0.082,
+             predicted_h100_s=0.0774, outcome="ok"),
+        dict(engine="opacus", labels=100_000, chunk=256, precision="bf16",
+             predicted_bytes=174_820_000_000, measured_bytes=float("nan"), step_s=float("nan"),
+             predicted_h100_s=float("nan"), outcome="out of memory (CUDA out of memory)"),
+    ]  # fmt: skip
+    pd.DataFrame(rows).to_csv(tmp_path / "film.csv", index=False)
+    lines = [ln for ln in gc.film_table(tmp_path / "film.csv").splitlines() if ln.startswith("| ")]
+    cells = [[c.strip() for c in line.split("|")[1:-1]] for line in lines[1:]]
+    # bytes / 1e9, two decimals; the labels with thousands separators
+    assert cells[0][:6] == ["privrepro", "100,000", "256", "bf16", "21.65", "17.95"]
+    assert cells[1][4] == "174.82" and cells[1][5] == "" and cells[1][6] == ""
+    assert cells[1][8].startswith("out of memory")
