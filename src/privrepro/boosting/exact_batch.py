@@ -316,6 +316,20 @@ class GaussianPBBatch:
             out = np.maximum(out, np.where(self._tail_on(self.reach), tail, 0.0))
         return np.asarray(out)
 
+    def _delta_rows(self, epsilon: Array, rows: NDArray[np.intp]) -> Array:
+        """:meth:`delta` of the mechanisms ``rows`` only, at their ε (``[len(rows)]``)."""
+        out = np.max(self._terms.rows(rows).at(epsilon), axis=-1)
+        if self.case == "relative":
+            tail = relative_tail_delta(
+                epsilon,
+                self.sigma[rows],
+                self.sensitivity[rows],
+                self.q[rows],
+                self.reach[rows],
+            )
+            out = np.maximum(out, np.where(self._tail_on(self.reach)[rows], tail, 0.0))
+        return np.asarray(out)
+
     def _tail_on(self, reach: Array) -> NDArray[np.bool_]:
         """Where the relative search's starts reach past ``reach`` (the tail bound counts)."""
         _, up = relative_start_range(self.sensitivity, self.domain_lo, self.domain_hi)
@@ -384,7 +398,7 @@ class GaussianPBBatch:
         """
         n, p = self.pieces.a.shape[:2]
         if n * p * 5 <= ACTIVE_SET_CELLS:
-            eps = smallest_epsilon(self.delta, level, xtol)
+            eps = smallest_epsilon(self.delta, level, xtol, rows=self._delta_rows)
             return eps, self._terms.at(eps)
         probe = gaussian_epsilon_batch(self.sensitivity / self.sigma, level)
         values = self._terms.at(probe)
@@ -413,7 +427,16 @@ class GaussianPBBatch:
                     out = np.maximum(out, np.where(tail[3], bound, 0.0))
                 return np.asarray(out)
 
-            eps[todo] = smallest_epsilon(fn, lev, xtol)
+            def fn_rows(
+                e: Array, i: NDArray[np.intp], sub: _DeltaTerms = sub, sig: Array = sig, tail=tail
+            ) -> Array:  # type: ignore[no-untyped-def]
+                out = np.max(sub.rows(i).at(e), axis=-1)
+                if tail is not None:
+                    bound = relative_tail_delta(e, sig[i], tail[0][i], tail[1][i], tail[2][i])
+                    out = np.maximum(out, np.where(tail[3][i], bound, 0.0))
+                return np.asarray(out)
+
+            eps[todo] = smallest_epsilon(fn, lev, xtol, rows=fn_rows)
             values[todo] = (
                 self._terms.at(eps) if len(todo) == n else _pair_deltas(pieces, sig, eps[todo])
             )
@@ -455,7 +478,10 @@ class GaussianPBBatch:
             def refined(e: Array, terms: _DeltaTerms = terms) -> Array:
                 return np.asarray(np.max(terms.at(e), axis=-1))
 
-            new = np.maximum(eps, smallest_epsilon(refined, level, xtol))
+            def refined_rows(e: Array, i: NDArray[np.intp], terms: _DeltaTerms = terms) -> Array:
+                return np.asarray(np.max(terms.rows(i).at(e), axis=-1))
+
+            new = np.maximum(eps, smallest_epsilon(refined, level, xtol, rows=refined_rows))
             rose = new > eps + xtol
             eps = new
             if not np.any(rose):
@@ -654,6 +680,23 @@ class _DeltaTerms:
             np.where(pos_b, p.b, 0.0),
             fixed(p.c),
             fixed(p.c2),
+        )
+
+    def rows(self, idx: NDArray[np.intp]) -> _DeltaTerms:
+        """The mechanisms ``idx`` only."""
+        fp, fq = self.fixed_p, self.fixed_q
+        return _DeltaTerms(
+            _pick(self.p, idx),
+            self.s[idx],
+            self.up[idx],
+            self.m[idx],
+            self.scale[idx],
+            self.log_ratio[idx],
+            self.pos_a[idx],
+            self.pos_b[idx],
+            self.b[idx],
+            (fp[0][idx], fp[1][idx], fp[2][idx]),
+            (fq[0][idx], fq[1][idx], fq[2][idx]),
         )
 
     def at(self, epsilon: Array) -> Array:
