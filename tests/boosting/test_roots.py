@@ -56,3 +56,21 @@ def test_smallest_epsilon_is_zero_where_the_profile_starts_below_the_level() -> 
         )
         assert abs(e - ref) <= 1e-12 * max(1.0, ref)
         assert gaussian_delta_mu(e, m) <= lv * (1 + 1e-12)
+
+
+def test_evaluating_the_running_points_alone_lands_on_the_same_roots() -> None:
+    """``rows`` (the profile of the points still running only) changes the work, not the
+    result: the roots equal those of the full-shape profile (the Gaussian profile, Balle & Wang
+    2018, Thm. 8, at 400 shifts μ whose roots converge at different steps)."""
+    mu = np.linspace(0.05, 8.0, 400)
+    level = np.full_like(mu, 1e-5)
+    calls: list[int] = []
+
+    def rows(e: np.ndarray, index: np.ndarray) -> np.ndarray:
+        calls.append(len(index))
+        return gaussian_delta_mu(e, mu[index])
+
+    full = smallest_epsilon(lambda e: gaussian_delta_mu(e, mu), level, 1e-12)
+    alone = smallest_epsilon(lambda e: gaussian_delta_mu(e, mu), level, 1e-12, rows=rows)
+    assert calls and max(calls) < mu.size  # the running points were evaluated alone
+    np.testing.assert_allclose(alone, full, rtol=1e-15, atol=0.0)

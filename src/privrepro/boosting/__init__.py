@@ -1,35 +1,16 @@
 """privrepro.boosting — paper pb: Jiang et al., *Meeting Utility Constraints in Differential
 Privacy: A Privacy-Boosting Approach* (IEEE S&P 2025).
 
-PB-DP boosts a DP kernel (Gaussian or Laplace noise) so that its output lands in a preferred
-region ``S(Q(X))`` with probability at least ρ (eq. 1), by scaling the density outside ``S``
-by ``1 − q`` (eqs. 2–3). The library, from plain Python (no config, no run store)::
-
-    import numpy as np
-    from privrepro import boosting
-
-    s = boosting.PBSetting("absolute", rho=0.9, sensitivity=1.0, size=20.0, delta=1e-5)
-    best = boosting.optimise_eps0(s)         # Algorithm 2 (the paper's accounting)
-    boosting.best_design(s).epsilon          # the ε₀ minimising the exact ε (best design)
-    mech = s.mechanism(best.eps0)             # a BoostedMechanism
-    y = mech.sample(np.random.default_rng(0), 3.0, 1000).values   # exact draws at Q(X) = 3
-    s.exact_epsilon_of(mech)                  # ε of the two output densities themselves
-    boosting.sweep("absolute", "dp", 1e-5, rho=[0.8, 0.9], sensitivity=1.0, size=20.0)
-
-Entry points, one per experiment of the paper (each returns a tidy ``pandas.DataFrame``):
+PB-DP boosts a DP kernel (Gaussian or Laplace) so that its output lands in a preferred region
+``S(Q(X))`` with probability at least ρ (eq. 1), by scaling the density outside ``S`` by
+``1 − q`` (eqs. 2–3). One entry point per experiment, each returning a ``pandas.DataFrame``:
 :func:`sweep` (Figs. 2–3), :func:`output_densities` (Fig. 1), :func:`sampler_runtime` (Fig. 4),
-:func:`fixed_region_profiles` and :func:`fixed_region_extra_loss` (Fig. 5),
-:func:`composition_dp` and :func:`composition_rdp` (Fig. 6), :func:`grr_mse_curve` and
-:func:`best_eps0` (Fig. 7); :func:`best_design` and :func:`best_composition_dp` (the design
-minimising the exact ε, Figs. 2, 3, 6); :func:`plot_sweep` draws a sweep. Bad parameters raise
-:class:`privrepro.config.ConfigError` (key, value, allowed range) before any compute.
+:func:`fixed_region_profiles`, :func:`fixed_region_extra_loss` (Fig. 5), :func:`composition_dp`,
+:func:`composition_rdp` (Fig. 6), :func:`grr_mse_curve`, :func:`best_eps0` (Fig. 7); the design
+minimising the exact ε: :func:`best_design`, :func:`best_composition_dp`. Bad parameters raise
+:class:`privrepro.config.ConfigError` before any compute.
 
-Modules: ``kernels``, ``regions``, ``mechanism`` (eq. 2 and samplers), ``accounting`` (the
-paper's Props. 1–3, Algorithm 1), ``exact`` (exact and sound accounting), ``exact_batch`` (the same for many Gaussian
-mechanisms at once), ``exact_design`` (the design minimising the exact ε), ``dominating`` (the privacy-loss
-distribution composing over every neighbouring pair), ``design`` (a setting,
-the Gaussian baseline, Algorithm 2, Sec. 6.1), ``batch`` (the same vectorised), ``grr``
-(PB-GRR, Prop. 7, eqs. 10–11) and one module per experiment.
+Use from Python and the modules: docs/pb.md, "From Python" and "The library".
 """
 
 from __future__ import annotations

@@ -25,6 +25,13 @@ from scipy.optimize import elementwise
 __all__ = ["decreasing_root", "smallest_epsilon"]
 
 _FLOOR = 1e-300  # log of a profile that underflowed to 0: far below any target
+ROW_SHARE = 0.7
+"""With ``rows`` given, the points still running are evaluated alone once they are fewer than
+this share of all (below it, gathering their rows costs less than evaluating every point)."""
+
+Rows = Callable[[np.ndarray, np.ndarray], np.ndarray]
+"""``rows(x, index)``: the profile at ``x`` of the flat points ``index`` only (``x[i]`` for
+point ``index[i]``), the same numbers as the full-shape profile gives there."""
 
 
 def decreasing_root(
@@ -34,6 +41,7 @@ def decreasing_root(
     hi: np.ndarray,
     xtol: float,
     maxiter: int = 100,
+    rows: Rows | None = None,
 ) -> np.ndarray:
     """The root of ``log fn(x) = log target``, elementwise, for ``fn`` non-increasing with
     ``fn(lo) > target ≥ fn(hi)``, to within ``xtol`` relative to ``max(1, |x|)``.
@@ -44,6 +52,7 @@ def decreasing_root(
         lo, hi: a bracket of every root.
         xtol: the final bracket's width, relative to ``max(1, |x|)``.
         maxiter: at most this many steps.
+        rows: ``fn`` on some points only (:data:`Rows`), used once few points still run.
 
     Returns:
         A point that meets the target (``fn(x) ≤ target``) within ``xtol`` of the root: the
@@ -58,7 +67,10 @@ def decreasing_root(
 
     def g(x: np.ndarray, index: np.ndarray, level: np.ndarray) -> np.ndarray:
         flat[index] = x
-        values = np.asarray(fn(points), float).reshape(-1)[index]
+        if rows is not None and len(index) < ROW_SHARE * flat.size:
+            values = np.asarray(rows(x, index), float).reshape(-1)
+        else:
+            values = np.asarray(fn(points), float).reshape(-1)[index]
         return np.log(np.maximum(values, _FLOOR)) - level
 
     res = elementwise.find_root(
@@ -77,11 +89,15 @@ def decreasing_root(
 
 
 def smallest_epsilon(
-    profile: Callable[[np.ndarray], np.ndarray], level: np.ndarray, xtol: float
+    profile: Callable[[np.ndarray], np.ndarray],
+    level: np.ndarray,
+    xtol: float,
+    rows: Rows | None = None,
 ) -> np.ndarray:
     """Smallest ``ε ≥ 0`` with ``profile(ε) ≤ level``, elementwise, for a non-increasing profile
     δ(ε) (0 where ``δ(0) ≤ level``): the upper bracket is doubled from 1, then
-    :func:`decreasing_root` narrows it to ``xtol``."""
+    :func:`decreasing_root` narrows it to ``xtol`` (``rows``: the profile on some points only,
+    :data:`Rows`)."""
     hi = np.ones_like(level)
     for _ in range(60):
         big = profile(hi) > level
@@ -90,5 +106,5 @@ def smallest_epsilon(
         hi = np.where(big, hi * 2, hi)
     zero = np.zeros_like(hi)
     ok0 = profile(zero) <= level
-    out = decreasing_root(profile, level, np.where(ok0, -1.0, zero), hi, xtol)
+    out = decreasing_root(profile, level, np.where(ok0, -1.0, zero), hi, xtol, rows=rows)
     return np.where(ok0, 0.0, out)

@@ -1,41 +1,14 @@
 """The privacy-loss distribution that composes PB-DP over the whole neighbouring relation.
 
-T releases of PB-DP on (possibly adaptively chosen) neighbouring inputs may each use a
-different pair ``(c, c')``. Taking, at every T, the largest composed δ over single pairs is not
-a guarantee for that: an adversary can change pairs between releases. The route used here is a
-*dominating pair* (Zhu, Dong & Wang 2022, *Optimal accounting of differential privacy via
-characteristic function*, AISTATS):
+T releases may each use a different neighbouring pair, so the composition is that of a
+*dominating pair* (Zhu, Dong & Wang 2022, AISTATS, Prop. 8 and Thm. 10): the pair whose
+hockey-stick curve is the supremum profile ``δ*(ε)`` over every neighbouring pair, both orders
+(:func:`supremum_profile`), discretised pessimistically by connect-the-dots (Doroshenko et al.
+2022) and composed by :func:`privrepro.dp.pld.compose_every_t`. Absolute region: the paper's pair
+``(0, Δ)`` is every pair, so its composition is exact. Relative and fixed regions: exact at
+T = 1, an upper bound at T > 1 (the T-fold composition of one pair is a lower bound).
 
-1. the mechanism's privacy profile ``δ*(ε) = sup_{(c, c')} δ_{c,c'}(ε)``, the supremum over every
-   neighbouring pair of the query's domain in both orders (:func:`supremum_profile`: for a
-   Gaussian kernel the maximum over one fixed set of pairs — the search grid of
-   :mod:`privrepro.boosting.worst_pairs`, a finer grid and the per-ε refined worst starts — with
-   the closed-form tail bound beyond the search's reach; one set for every ε keeps it convex in
-   ``e^ε``, as a supremum of hockey-stick curves is);
-2. every privacy profile is the hockey-stick curve of some pair ``(P*, Q*)`` (Zhu et al., Prop. 8:
-   ``δ*`` is a supremum of convex non-increasing functions of ``e^ε`` with the right limits),
-   which then dominates every pair of the relation at every ε;
-3. dominating pairs compose: ``(P*^T, Q*^T)`` dominates the T-fold adaptive composition (Zhu et
-   al., Thm. 10), so its ε at δ is a valid composed ε;
-4. ``(P*, Q*)`` is discretised pessimistically by connect-the-dots on ``δ*`` (Doroshenko et al.
-   2022, :func:`privrepro.dp.pld.from_profile`) and composed by
-   :func:`privrepro.dp.pld.compose_every_t`. The relation is symmetric (both orders are in the
-   supremum), so one distribution serves both directions.
-
-What is proved and what is a bound:
-
-* **absolute region**: the output densities of ``(c, c + d)`` are those of ``(0, d)`` translated,
-  and the two orders of ``(0, Δ)`` are mirror images, so every pair at distance Δ has the same
-  profile, that of the paper's pair ``(0, Δ)`` (a closer pair is no worse: checked on a grid in
-  ``tests/boosting/test_worst_pair.py``). That pair *is* a dominating pair and its composition is
-  the mechanism's exact composed ε (up to the grid): it is composed as before, unchanged.
-* **relative and fixed regions**: no single pair attains ``δ*`` at every ε, so the composition
-  of ``(P*, Q*)`` is an upper bound on the true composed ε — exact at T = 1 (up to the grid
-  ``interval`` and the fixed pair set's resolution, within 2.5e-4 of the single-release
-  accountant's refined search in the tests), possibly loose at T > 1. It is valid as far as
-  ``δ*`` is: the tail bound beyond the search's reach is an upper bound on every pair past it;
-  inside it the fixed pair set is a search, not a proof. A lower bound on the true composed ε is the T-fold composition of any
-  one pair repeated (the adversary may keep the pair); the tests hold the two on each side.
+Proofs and what is a bound: docs/pb.md, "Composing over every pair".
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -284,6 +285,11 @@ class GaussianPBBatch:
         )
         return starts
 
+    @cached_property
+    def _terms(self) -> _DeltaTerms:
+        """The ε-free part of the searched pairs' δ (kept: a root search reads it many times)."""
+        return _DeltaTerms.of(self.pieces, self.sigma)
+
     def _with_reach(self, reach: Array) -> GaussianPBBatch:
         """The same mechanisms with the relative search reaching ``z_C = reach``."""
         starts = self.starts_for(reach)
@@ -304,10 +310,24 @@ class GaussianPBBatch:
         any real ε: the largest over the searched pairs and, for a relative region, the bound
         on every pair beyond the search's reach (:mod:`privrepro.boosting.worst_pairs`)."""
         eps = np.broadcast_to(np.asarray(epsilon, float), self.sigma.shape)
-        out = np.max(_pair_deltas(self.pieces, self.sigma, eps), axis=-1)
+        out = np.max(self._terms.at(eps), axis=-1)
         if self.case == "relative":
             tail = relative_tail_delta(eps, self.sigma, self.sensitivity, self.q, self.reach)
             out = np.maximum(out, np.where(self._tail_on(self.reach), tail, 0.0))
+        return np.asarray(out)
+
+    def _delta_rows(self, epsilon: Array, rows: NDArray[np.intp]) -> Array:
+        """:meth:`delta` of the mechanisms ``rows`` only, at their ε (``[len(rows)]``)."""
+        out = np.max(self._terms.rows(rows).at(epsilon), axis=-1)
+        if self.case == "relative":
+            tail = relative_tail_delta(
+                epsilon,
+                self.sigma[rows],
+                self.sensitivity[rows],
+                self.q[rows],
+                self.reach[rows],
+            )
+            out = np.maximum(out, np.where(self._tail_on(self.reach)[rows], tail, 0.0))
         return np.asarray(out)
 
     def _tail_on(self, reach: Array) -> NDArray[np.bool_]:
@@ -365,7 +385,7 @@ class GaussianPBBatch:
         def f(st: Array) -> Array:
             return np.asarray(np.max(_pair_deltas(self._at(st), self.sigma, eps), axis=-1))
 
-        _, refined = self._refine_start(_pair_deltas(self.pieces, self.sigma, eps), f)
+        _, refined = self._refine_start(self._terms.at(eps), f)
         return np.asarray(np.maximum(out, refined))
 
     def _coarse_epsilon(self, level: Array, xtol: float) -> tuple[Array, Array]:
@@ -378,16 +398,17 @@ class GaussianPBBatch:
         """
         n, p = self.pieces.a.shape[:2]
         if n * p * 5 <= ACTIVE_SET_CELLS:
-            eps = smallest_epsilon(self.delta, level, xtol)
-            return eps, _pair_deltas(self.pieces, self.sigma, eps)
+            eps = smallest_epsilon(self.delta, level, xtol, rows=self._delta_rows)
+            return eps, self._terms.at(eps)
         probe = gaussian_epsilon_batch(self.sensitivity / self.sigma, level)
-        values = _pair_deltas(self.pieces, self.sigma, probe)
+        values = self._terms.at(probe)
         idx = np.argsort(-values, axis=1)[:, :ACTIVE_START]
         eps = np.zeros(n)
         todo = np.arange(n)
         for _ in range(p):
             pieces = _pick(self.pieces, todo)
-            sig, lev, sub = self.sigma[todo], level[todo], _take(pieces, idx[todo])
+            sig, lev = self.sigma[todo], level[todo]
+            sub = _DeltaTerms.of(_take(pieces, idx[todo]), sig)
             tail = (
                 (
                     self.sensitivity[todo],
@@ -399,15 +420,26 @@ class GaussianPBBatch:
                 else None
             )
 
-            def fn(e: Array, sub: _Pieces = sub, sig: Array = sig, tail=tail) -> Array:  # type: ignore[no-untyped-def]
-                out = np.max(_pair_deltas(sub, sig, e), axis=-1)
+            def fn(e: Array, sub: _DeltaTerms = sub, sig: Array = sig, tail=tail) -> Array:  # type: ignore[no-untyped-def]
+                out = np.max(sub.at(e), axis=-1)
                 if tail is not None:
                     bound = relative_tail_delta(e, sig, tail[0], tail[1], tail[2])
                     out = np.maximum(out, np.where(tail[3], bound, 0.0))
                 return np.asarray(out)
 
-            eps[todo] = smallest_epsilon(fn, lev, xtol)
-            values[todo] = _pair_deltas(pieces, sig, eps[todo])
+            def fn_rows(
+                e: Array, i: NDArray[np.intp], sub: _DeltaTerms = sub, sig: Array = sig, tail=tail
+            ) -> Array:  # type: ignore[no-untyped-def]
+                out = np.max(sub.rows(i).at(e), axis=-1)
+                if tail is not None:
+                    bound = relative_tail_delta(e, sig[i], tail[0][i], tail[1][i], tail[2][i])
+                    out = np.maximum(out, np.where(tail[3][i], bound, 0.0))
+                return np.asarray(out)
+
+            eps[todo] = smallest_epsilon(fn, lev, xtol, rows=fn_rows)
+            values[todo] = (
+                self._terms.at(eps) if len(todo) == n else _pair_deltas(pieces, sig, eps[todo])
+            )
             order = np.argsort(-values[todo], axis=1)[:, :ACTIVE_STEP]
             over = values[todo, order[:, 0]] > lev * (1 + 1e-12)
             if not np.any(over):
@@ -441,17 +473,20 @@ class GaussianPBBatch:
                 return np.asarray(np.max(_pair_deltas(self._at(st), self.sigma, at), axis=-1))
 
             best, _ = self._refine_start(values, f)
-            pieces = self._at(best)
+            terms = _DeltaTerms.of(self._at(best), self.sigma)
 
-            def refined(e: Array, pieces: _Pieces = pieces) -> Array:
-                return np.asarray(np.max(_pair_deltas(pieces, self.sigma, e), axis=-1))
+            def refined(e: Array, terms: _DeltaTerms = terms) -> Array:
+                return np.asarray(np.max(terms.at(e), axis=-1))
 
-            new = np.maximum(eps, smallest_epsilon(refined, level, xtol))
+            def refined_rows(e: Array, i: NDArray[np.intp], terms: _DeltaTerms = terms) -> Array:
+                return np.asarray(np.max(terms.rows(i).at(e), axis=-1))
+
+            new = np.maximum(eps, smallest_epsilon(refined, level, xtol, rows=refined_rows))
             rose = new > eps + xtol
             eps = new
             if not np.any(rose):
                 break
-            values = _pair_deltas(self.pieces, self.sigma, eps)
+            values = self._terms.at(eps)
         return np.asarray(eps)
 
     def renyi(self, alpha: ArrayLike) -> Array:
@@ -562,7 +597,8 @@ def _prepare(
 
 
 def _pair_deltas(p: _Pieces, sigma: Array, epsilon: Array) -> Array:
-    """``δ(ε)`` of every pair (``[N, P]``) at each mechanism's ε (``[N]``)."""
+    """``δ(ε)`` of every pair (``[N, P]``) at each mechanism's ε (``[N]``), computed once
+    (:class:`_DeltaTerms` holds the ε-free part for pairs evaluated at many ε: same numbers)."""
     eps = np.asarray(epsilon, float)[:, None, None]
     s = sigma[:, None, None]
     d = p.c2 - p.c
@@ -587,6 +623,108 @@ def _pair_deltas(p: _Pieces, sigma: Array, epsilon: Array) -> Array:
         contrib = p.a * mass_p - np.exp(eps) * np.where(pos_b, p.b, 0.0) * mass_q
     contrib = np.where(ok & np.isfinite(contrib), np.maximum(contrib, 0.0), 0.0)
     return np.asarray(contrib.sum(axis=-1))
+
+
+@dataclass(frozen=True)
+class _DeltaTerms:
+    """The part of :func:`_pair_deltas` that does not depend on ε, for pairs whose δ is read at
+    many ε (a root search): ``at(ε)`` gives the same numbers with two Gaussian CDFs per piece
+    instead of four.
+
+    On a piece the set where the loss exceeds ε is cut by ``y*(ε)`` at one end only: the top
+    when ``c < c'`` (the bottom fixed at the piece's ``lo``), the bottom otherwise (the top
+    fixed at ``hi``). The CDFs at the fixed end, ``Φ(±x)``, are kept; the mirrored difference
+    of :func:`~privrepro.boosting.kernels._interval_mass_std_normal` is then formed from them
+    and the one CDF at the moving end, the same floating-point operations as there.
+    """
+
+    p: _Pieces
+    s: Array
+    up: NDArray[np.bool_]
+    m: Array
+    scale: Array
+    log_ratio: Array
+    pos_a: NDArray[np.bool_]
+    pos_b: NDArray[np.bool_]
+    b: Array
+    fixed_p: tuple[Array, Array, Array]
+    fixed_q: tuple[Array, Array, Array]
+
+    @classmethod
+    def of(cls, p: _Pieces, sigma: Array) -> _DeltaTerms:
+        s = sigma[:, None, None]
+        d = p.c2 - p.c
+        pos_a, pos_b = p.a > 0, p.b > 0
+        with np.errstate(divide="ignore"):
+            log_ratio = np.where(
+                pos_a & pos_b,
+                np.log(np.where(pos_a, p.a, 1.0)) - np.log(np.where(pos_b, p.b, 1.0)),
+                0.0,
+            )
+        up = np.broadcast_to(d > 0, p.lo.shape)
+        end = np.where(up, p.lo, p.hi)
+
+        def fixed(c: Array) -> tuple[Array, Array, Array]:
+            x = (end - c) / s
+            return x, special.ndtr(x), special.ndtr(-x)
+
+        return cls(
+            p,
+            s,
+            up,
+            0.5 * (p.c + p.c2),
+            s * s / d,
+            log_ratio,
+            pos_a,
+            pos_b,
+            np.where(pos_b, p.b, 0.0),
+            fixed(p.c),
+            fixed(p.c2),
+        )
+
+    def rows(self, idx: NDArray[np.intp]) -> _DeltaTerms:
+        """The mechanisms ``idx`` only."""
+        fp, fq = self.fixed_p, self.fixed_q
+        return _DeltaTerms(
+            _pick(self.p, idx),
+            self.s[idx],
+            self.up[idx],
+            self.m[idx],
+            self.scale[idx],
+            self.log_ratio[idx],
+            self.pos_a[idx],
+            self.pos_b[idx],
+            self.b[idx],
+            (fp[0][idx], fp[1][idx], fp[2][idx]),
+            (fq[0][idx], fq[1][idx], fq[2][idx]),
+        )
+
+    def at(self, epsilon: Array) -> Array:
+        """``δ(ε)`` of every pair (``[N, P]``) at each mechanism's ε (``[N]``)."""
+        p, s, up = self.p, self.s, self.up
+        eps = np.asarray(epsilon, float)[:, None, None]
+        y_star = self.m - self.scale * (eps - self.log_ratio)
+        y_star = np.where(self.pos_b, y_star, np.where(up, np.inf, -np.inf))
+        top = np.where(up, np.minimum(p.hi, y_star), p.hi)
+        bot = np.where(up, p.lo, np.maximum(p.lo, y_star))
+        ok = (top > bot) & self.pos_a
+        moving = np.where(up, np.where(ok, top, bot), bot)
+
+        def mass(c: Array, fixed: tuple[Array, Array, Array]) -> Array:
+            x_fixed, f_pos, f_neg = fixed
+            x = (moving - c) / s
+            # the mirror of the interval mass: both ends above 0 (the bottom decides)
+            upper = np.where(up, x_fixed > 0, x > 0)
+            v = special.ndtr(np.where(upper, -x, x))
+            return np.where(
+                up, np.where(upper, f_neg - v, v - f_pos), np.where(upper, v - f_neg, f_pos - v)
+            )
+
+        mass_p, mass_q = mass(p.c, self.fixed_p), mass(p.c2, self.fixed_q)
+        with np.errstate(over="ignore", invalid="ignore"):
+            contrib = p.a * mass_p - np.exp(eps) * self.b * mass_q
+        contrib = np.where(ok & np.isfinite(contrib), np.maximum(contrib, 0.0), 0.0)
+        return np.asarray(contrib.sum(axis=-1))
 
 
 def _pair_renyi(p: _Pieces, sigma: Array, alpha: Array) -> Array:

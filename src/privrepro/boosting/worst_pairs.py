@@ -1,71 +1,16 @@
 """Where the worst neighbouring pair of PB-DP lies: the pairs the exact accounting searches and
 the closed-form bound on every pair beyond them (pb paper, Sec. 4; Gaussian kernel).
 
-Neighbouring inputs have true values ``c, c'`` with ``|c − c'| ≤ Δ``; with no domain stated by
-the paper, every real ``c`` is allowed for the absolute and relative regions (the fixed region's
-true values lie in ``S``, Sec. 4.2). The exact ε of a mechanism is the supremum over all of them,
-in both orders. Pairs are taken at the largest distance, ``d = Δ`` (``min(Δ, |S|)`` in a fixed
-region); the tests check on a grid that no closer pair is worse.
+The exact ε is the supremum over every pair of true values ``|c − c'| ≤ Δ``, both orders, taken
+at ``d = Δ`` (``min(Δ, |S|)`` in a fixed region). Absolute region: one pair (translation
+invariance). Fixed region: a grid of starts in ``S``, refined around the worst. Relative region:
+starts ``s ≥ −Δ/2`` (mirror symmetry) near 0 and on a grid of step :data:`STEP` in the region
+end's distance ``z = (θs + τ)/σ`` up to a reach ``z_C``, refined around the worst; beyond the
+reach :func:`relative_tail_delta` and :func:`relative_tail_rdp` bound every pair. A query domain
+``[lo, hi]`` keeps the pairs inside it (:func:`relative_start_range`).
 
-* **absolute** (``S(Q) = [Q − τ, Q + τ]``): the two output densities of ``(c, c + d)`` are those
-  of ``(0, d)`` translated, so one pair is exact.
-* **fixed** (``S = [τ_l, τ_u]``): the pairs ``(s, s + d)``, ``s ∈ [τ_l, τ_u − d]``, a compact
-  set: a uniform grid of starts, then golden-section refinement around the worst.
-* **relative** (``S(Q) = [Q ∓ (θ|Q| + τ)]``): by the mirror symmetry ``y ↦ −y`` the pair
-  ``(s, s + Δ)`` in one order is the pair ``(−s − Δ, −s)`` in the other, so starts
-  ``s ≥ −Δ/2`` in both orders cover every pair. As ``s`` grows the region ends move away from
-  ``s`` into the kernel's tail: the misaligned piece ``A`` (in one region and not the other, the
-  only piece where the boosting weights favour the first input) sits ``z = (θ s + τ)/σ`` kernel
-  scales from the centre. The worst pair is **not** near 0 in general: it lies where ``A`` meets
-  the privacy loss level (for δ) or the Rényi-tilted centre ``s ∓ (α − 1)Δ`` (for Rényi), which
-  can be thousands of ``σ`` away. Searched on ``s ∈ [−Δ/2, 0]`` (``n`` points) and on a grid of
-  step :data:`STEP` in ``z`` up to a reach ``z_C``, refined around the worst; beyond ``C``
-  (every pair with ``s ≥ C``) the closed-form bounds below hold, and the accountant returns the
-  larger of the searched maximum and the bound.
-
-**Tail bounds** (relative region, pairs with ``s ≥ C ≥ 0``). Write the densities as
-``P = w₁ φ_σ(· − c)/Z₁``, ``Q = w₂ φ_σ(· − c')/Z₂`` with weights ``w ∈ {1, 1 − q}`` (eq. 2) and
-normalisers ``Z = 1 − (1 − p(c)) q``, non-decreasing in ``|c|`` (the coverage ``p`` grows with the
-region's half-width), so ``Z(C) ≤ Z₁, Z₂ ≤ 1`` and ``ℓ = −log Z(C)`` bounds ``log(Z₂/Z₁)``. Off
-``A``, ``w₁ ≤ w₂``; ``A`` is at least ``σ z_C − Δ`` from the first input's centre
-(``z_C = (θC + τ)/σ``), so its mass under ``P`` is at most ``M = Φ̄(z_C − Δ/σ)/Z(C)``:
-
-* ``δ(ε) ≤ [δ_σ(ε − ℓ) + Φ̄(z_C − Δ/σ)] / Z(C)`` (``δ_σ`` the kernel's profile at shift Δ);
-* ``D_α ≤ αΔ²/(2σ²) + αℓ/(α − 1) + log(1 + (1 − q)^{1−α} Φ̄(z_C − αΔ/σ))/(α − 1)`` (the
-  tilted centre is ``αΔ`` from ``A``'s near end in both orders).
-
-Both tend to the kernel's own value, which is also the limit of the pair's divergence as
-``s → ∞`` (a lower bound on the supremum). The reach is chosen so that the bound exceeds that
-limit by a negligible amount: ``z_C = Δ/σ +`` :data:`DP_REACH` (``Φ̄ ≈ 1e-21``) for δ and
-``z_C = αΔ/σ + √(2(`` :data:`RDP_REACH_LOG` ``+ (α − 1)L₂))`` for Rényi, ``L₂ = −log(1 − q)``.
-At ``q = 0`` the mechanism is the kernel (one weight everywhere): every pair is translation
-invariant and no bound is needed.
-
-**A query domain** ``[lo, hi]`` (a parameter of the mechanism when the paper or the user gives
-one; default the real line, the paper stating none) keeps only the pairs with both true values
-in it, ``s ∈ D = [lo, hi − d]``:
-
-* absolute: translation invariance makes every pair at distance ``d`` the same; the domain
-  changes nothing once ``d`` fits in it.
-* fixed: true values lie in ``S ∩ [lo, hi]``; the starts run over that interval less ``d``
-  (``d = min(Δ, its width)``), a compact set: the supremum is a maximum, attained on it and
-  found by the grid and refinement.
-* relative: the mirror sends start ``s`` in one order to ``−s − d`` in the other, so the pairs
-  of ``D`` in both orders are those of ``E = (D ∪ (−d − D)) ∩ [−d/2, ∞)``, an interval
-  ``[L, U]`` (:func:`relative_start_range`): ``L = −d/2 + max(0, lo + d/2, d/2 − hi)``,
-  ``U = max(hi, −lo) − d``. ``U`` is finite only when both ends are. The search covers
-  ``[L, min(U, C)]`` with the same grid; the bound beyond the reach is used only where
-  ``E`` reaches past ``C`` (always when the domain is unbounded on a side). With ``U ≤ C`` the
-  pair divergences are continuous in ``s`` on the compact ``[L, U]``: the supremum is a
-  maximum attained there (the grid and its refinement find it). With a finite ``U > C`` the
-  bound still holds for every pair there (it holds for every ``s ≥ C``); it may exceed the
-  largest pair of ``[C, U]`` by as much as the pairs there fall short of the kernel's value
-  (their limit, which the bound exceeds by a negligible amount): sound, tight when ``U`` is
-  far past ``C``.
-
-The boosting rate is not changed by a domain: it stays eq. (3)'s at the region's coverage
-minimiser (the paper's ``X̃``), so the utility constraint holds for every true value; the
-domain restricts only the neighbouring pairs of the accounting.
+Proofs (where the supremum lies, the tail bounds, the domain's start interval): docs/pb.md,
+"Proofs of the exact accountant".
 """
 
 from __future__ import annotations
@@ -158,7 +103,8 @@ def check_query_domain(domain: Any, sensitivity: float, key: str = "query_domain
 
 def relative_start_range(sensitivity: Array, lo: Array, hi: Array) -> tuple[Array, Array]:
     """``[L, U]``: the starts ``s ≥ −d/2`` whose pairs ``(s, s + d)``, both orders, are those of
-    the domain ``[lo, hi]`` up to the mirror ``y ↦ −y`` (module docstring); ``[N]`` each,
+    the domain ``[lo, hi]`` up to the mirror ``y ↦ −y``: ``L = −d/2 + max(0, lo + d/2, d/2 − hi)``,
+    ``U = max(hi, −lo) − d`` (docs/pb.md, "Proofs of the exact accountant"); ``[N]`` each,
     ``[−d/2, ∞)`` on the real line."""
     d = np.asarray(sensitivity, float)
     lo, hi = np.asarray(lo, float), np.asarray(hi, float)
@@ -190,7 +136,7 @@ def pair_starts(
     domain: tuple[Array, Array] | None = None,
 ) -> tuple[Array, Array]:
     """The starts ``s`` of the searched pairs ``(s, s + d)`` of each mechanism (``[N, K]``,
-    ascending) and the distance ``d`` (``[N]``); see the module docstring.
+    ascending) and the distance ``d`` (``[N]``); the module docstring says which.
 
     Args:
         case: ``absolute``, ``relative`` or ``fixed`` (a fixed region ``[−|S|/2, |S|/2]``).
@@ -249,8 +195,9 @@ def pair_starts(
 def relative_tail_delta(
     epsilon: Array, sigma: Array, sensitivity: Array, q: Array, reach: Array
 ) -> Array:
-    """Bound on ``δ(ε)`` of every pair with ``s ≥ C`` (``z_C = reach``), from the module's
-    inequality; ``[N]``."""
+    """Bound on ``δ(ε)`` of every pair with ``s ≥ C`` (``z_C = reach``):
+    ``[δ_σ(ε − ℓ) + Φ̄(z_C − Δ/σ)]/Z(C)``, ``Z(C) = 1 − 2qΦ̄(z_C)``, ``ℓ = −log Z(C)``, ``δ_σ`` the
+    kernel's profile (proof: docs/pb.md, "Proofs of the exact accountant"); ``[N]``."""
     z_c = 1.0 - 2.0 * q * special.ndtr(-reach)
     ell = -np.log(z_c)
     mass = special.ndtr(-(reach - sensitivity / sigma))
@@ -262,7 +209,9 @@ def relative_tail_delta(
 def relative_tail_rdp(
     alpha: Array, sigma: Array, sensitivity: Array, q: Array, reach: Array
 ) -> Array:
-    """Bound on ``D_α`` of every pair with ``s ≥ C`` (``z_C = reach``); ``[N]``."""
+    """Bound on ``D_α`` of every pair with ``s ≥ C`` (``z_C = reach``):
+    ``αΔ²/(2σ²) + αℓ/(α − 1) + log(1 + (1 − q)^{1−α} Φ̄(z_C − αΔ/σ))/(α − 1)`` (proof: docs/pb.md,
+    "Proofs of the exact accountant"); ``[N]``."""
     z_c = 1.0 - 2.0 * q * special.ndtr(-reach)
     ell = -np.log(z_c)
     log_m = special.log_ndtr(-(reach - alpha * sensitivity / sigma))
