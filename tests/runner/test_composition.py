@@ -28,8 +28,8 @@ from recipes_for_tests import scratch_paths
 
 from privrepro.config.validation import ConfigError, build_params
 from privrepro.runner.catalog import conf_dir, list_experiments
-from privrepro.runner.plan import compose, effective_params, load_recipe
-from privrepro.runner.recipe_config import params_defaults, recipe_node
+from privrepro.runner.plan import compose, effective_params
+from privrepro.runner.recipe_config import load_recipe, params_defaults, recipe_node
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]

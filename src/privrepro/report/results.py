@@ -237,7 +237,7 @@ def _verified_summary(
         return None
     from privrepro.runner.canonical import canonical_summary, views_from_records
     from privrepro.runner.figure_tables import figure_recipe
-    from privrepro.runner.plan import load_recipe
+    from privrepro.runner.recipe_config import load_recipe
 
     try:
         recipe = load_recipe(figure_recipe(fr.paper, fr.figure, conf)[0])

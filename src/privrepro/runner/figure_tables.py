@@ -50,6 +50,8 @@ from privrepro.bounded_read import (
 from privrepro.config.secrets import redact
 from privrepro.data.provenance import UNDECLARED, DataSource
 from privrepro.runner.canonical import select_units
+from privrepro.runner.catalog import figure_recipes
+from privrepro.runner.recipe_config import load_recipe, recipe_version
 from privrepro.store.atomic import (
     atomic_write_bytes,
     atomic_write_text,
@@ -183,9 +185,6 @@ def figure_recipe(paper: str, figure: str, conf: Path | None = None) -> tuple[st
     Raises:
         UnknownFigure: when no experiment config registers ``paper/figure``.
     """
-    from privrepro.runner.catalog import figure_recipes
-    from privrepro.runner.plan import load_recipe, recipe_version
-
     name = figure_recipes(conf).get((paper, figure))
     if name is None:
         raise UnknownFigure(

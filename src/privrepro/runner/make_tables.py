@@ -58,8 +58,8 @@ def rebuild(
     (:func:`~privrepro.runner.publish.publish`) with the figure's configured recipe
     (:func:`figure_recipe`), each profile's canonical units recorded from the config tree
     ``conf`` first (:func:`record_from_config`)."""
-    from privrepro.runner.plan import load_recipe
     from privrepro.runner.publish import publish
+    from privrepro.runner.recipe_config import load_recipe
 
     current = figure_recipe(store.paper, store.figure, conf)
     recipe = load_recipe(current[0])

@@ -25,7 +25,6 @@ computed or written. Its callers:
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -44,6 +43,7 @@ from privrepro.runner.preflight import (
     check_unit_list,
     validate_root,
 )
+from privrepro.runner.recipe_config import load_recipe, recipe_version
 from privrepro.runner.storages import check_storages, without_study_locations
 from privrepro.runner.time_budget import check_compute_time, launcher_limit
 from privrepro.store.identity import unit_hash
@@ -54,10 +54,8 @@ __all__ = [
     "compose",
     "configured_recipe",
     "effective_params",
-    "load_recipe",
     "plan_config",
     "plan_experiment",
-    "recipe_version",
     "requested_device",
     "unit_identity",
 ]
@@ -76,30 +74,9 @@ def compose(experiment: str, overrides: Sequence[str] = (), conf: Path | None = 
         return hydra_compose("config", overrides=[f"experiment={experiment}", *overrides])
 
 
-def load_recipe(path: str) -> Figure[Any]:
-    """Instantiate the recipe named ``package.module:Class``."""
-    module_name, _, class_name = path.partition(":")
-    if not class_name:
-        raise ConfigError("figure.recipe", path, "must read 'package.module:ClassName'")
-    try:
-        cls = getattr(importlib.import_module(module_name), class_name)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError("figure.recipe", path, f"cannot be imported ({exc})") from exc
-    if not (isinstance(cls, type) and issubclass(cls, Figure)):
-        raise ConfigError(
-            "figure.recipe", path, "must name a privrepro.figures.api.Figure subclass"
-        )
-    return cls()
-
-
 def configured_recipe(experiment: str, conf: Path | None = None) -> Figure[Any]:
     """The recipe the experiment config ``conf/experiment/<paper>/<figure>.yaml`` names."""
     return load_recipe(str(compose(experiment, (), conf).figure.recipe))
-
-
-def recipe_version(recipe: Figure[Any]) -> int:
-    """The recipe's ``version`` (1 unless it declares one): part of every unit's identity."""
-    return int(getattr(recipe, "version", 1))
 
 
 def effective_params(cfg: DictConfig) -> dict[str, Any]:

@@ -15,12 +15,14 @@ The node holds plain values (no structured-config types): type and range checks 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections.abc import Mapping
 from typing import Any
 
-from privrepro.config.validation import field_default
+from privrepro.config.validation import ConfigError, field_default
+from privrepro.figures.api import Figure
 
-__all__ = ["MISSING_VALUE", "params_defaults", "recipe_node"]
+__all__ = ["MISSING_VALUE", "load_recipe", "params_defaults", "recipe_node", "recipe_version"]
 
 MISSING_VALUE = "???"
 """What a parameter without a default shows (Hydra's mandatory value: the config must set it)."""
@@ -64,7 +66,26 @@ def params_defaults(params_type: type, prefix: str = "params") -> dict[str, Any]
 
 def recipe_node(path: str) -> dict[str, Any]:
     """The config a recipe contributes: ``figure.recipe`` and its parameters' defaults."""
-    from privrepro.runner.plan import load_recipe
-
     recipe = load_recipe(path)
     return {"figure": {"recipe": path}, "params": params_defaults(recipe.params_type)}
+
+
+def load_recipe(path: str) -> Figure[Any]:
+    """Instantiate the recipe named ``package.module:Class``."""
+    module_name, _, class_name = path.partition(":")
+    if not class_name:
+        raise ConfigError("figure.recipe", path, "must read 'package.module:ClassName'")
+    try:
+        cls = getattr(importlib.import_module(module_name), class_name)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError("figure.recipe", path, f"cannot be imported ({exc})") from exc
+    if not (isinstance(cls, type) and issubclass(cls, Figure)):
+        raise ConfigError(
+            "figure.recipe", path, "must name a privrepro.figures.api.Figure subclass"
+        )
+    return cls()
+
+
+def recipe_version(recipe: Figure[Any]) -> int:
+    """The recipe's ``version`` (1 unless it declares one): part of every unit's identity."""
+    return int(getattr(recipe, "version", 1))

@@ -36,8 +36,8 @@ from privrepro.runner.figure_tables import (
     read_table,
     select_units,
 )
-from privrepro.runner.plan import load_recipe
 from privrepro.runner.publish import draw, draw_plots
+from privrepro.runner.recipe_config import load_recipe
 
 __all__ = ["PlotFailure", "main", "replot"]
 

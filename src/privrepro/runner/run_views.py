@@ -292,7 +292,7 @@ def draw_sweep(sweep_dir: Path, conf: Path | None = None) -> list[Path]:
     from privrepro.bounded_read import UNIT_JSON_BYTES, read_json
     from privrepro.config.validation import build_params
     from privrepro.runner.figure_tables import figure_recipe, read_table, select_units
-    from privrepro.runner.plan import load_recipe
+    from privrepro.runner.recipe_config import load_recipe
 
     sweep_dir = Path(sweep_dir)
     jobs: dict[tuple[str, str], list[dict[str, Any]]] = {}
