@@ -1,20 +1,7 @@
 """Blurry task splits: i-Blurry (Koh et al., ICLR 2022) and Si-Blurry (Moon et al., ICCV 2023).
 
 Written from the definitions in those papers (cl paper, Sec. 7.2 and Fig. 4 use them on
-Split-CIFAR-100):
-
-* **Disjoint classes** (N % of the classes): all samples of such a class lie in one task.
-* **Blurry classes** (the rest): each has a *home* task that receives most of its samples;
-  M % of the blurry classes' samples are taken out of their home tasks, pooled, shuffled and
-  dealt to all tasks, so a blurry class appears as a minority in other tasks.
-* **i-Blurry-N-M**: disjoint and blurry classes are split evenly over the T tasks and the pooled
-  samples are dealt evenly, so all tasks have the same size when classes are balanced.
-* **Si-Blurry-N-M**: the number of disjoint and of blurry classes per task and the share of the
-  pooled samples each task receives are set by T−1 uniformly random cut points, so task sizes
-  and class counts are imbalanced ("stochastic incremental blurry").
-
-Every training sample lands in exactly one task: the split is a partition, so each task's
-release is on disjoint data and parallel composition applies (cl paper, Thm. D.1).
+Split-CIFAR-100) (more in ``docs/modules.md``).
 """
 
 from __future__ import annotations

@@ -1,23 +1,6 @@
 """The DP cosine classifier on a cl benchmark in one call (cl paper, Alg. 1; Secs. 7.1–7.3).
 
-:func:`run_cosine_benchmark` chains what a cosine run needs: the benchmark's features
-(:func:`~privrepro.continual.benchmarks.load_benchmark`: real images through the frozen backbone,
-cached; or synthetic stand-ins), its scenario (:func:`benchmark_scenario`: the class-incremental
-split with a drawn class order, or a blurry split), the released label space of every task
-(:func:`~privrepro.continual.label_spaces.label_spaces_for`), σ of the analytic Gaussian mechanism
-at the per-task (ε, δ) (:func:`~privrepro.continual.cosine.noise_std`) and Alg. 1 with evaluation
-after every task (:func:`~privrepro.continual.cosine.run_cosine`)::
-
-    from privrepro.continual import FeatureSpec, run_cosine_benchmark
-
-    run = run_cosine_benchmark("cifar100", epsilon=1.0, features=FeatureSpec(synthetic_dim=64))
-    run.average_accuracy[-1], run.average_forgetting()[-1]   # AA_T, AF_T (fractions)
-
-:func:`run_five_datasets_orders` evaluates the cosine classifier on 5-Datasets under every task
-order from one noise sequence (Table A7, Figs. A7/A8; :func:`all_orders_accuracy`).
-
-Randomness: ``seed`` names two independent streams (class order / split, and the noise); a caller
-that manages its own streams passes ``scenario_rng`` and ``noise_rng`` instead.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

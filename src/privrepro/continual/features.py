@@ -1,18 +1,7 @@
 """Frozen-backbone features and their on-disk cache (cl paper, Sec. 6: a ViT-B/16 pre-trained on
 ImageNet-21k; the cosine classifier runs on cached features, "no forward passes are repeated").
 
-* :func:`create_backbone` — a timm model without its head (``num_classes=0``: the pre-logits CLS
-  feature, 768-d for ViT-B/16). Default ``vit_base_patch16_224.augreg_in21k`` (assumed: the paper
-  names the google-research/vision_transformer in21k weights, not a timm id; ``orig_in21k`` is
-  the other candidate). Weights come from a local file (``weights=``) or timm's hub download on
-  a machine with internet; the name and source are recorded with every cache file.
-* :func:`extract_features` — batched, ``torch.no_grad``, the backbone's own eval transform
-  (resize to its input size, its normalisation); images are uint8 arrays or file paths.
-* :func:`cached_features` — ``<cache_dir>/cl/features/<backbone>-<dataset>-<split>.npz`` holding
-  ``x`` (float32 features), ``y`` and a JSON ``meta``; written atomically, reused when present
-  and extracted from the data as it is now: the file records the data fingerprint
-  (:func:`~privrepro.data.provenance.data_fingerprint`) of the images it was extracted from, and
-  a file of other data (a dataset folder edited since) is extracted again.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

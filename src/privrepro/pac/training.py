@@ -3,20 +3,8 @@
 Algorithm 1 on the mechanism "train a model on X" (pac paper, Example 4) needs ``m`` independent
 trainings, one per data draw ``X^(k)``. They share the architecture, the initialisation (the
 mechanism is deterministic: a fixed init, assumed) and the step schedule, and differ only in their
-data subset. Here their parameters are stacked into ``[m, ...]`` tensors and trained together:
-
-- ``train_batched``: hand-written forward/backward. The default ``"wide"`` mode trains the
-  models as one wide model over the shared pool: the first layer of all of them is one GEMM
-  ``X [N, in] @ [W1_1 | ... | W1_m]`` and its gradient one GEMM ``X^T @ G``, each model's subset
-  selects rows of the hidden activations (an index list, never a copy of the inputs), and the
-  later, narrow layers run as batched matmuls on ``[m, n, h]``. Two older layouts stay for
-  comparison: ``"gather"`` copies each model's inputs ``X[idx_k]`` (``[m, n, in]``: the memory
-  traffic of a loop) and ``"mask"`` runs every layer of every model on the whole pool with
-  weights ``1/n`` on its subset.
-- ``train_vmap``: ``torch.func.vmap`` of ``torch.func.grad`` over stacked parameters and data.
-- ``train_single``: one model, ``torch.nn`` + autograd: the loop baseline and the reference.
-
-All three give the same weights up to float rounding (tests check it).
+data subset. Here their parameters are stacked into ``[m, ...]`` tensors and trained together (more
+in ``docs/modules.md``).
 """
 
 from __future__ import annotations

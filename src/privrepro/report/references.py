@@ -5,13 +5,7 @@ Each paper has one or more files ``references/<paper>.yaml`` or ``references/<pa
 :func:`load_references` reads every such file, checks each entry against :data:`VALUE_SCHEMA`,
 :data:`CLAIM_SCHEMA` and :data:`ERRATUM_SCHEMA`, and returns typed records.
 
-A reference value is *printed* (a number or statement in the paper, read off its plot, or from
-the authors' code: ``source.kind`` printed / read-off-plot / notebook) or *derived* (computed by
-the project from the paper's formulas: ``source.kind`` derived, with the ``derivation`` that
-produced it). Only printed values and claims count as reproductions. A malformed entry stops the load with a
-:class:`ReferenceError` that names the file, the entry id and the key::
-
-    references/cl.yaml: values[0] (id cl-fig2-largest-k-dropped): tolerance.abs = -1: must be >= 0
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

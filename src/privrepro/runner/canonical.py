@@ -1,19 +1,6 @@
 """A figure's canonical view: for each profile, the units its own configuration makes, every seed.
 
-A figure's table holds every verified unit of the figure in the store: the default runs, ad-hoc
-runs (``privrepro experiment=cl/fig2 profile=paper seed=3 params.k_max=200``) and the jobs of
-sweeps. Its default plot, ``<figure>.summary.csv`` and the report show the *canonical* units of
-each profile alone: the units ``privrepro experiment=<paper>/<figure> profile=<profile>`` makes
-(the experiment's and the profile's parameters, no command-line override), at every root seed
-for which the store holds all of them. A seed that holds only some of them (a sweep's job with
-``params.epsilons=[1.0]``) is not canonical at that seed: those units belong to the sweep.
-
-Each profile's own units are recorded in the store (:func:`record_canonical`: by the plan of a
-run of the figure's own parameters, and by ``make tables`` from the config tree), so a view is a
-function of the store alone, never of what ran last, and reading it composes no configuration: a
-sweep or an ad-hoc run leaves it as it was unless it completes the figure's own units at another
-seed. Where one seed holds the same parameters twice (on other data: the data fingerprint is part
-of a unit's identity), the copy finished last is the canonical one.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

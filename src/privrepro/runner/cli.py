@@ -1,21 +1,6 @@
 """``privrepro``: the Hydra command line.
 
-    privrepro experiment=cl/fig2                       # one figure, smoke profile
-    privrepro experiment=cl/fig2 profile=paper seed=3  # overrides
-    privrepro -m experiment=cl/fig2 params.epsilons=[1.0],[8.0] hydra/launcher=local
-    privrepro -m experiment=cl/fig2,pb/fig1            # several figures in one sweep
-    privrepro -m "experiment=glob(pb/*)"               # every figure that matches
-    eval "$(privrepro -sc install=bash)"               # shell completion (Hydra's)
-    privrepro --help                                   # the experiments and the main options
-
-A configuration error (unknown key, value out of range, a unit too big for the machine, an
-unwritable output folder, a multirun of zero jobs, an ``interval()`` sweep the basic sweeper
-cannot enumerate) is reported in one line naming the key, the
-value and the allowed range, with exit status 2, before anything is computed. A missing or
-damaged dataset file is reported the same way: one line naming the file (and what differs), how
-to obtain a good copy and what points at the data root, exit status 2. An I/O failure while
-writing (a full disk, a special file system) is one line naming the path, exit status 1; the
-store is left as it was (a unit's build folder is removed, every file is written atomically).
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

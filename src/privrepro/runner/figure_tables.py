@@ -1,29 +1,7 @@
 """A figure's table is derived from the run store, never edited (``make tables``:
 :mod:`privrepro.runner.make_tables`).
 
-``results/<paper>/<figure>.parquet`` is a pure function of the verified units in
-``experiments/<paper>/<figure>/``: every unit whose manifest verifies, whose config names this
-paper and figure and hashes to its folder's name, and whose recipe and version are the figure's
-configured ones (:func:`figure_recipe`: the recipe its experiment config names, never a name read
-from the store), all profiles and seeds, ordered by ``(profile, seed, unit_id)``,
-with the columns ``paper, figure, profile, seed, unit_id, data`` (``data``: the label of what the
-unit ran on, :class:`~privrepro.data.provenance.DataSource`, kept in the unit's environment),
-then ``data_fingerprint`` when units read different data (the fingerprint in their identities),
-then one column per parameter that differs between the units (see :func:`param_columns`), then
-the units' own rows.
-``<figure>.csv`` is its export. The Parquet is the source of truth of plots, summaries and the
-report; a CSV edited by hand no longer matches it and is reported (:func:`read_table`), never
-read in its place.
-
-Each run derives the table again at its end under a lock kept in the store
-(``experiments/<paper>/<figure>/.table.lock``), so concurrent workers never lose each other's
-rows, and a single run leaves every unit of earlier sweeps in the table. ``<figure>.summary.csv``
-and the default plot show the figure's *canonical* units (:mod:`privrepro.runner.canonical`:
-for each profile, the figure's own parameters at every seed that holds them all), whatever ran
-last; ``<figure>.meta.json`` records the last run and its units (its *selection*), the
-canonical views and every unit of the table with its parameters, and the store keeps the run's
-record (``last_run.json``) so that ``make tables`` rebuilds the meta and the summary too after
-``results/`` is deleted.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

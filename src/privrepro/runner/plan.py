@@ -4,23 +4,7 @@
     plan = plan_config(cfg)                               # a composed root config (the Hydra app)
     plan.recipe, plan.params, plan.units, plan.unit_ids, plan.sources
 
-One function, :func:`plan_config`, goes from a composed config to runnable units in the order
-every caller needs: the root keys (:func:`~privrepro.runner.preflight.validate_root`), the recipe
-the experiment config names (:func:`load_recipe`), its validated parameters (the ``params`` Hydra
-composed, :func:`effective_params`, through
-:func:`~privrepro.config.validation.build_params`), the units and their identities in the store,
-then the preflight: the device, pretrained weights, the largest unit's memory on this machine
-(host, and device: the GPU it will run on),
-the output folders, the studies' and tracking stores. Each failure is a one-line :class:`~privrepro.config.ConfigError` and nothing has been
-computed or written. Its callers:
-
-* a run (:func:`privrepro.runner.run.run_config`) computes the plan's units and derives the
-  figure's table with the plan's recipe (:attr:`FigurePlan.recipe_id`);
-* :func:`configured_recipe` gives the recipe an experiment config names, for deriving a figure's
-  table outside a run (``make tables``, :mod:`privrepro.runner.figure_tables`) from the
-  configuration rather than from a name read from a file;
-* the rehearsal (``privrepro.rehearsal``) plans the paper profile with ``check=False`` and
-  checks the target machine instead of this one.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

@@ -6,13 +6,7 @@ which draws from ``results/`` alone with :func:`draw_plots`). It reads no config
 profile's canonical units are the list the store records
 (:func:`~privrepro.runner.canonical.record_canonical`).
 
-Under the figure's lock: the table from every verified unit of the recipe
-(:func:`~privrepro.runner.figure_tables.derive_table`, written by
-:func:`~privrepro.runner.figure_tables.write_table`); the canonical view of each profile and
-``<figure>.summary.csv`` from them; ``<figure>.meta.json`` (the last run, the table's facts, the
-views, why a profile has none, every unit); then the plots: the default plot shows the most
-faithful profile's view (:func:`draw_canonical`), and a run that is not one seed of its
-profile's view gets its own plot (:func:`~privrepro.runner.run_views.adhoc_stem`).
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
 """A recipe's parameter defaults as the config node Hydra composes first.
 
-The defaults of a figure's parameters are written once, in its recipe's parameter dataclass
-(``param(default, ...)``). An experiment config names its recipe in its defaults list
-(``- /recipe: privrepro.figures.pb.fig2:PrivacyVsRegionSize``); the ``privrepro`` config source
-(``hydra_plugins.privrepro_recipes``) answers that entry with :func:`recipe_node`: the recipe's
-path under ``figure.recipe`` and every parameter's default under ``params``. The experiment's own
-values, the profile's and the command line's are merged over it by Hydra, so ``--cfg job`` prints
-every parameter with the value that runs.
-
-The node holds plain values (no structured-config types): type and range checks stay with
-:func:`privrepro.config.validation.build_params`, whose errors name key, value and allowed range.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

@@ -6,14 +6,7 @@ limit) and, under Hydra's submitit launcher (SLURM, or ``submitit_local``), the 
 prices the units the run will compute against the tighter of the two and refuses, in one
 :class:`~privrepro.config.ConfigError` line naming the key, what cannot finish.
 
-The price is an estimate from measurements, not a model: every stored unit records its wall time
-(``env.json``, ``wall_time_s``); a unit still to compute is priced at the median wall time of the
-stored units *like it* — the same recipe, version, profile and data, and the same value of every
-setting of its ``unit`` dict except the numbers that vary across the plan's units (its grid axes
-and repeats, whose cost the median averages over). A unit no stored unit is like is *not priced*
-(said once, in one warning line): the limit is then checked on the priced units alone, a lower
-bound of the run's time, so a refusal is never a guess. The rehearsal's cost model
-(``privrepro.rehearsal``) predicts what no unit has measured yet; the runner does not import it.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

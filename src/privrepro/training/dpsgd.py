@@ -4,28 +4,7 @@ cl paper, Sec. 6 and App. F (Table A2): every fine-tuned model is trained with D
 with the PRV accountant (Gopi et al. 2021), δ = 1e-5, Poisson sampling, Adam, 40 epochs; the
 noise multiplier is calibrated to the target ε (Table A2: "Based on target ε").
 
-Two code paths share one step rule (:func:`noisy_mean_gradient`):
-
-* :func:`train_dpsgd` — any ``torch.nn.Module``; per-sample gradients are computed in physical
-  chunks, clipped, summed, noised, divided by the expected batch size (opacus' ``DPOptimizer``
-  rule) and handed to Adam. Models whose trainable layers are all ``nn.Linear``, ``nn.Conv2d``
-  and ``nn.LayerNorm`` (FiLM on a timm ViT, a small convnet) get them from the project's
-  :class:`~privrepro.training.per_sample.PerSampleClipper` in one backward pass (no wasted
-  batch gradients, ghost norms for linear layers — the FiLM head's ``‖b_i‖ · ‖a_i‖`` —, a
-  LayerNorm rule, one grouped convolution per conv layer), the others from opacus'
-  ``GradSampleModule``.
-* :func:`train_linear_head` — a softmax-linear head on cached features. The per-sample gradient
-  of cross-entropy w.r.t. ``(W, b)`` is ``(p_i − e_{y_i}) ⊗ [x_i, 1]``, so its norm is
-  ``‖p_i − e_{y_i}‖ · sqrt(‖x_i‖² + 1)`` exactly (:func:`linear_head_per_sample_norms`) and the
-  clipped sum is one matmul; no per-sample gradient is materialised (this also covers heads with
-  100k dummy labels, cl paper Sec. 7.1).
-
-Privacy: one run is one Poisson-subsampled Gaussian mechanism composed ``steps`` times, with
-add/remove adjacency on the run's dataset; :func:`privacy_record` plans the steps and takes σ and
-the PRV ε from the project's one calibration and accounting interface,
-:mod:`privrepro.dp.accounting` (opacus' PRV accountant, as the paper). Tasks of a
-continual-learning stream use disjoint data, so by parallel composition (cl paper, Thm D.1) the
-per-task (ε, δ) is also the guarantee of the whole stream; the record states this.
+Two code paths share one step rule (:func:`noisy_mean_gradient`) (more in ``docs/modules.md``).
 """
 
 from __future__ import annotations

@@ -3,18 +3,7 @@
 The tuning half of :mod:`privrepro.training` (DP-SGD itself is :mod:`.dpsgd`): a library that
 any experiment calls from inside its computation, not part of the runner.
 
-cl paper, App. F: tuned "for each combination of privacy budget (ε, δ) and seed once using
-Optuna with the Gaussian process sampler for 20 iterations", over Table A2's ranges (epochs 40;
-learning rate 1e-7…1e-2; batch size 10…tuning-set size; clipping bound 0.2…10; noise multiplier
-from the target ε), selecting the best validation accuracy.
-
-Storage: a path ending in ``.log`` is an Optuna journal file (one machine; file lock), anything
-with ``://`` an RDB URL (``sqlite:///…``, ``postgresql://…``: the installed PostgreSQL driver
-is named when the URL names none, :mod:`.study_storage`), so several workers share one study.
-A study resumes where it stopped: :func:`run_study` counts only ``COMPLETE`` trials and runs until
-there are exactly ``n_complete`` of them (one worker). Trials left ``RUNNING`` by a killed worker
-are marked ``FAIL`` with the reason recorded (system attr ``fail_reason``) and never counted:
-journal trials whose worker process is gone (same host), RDB trials whose heartbeat has stopped.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

@@ -2,18 +2,7 @@
 Sec. 6, Alg. 2).
 
 Each ensemble member starts from the pre-trained backbone, sees only its own task's data and is
-trained with DP-SGD (:mod:`privrepro.training.dpsgd`):
-
-* **FiLM** — "freezing all weights but the layer norm scale and bias weights" plus a linear head
-  "initialised to zero" and always learned. On ViT-B/16: 25 LayerNorms × 2 × 768 = 38,400
-  parameters, plus ``768·C + C`` for the head, i.e. 115,300 for ``C = 100`` (Sec. 6).
-* **last layer** — the head alone, trained on cached backbone features (Tables A5/A6), with
-  per-sample gradient norms in closed form.
-
-A member's head has one output per label of its released label space ``O_t`` (prior label sets,
-Prop. 4.2): samples whose label is outside ``O_t`` are dropped before training (``R_t^task`` with
-the ``drop`` map). An empty task still yields a member — the zero-initialised head, which is a
-proper classifier (Prop. C.1: a mechanism must always release one).
+trained with DP-SGD (:mod:`privrepro.training.dpsgd`) (more in ``docs/modules.md``).
 """
 
 from __future__ import annotations

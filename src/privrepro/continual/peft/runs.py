@@ -1,20 +1,6 @@
 """One PEFT run end to end, as tidy rows (cl paper, Secs. 6–7, Algs. 2, A1, A2; App. E, F).
 
-:func:`run_peft` runs one :class:`~.settings.PeftRun`:
-
-1. its data (:func:`~.data.load_peft_data`) and its scenario — the class order (or blurry
-   split) drawn from the repeat's own stream, shared by every run of that repeat — and the
-   released label spaces (S_prior / S_prior^const, dummy labels);
-2. DP-SGD's hyperparameters, tuned once per (benchmark, kind, ε, repeat) in a resumable Optuna
-   study and transferred to each task's data size (:func:`~.hyperparameter_search.tune_hyper`);
-3. the members (PEFT Ensemble), checkpoints (Naive) or single model (Non-CL), each evaluated on
-   the test set as soon as it is trained, ``acc[t, i]`` under each prediction rule;
-4. tidy rows: ``row == "acc"`` (rule, t, i, value), ``"metric"`` (rule, AA / AF, t, value),
-   ``"privacy"`` (per task: σ, q, steps, opacus' ε and dp_accounting's PLD ε, composition) and
-   ``"tuning"`` (how the hyperparameters were found). Accuracies are fractions.
-
-:func:`ensemble_all_orders` re-evaluates a PEFT Ensemble under every task order from the saved
-member logits (5-Datasets, Table A7): its members do not depend on the order.
+:func:`run_peft` runs one :class:`~.settings.PeftRun` (more in ``docs/modules.md``).
 """
 
 from __future__ import annotations
