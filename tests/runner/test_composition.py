@@ -85,10 +85,10 @@ def _restated(written: Any, before: Any, key: str) -> list[str]:
 
 def test_there_are_experiments_and_profiles() -> None:
     """The profiles the runner accepts are the files of conf/profile/."""
-    from privrepro.runner import run
+    from privrepro.runner import preflight
 
     assert any(e.name == "cl/fig2" for e in EXPERIMENTS)
-    assert PROFILES == sorted(run.PROFILES) == ["paper", "smoke", "tiny"]
+    assert PROFILES == sorted(preflight.PROFILES) == ["paper", "smoke", "tiny"]
 
 
 @pytest.mark.parametrize(("experiment", "profile"), CASES, ids=_ids(CASES))

@@ -204,13 +204,6 @@ def choose_layout(
 _threshold_backward: Any = torch.ops.aten.threshold_backward.grad_input
 
 
-def _loss_grad(logits: Tensor, onehot: Tensor, weight: float) -> Tensor:
-    """``d/dz Σ_n w CE_n = w (softmax(z) − onehot)``, in place on ``logits`` (a by-hand softmax:
-    ``torch.softmax`` over a last dimension of 10 is slow on CPU)."""
-    g = (logits - logits.amax(dim=-1, keepdim=True)).exp_()
-    return g.div_(g.sum(dim=-1, keepdim=True)).sub_(onehot).mul_(weight)
-
-
 def train_batched(
     spec: MLPSpec,
     init: Tensor,

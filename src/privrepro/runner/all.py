@@ -23,8 +23,6 @@ from privrepro.runner.cli import report_run
 from privrepro.runner.preflight import error_line
 from privrepro.runner.run import run_experiment
 
-__all__ = ["main"]
-
 
 def main(argv: list[str] | None = None) -> int:
     parser = command_parser("privrepro-all", __doc__)

@@ -22,20 +22,6 @@ from privrepro.store.atomic import atomic_write_text
 from privrepro.store.identity import canonical_json
 from privrepro.store.units import UnitStore
 
-__all__ = [
-    "FAITHFUL_ORDER",
-    "CanonicalView",
-    "canonical_summary",
-    "canonical_views",
-    "default_view",
-    "faithful_first",
-    "is_canonical_run",
-    "record_canonical",
-    "recorded_profiles",
-    "select_units",
-    "views_from_records",
-]
-
 log = logging.getLogger("privrepro.canonical")
 
 #: Profiles from the most faithful to the least: the default plot shows the first one held.
@@ -86,15 +72,8 @@ def select_units(table: pd.DataFrame, unit_ids: Sequence[str]) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class CanonicalView:
-    """The canonical units of one profile.
-
-    Attributes:
-        profile: the profile (``smoke``).
-        params: the recipe's parameters for that profile (validated dataclass).
-        seeds: the root seeds holding every unit of the figure's own configuration.
-        unit_ids: those units, seed by seed, each seed's in the recipe's order.
-        units_per_seed: how many units the figure's own configuration makes.
-    """
+    """The canonical units of one profile: at each of ``seeds`` (those holding them all) the
+    ``units_per_seed`` units its own ``params`` make, in the recipe's order."""
 
     profile: str
     params: Any
@@ -137,12 +116,8 @@ def record_canonical(
     units: Sequence[Mapping[str, Any]] = (),
     error: str | None = None,
 ) -> None:
-    """Keep in the store the units ``experiment=<paper>/<figure> profile=<profile>`` makes (the
-    figure's own parameters), or why that configuration cannot be composed (``error``).
-
-    The plan of a run of the figure's own parameters records its profile's list; ``make tables``
-    records every profile the store holds from the config tree. Views read these records only
-    (:func:`canonical_views`)."""
+    """Keep in the store the units the figure's own configuration makes for ``profile``, or why
+    it cannot be composed (``error``); views read only these records."""
     record: dict[str, Any] = {"profile": profile, "recipe": recipe_id[0], "version": recipe_id[1]}
     if error is not None:
         record["error"] = error
@@ -171,12 +146,8 @@ def recorded_profiles(store: UnitStore) -> dict[str, Any]:
 def _own_units(
     recipe: Figure[Any], recipe_id: tuple[str, int], record: Any
 ) -> tuple[Any, list[Any]]:
-    """The parameters and units a profile's record holds, validated by the recipe.
-
-    Raises:
-        ValueError: why the record gives no view (its configuration cannot be composed, or it
-            was recorded for another recipe or version).
-    """
+    """The parameters and units a profile's record holds, validated by the recipe; else a
+    ``ValueError`` saying why it gives no view."""
     if record is None:
         raise ValueError("no record of its own configuration (run it, or `make tables`)")
     if "error" in record:
@@ -217,12 +188,8 @@ def canonical_views(
     records: Mapping[str, Any],
     gaps: dict[str, str] | None = None,
 ) -> dict[str, CanonicalView]:
-    """The canonical view of each profile the table holds, the most faithful first, from each
-    profile's recorded own units (:func:`recorded_profiles`); a profile with no usable record
-    has none, said in one warning line.
-
-    ``gaps``, when given, receives each profile the table holds with no view and why (no usable
-    record of its own configuration, or no seed holds every unit it makes)."""
+    """The canonical view of each profile the table holds, the most faithful first, from its
+    record (:func:`recorded_profiles`); ``gaps`` receives each profile with none and why."""
     out: dict[str, CanonicalView] = {}
     profiles = faithful_first(sorted({u.profile for u in derived.units}))
     for profile in profiles:
@@ -289,13 +256,8 @@ def canonical_summary(
 
 
 def views_from_records(recipe: Figure[Any], records: Mapping[str, Any]) -> dict[str, CanonicalView]:
-    """The views a ``meta.json`` records (``canonical``: :meth:`CanonicalView.record` per profile),
-    their parameters validated by the recipe's parameter dataclass.
-
-    Raises:
-        ValueError: naming the profile whose record is not a view (a ``ConfigError`` for
-            parameters out of range).
-    """
+    """The views a ``meta.json`` records, their parameters validated by the recipe; a record
+    that is not a view is a ``ValueError`` naming its profile."""
     out = {}
     for profile, rec in records.items():
         if not isinstance(rec, Mapping) or not isinstance(rec.get("unit_ids"), list):

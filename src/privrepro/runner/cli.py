@@ -18,8 +18,6 @@ from privrepro.runner.catalog import conf_dir
 from privrepro.runner.preflight import error_line
 from privrepro.runner.sweeps import invocation, record_command
 
-__all__ = ["main"]
-
 
 def report_run(run: object, job: int | None = None) -> str:
     """One line per figure, printed and returned: where its table and plot are, and what was
@@ -130,12 +128,8 @@ def sweep_folder_problem(argv: list[str]) -> ConfigError | None:
 
 
 def expand_experiment_glob(argv: list[str]) -> list[str]:
-    """``experiment=glob(pb/*)`` as the list of the experiments it matches (Hydra's own glob
-    sees only the top of a nested config group); ``argv`` unchanged when there is none.
-
-    Raises:
-        ConfigError: when the glob matches no experiment.
-    """
+    """``experiment=glob(pb/*)`` as the list of the experiments it matches (Hydra's own glob sees
+    only the top of a nested group); a glob that matches none is a ``ConfigError``."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.core.override_parser.types import Glob
 

@@ -26,8 +26,6 @@ from privrepro.runner.figure_tables import (
 )
 from privrepro.store.units import UnitStore, figure_stores
 
-__all__ = ["main", "rebuild", "record_from_config"]
-
 
 def record_from_config(
     store: UnitStore, recipe: Figure[Any], recipe_id: tuple[str, int], conf: Path | None = None

@@ -14,8 +14,6 @@ import yaml
 
 from privrepro.figures.api import PaperValue
 
-__all__ = ["PAPER_KINDS", "paper_values", "reference_dir"]
-
 _SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 #: reference sources that are the paper's own numbers (``derived`` ones are the project's)

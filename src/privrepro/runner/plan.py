@@ -33,17 +33,6 @@ from privrepro.runner.time_budget import check_compute_time, launcher_limit
 from privrepro.store.identity import unit_hash
 from privrepro.store.units import UnitStore
 
-__all__ = [
-    "FigurePlan",
-    "compose",
-    "configured_recipe",
-    "effective_params",
-    "plan_config",
-    "plan_experiment",
-    "requested_device",
-    "unit_identity",
-]
-
 
 def compose(experiment: str, overrides: Sequence[str] = (), conf: Path | None = None) -> DictConfig:
     """Compose the root config for ``experiment`` with overrides, outside a Hydra app."""
@@ -64,13 +53,8 @@ def configured_recipe(experiment: str, conf: Path | None = None) -> Figure[Any]:
 
 
 def effective_params(cfg: DictConfig) -> dict[str, Any]:
-    """The ``params`` Hydra composed, resolved: exactly what ``--cfg job`` prints.
-
-    Hydra merges, in order, the recipe's defaults (``recipe/<module>:<Class>``), the experiment's
-    values, the profile's (``conf/params/<paper>/<figure>/<profile>.yaml``, after any shared
-    per-profile file the experiment lists) and the command line's ``params.*``; nothing is merged
-    after it.
-    """
+    """The ``params`` Hydra composed (recipe defaults, experiment, profile, command line),
+    resolved: exactly what ``--cfg job`` prints."""
     return OmegaConf.to_container(cfg.params, resolve=True)  # type: ignore[return-value]
 
 
@@ -83,11 +67,8 @@ def unit_identity(
     unit: Mapping[str, Any],
     data: DataSource | None = None,
 ) -> dict[str, Any]:
-    """What names a unit in the store (its ``config.json``; its hash is the unit's folder).
-
-    ``data``: what the unit reads; its fingerprint, for data read from a data root, is part of
-    the identity, so the same unit on other data is another unit. Where the unit's studies are
-    kept is not (:func:`~privrepro.runner.storages.without_study_locations`)."""
+    """What names a unit in the store (its ``config.json``; its hash is the unit's folder),
+    with the fingerprint of the data it reads from a data root, if any."""
     identity = {
         "paper": paper,
         "figure": figure,
@@ -117,19 +98,8 @@ def _check_unique_units(units: Sequence[Mapping[str, Any]], ids: Sequence[str]) 
 
 @dataclass(frozen=True)
 class FigurePlan:
-    """A figure's validated parameters and units, ready to run.
-
-    Attributes:
-        cfg: the composed root config the plan was made from.
-        paper, figure: the figure's names (``pb``, ``fig2``).
-        recipe: the :class:`~privrepro.figures.api.Figure` the experiment config names.
-        params: the recipe's parameter dataclass, validated.
-        device: the torch device the units run on (resolved when the plan was checked).
-        units: the run units, in the recipe's order.
-        identities: each unit's identity in the store (:func:`unit_identity`).
-        unit_ids: their hashes (the units' folder names).
-        sources: what each unit runs on under the configured data root.
-    """
+    """A figure's validated parameters and units, ready to run: each unit's identity
+    (:func:`unit_identity`), its hash (its folder's name) and the data it runs on."""
 
     cfg: DictConfig
     paper: str
@@ -158,8 +128,7 @@ class FigurePlan:
 
 
 def _check_weights(params: Any, paths: Any) -> None:
-    """Every weights file the parameters need exists or can be downloaded (see
-    :func:`privrepro.models.weights.check_weights`); else a one-line ``ConfigError``."""
+    """Every weights file the parameters need exists or can be downloaded."""
     from privrepro.models.weights import check_weights, weights_needed
 
     if weights_needed(params):
@@ -179,16 +148,11 @@ def requested_device(cfg: DictConfig) -> str:
 
 
 def plan_config(cfg: DictConfig, *, check: bool = True) -> FigurePlan:
-    """The plan of the figure ``cfg`` describes (a composed root config: what ``--cfg job``
-    prints).
+    """The plan of the figure ``cfg`` (a composed root config) describes.
 
-    With ``check`` (a run on this machine), the preflight too, each check before the next step
-    that needs it: the device (:func:`~privrepro.runner.environment.resolve_device`), the
-    pretrained weights the parameters name, the largest unit's memory on the host
-    (:func:`~privrepro.runner.preflight.check_memory`) and on the device
-    (:func:`~privrepro.runner.preflight.check_device_memory`), writable output folders and the studies'
-    and tracking stores (:func:`~privrepro.runner.storages.check_storages`). Without it
-    (the rehearsal, which checks the target machine instead), ``device`` is the one requested.
+    With ``check``, the preflight too (device, weights, compute time, host and device memory,
+    output folders, stores: one ``ConfigError`` line each); without it (the rehearsal, which
+    checks the target machine), ``device`` is the one requested.
     """
     validate_root(cfg)
     paper, figure = str(cfg.figure.paper), str(cfg.figure.name)

@@ -13,8 +13,6 @@ from typing import Any
 from privrepro.config.validation import ConfigError, field_default
 from privrepro.figures.api import Figure
 
-__all__ = ["MISSING_VALUE", "load_recipe", "params_defaults", "recipe_node", "recipe_version"]
-
 MISSING_VALUE = "???"
 """What a parameter without a default shows (Hydra's mandatory value: the config must set it)."""
 

@@ -16,16 +16,6 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
-__all__ = [
-    "COMMAND_ENV",
-    "SweepCallback",
-    "default_invocation",
-    "invocation",
-    "record_command",
-    "sweep_label",
-    "sweep_name",
-]
-
 #: the command as typed, handed to the processes a launcher starts (joblib, submitit, SLURM)
 COMMAND_ENV = "PRIVREPRO_COMMAND"
 _TYPED: list[str] = []  # the command as typed in this process (set by the CLI before Hydra)

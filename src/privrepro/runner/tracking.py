@@ -28,16 +28,6 @@ from omegaconf import DictConfig, OmegaConf
 from privrepro.config.validation import ConfigError
 from privrepro.metrics import MetricLogger
 
-__all__ = [
-    "BACKENDS",
-    "MlflowTracker",
-    "Tracker",
-    "check_tracking",
-    "open_tracker",
-    "outcome_metrics",
-    "run_label",
-]
-
 BACKENDS = ("none", "mlflow")
 _INSTALL = "install it: pip install 'privrepro[mlflow]' (or uv sync --extra mlflow)"
 #: MLflow's limits: values per param, params and metrics per batch call

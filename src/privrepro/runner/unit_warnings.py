@@ -13,8 +13,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["LIBRARY_PACKAGES", "is_library_warning", "library_warnings_to_log"]
-
 #: third-party packages whose warnings are about their own internals, not the researcher's run
 LIBRARY_PACKAGES = ("optuna", "opacus")
 #: warnings of other packages that the libraries above cause (the start of the message)
