@@ -9,7 +9,8 @@ import pandas as pd
 
 from privrepro.report.claims import build_claim_card
 from privrepro.report.labels import PAPERS, referenced_figures, report_papers
-from privrepro.report.references import ReferenceSet, load_references
+from privrepro.report.reference_records import ReferenceSet
+from privrepro.report.references import load_references
 from privrepro.report.render import build_document, compute_derivations, write_report
 from privrepro.report.report_inputs import ReportPaths
 from privrepro.report.results import FigureResults, load_results
@@ -54,7 +55,7 @@ def generate_report(
         (``<results>/claims.csv``), the counts and the paths.
 
     Raises:
-        privrepro.report.references.ReferenceError: a malformed reference file. (An unreadable
+        privrepro.report.reference_records.ReferenceError: a malformed reference file. (An unreadable
             results file does not stop the report: its figure says why.)
     """
     from privrepro.store.atomic import atomic_write_table

@@ -35,7 +35,7 @@ from privrepro.report.labels import (
     report_papers,
     section_anchor,
 )
-from privrepro.report.references import ReferenceSet
+from privrepro.report.reference_records import ReferenceSet
 from privrepro.report.rehearsal_section import rehearsal_section
 from privrepro.report.report_inputs import Derivations, ReportPaths
 from privrepro.report.results import FigureResults
