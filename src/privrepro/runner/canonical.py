@@ -10,7 +10,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, is_dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import pandas as pd
 
@@ -18,6 +18,7 @@ from privrepro.bounded_read import UNIT_JSON_BYTES, read_json
 from privrepro.config.secrets import redact
 from privrepro.config.validation import assumptions_of, build_params
 from privrepro.figures.api import Figure
+from privrepro.runner.figure_tables import DerivedTable, StoredUnit
 from privrepro.store.atomic import atomic_write_text
 from privrepro.store.identity import canonical_json
 from privrepro.store.units import UnitStore
@@ -32,32 +33,6 @@ RECORD_PREFIX = "canonical-"
 
 def _plain(params: Any) -> Any:
     return asdict(params) if is_dataclass(params) and not isinstance(params, type) else params
-
-
-class StoredUnitLike(Protocol):
-    """What a view reads of a verified unit (:class:`~privrepro.runner.figure_tables.StoredUnit`)."""
-
-    @property
-    def unit_id(self) -> str: ...
-    @property
-    def profile(self) -> str: ...
-    @property
-    def seed(self) -> int: ...
-    @property
-    def params(self) -> Mapping[str, Any]: ...
-    @property
-    def env(self) -> Mapping[str, Any]: ...
-
-
-class DerivedLike(Protocol):
-    """What a view reads of a derived table (:class:`~privrepro.runner.figure_tables.DerivedTable`)."""
-
-    @property
-    def paper(self) -> str: ...
-    @property
-    def figure(self) -> str: ...
-    @property
-    def units(self) -> Sequence[StoredUnitLike]: ...
 
 
 def select_units(table: pd.DataFrame, unit_ids: Sequence[str]) -> pd.DataFrame:
@@ -162,10 +137,10 @@ def _own_units(
 
 
 def _view(
-    units: Sequence[StoredUnitLike], profile: str, params: Any, own: Sequence[Mapping[str, Any]]
+    units: Sequence[StoredUnit], profile: str, params: Any, own: Sequence[Mapping[str, Any]]
 ) -> CanonicalView:
     slot_of = {canonical_json(dict(u)): i for i, u in enumerate(own)}
-    by_seed: dict[int, dict[int, StoredUnitLike]] = {}
+    by_seed: dict[int, dict[int, StoredUnit]] = {}
     for unit in units:
         if unit.profile != profile:
             continue
@@ -182,7 +157,7 @@ def _view(
 
 
 def canonical_views(
-    derived: DerivedLike,
+    derived: DerivedTable,
     recipe: Figure[Any],
     recipe_id: tuple[str, int],
     records: Mapping[str, Any],

@@ -16,6 +16,7 @@ import os
 import socket
 import time
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -354,24 +355,13 @@ def run_study(
     from privrepro.progress import progress_bar
 
     reap_stale_trials(study)
-    if loops is not None:  # the caller's loop over the trials this call starts
-        slots = iter(loops(itertools.count(), "trials", n_complete))
-        return _run_until(
-            study,
-            tagged,
-            started,
-            n_complete,
-            max_failures,
-            poll_s,
-            on_trial,
-            slots,
-            None,
-            log_metric,
-            loops.truncates,
+    shown: Any = nullcontext(None)  # the caller's loop over the trials this call starts, or a bar
+    if loops is None:
+        shown = progress_bar(desc=f"trials {study.study_name}"[:60], total=n_complete, unit="trial")
+    with shown as bar:
+        slots = (
+            itertools.count() if loops is None else loops(itertools.count(), "trials", n_complete)
         )
-    with progress_bar(
-        desc=f"trials {study.study_name}"[:60], total=n_complete, unit="trial"
-    ) as bar:
         return _run_until(
             study,
             tagged,
@@ -380,9 +370,10 @@ def run_study(
             max_failures,
             poll_s,
             on_trial,
-            itertools.count(),
+            iter(slots),
             bar,
             log_metric,
+            loops is not None and loops.truncates,
         )
 
 

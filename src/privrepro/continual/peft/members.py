@@ -8,8 +8,9 @@ trained with DP-SGD (:mod:`privrepro.training.dpsgd`) (more in ``docs/modules.md
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -248,35 +249,24 @@ def train_member(
         model = make_film(backbone, ids.size)
     if init is not None:  # a fresh module with the previous weights (no per-sample hook state)
         model.load_state_dict(init.state_dict())
-    if kind == "head":
+    train: Callable[..., TrainLog] = partial(
+        train_dpsgd, physical_batch=physical_batch, engine=engine
+    )
+    if kind == "head":  # the same step rule, per-sample norms in closed form
         assert isinstance(model, nn.Linear) and isinstance(xk, Tensor)
-        log = train_linear_head(
-            model,
-            xk,
-            yk,
-            hp,
-            generator=generator,
-            composition=composition,
-            privacy=privacy,
-            loops=loops,
-            log_metric=log_metric,
-            precision=precision,
-        )
-    else:
-        log = train_dpsgd(
-            model,
-            xk,
-            yk,
-            hp,
-            generator=generator,
-            physical_batch=physical_batch,
-            composition=composition,
-            privacy=privacy,
-            loops=loops,
-            log_metric=log_metric,
-            precision=precision,
-            engine=engine,
-        )
+        train = train_linear_head
+    log = train(
+        model,
+        xk,
+        yk,
+        hp,
+        generator=generator,
+        composition=composition,
+        privacy=privacy,
+        loops=loops,
+        log_metric=log_metric,
+        precision=precision,
+    )
     return Member(kind, ids, model, log, num_rows(xk))
 
 

@@ -178,14 +178,15 @@ class _RunState:
 
 def _non_cl(r: _RunState, hp0: DPSGDHyper, n_tune: int, train: TrainSettings) -> pd.DataFrame:
     """Non-CL (Alg. A2): one model on all tasks' data, evaluated once (AA over all tasks)."""
-    from privrepro.continual.baselines import train_non_cl
+    from privrepro.continual.peft.members import train_member
     from privrepro.training.optuna_studies import transfer_hyper
 
     all_ix = np.concatenate(r.sc.train_tasks)
     hp = unclipped_if_nondp(transfer_hyper(hp0, n_tune, len(all_ix)), train)
     union = np.unique(np.concatenate(r.ids))
     x = select_rows(r.data.train_x, all_ix)
-    m = train_non_cl(r.run.kind, x, r.data.train_y[all_ix], union, hp, **r.train_kw)
+    y = r.data.train_y[all_ix]  # one DP-SGD run on the union: a single release
+    m = train_member(r.run.kind, x, y, union, hp, composition="single", **r.train_kw)
     acc = r.accuracy([r.predict(m).cpu()])[0]
     for i in range(r.nb):
         r.rows.append(
