@@ -266,16 +266,9 @@ def plan_threads(
     the CPUs other work leaves free, divided the same way and rounded to the nearest (one thread
     per worker when they are busy).
 
-    Args:
-        requested: ``"auto"`` or a count (:func:`check_threads`).
-        workers: the parallel workers of a multirun sharing the CPUs.
-        limit: the CPUs the process may use (default :func:`available_cpus`).
-        busy: the work already running: a :class:`CpuBusy`, ``True`` to measure it now
-            (:func:`busy_cpus`, 0.1 s) when ``requested`` is ``"auto"`` and more than one
-            thread is possible, ``False``/``None`` to ignore it.
-
-    Returns:
-        The plan, with the rule that decided in ``reason``.
+    ``limit``: the CPUs the process may use (default :func:`available_cpus`); ``busy``: a
+    :class:`CpuBusy`, ``True`` to measure it now (:func:`busy_cpus`, 0.1 s, only when "auto"
+    could give more than one thread), or ``False``/``None``. The plan's ``reason`` names the rule.
     """
     explicit = check_threads(requested)
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:

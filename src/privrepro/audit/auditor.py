@@ -179,7 +179,7 @@ def audit(
     progress: bool = True,
 ) -> AuditReport:
     """Lower confidence bound on ε at ``delta`` for a mechanism with output laws P and Q on two
-    neighbouring inputs, and whether the claimed (ε, δ) is refuted (module docstring).
+    neighbouring inputs, and whether the claimed (ε, δ) is refuted (``docs/modules.md``).
 
     Args:
         sampler_p, sampler_q: ``sampler(n, rng)`` drawing n outputs on each input, or frozen

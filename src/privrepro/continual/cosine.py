@@ -75,7 +75,7 @@ class CosineClassifier:
     """The state of Alg. 1: class sums, which labels were released, noise draws per label.
 
     Real labels 0..C−1 are tracked exactly (one Gaussian draw per released label per task);
-    dummy labels (ids ≥ C) only by their number of draws (see the module doc).
+    dummy labels (ids ≥ C) only by their number of draws (see ``docs/modules.md``).
     """
 
     num_classes: int

@@ -244,19 +244,12 @@ def cached_features(
 ) -> FeatureSet:
     """Features from the cache, or ``compute()`` them once and cache them.
 
-    ``compute`` returns ``(x, y, meta)``; the backbone name, dataset and split are added to the
-    metadata, which is returned with the arrays (and recorded by the figures). ``expect``: what
-    the features were extracted with beyond the file's name (the weights, the backbone's
-    constructor arguments, the precision; an entry a file written before lacks reads as
-    ``defaults``' value): a cached file that records another value is refused in one line rather
-    than read as this run's features.
-
-    ``data``: the data fingerprint of the files ``compute`` reads
-    (:func:`~privrepro.data.provenance.data_fingerprint`), taken now and recorded as the file's
-    ``data``. A cached file recording another fingerprint (the dataset edited since), or none,
-    is extracted again and replaced, said in one warning line. The fingerprint is taken again
-    once ``compute`` has read the data: data edited meanwhile raises
-    :class:`~privrepro.data.provenance.DataChangedError` and nothing is cached.
+    ``compute`` returns ``(x, y, meta)``; backbone, dataset and split are added to ``meta``.
+    ``expect``: what the features were extracted with beyond the file's name (weights, backbone
+    arguments, precision; a missing entry reads as ``defaults``'): a cached file recording
+    another value is refused in one line. ``data``: the fingerprint of the files ``compute``
+    reads; a file recording another (or none) is extracted again, with one warning line, and
+    data edited during ``compute`` raises ``DataChangedError`` (nothing is cached).
     """
     path = feature_cache_path(cache_dir, backbone, dataset, split)
     fingerprint = data() if data is not None else None

@@ -79,7 +79,7 @@ def synthetic_benchmark(
     test_per_class: int | None = None,
     spread: float | None = None,
 ) -> ContinualData:
-    """A feature-space benchmark of the given ``kind`` (see the module doc).
+    """A feature-space benchmark of the given ``kind`` (see ``docs/modules.md``).
 
     ``train_per_class``/``test_per_class`` override the class sizes (for ``imagenet-r``,
     ``train_per_class`` is the mean size; sizes are drawn in [0.5, 2] × it, test = 20 %).

@@ -160,7 +160,7 @@ def gaussian_epsilon(
 ) -> AccountingResult:
     """ε at δ of ``steps`` (Poisson-subsampled) Gaussian releases with noise multiplier σ.
 
-    ``method`` picks the accountant (module docstring); the result's ``kind`` says whether the
+    ``method`` picks the accountant (``docs/modules.md``); the result's ``kind`` says whether the
     number is exact, an upper bound, or an estimate. ``pld_discretization`` is dp_accounting's
     ``value_discretization_interval``; ``prv_eps_error`` opacus' ``eps_error``; ``rdp_orders``
     the Rényi orders the RDP conversion minimises over.
@@ -223,10 +223,8 @@ def calibrate_noise_multiplier(
 ) -> float:
     """The noise multiplier σ whose ε at δ after ``steps`` lies in ``[target − tol, target]``.
 
-    ``method`` is the accountant that measures ε (as in :func:`gaussian_epsilon`, with the same
-    ``rdp_orders``, ``pld_discretization`` and ``prv_eps_error``); ``epsilon_tolerance`` is
-    opacus' ``epsilon_tolerance``. The search for each method is in the module docstring; the σ
-    returned never gives more than ``target_epsilon`` under that accountant. Cached.
+    ``method``: the accountant that measures ε (:func:`gaussian_epsilon`); the σ returned never
+    gives more than ``target_epsilon`` under it (the searches: ``docs/modules.md``). Cached.
     """
     if not target_epsilon > 0:
         raise ConfigError("target_epsilon", target_epsilon, "must lie in (0, inf)")

@@ -219,7 +219,7 @@ def _mu(sigma: ArrayLike, sensitivity: ArrayLike) -> NDArray[np.float64]:
 def log_delta_for_epsilon(
     epsilon: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLike = 1.0
 ) -> Floats:
-    """log δ(ε) of the Gaussian mechanism (see the module docstring); −inf where δ = 0."""
+    """log δ(ε) of the Gaussian mechanism (see ``docs/modules.md``); −inf where δ = 0."""
     if _is_scalar(epsilon, sigma, sensitivity):
         return _log_delta_scalar(_chk("epsilon", epsilon), _scalar_mu(sigma, sensitivity))
     eps = as_float_array("epsilon", epsilon)

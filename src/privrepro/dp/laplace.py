@@ -41,7 +41,7 @@ def _eps0(scale: ArrayLike, sensitivity: ArrayLike) -> NDArray[np.float64]:
 def laplace_delta_for_epsilon(
     epsilon: ArrayLike, scale: ArrayLike, sensitivity: ArrayLike = 1.0
 ) -> Floats:
-    """Exact δ(ε) of the Laplace mechanism (module docstring); every real ε, arrays broadcast."""
+    """Exact δ(ε) of the Laplace mechanism (``docs/modules.md``); every real ε, arrays broadcast."""
     eps = as_float_array("epsilon", epsilon)
     e0 = _eps0(scale, sensitivity)
     eps, e0 = np.broadcast_arrays(eps, e0)

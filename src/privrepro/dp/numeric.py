@@ -243,7 +243,7 @@ def renyi_divergence(
 
     ``log_p``/``log_q`` (log-densities) keep far tails accurate where the densities underflow.
     The error bound propagates the quadrature error to first order, err_I / (I |α − 1|); the
-    integrand outside ``support`` is not bounded (module docstring). A P-atom where Q has no
+    integrand outside ``support`` is not bounded (``docs/modules.md``). A P-atom where Q has no
     mass gives +inf for α > 1.
     """
     alp = check_range("alpha", alpha, gt=0).ravel()

@@ -70,7 +70,7 @@ def accuracy_rows(
     noise_space: str,
     extra: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
-    """The tidy rows of one series (the columns in the module docstring); ``accuracy`` is
+    """The tidy rows of one series (the columns in ``docs/modules.md``); ``accuracy`` is
     ``[len(points), n_draws]``, one column per draw."""
     df = pd.DataFrame(
         {

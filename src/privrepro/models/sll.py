@@ -25,7 +25,7 @@ __all__ = [
 
 
 class _TCache:
-    """``t`` of one SLL layer, kept while its parameters are unchanged (see the module).
+    """``t`` of one SLL layer, kept while its parameters are unchanged (see ``docs/modules.md``).
 
     "Unchanged" is checked exactly: the kept value is reused only while every parameter equals
     (``torch.equal``) the snapshot it was computed from, on the same device and dtype. A

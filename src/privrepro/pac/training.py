@@ -219,23 +219,14 @@ def train_batched(
     """Full-batch gradient descent of ``m`` models, model ``k`` on ``(x, y)[subsets[k]]``.
 
     Args:
-        spec: the architecture. init: the shared initial parameters ``[P]``.
-        x, y: the pool ``[N, in]`` and labels ``[N]``, on the training device (CUDA when
-            present: every mode is device-agnostic torch).
-        subsets: ``[m, n]`` indices into the pool (one data draw ``X^(k)`` per row), distinct
-            within a row.
+        x, y: the pool ``[N, in]`` and labels ``[N]`` on the training device; init: ``[P]``.
+        subsets: ``[m, n]`` indices into the pool (one data draw ``X^(k)`` per row).
         steps, lr: the GD schedule (Example 4: 1,500 steps at 0.05); loss: mean cross-entropy.
-        chunk: models trained at once (bounds memory: ``wide`` holds ``2·N·chunk·h1`` floats
-            for layer 1, ``gather`` ``chunk·n·(in+1)``, both ``2·chunk·n·h`` per later layer).
-        mode: ``"auto"`` (default: ``"wide"`` or ``"gather"``, whichever the cost model
-            :func:`choose_layout` predicts cheaper for these sizes and device), ``"wide"`` (one
-            wide model over the shared pool), ``"gather"`` (each model's inputs copied out once,
-            ``[chunk, n, in+1]``: a loop's flops without its per-call overhead) — both in
-            :func:`_train_chunk_closed_form` — or ``"mask"`` (every model on the whole pool, weights
-            ``1/n`` on its subset and 0 elsewhere: no copies, but every layer does ``N/n`` times
-            the work; older code without preallocated buffers, kept for comparison).
-        loops: runs the chunks of trainings (``"trainings"``) and each chunk's steps
-            (``"pac training steps"``; :mod:`privrepro.loops`).
+        chunk: models trained at once (bounds memory).
+        mode: ``"wide"`` (one wide model over the shared pool), ``"gather"`` (each model's inputs
+            copied out once), both closed-form (:func:`_train_chunk_closed_form`); ``"mask"``
+            (every model on the whole pool, weights ``1/n`` on its subset; kept for comparison);
+            ``"auto"``: wide or gather, as :func:`choose_layout` predicts cheaper.
 
     Returns:
         ``[m, P]`` final parameters ``M(X^(k))``.

@@ -77,7 +77,7 @@ VIT_B16 = ViTShape(image=224, patch=16, dim=768, depth=12, heads=12)
 
 @dataclass(frozen=True)
 class StepMemory:
-    """A predicted peak, in bytes, by named term (see the module docstring)."""
+    """A predicted peak, in bytes, by named term (see ``docs/modules.md``)."""
 
     terms: dict[str, int]
 
@@ -108,7 +108,7 @@ def film_step_memory(
     precision: str = "fp32",
     engine: str = "privrepro",
 ) -> StepMemory:
-    """Peak device memory of one FiLM DP-SGD step (see the module docstring).
+    """Peak device memory of one FiLM DP-SGD step (see ``docs/modules.md``).
 
     Args:
         shape: the backbone; labels: the head's outputs (dummy labels included).

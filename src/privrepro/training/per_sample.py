@@ -137,8 +137,7 @@ class _Layer:
 
 class PerSampleClipper:
     """Hooks on the trainable ``nn.Linear`` / ``nn.Conv2d`` / ``nn.LayerNorm`` layers of ``model``
-    that turn one physical batch into the clipped sums of its per-sample gradients (see the
-    module docstring).
+    that turn one physical batch into the clipped sums of its per-sample gradients (see ``docs/modules.md``).
 
     Use as a context manager (the hooks are removed on exit) or call :meth:`close`.
     """

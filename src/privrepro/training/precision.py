@@ -60,8 +60,7 @@ def _tf32(enabled: bool) -> Iterator[None]:
 
 @contextlib.contextmanager
 def compute_precision(precision: str, device: str | torch.device = "cpu") -> Iterator[None]:
-    """Run the block's model computation in ``precision`` on ``device`` (see the module
-    docstring); the global flags it sets are given back on exit."""
+    """Run the block's model computation in ``precision`` on ``device`` (see ``docs/modules.md``); the global flags it sets are given back on exit."""
     check_precision(precision)
     if precision == "fp32":
         yield
