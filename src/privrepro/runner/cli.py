@@ -205,10 +205,29 @@ def _app(cfg: DictConfig) -> str:
     return report_run(run, int(hc.job.num) if multirun else None)
 
 
+def _refusal(args: list[str]) -> tuple[list[str], str | None]:
+    """The arguments with any experiment glob expanded, and why they are refused (one line), or
+    ``None``: a glob matching nothing, a misspelt name, a bad override, an empty sweep."""
+    from privrepro.runner.cli_help import check_arguments
+
+    try:
+        args = expand_experiment_glob(args)
+    except ConfigError as exc:
+        return args, f"configuration error: {exc}"
+    problem = check_arguments(args)
+    if problem:
+        return args, problem
+    for check in (override_problem, empty_sweep, sweep_folder_problem):
+        bad = check(args)
+        if bad is not None:
+            return args, f"configuration error: {bad}"
+    return args, None
+
+
 def main() -> None:
     """Entry point of the ``privrepro`` script: help and misspelt names are answered here, in
     one line, before Hydra composes anything (``privrepro.runner.cli_help``)."""
-    from privrepro.runner.cli_help import check_arguments, usage, with_profile_from_env
+    from privrepro.runner.cli_help import usage, with_profile_from_env
 
     args = sys.argv[1:]
     if any(a in _COMPLETION for a in args):  # Hydra's shell completion, no experiment needed
@@ -222,22 +241,9 @@ def main() -> None:
         print(usage())
         sys.exit(0)
     typed = list(args)
-    try:
-        args = expand_experiment_glob(args)
-    except ConfigError as exc:
-        print(f"privrepro: configuration error: {exc}", file=sys.stderr)
-        sys.exit(2)
-    problem = check_arguments(args)
-    if problem:
+    args, problem = _refusal(args)
+    if problem is not None:
         print(f"privrepro: {problem}", file=sys.stderr)
-        sys.exit(2)
-    bad = override_problem(args)
-    if bad is not None:
-        print(f"privrepro: configuration error: {bad}", file=sys.stderr)
-        sys.exit(2)
-    empty = empty_sweep(args) or sweep_folder_problem(args)
-    if empty is not None:
-        print(f"privrepro: configuration error: {empty}", file=sys.stderr)
         sys.exit(2)
     record_command(typed)  # as typed: recorded by every unit and table, and the sweep folder
     sys.argv[1:] = with_profile_from_env(args)
