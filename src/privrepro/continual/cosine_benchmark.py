@@ -162,18 +162,15 @@ def run_cosine_benchmark(
         benchmark: ``"cifar100"``, ``"imagenet-r"`` or ``"5-datasets"``.
         epsilon, delta: the per-task budget; tasks are disjoint, so the whole stream is
             (ε, δ)-DP by parallel composition (cl Thm. D.1). ``epsilon=None``: non-DP.
-        features: where the features come from (:class:`~.benchmarks.FeatureSpec`, default
-            synthetic stand-ins), or features already loaded (reused across runs).
-        scenario: a scenario already built (reused across runs); otherwise
-            :func:`benchmark_scenario` with ``setting``, ``nb_tasks``, ``disjoint_pct``,
-            ``blurry_pct`` and ``order``.
+        features, scenario: a :class:`~.benchmarks.FeatureSpec` (default: synthetic stand-ins)
+            or features already loaded; a scenario already built, else
+            :func:`benchmark_scenario` of the remaining arguments.
         label_policy, dummy_factor, dummy_reference: the released label spaces
             (:func:`~.label_spaces.label_spaces_for`; Sec. 7.1).
         evaluate, dummy_sampling: see :func:`~.cosine.run_cosine`.
         seed: names the class-order and noise streams unless ``scenario_rng`` / ``noise_rng``
             are given.
-        workspace: where real data and the feature cache live, the device of feature
-            extraction and its loops (:class:`~.workspace.Workspace`).
+        workspace: data, feature cache, device and loops (:class:`~.workspace.Workspace`).
     """
     sigma = noise_std(epsilon, delta)  # checks ε and δ before anything is loaded
     if isinstance(features, ContinualData):

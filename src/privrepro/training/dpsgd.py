@@ -377,14 +377,10 @@ def train_dpsgd(
         loops: runs the optimiser steps (``"dp-sgd steps"``; :mod:`privrepro.loops`), each
             Poisson batch whole unless ``loops`` sizes it.
         forward: ``forward(module, xb) -> logits`` (default: ``module(xb)``).
-        engine: where the per-sample gradients come from. ``"privrepro"``:
-            :class:`~privrepro.training.per_sample.PerSampleClipper` (forward hooks, gradients
-            to the layer outputs only; ``nn.Linear``, ``nn.Conv2d`` and ``nn.LayerNorm``);
-            ``"opacus"``: opacus' ``GradSampleModule`` wrapped around ``model`` for the run;
-            ``"auto"`` (default): ``"privrepro"`` when every trainable module is supported
-            (:func:`~privrepro.training.per_sample.unsupported_modules`), else opacus. Both give
-            the same clipped sums up to floating-point summation order (tested), and the same
-            draws from ``generator``.
+        engine: the per-sample gradients' source: ``"privrepro"``
+            (:class:`~privrepro.training.per_sample.PerSampleClipper`), ``"opacus"``
+            (``GradSampleModule``), or ``"auto"``: privrepro when it supports every trainable
+            module. Both give the same clipped sums up to summation order, the same draws.
         log_metric: ``log(name, value, step)`` after each step (:mod:`privrepro.metrics`):
             ``loss`` (the batch's mean cross-entropy) every step, ``epsilon_spent`` (ε of the
             steps so far, the run's accountant) at :func:`epsilon_log_steps`.

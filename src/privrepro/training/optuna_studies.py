@@ -319,23 +319,12 @@ def run_study(
 ) -> Any:
     """Run trials until the study holds exactly ``n_complete`` COMPLETE trials (one worker).
 
-    ``loops`` (e.g. ``UnitContext.loops``, :mod:`privrepro.loops`) runs the loop over the trials
-    this call starts (``"trials"``, total ``n_complete``: a bar with an ETA in the runner); when
-    it ends that loop early, the study returns with the trials it has.
-
-    Stale RUNNING trials are reaped first; a trial whose objective raises is recorded FAIL and
-    retried, up to ``max_failures`` failures in this call. With several workers each stops when
-    COMPLETE + live RUNNING trials reach ``n_complete`` (it waits for the live ones). Two workers
-    may start a trial at once when one is missing; the trial with the higher number then sees
-    ``n_complete`` COMPLETE or RUNNING trials numbered below it and is PRUNED before its
-    objective runs, so the study never exceeds ``n_complete`` COMPLETE trials.
-
-    Without ``loops``, a bar counts the COMPLETE trials (all workers') with an ETA, on a
-    terminal only and never under CI (``privrepro.progress``).
-
-    ``log_metric(name, value, step)`` (:mod:`privrepro.metrics`) gets, after each trial this
-    call ran that completed, ``trial_value`` and ``best_value`` (the study's best so far) at the
-    trial's number.
+    ``loops`` (:mod:`privrepro.loops`) runs the loop over the trials this call starts (ended
+    early, the study returns with what it has); without it, a bar counts the COMPLETE trials.
+    Stale RUNNING trials are reaped first; a trial that raises is FAIL and retried, up to
+    ``max_failures``. With several workers, a trial that sees ``n_complete`` COMPLETE or RUNNING
+    trials numbered below it is PRUNED before its objective runs, so the study never exceeds
+    ``n_complete``. ``log_metric`` gets ``trial_value`` and ``best_value`` after each trial.
     """
     import optuna
     from optuna.trial import TrialState

@@ -317,15 +317,11 @@ def run_peft(
         features, film, train, tuning: the settings groups (defaults: the paper's, on synthetic
             data); checked before any compute (:class:`~privrepro.config.ConfigError`).
         seed: the root seed: the repeat's scenario and tuning split, the study's sampler.
-        workspace: real data, feature and pixel caches, tuning studies (unless
-            ``tuning.storage`` names one), the device models train on (``"cuda"`` when
-            present) and the loops (tasks, steps, trials) run (:class:`~..workspace.Workspace`).
+        workspace: data, caches, studies, device and loops (:class:`~..workspace.Workspace`).
         study_tag: appended to study names (the harness: the profile).
-        generator: DP-SGD's sampling and noise of a Naive or Non-CL run (default: a stream of
-            ``seed`` and ``run``). A PEFT Ensemble's members draw from the stream of their
-            member key and are kept in ``<cache_dir>/cl/members/``: every run, rule set and
-            figure asking for the same members gets them, trained once
-            (:mod:`~privrepro.continual.peft.shared_members`).
+        generator: a Naive or Non-CL run's DP-SGD stream (default: of ``seed`` and ``run``);
+            a PEFT Ensemble's members draw from their member key's stream and are trained once
+            for every run asking for them (:mod:`~privrepro.continual.peft.shared_members`).
     """
     from privrepro.training.optuna_studies import transfer_hyper
 
