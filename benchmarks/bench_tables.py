@@ -69,7 +69,7 @@ def bench(device: str = "cpu", quick: bool = False) -> list[dict[str, object]]:
 
         def derive() -> None:
             store = UnitStore(root / "exp", "bench", "fig")
-            with tables.table_lock(store):
+            with store.table_lock():
                 derived = tables.derive_table(store, RECIPE)
                 tables.write_table(derived, root / "res")
             assert len(derived.table) == units * rows_per_unit

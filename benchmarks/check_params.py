@@ -33,7 +33,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from privrepro.config.validation import build_params
 from privrepro.runner.catalog import list_experiments
-from privrepro.runner.plan import compose, effective_params, load_recipe, unit_identity
+from privrepro.runner.plan import compose, effective_params, unit_identity
+from privrepro.runner.recipe_config import load_recipe
 from privrepro.store.identity import unit_hash
 
 REPO = Path(__file__).resolve().parents[1]

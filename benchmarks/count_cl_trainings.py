@@ -172,7 +172,8 @@ def grid_counts(
     from privrepro.config.validation import build_params
     from privrepro.continual.peft import PeftRun
     from privrepro.continual.peft.shared_work import ensemble_key, study_key
-    from privrepro.runner.plan import compose, effective_params, load_recipe
+    from privrepro.runner.plan import compose, effective_params
+    from privrepro.runner.recipe_config import load_recipe
 
     studies: set[str] = set()
     ensembles: set[str] = set()

@@ -32,7 +32,8 @@ CASES: list[tuple[str, list[str]]] = [
 CHILD = r"""
 import json, resource, sys
 from pathlib import Path
-from privrepro.runner.plan import compose, effective_params, load_recipe
+from privrepro.runner.plan import compose, effective_params
+from privrepro.runner.recipe_config import load_recipe
 from privrepro.config.validation import build_params
 from privrepro.figures.api import UnitContext
 name, overrides, tmp = sys.argv[1], json.loads(sys.argv[2]), Path(sys.argv[3])

@@ -1,21 +1,7 @@
 """Bounded reads: every file the store, the results and the caches read is a regular file of
 bounded size, and every JSON document they parse nests to a bounded depth.
 
-A reader never opens what it cannot finish reading: a named pipe (opening or reading it blocks),
-a device (``/dev/zero`` never ends), a socket, a folder, a symbolic link that leaves the tree it
-was found in, or a file larger than what that kind of file may hold. Each is refused before a
-byte is read, with :class:`UnsafeFile`: an ``OSError`` whose one-line message names the path and
-what it is, so the callers that already report an unreadable file in one line report these too.
-
-The checks are made on the open descriptor (``O_NOFOLLOW | O_NONBLOCK``, then ``fstat``), so a
-file swapped for a pipe between a check and the read is still refused; a file that grows past its
-bound while read is refused too. A path the reader hands to a library that opens it itself
-(``numpy.load`` with ``mmap_mode``) is checked with :func:`regular_file` just before.
-
-JSON is parsed by :func:`parse_json` after its nesting depth is measured (brackets outside
-strings): a document deeper than :data:`MAX_JSON_DEPTH` is refused as a ``ValueError`` instead of
-exhausting the parser's recursion (``RecursionError``, which the callers' ``except ValueError``
-would not catch).
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

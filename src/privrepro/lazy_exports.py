@@ -3,16 +3,8 @@
 Every public package of ``privrepro`` re-exports its entry points the same way: its
 ``__init__.py`` holds a docstring that names its modules, one import of each name it hands on
 under ``if TYPE_CHECKING:``, written as an explicit re-export (``from privrepro.x.m import f as
-f``: what mypy and pyright read as the package's public name), and the line::
-
-    __getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)
-
-:func:`lazy_exports` reads those imports from the face's source and imports a name's module on
-its first use. Importing one module of a package therefore never imports its siblings (the
-cosine classifier does not import torch), and no import of a face can close a circle.
-
-``lazy_loader.attach_stub`` does the same from a ``.pyi`` stub beside the face; it does not read
-the face's own ``if TYPE_CHECKING:`` block, which keeps each name and the docstring in one file.
+f``: what mypy and pyright read as the package's public name), and one line that calls
+:func:`lazy_exports` (more in ``docs/modules.md``).
 """
 
 from __future__ import annotations

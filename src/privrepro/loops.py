@@ -3,22 +3,8 @@
 A long loop (epochs, optimiser steps, feature batches, tasks, trials, noise draws) takes a
 :class:`Loops` argument, as randomness (a generator) and metrics (a logger) are taken, and
 iterates ``loops(items, "label", total)``. :data:`PLAIN` (the default everywhere) returns the
-items unchanged: plain iteration, nothing shown, nothing cut. A caller may pass another:
-
-* the runner passes :class:`privrepro.progress.ProgressLoops`, a progress bar around each loop;
-* a tool that measures the library passes its own (one that runs the first items of each loop
-  and predicts the rest).
-
-The contract a loop keeps, whatever it is given:
-
-* it copes with ending early (no item after the last it was given) and names what it iterates;
-* an item whose cost is affine in its size (a batch) runs ``loops.item_size(n)`` of its ``n``
-  samples (``n`` under :data:`PLAIN`); ``host_per_sample=True`` says its work outside torch
-  operators grows with its samples too (decoding images);
-* outputs keep their full shape: ``loops.full_rows(rows, n)`` completes an array or tensor with
-  zero rows, ``loops.full_list(items, n)`` a list by repeating its last item, and
-  :attr:`Loops.truncates` says whether to fill other kinds of output. Under :data:`PLAIN` they
-  leave outputs as they are, so what the library computes never depends on this module.
+items unchanged: plain iteration, nothing shown, nothing cut. A caller may pass another (more in
+``docs/modules.md``).
 """
 
 from __future__ import annotations

@@ -1,21 +1,8 @@
 """Progress of long loops: a bar on a terminal, a line at a steady interval everywhere else.
 
 One rule for every loop of the project (units, trials, epochs, Monte-Carlo trainings, audit
-draws), shown only when asked for (``progress=true``, the default) and never under ``CI``:
-
-* on a terminal: a ``tqdm`` bar with an ETA;
-* in a notebook: tqdm's widget when ``ipywidgets`` is installed, else tqdm's text bar (no
-  request to install widgets);
-* anywhere else (``make figures > log``, ``nohup``, a SLURM job, a job of a launcher): one line
-  every ``PRIVREPRO_PROGRESS_INTERVAL`` seconds (default 30) saying what runs, how far it is,
-  its rate and its ETA, written to stderr and to the ``privrepro.progress`` logger (so into the
-  log of the unit that runs it)::
-
-      progress: cl/fig3_peft › trials › dp-sgd steps: 352/666 (53%) · 11.7 it/s · 0:30 elapsed · ETA 0:27
-
-  A line is written when an item ends and the interval has passed since the last line of that
-  loop, and a last line (``done``) when a loop ends that wrote one or ran longer than the
-  interval.
+draws), shown only when asked for (``progress=true``, the default) and never under ``CI`` (more in
+``docs/modules.md``).
 """
 
 from __future__ import annotations

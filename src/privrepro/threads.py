@@ -1,25 +1,6 @@
 """How many threads torch and the BLAS libraries use: the CPUs this job may use, and can use now.
 
-torch starts with one intra-op thread per core of its affinity mask, and OpenBLAS (numpy's)
-with one per core of the machine; neither reads a cgroup CPU quota (a container's ``--cpus``, a
-Kubernetes limit, a SLURM or systemd allocation), neither knows that it is one of several
-workers of a multirun, and neither looks at the work already running. More threads than free
-CPUs make small-op loops (DP-SGD steps of a small model) spin at every barrier for a thread that
-is not running: 15 times slower per step was measured on a shared 2-core machine, and the
-spinning is counted as CPU time.
-
-:func:`available_cpus` is what the process may use: ``joblib.cpu_count()`` (loky's: the affinity
-mask, the cgroup v2 ``cpu.max`` or v1 CFS quota at the cgroup root a container sees, and
-``LOKY_MAX_CPU_COUNT``), lowered by a quota on the process's own cgroup or a parent
-(:func:`cgroup_cpu_quota`: the nested cgroups of SLURM jobs and systemd slices, which joblib does
-not read). :func:`busy_cpus` is how much of the CPUs of the affinity mask other processes kept
-busy over a short sample (``psutil``'s CPU times: the machine's less this process's own).
-:func:`plan_threads` divides the CPUs among the parallel workers of a multirun (Hydra's joblib
-launcher: ``n_jobs``), at least one thread each, caps it at ``OMP_NUM_THREADS`` when that is set
-(OpenMP's meaning: threads per process) and at the CPUs other work leaves free (one thread per
-worker when the CPUs are already busy); an explicit ``threads`` (the runner's config key)
-replaces all of it. :func:`use_threads` sets torch's and the BLAS libraries' (threadpoolctl)
-thread counts for a block and gives the previous ones back.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations
@@ -285,16 +266,9 @@ def plan_threads(
     the CPUs other work leaves free, divided the same way and rounded to the nearest (one thread
     per worker when they are busy).
 
-    Args:
-        requested: ``"auto"`` or a count (:func:`check_threads`).
-        workers: the parallel workers of a multirun sharing the CPUs.
-        limit: the CPUs the process may use (default :func:`available_cpus`).
-        busy: the work already running: a :class:`CpuBusy`, ``True`` to measure it now
-            (:func:`busy_cpus`, 0.1 s) when ``requested`` is ``"auto"`` and more than one
-            thread is possible, ``False``/``None`` to ignore it.
-
-    Returns:
-        The plan, with the rule that decided in ``reason``.
+    ``limit``: the CPUs the process may use (default :func:`available_cpus`); ``busy``: a
+    :class:`CpuBusy`, ``True`` to measure it now (:func:`busy_cpus`, 0.1 s, only when "auto"
+    could give more than one thread), or ``False``/``None``. The plan's ``reason`` names the rule.
     """
     explicit = check_threads(requested)
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:

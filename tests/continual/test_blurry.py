@@ -4,13 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from privrepro.continual.blurry import (
-    blurry_scenario,
-    i_blurry,
-    make_blurry_scenario,
-    not_blurry,
-    si_blurry,
-)
+from privrepro.continual.blurry import blurry_scenario, blurry_split, make_blurry_scenario
 
 
 def _homes(split, c: int) -> np.ndarray:
@@ -22,7 +16,9 @@ def _homes(split, c: int) -> np.ndarray:
 
 def test_i_blurry_cifar_t5(cifar_labels) -> None:
     ytr, _yte = cifar_labels
-    sp = i_blurry(ytr, 100, 5, np.random.default_rng(0), disjoint_pct=50, blurry_pct=10)
+    sp = blurry_split(
+        "i-blurry", ytr, 100, 5, np.random.default_rng(0), disjoint_pct=50, blurry_pct=10
+    )
     # partition: every training sample in exactly one task
     assert (sp.task_of >= 0).all() and len(sp.task_of) == 50_000
     # note §1.4: tasks of exactly 10,000 samples; 10 disjoint + 10 home-blurry classes per task
@@ -47,7 +43,7 @@ def test_i_blurry_cifar_t5(cifar_labels) -> None:
 
 def test_i_blurry_cifar_t10(cifar_labels) -> None:
     ytr, _ = cifar_labels
-    sp = i_blurry(ytr, 100, 10, np.random.default_rng(1))
+    sp = blurry_split("i-blurry", ytr, 100, 10, np.random.default_rng(1))
     assert sp.task_sizes().tolist() == [5_000] * 10  # note §7.9: 5,000 per task, 5 + 5 classes
     assert all(
         len(d) == 5 and len(b) == 5
@@ -57,7 +53,7 @@ def test_i_blurry_cifar_t10(cifar_labels) -> None:
 
 def test_si_blurry(cifar_labels) -> None:
     ytr, yte = cifar_labels
-    sp = si_blurry(ytr, 100, 5, np.random.default_rng(2))
+    sp = blurry_split("si-blurry", ytr, 100, 5, np.random.default_rng(2))
     assert (sp.task_of >= 0).all()
     sizes = sp.task_sizes()
     assert sizes.sum() == 50_000 and len(set(sizes.tolist())) > 1  # imbalanced (note §7.9)
@@ -70,7 +66,7 @@ def test_si_blurry(cifar_labels) -> None:
 
 def test_not_blurry(cifar_labels) -> None:
     ytr, yte = cifar_labels
-    sp = not_blurry(ytr, 100, 5, np.random.default_rng(3))
+    sp = blurry_split("not-blurry", ytr, 100, 5, np.random.default_rng(3))
     for c in range(100):  # every class in exactly one task
         assert len(np.unique(sp.task_of[ytr == c])) == 1
     sc = make_blurry_scenario("not-blurry", ytr, yte, 100, 5, np.random.default_rng(3))

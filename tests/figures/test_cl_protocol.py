@@ -8,7 +8,8 @@ from typing import Any
 
 from privrepro.config.validation import build_params
 from privrepro.continual.peft.shared_work import study_key
-from privrepro.runner.plan import compose, effective_params, load_recipe
+from privrepro.runner.plan import compose, effective_params
+from privrepro.runner.recipe_config import load_recipe
 
 
 def _units(figure: str, *overrides: str) -> list[dict[str, Any]]:

@@ -134,7 +134,8 @@ def test_missing_checkpoint_stops_an_ip_run(store_overrides: list[str], tmp_path
 def _paper_needs() -> dict[str, list[WeightsNeed]]:
     from privrepro.config.validation import build_params
     from privrepro.runner.catalog import list_experiments
-    from privrepro.runner.plan import compose, effective_params, load_recipe
+    from privrepro.runner.plan import compose, effective_params
+    from privrepro.runner.recipe_config import load_recipe
 
     needs = {}
     for entry in list_experiments():

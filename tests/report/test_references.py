@@ -9,9 +9,8 @@ import pytest
 from report_fakes import CL_FIG2, WriteRefs
 
 from privrepro.report.derivation_entries import Computation, run_computation
+from privrepro.report.reference_records import Lookup, ReferenceError
 from privrepro.report.references import (
-    Lookup,
-    ReferenceError,
     default_references_dir,
     load_reference_file,
     load_references,

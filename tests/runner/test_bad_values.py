@@ -28,7 +28,8 @@ from omegaconf import DictConfig
 from bad_values import bad_value_strategy, bad_values
 from privrepro.config.validation import ConfigError, FieldSpec, build_params, field_specs
 from privrepro.runner.catalog import list_experiments
-from privrepro.runner.plan import compose, effective_params, load_recipe
+from privrepro.runner.plan import compose, effective_params
+from privrepro.runner.recipe_config import load_recipe
 from privrepro.runner.run import run_config, run_experiment
 
 EXPERIMENTS = list_experiments()

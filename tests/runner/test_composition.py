@@ -28,8 +28,8 @@ from recipes_for_tests import scratch_paths
 
 from privrepro.config.validation import ConfigError, build_params
 from privrepro.runner.catalog import conf_dir, list_experiments
-from privrepro.runner.plan import compose, effective_params, load_recipe
-from privrepro.runner.recipe_config import params_defaults, recipe_node
+from privrepro.runner.plan import compose, effective_params
+from privrepro.runner.recipe_config import load_recipe, params_defaults, recipe_node
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -85,10 +85,10 @@ def _restated(written: Any, before: Any, key: str) -> list[str]:
 
 def test_there_are_experiments_and_profiles() -> None:
     """The profiles the runner accepts are the files of conf/profile/."""
-    from privrepro.runner import run
+    from privrepro.runner import preflight
 
     assert any(e.name == "cl/fig2" for e in EXPERIMENTS)
-    assert PROFILES == sorted(run.PROFILES) == ["paper", "smoke", "tiny"]
+    assert PROFILES == sorted(preflight.PROFILES) == ["paper", "smoke", "tiny"]
 
 
 @pytest.mark.parametrize(("experiment", "profile"), CASES, ids=_ids(CASES))

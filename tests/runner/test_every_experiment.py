@@ -22,7 +22,8 @@ from privrepro.report.claims import build_claim_card
 from privrepro.report.references import load_references
 from privrepro.report.results import load_results
 from privrepro.runner.catalog import list_experiments
-from privrepro.runner.plan import compose, effective_params, load_recipe
+from privrepro.runner.plan import compose, effective_params
+from privrepro.runner.recipe_config import load_recipe
 from privrepro.runner.run import run_config
 
 EXPERIMENTS = list_experiments()

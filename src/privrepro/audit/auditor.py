@@ -3,30 +3,7 @@
 If M is (ε, δ)-DP then for neighbouring inputs with output laws P and Q and for *every* set S,
 P(S) ≤ e^ε Q(S) + δ and Q(S) ≤ e^ε P(S) + δ. A set S fixed before looking at fresh samples,
 with one-sided Clopper–Pearson bounds p_L ≤ P(S) and q_U ≥ Q(S), therefore gives the lower
-confidence bound
-
-    ε_LB = ln((p_L − δ)/q_U),
-
-and the claim (ε, δ) is refuted when ε_LB > ε (equivalently p_L > e^ε q_U + δ). This is the
-distinguishing-test audit of DP-Auditorium (Kong et al. 2024) and DP-Sniper (Bichsel et al.
-2021), written here for the project's numpy stack.
-
-Procedure (``audit``):
-
-1. **Search** on n_search draws per input: the outputs are reduced to a 1-D statistic and the
-   candidate sets are the half-lines S = {x ≥ t} and S = {x ≤ t}, for thresholds t at pooled
-   sample quantiles on a uniform grid plus geometrically spaced levels down to single samples in
-   both tails (so a rare event — a marker output with probability 1e-3 — is a candidate). For
-   each direction (P against Q, Q against P) the set maximising the same bound computed on the
-   search samples is kept.
-2. **Evaluation** on n_eval fresh draws per input: for the two kept sets, four one-sided
-   Clopper–Pearson bounds, each at level (1 − confidence)/4 (union bound over both directions and
-   both bounds), so the reported ε_LB = max over the two directions holds with probability at
-   least ``confidence`` whatever the mechanism.
-
-The threshold family is what makes this a *lower* bound: it is tight for the Gaussian and Laplace
-mechanisms (whose likelihood ratio is monotone in the output) and for marker events placed in a
-tail; other leaks need a ``statistic`` that maps them into a tail.
+confidence bound ε_LB = ln((p_L − δ)/q_U) (more in ``docs/modules.md``).
 """
 
 from __future__ import annotations
@@ -202,7 +179,7 @@ def audit(
     progress: bool = True,
 ) -> AuditReport:
     """Lower confidence bound on ε at ``delta`` for a mechanism with output laws P and Q on two
-    neighbouring inputs, and whether the claimed (ε, δ) is refuted (module docstring).
+    neighbouring inputs, and whether the claimed (ε, δ) is refuted (``docs/modules.md``).
 
     Args:
         sampler_p, sampler_q: ``sampler(n, rng)`` drawing n outputs on each input, or frozen

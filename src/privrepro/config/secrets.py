@@ -1,17 +1,6 @@
 """Credentials kept out of everything a run writes.
 
-A database or tracking URL may carry a password (``postgresql://user:secret@host/db``, or
-libpq's ``?password=secret``). :func:`redact` replaces each such credential with ``***`` in a
-string, or in every string of a JSON-like value, so that the files a researcher shares (a unit's
-``config.json``, ``env.json`` and ``log.txt``, ``last_run.json``, a figure's ``meta.json``, a
-sweep's records) and the one-line errors never hold it. PostgreSQL's own ways to pass a password
-leave nothing to redact: ``PGPASSWORD`` in the environment, or a ``~/.pgpass`` file
-(``PGPASSFILE``).
-
-    >>> redact("postgresql://alice:s3cret@db.lab:5432/studies")
-    'postgresql://alice:***@db.lab:5432/studies'
-    >>> redact("postgresql://alice@db.lab/studies?sslmode=require&password=s3cret")
-    'postgresql://alice@db.lab/studies?sslmode=require&password=***'
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

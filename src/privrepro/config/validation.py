@@ -6,18 +6,7 @@ nested dataclasses included, and raises :class:`ConfigError` naming the key, the
 allowed range. :func:`build_params` turns a plain mapping (a Hydra node) into such a dataclass,
 refusing unknown keys.
 
-The range printed is the range enforced:
-
-* numbers are finite unless a bound says otherwise: ``(0, inf)`` refuses ``inf`` and only
-  ``le=math.inf`` (printed ``(0, inf]``) admits it; NaN is never a number in range;
-* a number is a normal 64-bit value: a subnormal float (nonzero, of magnitude below
-  ``2.2250738585072014e-308``, where precision is lost digit by digit and ``1/x`` overflows) and
-  an integer beyond a signed 64-bit integer (which numpy and torch cannot hold) are refused
-  whatever the declared interval;
-* a list must hold at least ``min_len`` items (1 unless declared: the figure iterates it), and
-  may be required to have ``length`` items, ``unique`` items or ``increasing`` items;
-* ``above="lower"`` orders a pair of fields: the value must exceed its sibling ``lower``;
-* booleans are ``true`` or ``false``, never a string such as ``maybe``.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@
   head). Each task is its own DP-SGD run on its own data, so the stream is still (ε, δ)-DP by
   parallel composition (adaptive, but over disjoint data).
 * **Non-CL** (upper bound, Alg. A2): one DP-SGD run on ``∪_t D_t`` — "while this is DP it is
-  not CL"; its guarantee is that of a single run (``composition="single"``).
+  not CL"; its guarantee is that of a single run: ``train_member(..., composition="single")``
+  (:func:`privrepro.continual.peft.members.train_member`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from privrepro.metrics import MetricLogger, prefixed
 from privrepro.training.dpsgd import DPSGDHyper
 from privrepro.training.rows import Rows
 
-__all__ = ["iter_naive", "train_non_cl"]
+__all__ = ["iter_naive"]
 
 
 def iter_naive(
@@ -67,36 +68,3 @@ def iter_naive(
         )
         model = member.model
         yield member
-
-
-def train_non_cl(
-    kind: str,
-    x: Rows,
-    y: ArrayLike,
-    label_ids: ArrayLike,
-    hp: DPSGDHyper,
-    *,
-    generator: torch.Generator,
-    backbone: nn.Module | None = None,
-    physical_batch: int = 256,
-    loops: Loops = PLAIN,
-    log_metric: MetricLogger | None = None,
-    precision: str = "fp32",
-    engine: str = "auto",
-) -> Member:
-    """Non-CL baseline (Alg. A2): one DP-SGD run on all tasks' data at once."""
-    return train_member(
-        kind,
-        x,
-        y,
-        label_ids,
-        hp,
-        generator=generator,
-        backbone=backbone,
-        physical_batch=physical_batch,
-        composition="single",
-        loops=loops,
-        log_metric=log_metric,
-        precision=precision,
-        engine=engine,
-    )

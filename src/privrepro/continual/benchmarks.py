@@ -1,16 +1,8 @@
 """The cl benchmarks as feature arrays plus their scenarios: one entry point for every recipe.
 
 :func:`load_benchmark` returns a :class:`~privrepro.continual.scenarios.ContinualData` of
-features for ``cifar100``, ``imagenet-r`` or ``5-datasets`` from one of three sources:
-
-* ``"backbone"`` — the real images through the frozen backbone, cached on disk
-  (:mod:`privrepro.continual.features`); what ``profile=paper`` uses.
-* ``"synthetic"`` — clustered features of the benchmark's shape (:mod:`.synthetic_features`); smoke/tests.
-* ``"tiny-vit"`` — seeded synthetic images through a small random-weight timm ViT and the same
-  feature cache: proves the extraction path without data or weights (smoke).
-
-:func:`make_scenario` builds the benchmark's class-incremental split (class order from ``rng``;
-5-Datasets members in a given order).
+features for ``cifar100``, ``imagenet-r`` or ``5-datasets`` from one of three sources (more in
+``docs/modules.md``).
 """
 
 from __future__ import annotations

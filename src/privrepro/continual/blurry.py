@@ -1,20 +1,7 @@
 """Blurry task splits: i-Blurry (Koh et al., ICLR 2022) and Si-Blurry (Moon et al., ICCV 2023).
 
 Written from the definitions in those papers (cl paper, Sec. 7.2 and Fig. 4 use them on
-Split-CIFAR-100):
-
-* **Disjoint classes** (N % of the classes): all samples of such a class lie in one task.
-* **Blurry classes** (the rest): each has a *home* task that receives most of its samples;
-  M % of the blurry classes' samples are taken out of their home tasks, pooled, shuffled and
-  dealt to all tasks, so a blurry class appears as a minority in other tasks.
-* **i-Blurry-N-M**: disjoint and blurry classes are split evenly over the T tasks and the pooled
-  samples are dealt evenly, so all tasks have the same size when classes are balanced.
-* **Si-Blurry-N-M**: the number of disjoint and of blurry classes per task and the share of the
-  pooled samples each task receives are set by T−1 uniformly random cut points, so task sizes
-  and class counts are imbalanced ("stochastic incremental blurry").
-
-Every training sample lands in exactly one task: the split is a partition, so each task's
-release is on disjoint data and parallel composition applies (cl paper, Thm. D.1).
+Split-CIFAR-100) (more in ``docs/modules.md``).
 """
 
 from __future__ import annotations
@@ -34,10 +21,7 @@ __all__ = [
     "BlurrySplit",
     "blurry_scenario",
     "blurry_split",
-    "i_blurry",
     "make_blurry_scenario",
-    "not_blurry",
-    "si_blurry",
     "task_composition",
 ]
 
@@ -161,37 +145,6 @@ def _split(
     )
 
 
-def i_blurry(
-    train_y: ArrayLike,
-    num_classes: int,
-    nb_tasks: int,
-    rng: np.random.Generator,
-    disjoint_pct: float = 50,
-    blurry_pct: float = 10,
-) -> BlurrySplit:
-    """i-Blurry-N-M (Koh et al. 2022): N % disjoint classes, M % of blurry samples spread."""
-    return _split("i-blurry", train_y, num_classes, nb_tasks, disjoint_pct, blurry_pct, rng)
-
-
-def si_blurry(
-    train_y: ArrayLike,
-    num_classes: int,
-    nb_tasks: int,
-    rng: np.random.Generator,
-    disjoint_pct: float = 50,
-    blurry_pct: float = 10,
-) -> BlurrySplit:
-    """Si-Blurry-N-M (Moon et al. 2023): i-Blurry with random class counts and pooled shares."""
-    return _split("si-blurry", train_y, num_classes, nb_tasks, disjoint_pct, blurry_pct, rng)
-
-
-def not_blurry(
-    train_y: ArrayLike, num_classes: int, nb_tasks: int, rng: np.random.Generator
-) -> BlurrySplit:
-    """Only disjoint classes, split evenly (i-Blurry with N = 100)."""
-    return _split("not-blurry", train_y, num_classes, nb_tasks, 100, 0, rng)
-
-
 def blurry_split(
     kind: str,
     train_y: ArrayLike,
@@ -201,15 +154,15 @@ def blurry_split(
     disjoint_pct: float = 50,
     blurry_pct: float = 10,
 ) -> BlurrySplit:
-    """The split of Fig. 4's settings by name: ``not-blurry`` (:func:`not_blurry`, N and M
-    unused), ``i-blurry`` or ``si-blurry`` (N = ``disjoint_pct``, M = ``blurry_pct``)."""
+    """The split of Fig. 4's settings by name: ``i-blurry`` (i-Blurry-N-M, Koh et al. 2022: N %
+    disjoint classes, M % of blurry samples spread), ``si-blurry`` (Si-Blurry-N-M, Moon et al.
+    2023: i-Blurry with random class counts and pooled shares), with N = ``disjoint_pct`` and
+    M = ``blurry_pct``; ``not-blurry``: only disjoint classes, split evenly (N = 100, M = 0)."""
+    if kind not in BLURRY_KINDS:
+        raise ConfigError("kind", kind, f"must be one of {list(BLURRY_KINDS)}")
     if kind == "not-blurry":
-        return not_blurry(train_y, num_classes, nb_tasks, rng)
-    if kind == "i-blurry":
-        return i_blurry(train_y, num_classes, nb_tasks, rng, disjoint_pct, blurry_pct)
-    if kind == "si-blurry":
-        return si_blurry(train_y, num_classes, nb_tasks, rng, disjoint_pct, blurry_pct)
-    raise ConfigError("kind", kind, f"must be one of {list(BLURRY_KINDS)}")
+        disjoint_pct, blurry_pct = 100, 0
+    return _split(kind, train_y, num_classes, nb_tasks, disjoint_pct, blurry_pct, rng)
 
 
 def task_composition(split: BlurrySplit, train_y: ArrayLike) -> list[dict[str, Any]]:

@@ -4,22 +4,7 @@ Per task t and every label o of the released label space O_t:
 
     s_{t,o} = s_{t−1,o} + Σ_{x ∈ D_{t,o}} f(x)/‖f(x)‖₂ + z_t,   z_t ~ N(0, σ² I_K)
 
-and s_{t,o} = s_{t−1,o} for o ∉ O_t. Noise goes to *every* released label, also labels without
-data in the task (Alg. 1, line 4), so under S_prior^const a class collects T draws (variance Tσ²)
-and under the exact S_prior one (σ²). Prediction after task t (Eq. 7):
-ŷ = argmax_{o ∈ ∪_{k≤t} O_k} cos(v, s_{t,o}).
-
-Privacy: the stacked class sums of one task have L2 sensitivity 1 under add/remove (one sample
-adds one unit vector to one class), so σ is the analytic Gaussian mechanism's (Balle & Wang
-2018) at the per-task (ε, δ). Tasks are disjoint, so by parallel composition (Thm. D.1) the whole
-sequence is (ε, δ)-DP: ε is never multiplied by T for disjoint tasks. The paper writes N(0, σI);
-σ is read as the standard deviation (assumed).
-
-Dummy labels never receive data, so their sums are pure noise whose total after n draws is
-N(0, nσ²I). They are drawn when predictions are made, in chunks, and only the best dummy score
-per test sample is kept: 100,000 dummies never sit in memory at once. Each evaluation draws
-them afresh, which is exact in distribution for every row of the accuracy matrix (rows with
-dummies are not jointly sampled; the figures with dummies report only the final row).
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations
@@ -90,7 +75,7 @@ class CosineClassifier:
     """The state of Alg. 1: class sums, which labels were released, noise draws per label.
 
     Real labels 0..C−1 are tracked exactly (one Gaussian draw per released label per task);
-    dummy labels (ids ≥ C) only by their number of draws (see the module doc).
+    dummy labels (ids ≥ C) only by their number of draws (see ``docs/modules.md``).
     """
 
     num_classes: int

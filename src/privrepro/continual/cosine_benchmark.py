@@ -1,23 +1,6 @@
 """The DP cosine classifier on a cl benchmark in one call (cl paper, Alg. 1; Secs. 7.1–7.3).
 
-:func:`run_cosine_benchmark` chains what a cosine run needs: the benchmark's features
-(:func:`~privrepro.continual.benchmarks.load_benchmark`: real images through the frozen backbone,
-cached; or synthetic stand-ins), its scenario (:func:`benchmark_scenario`: the class-incremental
-split with a drawn class order, or a blurry split), the released label space of every task
-(:func:`~privrepro.continual.label_spaces.label_spaces_for`), σ of the analytic Gaussian mechanism
-at the per-task (ε, δ) (:func:`~privrepro.continual.cosine.noise_std`) and Alg. 1 with evaluation
-after every task (:func:`~privrepro.continual.cosine.run_cosine`)::
-
-    from privrepro.continual import FeatureSpec, run_cosine_benchmark
-
-    run = run_cosine_benchmark("cifar100", epsilon=1.0, features=FeatureSpec(synthetic_dim=64))
-    run.average_accuracy[-1], run.average_forgetting()[-1]   # AA_T, AF_T (fractions)
-
-:func:`run_five_datasets_orders` evaluates the cosine classifier on 5-Datasets under every task
-order from one noise sequence (Table A7, Figs. A7/A8; :func:`all_orders_accuracy`).
-
-Randomness: ``seed`` names two independent streams (class order / split, and the noise); a caller
-that manages its own streams passes ``scenario_rng`` and ``noise_rng`` instead.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations
@@ -179,18 +162,15 @@ def run_cosine_benchmark(
         benchmark: ``"cifar100"``, ``"imagenet-r"`` or ``"5-datasets"``.
         epsilon, delta: the per-task budget; tasks are disjoint, so the whole stream is
             (ε, δ)-DP by parallel composition (cl Thm. D.1). ``epsilon=None``: non-DP.
-        features: where the features come from (:class:`~.benchmarks.FeatureSpec`, default
-            synthetic stand-ins), or features already loaded (reused across runs).
-        scenario: a scenario already built (reused across runs); otherwise
-            :func:`benchmark_scenario` with ``setting``, ``nb_tasks``, ``disjoint_pct``,
-            ``blurry_pct`` and ``order``.
+        features, scenario: a :class:`~.benchmarks.FeatureSpec` (default: synthetic stand-ins)
+            or features already loaded; a scenario already built, else
+            :func:`benchmark_scenario` of the remaining arguments.
         label_policy, dummy_factor, dummy_reference: the released label spaces
             (:func:`~.label_spaces.label_spaces_for`; Sec. 7.1).
         evaluate, dummy_sampling: see :func:`~.cosine.run_cosine`.
         seed: names the class-order and noise streams unless ``scenario_rng`` / ``noise_rng``
             are given.
-        workspace: where real data and the feature cache live, the device of feature
-            extraction and its loops (:class:`~.workspace.Workspace`).
+        workspace: data, feature cache, device and loops (:class:`~.workspace.Workspace`).
     """
     sigma = noise_std(epsilon, delta)  # checks ε and δ before anything is loaded
     if isinstance(features, ContinualData):

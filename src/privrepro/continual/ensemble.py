@@ -5,17 +5,7 @@ global label ``o``; ``labels[l, o]`` says whether ``o`` is in member ``l``'s out
 ``O_l``. Entries outside ``O_l`` are ignored by every rule. After task ``t`` only members
 ``1..t`` exist, so predictions range over ``∪_{k≤t} O_k`` (Eq. 8).
 
-Rules:
-
-``argmax`` (Eq. 8)
-    ``ŷ = argmax_{o, l} f_l(x)_o`` — the largest logit over members and labels.
-``median`` (Eq. A107)
-    ``ŷ = argmax_{o, l} (f_l(x)_o − median_{o' ∈ O_l} f_l(x)_{o'})`` (median of an even count is
-    the mean of the two middle values, as numpy's).
-``entropy`` (SAFE, Zhao et al. 2024, Eq. 11, γ = 1)
-    ``w_l = softmax_l(−γ H(softmax(f_l(x))))``, ``ŷ = argmax_o Σ_{l: o ∈ O_l} w_l f_l(x)_o``.
-    When members' label spaces differ, a member contributes nothing to labels outside its space
-    (assumed: SAFE and the cl paper only use shared label spaces, as under ``S_prior^const``).
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

@@ -1,18 +1,7 @@
 """Frozen-backbone features and their on-disk cache (cl paper, Sec. 6: a ViT-B/16 pre-trained on
 ImageNet-21k; the cosine classifier runs on cached features, "no forward passes are repeated").
 
-* :func:`create_backbone` — a timm model without its head (``num_classes=0``: the pre-logits CLS
-  feature, 768-d for ViT-B/16). Default ``vit_base_patch16_224.augreg_in21k`` (assumed: the paper
-  names the google-research/vision_transformer in21k weights, not a timm id; ``orig_in21k`` is
-  the other candidate). Weights come from a local file (``weights=``) or timm's hub download on
-  a machine with internet; the name and source are recorded with every cache file.
-* :func:`extract_features` — batched, ``torch.no_grad``, the backbone's own eval transform
-  (resize to its input size, its normalisation); images are uint8 arrays or file paths.
-* :func:`cached_features` — ``<cache_dir>/cl/features/<backbone>-<dataset>-<split>.npz`` holding
-  ``x`` (float32 features), ``y`` and a JSON ``meta``; written atomically, reused when present
-  and extracted from the data as it is now: the file records the data fingerprint
-  (:func:`~privrepro.data.provenance.data_fingerprint`) of the images it was extracted from, and
-  a file of other data (a dataset folder edited since) is extracted again.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations
@@ -255,19 +244,12 @@ def cached_features(
 ) -> FeatureSet:
     """Features from the cache, or ``compute()`` them once and cache them.
 
-    ``compute`` returns ``(x, y, meta)``; the backbone name, dataset and split are added to the
-    metadata, which is returned with the arrays (and recorded by the figures). ``expect``: what
-    the features were extracted with beyond the file's name (the weights, the backbone's
-    constructor arguments, the precision; an entry a file written before lacks reads as
-    ``defaults``' value): a cached file that records another value is refused in one line rather
-    than read as this run's features.
-
-    ``data``: the data fingerprint of the files ``compute`` reads
-    (:func:`~privrepro.data.provenance.data_fingerprint`), taken now and recorded as the file's
-    ``data``. A cached file recording another fingerprint (the dataset edited since), or none,
-    is extracted again and replaced, said in one warning line. The fingerprint is taken again
-    once ``compute`` has read the data: data edited meanwhile raises
-    :class:`~privrepro.data.provenance.DataChangedError` and nothing is cached.
+    ``compute`` returns ``(x, y, meta)``; backbone, dataset and split are added to ``meta``.
+    ``expect``: what the features were extracted with beyond the file's name (weights, backbone
+    arguments, precision; a missing entry reads as ``defaults``'): a cached file recording
+    another value is refused in one line. ``data``: the fingerprint of the files ``compute``
+    reads; a file recording another (or none) is extracted again, with one warning line, and
+    data edited during ``compute`` raises ``DataChangedError`` (nothing is cached).
     """
     path = feature_cache_path(cache_dir, backbone, dataset, split)
     fingerprint = data() if data is not None else None

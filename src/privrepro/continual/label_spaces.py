@@ -1,18 +1,6 @@
 """Output label spaces O_t and their privacy (cl paper, Sec. 4 and App. C).
 
-* ``S_data``  — O_t = {y : (x, y) ∈ D_t}: **not** (ε, δ)-DP for any δ < 1 (Prop. 4.1, Fig. 1).
-* ``S_prior`` — a public label set per task, independent of the data (Prop. 4.2); the experiments
-  use the exact per-task set (10 labels per Split-CIFAR-100 task) ...
-* ``S_prior^const`` — ... or all labels of the base dataset at every task (the default).
-* Dummy labels — S_prior^const plus labels that never occur in the data (Sec. 7.1, ×10/×100/×1000).
-* Remapping to a prior set, R_t^task (Eq. 3): unmatched labels are relabelled or dropped.
-* ``S_learned`` — a DP release of the labels: per label, a Laplace noisy count compared with a
-  threshold τ (Def. C.3, B_Lap of App. C.4), tight δ from Thm. C.4.
-* Small classes — any (ε, δ)-DP label release drops a class of k examples with probability at
-  least 1 − δ_k (group privacy, Sec. 4.4, Fig. 2): :func:`class_drop_curve`.
-
-A :class:`LabelSpace` is a set of real class ids plus a number of dummy labels. Dummy label j is
-the id ``num_classes + j``; two label spaces with ``n_dummy = m`` hold the same dummies.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

@@ -1,24 +1,6 @@
 """Backbone-ready images kept on the host and sent to the device one batch at a time (FiLM).
 
-FiLM trains every ensemble member on the pre-trained ViT's own input (cl paper, Sec. 6), so each
-image passes the backbone's evaluation transform. A timm evaluation transform is
-``Resize → CenterCrop → ToTensor → Normalize``; the steps before ``ToTensor`` map a uint8 PIL
-image to a uint8 PIL image, so their output, stored as ``uint8 [N, 3, H, W]``, loses nothing.
-``ToTensor`` and ``Normalize`` — ``(x / 255 − mean) / std`` — are applied to each gathered batch
-on the device with the same float32 operations, which makes a gathered batch bit-identical to
-the transform applied image by image (tested).
-
-* :func:`split_transform` — the geometric part and the normalisation of a transform.
-* :func:`cached_pixels` — ``<cache_dir>/cl/images/<backbone>-<key>-<dataset>-<split>.npy``, written
-  once (streamed, atomically renamed) and then memory-mapped: a 224 px image takes 150 KB on
-  disk and nothing in RAM beyond the operating system's page cache.
-* :class:`HostImages` — rows of one or several pixel arrays (5-Datasets' five members) with a
-  row selection; :meth:`HostImages.subset` selects rows without copying pixels and
-  :meth:`HostImages.gather` returns one normalised batch on the device.
-
-Held on the device at any time: the backbone, the per-sample gradients of one physical batch and
-that batch — not the benchmark. The full 5-Datasets train split at 224 px is ≈ 39 GB of uint8
-on disk (≈ 78 GB as the float16 tensor it would be on the device).
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

@@ -2,16 +2,8 @@
 
 The paper (Tobaben et al., arXiv 2411.04680, Sec. 7) runs every experiment on ViT-B/16
 ImageNet-21k features (Cosine Classifier, head-only PEFT) or images (FiLM) of Split-CIFAR-100,
-Split-ImageNet-R and 5-Datasets. ``smoke`` runs the same code on stand-ins:
-
-* ``synthetic`` features (:mod:`privrepro.continual.synthetic_features`): clusters **shaped** so that the
-  non-private accuracy sits near the paper's (≈ 79 %, 56 %, 60 %). Accuracies close to the paper's
-  are then there by construction and say nothing about the real benchmark; the label says so.
-* ``tiny-vit`` features and FiLM's synthetic images: seeded generated images through a small
-  random-weight ViT (not shaped; accuracies are far from the paper's).
-
-The labels are :class:`~privrepro.data.provenance.DataSource` labels, written by the runner into
-every table's ``data`` column and named in every stand-in plot's title.
+Split-ImageNet-R and 5-Datasets. ``smoke`` runs the same code on stand-ins (more in
+``docs/modules.md``).
 """
 
 from __future__ import annotations

@@ -5,15 +5,7 @@ Split-ImageNet-R (10 × 20), 5-Datasets (MNIST, SVHN, notMNIST, FashionMNIST, CI
 each). "All experiments are in the class-incremental learning setting where no task labels are
 available"; the class order of Split-CIFAR-100 is permuted per seed.
 
-A :class:`Scenario` holds *indices* into a dataset's train and test arrays, never the data, so one
-scenario serves images (feature extraction, fine-tuning) and cached features alike. The task of
-each sample comes from continuum's :class:`~continuum.scenarios.ClassIncremental` (class order,
-increments) or :class:`~continuum.scenarios.ContinualScenario` (explicit task ids, used by the
-blurry splits), run on the index vector as a ``TaskType.TENSOR`` in-memory dataset.
-
-Labels stay the dataset's own class ids (0..C−1); continuum's internal relabelling by class order
-is undone. The test set of task i holds the test samples of the classes task i introduces (its
-"home" classes); the test tasks partition the test set.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

@@ -1,24 +1,7 @@
 """Image sources of the cl benchmarks that the common data layer does not provide.
 
-CIFAR-10/100 and MNIST come from :mod:`privrepro.data` (torchvision classes). Here:
-
-* **ImageNet-R** (Hendrycks et al. 2021): an image folder ``<root>/imagenet-r/<wnid>/*.jpg`` with
-  200 class folders, as distributed (``imagenet-r.tar``). The cl paper makes "a random 80/20"
-  train/test split (App. F); :func:`imagenet_r_split` draws it per seed, stratified per class
-  (assumed: the split seed and stratification are not stated).
-* **notMNIST**: a folder ``<root>/notMNIST_small/<A..J>/*.png`` (Bulatov 2011; the version is not
-  stated in the paper, the small set is assumed); a random 80/20 split as for ImageNet-R
-  (assumed). Unreadable files (the small set has a few) are skipped and counted.
-* **FashionMNIST** and **SVHN** in torchvision's layout; their files are checked against the
-  release's MD5s as MNIST's and CIFAR's are (``verify_checksums``; FashionMNIST's decompressed
-  idx files too, :data:`privrepro.data.vision.RAW_MD5`), and a file that differs or does not
-  parse is one :class:`~privrepro.data.registry.DamagedDataError` naming it.
-
-Rehearsal stand-ins (:mod:`privrepro.rehearsal.standins`) pass those checks only under their
-marker (:mod:`privrepro.data.standin_checks`); every dataset returned carries ``meta["data_source"]``.
-
-Every loader returns :class:`privrepro.data.arrays.ArrayDataset`; images are ``uint8`` arrays, or,
-for the image folders, an object array of file paths (decoded when features are extracted).
+CIFAR-10/100 and MNIST come from :mod:`privrepro.data` (torchvision classes); the other sources
+are read here (more in ``docs/modules.md``).
 """
 
 from __future__ import annotations

@@ -1,24 +1,6 @@
 """Synthetic clustered features that stand in for cached ViT features in ``smoke`` and tests.
 
-Model (K = 768, ViT-B/16's feature size, by default):
-
-* class c belongs to a group g(c) (CIFAR-100's 20 superclasses, 40 groups of 5 for ImageNet-R,
-  the 5 member datasets of 5-Datasets); its mean is μ_c = normalize(ν_g + h·ω_c) with group and
-  own directions ν, ω uniform on the sphere, so classes of a group are alike;
-* a sample is normalize(m + μ_c + s·g/√K), g ~ N(0, I_K), m a direction common to all classes
-  (pre-trained features share a large common component, so a test feature is far closer to any
-  class sum than to a random dummy-label direction);
-* a fraction ``hard`` of the samples of a class (train and test) are drawn around the mean of
-  another class of its group: atypical images that no classifier on these features gets right.
-  This sets the non-private accuracy (≈ 1 − hard) while the class sums stay well separated,
-  as with real pre-trained features.
-
-Shapes: ``cifar`` — 100 classes × 500 train / 100 test; ``imagenet-r`` — 200 classes of 60–240
-images split 80/20 (imbalanced); ``5-datasets`` — 5 groups × 10 classes × 500 / 100 with a
-different ``hard`` fraction per member (different domains).
-
-Nothing here is comparable with the paper's numbers: it exercises the same code paths at the
-same label-space sizes, with non-private accuracies near the paper's (≈79 %, 56 %, 60 %).
+Model (K = 768, ViT-B/16's feature size, by default) (more in ``docs/modules.md``).
 """
 
 from __future__ import annotations
@@ -97,7 +79,7 @@ def synthetic_benchmark(
     test_per_class: int | None = None,
     spread: float | None = None,
 ) -> ContinualData:
-    """A feature-space benchmark of the given ``kind`` (see the module doc).
+    """A feature-space benchmark of the given ``kind`` (see ``docs/modules.md``).
 
     ``train_per_class``/``test_per_class`` override the class sizes (for ``imagenet-r``,
     ``train_per_class`` is the mean size; sizes are drawn in [0.5, 2] × it, test = 20 %).

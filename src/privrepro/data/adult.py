@@ -5,19 +5,7 @@ Reads the UCI files ``<root>/adult/adult.data`` and ``adult.test`` (comma-separa
 A header row starting with ``age`` is accepted too. Rows with a missing value (``?``) are
 dropped, leaving 30,162 + 15,060 = 45,222 records.
 
-**Checked where read.** UCI publishes no checksum of these files, so each is checked against the
-release's documented counts (``adult.names``: 32,561 records in ``adult.data`` and 16,281 in
-``adult.test``, of which 30,162 and 15,060 have no missing value) and its format (15 fields per
-record, integers where the columns are numeric) before use; a file that differs raises
-:class:`~privrepro.data.registry.DamagedDataError` naming it, what differs and where to get a
-good copy. A cut or padded file is caught; an edit that keeps every count is not (no published
-checksum to hold it to). Files under a rehearsal marker are read as the stand-in they are
-(format checked, counts not), and ``verify=False`` reads any file in the format as unverified: in
-both cases ``records.attrs["data_source"]`` says it is a stand-in, never UCI Adult.
-
-:func:`adult_age_histogram` returns the count of each integer age; the histogram of the full
-45,222 records ships with the package (``embedded/adult_age_histogram.csv``) so that Fig. 7 runs
-without the files.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

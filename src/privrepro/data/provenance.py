@@ -5,15 +5,7 @@ on a stand-in (embedded digits for MNIST or CIFAR-10, synthetic features for Spl
 full-size files written by the rehearsal) is never mistaken for a reproduction: plot titles,
 tables and report sections name it, and the scorecard never compares it with a paper value.
 
-A data root written by the rehearsal's stand-in writers holds the marker file
-:data:`REHEARSAL_MARKER`; loaders that find it label what they read as a rehearsal stand-in.
-
-**What identifies data.** :func:`data_fingerprint` says which files a dataset is read from: the
-release itself for a dataset whose every file is checked against the release's checksums, else
-a hash of the files (or of the marker's listing of them). It is part of a unit's identity, so a
-unit computed on other data is another unit. The plan takes it before any unit computes;
-:func:`unchanged_since_plan` takes it again as a unit starts and once it has computed, so a unit
-is stored only under the fingerprint of the data it read.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

@@ -44,11 +44,15 @@ class MissingDataError(FileNotFoundError):
         self.root_from: str | None = None
         super().__init__(self._message())
 
-    def _message(self) -> str:
+    def _how_where(self) -> tuple[str, str]:
+        """How to obtain the file (a sentence) and what set the data root."""
         how = self.how_to_obtain.strip()
         if how and not how.endswith("."):
             how += "."
-        where = f"the data root was set by {self.root_from}; " if self.root_from else ""
+        return how, f"the data root was set by {self.root_from}; " if self.root_from else ""
+
+    def _message(self) -> str:
+        how, where = self._how_where()
         return (
             f"dataset '{self.dataset}': expected file {self.path} is missing. {how} ({where}"
             "point paths.data_dir=... on the command line, or PRIVREPRO_DATA, at the folder "
@@ -72,10 +76,7 @@ class DamagedDataError(MissingDataError):
         super().__init__(dataset, path, how_to_obtain)
 
     def _message(self) -> str:
-        how = self.how_to_obtain.strip()
-        if how and not how.endswith("."):
-            how += "."
-        where = f"the data root was set by {self.root_from}; " if self.root_from else ""
+        how, where = self._how_where()
         return (
             f"dataset '{self.dataset}': the file {self.path} is damaged or not the release's: "
             f"{self.problem}. {how} ({where}point paths.data_dir=... on the command line, or "

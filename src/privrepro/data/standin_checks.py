@@ -6,23 +6,7 @@ they write may pass for real data, so every folder they write holds the marker f
 :data:`~privrepro.data.provenance.REHEARSAL_MARKER`: a JSON manifest that says what the files
 are and lists the MD5 of each file below it.
 
-**A marker labels; it never vouches.** A loader that checks checksums (the release's MD5 list)
-reacts to the marker in two ways, and neither makes a file trusted:
-
-1. **Stand-in mode.** A file whose MD5 is not the release's is read only when a marker above it
-   lists that file with the MD5 it has now, and then only as a stand-in (the data is labelled
-   so everywhere, and is read through the same restricted readers as real data: a pickle is
-   still unpickled by :mod:`privrepro.data.safe_pickle`). Without a marker the usual "MD5 does
-   not match" error stands, so a stand-in moved out of its marked folder, or a corrupt
-   stand-in, is refused like any corrupt download.
-2. **Labelling.** :func:`~privrepro.data.provenance.data_source_of` returns the
-   :class:`~privrepro.data.provenance.DataSource` of a dataset under a root: the real dataset's
-   name, or ``"rehearsal stand-in"`` standing in for it when its folder (or a parent) is marked.
-   Loaders put it in ``ArrayDataset.meta`` under ``"data_source"``; whatever writes a table's
-   ``data`` column can call the function directly.
-
-What identifies the files read (part of a unit's identity) is
-:func:`~privrepro.data.provenance.data_fingerprint`, beside the labels.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

@@ -115,6 +115,16 @@ def _mnist_files(train: bool, cls: Any = None) -> list[tuple[str, str]]:
     return [(name, md5) for name, md5 in resources if name.startswith(prefix)]
 
 
+def _checked_file(dataset: str, path: Path, md5: str, verify: bool, listing: str, how: str) -> str:
+    """How ``path`` passed its MD5 check (:func:`_checked`); else the one-line data error."""
+    if not path.is_file():
+        raise MissingDataError(dataset, path, how)
+    status = _checked(path, md5, verify)
+    if not status:
+        raise DamagedDataError(dataset, path, _md5_problem(path, md5, listing), how)
+    return status
+
+
 def _read_idx_bytes(
     raw: Path, gz_md5: str, cls_name: str, dataset: str, verify: bool, how: str
 ) -> tuple[bytes, str]:
@@ -145,11 +155,7 @@ def _read_idx_bytes(
         )
     if not archive.is_file():
         raise MissingDataError(dataset, raw, how)
-    status = _checked(archive, gz_md5, verify)
-    if not status:
-        raise DamagedDataError(
-            dataset, archive, _md5_problem(archive, gz_md5, "torchvision's list"), how
-        )
+    status = _checked_file(dataset, archive, gz_md5, verify, "torchvision's list", how)
     try:
         return gzip.decompress(archive.read_bytes()), status
     except (OSError, EOFError, zlib.error) as exc:
@@ -277,15 +283,8 @@ def _load_cifar(
         cls(str(root), train=train, download=True)
     statuses = set()
     for file_name, md5 in needed:
-        path = folder / file_name
-        if not path.is_file():
-            raise MissingDataError(name, path, _CIFAR_HOW)
-        status = _checked(path, md5, verify)
-        if not status:
-            raise DamagedDataError(
-                name, path, _md5_problem(path, md5, "torchvision's list of the release"), _CIFAR_HOW
-            )
-        statuses.add(status)
+        listing = "torchvision's list of the release"
+        statuses.add(_checked_file(name, folder / file_name, md5, verify, listing, _CIFAR_HOW))
     meta_path = folder / cls.meta["filename"]
     meta = _load_pickle(meta_path, name)
     classes = meta.get(cls.meta["key"]) if isinstance(meta, Mapping) else None

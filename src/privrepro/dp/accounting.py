@@ -1,28 +1,7 @@
 """Composition and calibration of (subsampled) Gaussian mechanisms through reference accountants.
 
-One interface over four methods, each result saying what kind of number it is:
-
-* ``"exact"`` — closed form, no subsampling only: T releases of N(0, σ²) with sensitivity 1 are
-  one Gaussian with μ = √T/σ (``dp.gaussian``). Kind ``"exact"``.
-* ``"pld"`` — Google's dp_accounting privacy-loss-distribution accountant (the reference;
-  pessimistic discretisation, so its ε is an upper bound up to floating point). Kind ``"bound"``.
-* ``"rdp"`` — opacus' RDP accountant (Mironov 2017; Poisson-subsampled Gaussian, Mironov, Talwar &
-  Zhang 2019), converted to (ε, δ) with opacus' conversion over a grid of orders. Kind ``"bound"``.
-* ``"prv"`` — opacus' PRV accountant (Gopi, Lee & Wutschitz 2021). ``get_epsilon`` returns its
-  upper end (kind ``"bound"``); ``prv_estimate`` its central estimate (kind ``"estimate"``).
-
-The mechanism is DP-SGD's: ``steps`` releases of a Gaussian with noise multiplier σ (noise std
-over ℓ2-sensitivity) on a Poisson subsample with rate q, under add/remove-one neighbours (the
-relation all three libraries use by default).
-
-Calibration — the σ whose ε at δ meets a target — is :func:`calibrate_noise_multiplier`, the one
-calibration of the project (DP-SGD's included): closed form for ``"exact"``; opacus' own rule for
-``"rdp"`` (``get_noise_multiplier``: double σ from 20, then bisect, keeping the side that meets
-the target); for ``"prv"`` and ``"pld"``, the RDP σ (a cheap upper bracket, since RDP's ε bounds
-the tighter accountants' from above) and an Illinois search inside ``[0.85 σ_RDP, σ_RDP]``. Every
-path stops once the ε of the returned σ lies within ``epsilon_tolerance`` below the target, and
-never above it. Accountant evaluations and calibrations are cached in memory (same arguments, same
-answer), so the trials of a tuning study that share (q, steps) calibrate once.
+One interface over four methods, each result saying what kind of number it is (more in
+``docs/modules.md``).
 """
 
 from __future__ import annotations
@@ -181,7 +160,7 @@ def gaussian_epsilon(
 ) -> AccountingResult:
     """ε at δ of ``steps`` (Poisson-subsampled) Gaussian releases with noise multiplier σ.
 
-    ``method`` picks the accountant (module docstring); the result's ``kind`` says whether the
+    ``method`` picks the accountant (``docs/modules.md``); the result's ``kind`` says whether the
     number is exact, an upper bound, or an estimate. ``pld_discretization`` is dp_accounting's
     ``value_discretization_interval``; ``prv_eps_error`` opacus' ``eps_error``; ``rdp_orders``
     the Rényi orders the RDP conversion minimises over.
@@ -244,10 +223,8 @@ def calibrate_noise_multiplier(
 ) -> float:
     """The noise multiplier σ whose ε at δ after ``steps`` lies in ``[target − tol, target]``.
 
-    ``method`` is the accountant that measures ε (as in :func:`gaussian_epsilon`, with the same
-    ``rdp_orders``, ``pld_discretization`` and ``prv_eps_error``); ``epsilon_tolerance`` is
-    opacus' ``epsilon_tolerance``. The search for each method is in the module docstring; the σ
-    returned never gives more than ``target_epsilon`` under that accountant. Cached.
+    ``method``: the accountant that measures ε (:func:`gaussian_epsilon`); the σ returned never
+    gives more than ``target_epsilon`` under it (the searches: ``docs/modules.md``). Cached.
     """
     if not target_epsilon > 0:
         raise ConfigError("target_epsilon", target_epsilon, "must lie in (0, inf)")

@@ -4,19 +4,7 @@ Mechanism: M(x) = f(x) + N(0, σ² I) for a query f with ℓ2-sensitivity Δ = s
 over neighbouring x ≃ x'. Every quantity depends on σ and Δ only through μ = Δ/σ (the mechanism
 is μ-GDP, Dong, Roth & Su 2019), and the worst pair of outputs is N(0, σ²) vs N(Δ, σ²).
 
-Exact privacy profile (Balle & Wang 2018, Thm. 8; ip note §3 test 2; pb note §2.4), for every
-real ε (negative ε included, which the pb accountant needs):
-
-    δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ).
-
-It is evaluated without cancellation: with a = μ/2 − ε/μ and b = a − μ, one has
-ε = (a² − b²)/2, so Φ(x) = ½ erfcx(−x/√2) e^{−x²/2} gives
-
-    δ(ε) = ½ e^{−a²/2} [erfcx(−a/√2) − erfcx(−b/√2)],
-
-a difference of two positive numbers of the same order that stays accurate down to δ ≈ 1e−300
-and never goes negative (erfcx is decreasing). For a ≥ 5 (δ is then not small) the direct form
-Φ(a) − exp(ε + log Φ(b)) is used. ``log_delta_for_epsilon`` returns log δ for still smaller δ.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations
@@ -231,7 +219,7 @@ def _mu(sigma: ArrayLike, sensitivity: ArrayLike) -> NDArray[np.float64]:
 def log_delta_for_epsilon(
     epsilon: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLike = 1.0
 ) -> Floats:
-    """log δ(ε) of the Gaussian mechanism (see the module docstring); −inf where δ = 0."""
+    """log δ(ε) of the Gaussian mechanism (see ``docs/modules.md``); −inf where δ = 0."""
     if _is_scalar(epsilon, sigma, sensitivity):
         return _log_delta_scalar(_chk("epsilon", epsilon), _scalar_mu(sigma, sensitivity))
     eps = as_float_array("epsilon", epsilon)

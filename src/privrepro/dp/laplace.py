@@ -3,14 +3,7 @@
 Mechanism: M(x) = f(x) + Lap(0, b) per coordinate, for a query with ℓ1-sensitivity Δ; the worst
 pair of outputs is Lap(0, b) vs Lap(Δ, b) and everything depends on ε₀ = Δ/b only (ε₀-DP, Dwork,
 McSherry, Nissim & Smith 2006). Its privacy loss is ε₀ on x ≤ 0, (Δ − 2x)/b on (0, Δ) and −ε₀ on
-x ≥ Δ, which gives the exact profile, for every real ε:
-
-    δ(ε) = 1 − e^ε                 for ε ≤ −ε₀,
-    δ(ε) = 1 − e^{(ε − ε₀)/2}      for −ε₀ < ε < ε₀,
-    δ(ε) = 0                       for ε ≥ ε₀.
-
-(The set where the loss exceeds ε is x < x* = (Δ − εb)/2, with P-mass 1 − ½e^{−x*/b} and
-Q-mass ½e^{(x*−Δ)/b}.)
+x ≥ Δ, which gives the exact profile, for every real ε (more in ``docs/modules.md``).
 """
 
 from __future__ import annotations
@@ -48,7 +41,7 @@ def _eps0(scale: ArrayLike, sensitivity: ArrayLike) -> NDArray[np.float64]:
 def laplace_delta_for_epsilon(
     epsilon: ArrayLike, scale: ArrayLike, sensitivity: ArrayLike = 1.0
 ) -> Floats:
-    """Exact δ(ε) of the Laplace mechanism (module docstring); every real ε, arrays broadcast."""
+    """Exact δ(ε) of the Laplace mechanism (``docs/modules.md``); every real ε, arrays broadcast."""
     eps = as_float_array("epsilon", epsilon)
     e0 = _eps0(scale, sensitivity)
     eps, e0 = np.broadcast_arrays(eps, e0)

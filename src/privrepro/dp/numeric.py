@@ -1,26 +1,8 @@
 """Exact numeric privacy profiles of two 1-D output distributions, with a stated error.
 
 For output distributions P and Q on ℝ — densities p, q (callables) plus optional point masses —
-this evaluates
-
-* the hockey-stick divergence H_{e^ε}(P‖Q) = ∫ (p − e^ε q)_+ dx + Σ_atoms (P{a} − e^ε Q{a})_+, which
-  is the exact privacy profile δ(ε) of the pair (Balle, Barthe & Gaboardi 2018, Thm. 1;
-  pb note §5.3 uses it to check the paper's formulas), for a vector of ε (negative ε allowed);
-* the Rényi divergence D_α(P‖Q) = 1/(α−1) log ∫ p^α q^{1−α} (Mironov 2017, Def. 3), for a vector
-  of orders α.
-
-Integration is adaptive 21-point Gauss–Kronrod over ``support`` = [lo, hi], vectorised over the
-nodes (the densities are called with arrays) and over ε or α, starting from the pieces between
-``breakpoints`` (kinks or jumps of p, q). The kinks of (p − e^ε q)_+ move with ε; intervals are
-bisected until each one's error is within its share (by width) of the tolerance, for every ε.
-
-Stated error (``error_bound``, per ε or α): the sum over intervals of |K21 − G10|, the difference
-between the Kronrod and the embedded Gauss rule, which is the error of the *lower-order* rule and
-so over-states the error of the K21 value returned for smooth integrands, plus, for
-the hockey-stick divergence, the P-mass outside ``support`` — a rigorous bound on the part not
-integrated, since (p − e^ε q)_+ ≤ p. That tail mass is ``p_tail_mass`` when given, else
-1 − (P's atoms) − ∫_support p computed in the same pass (which assumes p is normalised). The
-Rényi error covers the quadrature only; choose ``support`` so that the tails are negligible.
+this evaluates the hockey-stick divergence (the exact privacy profile δ(ε)) and the Rényi
+divergence, each with a stated error (more in ``docs/modules.md``).
 """
 
 from __future__ import annotations
@@ -261,7 +243,7 @@ def renyi_divergence(
 
     ``log_p``/``log_q`` (log-densities) keep far tails accurate where the densities underflow.
     The error bound propagates the quadrature error to first order, err_I / (I |α − 1|); the
-    integrand outside ``support`` is not bounded (module docstring). A P-atom where Q has no
+    integrand outside ``support`` is not bounded (``docs/modules.md``). A P-atom where Q has no
     mass gives +inf for α > 1.
     """
     alp = check_range("alpha", alpha, gt=0).ravel()

@@ -1,30 +1,7 @@
 """The contract between a figure's recipe and the runner.
 
-A figure (or table) of a paper is a :class:`Figure` subclass with three pure steps:
-
-``units(params)``
-    Split the figure into *run units*: the smallest pieces worth computing on their own (one
-    training run, one seed, one curve). Each unit is a JSON-serialisable ``dict``; its hash names
-    its folder in the run store, so two units with the same dict are the same computation.
-``compute(unit, ctx)``
-    Compute one unit and return its rows as a tidy :class:`pandas.DataFrame`. Randomness comes
-    only from ``ctx.rng(name)`` / ``ctx.torch_generator(name)``; long loops through ``ctx.loops``.
-``plot(table, params)``
-    Draw the figure from the gathered table of all units; never recompute.
-
-``data_source(unit, data_dir)`` (or the class attribute ``data``) says what a unit runs on: the
-paper's dataset, a named stand-in for it, or :data:`~privrepro.data.provenance.ANALYTIC`. The
-runner writes its label into the table's ``data`` column and names a stand-in in the plot's title;
-the report never compares a stand-in's number with the paper's.
-
-Optionally ``summarize(table)`` returns named scalars (one row per ``metric`` with the config
-columns it depends on) that the reproduction report compares with the paper's numbers, and
-``estimate_memory(params)`` predicts the peak host memory of the largest unit (a
-:class:`MemoryEstimate`) and ``estimate_device_memory(unit)`` the peak device memory of one unit,
-which the runner checks against the machine before any compute.
-
-Parameters are a dataclass whose fields declare their allowed ranges with :func:`param`; the runner
-validates them before any compute (see :mod:`privrepro.config.validation`).
+A figure (or table) of a paper is a :class:`Figure` subclass with three pure steps (more in
+``docs/modules.md``).
 """
 
 from __future__ import annotations

@@ -4,20 +4,7 @@ A mechanism M: ℝⁿ → ℝᵏ is {(ε, δ), α} inference-private (IP) when, 
 ‖x_a − x_b‖ ≤ α and all measurable S, Pr[M(x_a) ∈ S] ≤ e^ε Pr[M(x_b) ∈ S] + δ (ip paper, Def. 1;
 the neighbouring relation is a ball of radius α in the input metric, not a record change).
 
-* Prop. 1 (post-processing): any data-independent map of the output keeps the guarantee.
-* Prop. 2 (basic composition, App. A-B): independent M_i that are {(ε_i, δ_i), α_i} IP on the same
-  input compose to {(Σ ε_i, Σ δ_i), min α_i}.
-* Prop. 3 (parallel composition, App. A-C): on disjoint chunks of the input the result is the
-  same sum, {(Σ ε_i, Σ δ_i), min α_i} — unlike DP's max (ip paper, Remark 6).
-* Prop. 4 (chaining, App. A-D): {(ε, δ), α} IP implies, for every β ≥ 0, with h = ⌈β/α⌉,
-  {(h ε, δ (e^{hε} − 1)/(e^ε − 1)), β} IP. The δ factor is Σ_{j<h} e^{jε}, DP's group privacy
-  (:func:`privrepro.dp.group.group_delta`).
-
-The ceiling is computed exactly on the decimal values as written: ``ceil(0.07/0.01)`` is 8 in
-floating point (0.07/0.01 = 7.000000000000001, and even the exact ratio of the two binary
-doubles exceeds 7), but the intended answer is 7 (ip note §7). Floats are therefore read through
-their shortest round-trip decimal string (``repr``), and ``str``/``Decimal``/``Fraction``/``int``
-inputs are taken as exact.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

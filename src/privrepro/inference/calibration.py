@@ -1,16 +1,6 @@
 """Noise calibration of the inference-privacy mechanisms (ip paper, Defs. 3–5).
 
-All functions broadcast over numpy arrays, so a whole (α, ε) grid is one call. ``mu`` is the
-global Lipschitz constant μ_C of the classifier (ip paper, eq. 8): in ℓ1 for Lap-Output, in ℓ2
-for the Gaussian mechanisms. The Gaussian σ is the classical Dwork–Roth calibration used by the
-paper, ``σ = sqrt(2 ln(1.25/δ)) · Δ / ε`` with sensitivity ``Δ = α μ_C`` (output) or ``Δ = α``
-(input), from :func:`privrepro.dp.gaussian.classical_sigma`. That calibration is only proven for
-ε < 1; ``gaussian_true_delta`` (:func:`privrepro.dp.gaussian.delta_for_epsilon`) gives the exact δ
-it achieves (Balle & Wang 2018), which exceeds the nominal δ = 1e-5 above ε ≈ 8.42 (the note, M1),
-and ``analytic_sigma`` the smallest σ that meets δ exactly.
-
-:func:`calibrate` is the one choice the ip experiments make at every point: the classical σ
-(``repo_compat``, as the notebooks; ``corrected`` where its exact δ holds), else the analytic σ.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

@@ -1,21 +1,6 @@
 """ "ResNet Tune": fine-tuning a base classifier on noisy inputs, and picking a tuned model per point.
 
-ip paper, Sec. V: "we conduct a grid search by fine-tuning the pre-trained model with images
-subjected to varying privacy levels to identify the best fine-tuned model with highest accuracy
-when validated at targeted privacy requirement". The notebooks' grid: targets ε_t ∈ {0.5, …, 3}
-at α_t = 0.1, training budgets ε_train = m·ε_t for m ∈ {0.25, 0.5, 0.85, 1, 1.15, 2}; each
-training batch is used twice, once with Gauss-Input noise at σ(ε_train) and once clean; the
-checkpoint with the lowest loss on the validation split noised at σ(ε_t) is kept.
-
-Two modes (the note, "[REPO] protocol"):
-
-``repo_compat``
-    What the notebooks did. Their optimiser is bound to another model object, so no parameter is
-    ever updated: only BatchNorm running statistics move (train-mode forward passes). Noise lives
-    in the normalised space. At evaluation the best tuned model is chosen *on the test set*.
-``corrected``
-    Real fine-tuning (Adam steps), noise in pixel space (the radius α is the same for every
-    model), the tuned model chosen on the validation split.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

@@ -5,23 +5,7 @@ calibrated for {(ε, δ), α} (:func:`~privrepro.inference.calibration.calibrate
 classifier's accuracy under the mechanism is measured over ``n_draws`` seeded noise draws
 (:mod:`privrepro.inference.evaluate`: the same draws serve every σ of the grid).
 
-The four series of the paper (the notebooks' labels in brackets):
-
-* ``sll_output`` — Gauss-Output (Def. 4) on the SLL network ("SLL output"), noise on cached logits
-  (Δ = α μ_C), and ``sll_input`` — Gauss-Input (Def. 5) on the SLL network ("SLL input"):
-  :func:`sll_series`;
-* ``resnet`` — Gauss-Input on the ResNet ("ResNet"): :func:`resnet_series`;
-* ``resnet_tune`` — Gauss-Input on the best noisy-fine-tuned ResNet ("ResNet Tune"):
-  :func:`tuned_sweep` over :func:`~privrepro.inference.noisy_finetuning.tuned_family`.
-
-They are built from :func:`gauss_output_sweep` and :func:`gauss_input_sweep`, which evaluate any
-classifier (logits, or a model and images).
-
-Every function returns one row per point: ``dataset, series, mode, alpha, epsilon, delta, sigma,
-calibration, mu, true_delta, accuracy, accuracy_std, n_draws``, the ``extra`` columns, and
-``noise_space`` (where the radius α is measured: ``pixel``, or ``normalized`` for the
-notebooks' ResNet). ``accuracy`` is the mean over the draws and ``accuracy_std`` their
-population std, as the notebooks.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations
@@ -86,7 +70,7 @@ def accuracy_rows(
     noise_space: str,
     extra: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
-    """The tidy rows of one series (the columns in the module docstring); ``accuracy`` is
+    """The tidy rows of one series (the columns in ``docs/modules.md``); ``accuracy`` is
     ``[len(points), n_draws]``, one column per draw."""
     df = pd.DataFrame(
         {

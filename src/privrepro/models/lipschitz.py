@@ -1,19 +1,7 @@
 """ℓ2 Lipschitz bounds of networks by power iteration, layer by layer (ip paper, eq. 8: μ_C).
 
-A network's global Lipschitz constant is bounded by the product of its layers' bounds:
-
-* SLL residual layers (conv and dense), ``x − 2 Wᵀ T D W x`` with ReLU slopes D ∈ [0, I]: with
-  ``A = T^{1/2} W`` the Jacobian is ``I − 2 AᵀDA`` whose eigenvalues lie in ``[1 − 2‖A‖², 1]``,
-  so the layer's constant is exactly bounded by ``max(1, 2‖A‖₂² − 1)``; ‖A‖₂ (≤ 1 by
-  construction, Araujo et al. 2023, Thm. 3) by power iteration for convolutions and exactly, from
-  the largest eigenvalue of the Gram matrix, for dense layers.
-* ``LinearNormalized``: ‖Q‖₂ of the row-normalised weight, in [1, √k] — the ip notebooks assume 1
-  for it without checking (the note, M4).
-* Linear maps (convolutions, linear layers, pooling, padding, flatten): their operator norm by
-  power iteration on the map and its adjoint (obtained with autograd).
-* ReLU and other 1-Lipschitz activations: 1.
-
-Power iteration converges to ‖·‖₂ from below; ``n_iter`` and the reported tolerance say how far.
+A network's global Lipschitz constant is bounded by the product of its layers' bounds (more in
+``docs/modules.md``).
 """
 
 from __future__ import annotations

@@ -1,24 +1,7 @@
 """SDP-based Lipschitz layers (SLL; Araujo et al., "A unified algebraic perspective on Lipschitz
 neural networks", ICLR 2023), written from their definitions.
 
-An SLL residual layer is ``h(x) = x − 2 Wᵀ T σ(W x + b)`` (Araujo et al., Thm. 3) with σ = ReLU
-and ``T = diag(t)``, ``t_i = 1 / Σ_j |WWᵀ|_ij q_j / q_i`` for free positive ``q = exp(q̃)``; this
-choice makes ``T^{-1} ⪰ WWᵀ`` (a weighted Gershgorin bound), hence ``‖T^{1/2} W‖₂ ≤ 1`` and the
-layer is 1-Lipschitz in ℓ2. The convolutional layer is the same with ``W`` a convolution:
-``WWᵀ`` is the kernel's self-correlation ``conv2d(K, K)`` and ``Wᵀ`` a transposed convolution.
-
-The SLL network of the ip paper's experiments ("SLL small": 20 conv layers, 7 dense, width 45,
-inner 2048) is :func:`sll_network` with its defaults; it ends with the row-normalised
-:class:`LinearNormalized` whose ℓ2 norm is *not* 1 in general (see
-:func:`privrepro.models.lipschitz.network_lipschitz_bound`).
-
-**Inference reuses T.** ``t`` depends on the weights only, yet a plain forward recomputes it:
-for SLL small that is seven 2048 × 2880 Gram products (≈ 170 GFLOP) per batch whatever the
-batch size. When no gradient is being recorded (evaluation, ``torch.no_grad``), each layer
-keeps ``t`` and recomputes it only when its weights change (:class:`_TCache`: the kept value is
-used while the parameters equal the snapshot it was computed from, so any write to them — an
-optimiser step, ``load_state_dict``, a ``.to()`` — invalidates it). Training recomputes it in
-the graph as before.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations
@@ -42,7 +25,7 @@ __all__ = [
 
 
 class _TCache:
-    """``t`` of one SLL layer, kept while its parameters are unchanged (see the module).
+    """``t`` of one SLL layer, kept while its parameters are unchanged (see ``docs/modules.md``).
 
     "Unchanged" is checked exactly: the kept value is reused only while every parameter equals
     (``torch.equal``) the snapshot it was computed from, on the same device and dtype. A

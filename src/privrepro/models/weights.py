@@ -1,22 +1,6 @@
 """Pretrained weights a run needs: found, or one line naming them, where to put them and the key.
 
-The paper profile of the cl figures builds timm's ViT-B/16 with pretrained weights; the ip
-figures may load base-model checkpoints. Weights come from a file named by a config key, or (for
-timm models, when no file is named) from timm's Hugging Face download, which reads the local
-Hugging Face cache first. Without a file, a cache entry or a network, timm fails after a minute of
-retries with a traceback that names no key. :func:`check_weights` runs before any unit computes
-(the runner calls it once the parameters are validated) and raises :class:`MissingWeightsError`,
-a :class:`~privrepro.config.ConfigError` printed as one line with exit status 2:
-
-    params.features.weights = '': the backbone 'vit_base_patch16_224.augreg_in21k' needs
-    pretrained weights: no file is set, the Hugging Face cache has none and the hub cannot be
-    reached. Put timm's model.safetensors (https://huggingface.co/timm/...) at
-    <data root>/weights/timm/vit_base_patch16_224.augreg_in21k/model.safetensors and set
-    params.features.weights=<that file>, or run once where huggingface.co is reachable
-
-(one line in practice). What needs weights is read from the parameters themselves, so no recipe
-declares anything: every ``features`` block with ``source = "backbone"`` needs its ``backbone``'s
-weights (``weights`` key), and every ``checkpoints`` mapping (dataset → file) needs its files.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

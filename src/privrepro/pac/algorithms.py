@@ -5,16 +5,7 @@ a vector in R^d (Algorithm 1), or from a sample and an integer seed to such a ve
 (Algorithms 2 and 3). A *sampler* draws one data sample ``X ~ D`` from a
 ``numpy.random.Generator``.
 
-Edge cases the paper leaves undefined, decided here (docs/pac.md lists them):
-
-- ``d = 1``: the eigengap test of Algorithm 1 (line 9) is a minimum over an empty set; it is
-  taken as passed, so ``Sigma_B = (lambda_hat + c3) / (2v)`` with ``c3 = 24 c v / beta``.
-- ``j0 = 0`` (every ``lambda_hat_j <= c``) with ``d > 1``: no eigendirection is resolved, so the
-  isotropic branch (line 15) is used; its guarantee needs only ``|Tr Sigma - Tr Sigma_hat| <= dc``.
-- ``m < d``: ``Sigma_hat`` is never formed; a thin SVD of the centred ``m x d`` sample matrix gives
-  its ``k = min(m, d)`` leading eigenpairs, and the other ``d - k`` eigenvalues are exactly 0.
-- ``r`` (the radius of the output ball, used by the eigengap test) defaults to the largest sample
-  norm seen, an empirical stand-in for the paper's known bound.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

@@ -2,16 +2,7 @@
 
 All mutual information is in **nats** (Example 1 reproduces only with the natural log).
 
-- :func:`posterior_success_bound` inverts Theorem 1, eq. (2): the largest posterior success
-  ``p`` with ``KL(Bern(p) || Bern(q)) <= v``.
-- :func:`pinsker_advantage_bound` is Corollary 1: ``advantage <= sqrt(v / 2)``;
-  :func:`pinsker_success_bound` the success bound ``min(1, q + sqrt(v / 2))`` it gives.
-- :func:`individual_success_bound` is Theorem 2, part 2 (i.i.d. data, symmetric mechanism),
-  as reconstructed from Appendix A: ``1 - delta <= (1/n) sum_j p*(q_j, v)`` where ``q_j`` is the
-  prior chance of recovering at least ``j`` of the ``n`` elements.
-- :func:`generalization_bound` is Theorem 8: ``Gen <= sqrt(v / 2)``.
-
-:func:`identification_bounds` (Example 1) and :func:`success_curves` tabulate them as rows.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

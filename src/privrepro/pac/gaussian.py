@@ -3,17 +3,7 @@
 Every function takes eigenvalues ``lam`` of the output covariance ``Sigma_M(X)`` (or the
 covariance itself) and a budget ``v`` in nats.
 
-- :func:`anisotropic_variances`: Theorem 3 / Appendix B, eq. (17): noise variances
-  ``lambda_B,j = sqrt(lambda_j) * sum_l sqrt(lambda_l) / (2v)`` along the eigenvectors, which
-  minimise ``E||B||^2`` subject to ``sum_j lambda_j / lambda_B,j <= 2v``.
-- :func:`isotropic_variance`: the trace rule ``sigma^2 = sum_j lambda_j / (2v)`` (Algorithm 1's
-  fallback without the safety floor).
-- :func:`anisotropic_noise_norm`, :func:`isotropic_noise_norm`: ``sqrt(E||B||^2)`` of both.
-- :func:`logdet_mi_bound`, :func:`trace_mi_bound`: eq. (4) and its linearisation.
-- :func:`composition_budget`: Sec. 7.1, MI adds up over independent repetitions.
-- Example 5 (eqs. (10)–(11)): exact individual and whole-set MI of a noisy Gaussian mean and
-  the least Gaussian noise meeting each; :func:`example5_noise` tabulates them against ``v``.
-- DP baselines of Examples 2 and 3 (footnote 5: zCDP ``rho`` gives ``MI <= n rho``).
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

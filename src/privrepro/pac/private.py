@@ -2,21 +2,8 @@
 
 PAC privacy (pac paper, Sec. 4) needs no analysis of the mechanism: sample its outputs on
 independent data draws, calibrate Gaussian noise to them (Algorithm 1), and release one more
-output with that noise. Two engines, each returning tidy rows (a list of dicts):
-
-* :func:`noise_rows` — the noise of Examples 2 and 3 (and the dimension curves): Algorithm 1 as
-  stated, Theorem 3 on its estimated spectrum, Theorem 3 and the isotropic rule on an exact
-  spectrum when one is known, beside a DP baseline.
-* :func:`smooth_image_noise` — the same comparison for local publishing of synthetic smooth
-  images of growing resolution (the paper's dimension argument, Sec. 5 and 7.1).
-* :func:`make_private` — Example 4: a *trainer* (a data subset in, parameters out) made
-  PAC-private: ``m`` Monte-Carlo trainings, the noise per budget ``v``, and the utility of the
-  released model ``M(X*) + B`` against its clean version.
-
-Which Algorithm 1 output the paper printed is not stated, so both noises are reported:
-``pac_algorithm1_<branch>`` (its eigengap test picks the branch; Theorem 4's guarantee) and
-``pac_theorem3_estimated`` (Theorem 3's anisotropic noise on the estimated spectrum, no floor,
-no guarantee).
+output with that noise. Two engines, each returning tidy rows (a list of dicts) (more in
+``docs/modules.md``).
 """
 
 from __future__ import annotations

@@ -3,20 +3,8 @@
 Algorithm 1 on the mechanism "train a model on X" (pac paper, Example 4) needs ``m`` independent
 trainings, one per data draw ``X^(k)``. They share the architecture, the initialisation (the
 mechanism is deterministic: a fixed init, assumed) and the step schedule, and differ only in their
-data subset. Here their parameters are stacked into ``[m, ...]`` tensors and trained together:
-
-- ``train_batched``: hand-written forward/backward. The default ``"wide"`` mode trains the
-  models as one wide model over the shared pool: the first layer of all of them is one GEMM
-  ``X [N, in] @ [W1_1 | ... | W1_m]`` and its gradient one GEMM ``X^T @ G``, each model's subset
-  selects rows of the hidden activations (an index list, never a copy of the inputs), and the
-  later, narrow layers run as batched matmuls on ``[m, n, h]``. Two older layouts stay for
-  comparison: ``"gather"`` copies each model's inputs ``X[idx_k]`` (``[m, n, in]``: the memory
-  traffic of a loop) and ``"mask"`` runs every layer of every model on the whole pool with
-  weights ``1/n`` on its subset.
-- ``train_vmap``: ``torch.func.vmap`` of ``torch.func.grad`` over stacked parameters and data.
-- ``train_single``: one model, ``torch.nn`` + autograd: the loop baseline and the reference.
-
-All three give the same weights up to float rounding (tests check it).
+data subset. Here their parameters are stacked into ``[m, ...]`` tensors and trained together (more
+in ``docs/modules.md``).
 """
 
 from __future__ import annotations
@@ -216,13 +204,6 @@ def choose_layout(
 _threshold_backward: Any = torch.ops.aten.threshold_backward.grad_input
 
 
-def _loss_grad(logits: Tensor, onehot: Tensor, weight: float) -> Tensor:
-    """``d/dz Σ_n w CE_n = w (softmax(z) − onehot)``, in place on ``logits`` (a by-hand softmax:
-    ``torch.softmax`` over a last dimension of 10 is slow on CPU)."""
-    g = (logits - logits.amax(dim=-1, keepdim=True)).exp_()
-    return g.div_(g.sum(dim=-1, keepdim=True)).sub_(onehot).mul_(weight)
-
-
 def train_batched(
     spec: MLPSpec,
     init: Tensor,
@@ -238,23 +219,14 @@ def train_batched(
     """Full-batch gradient descent of ``m`` models, model ``k`` on ``(x, y)[subsets[k]]``.
 
     Args:
-        spec: the architecture. init: the shared initial parameters ``[P]``.
-        x, y: the pool ``[N, in]`` and labels ``[N]``, on the training device (CUDA when
-            present: every mode is device-agnostic torch).
-        subsets: ``[m, n]`` indices into the pool (one data draw ``X^(k)`` per row), distinct
-            within a row.
+        x, y: the pool ``[N, in]`` and labels ``[N]`` on the training device; init: ``[P]``.
+        subsets: ``[m, n]`` indices into the pool (one data draw ``X^(k)`` per row).
         steps, lr: the GD schedule (Example 4: 1,500 steps at 0.05); loss: mean cross-entropy.
-        chunk: models trained at once (bounds memory: ``wide`` holds ``2·N·chunk·h1`` floats
-            for layer 1, ``gather`` ``chunk·n·(in+1)``, both ``2·chunk·n·h`` per later layer).
-        mode: ``"auto"`` (default: ``"wide"`` or ``"gather"``, whichever the cost model
-            :func:`choose_layout` predicts cheaper for these sizes and device), ``"wide"`` (one
-            wide model over the shared pool), ``"gather"`` (each model's inputs copied out once,
-            ``[chunk, n, in+1]``: a loop's flops without its per-call overhead) — both in
-            :func:`_train_chunk_closed_form` — or ``"mask"`` (every model on the whole pool, weights
-            ``1/n`` on its subset and 0 elsewhere: no copies, but every layer does ``N/n`` times
-            the work; older code without preallocated buffers, kept for comparison).
-        loops: runs the chunks of trainings (``"trainings"``) and each chunk's steps
-            (``"pac training steps"``; :mod:`privrepro.loops`).
+        chunk: models trained at once (bounds memory).
+        mode: ``"wide"`` (one wide model over the shared pool), ``"gather"`` (each model's inputs
+            copied out once), both closed-form (:func:`_train_chunk_closed_form`); ``"mask"``
+            (every model on the whole pool, weights ``1/n`` on its subset; kept for comparison);
+            ``"auto"``: wide or gather, as :func:`choose_layout` predicts cheaper.
 
     Returns:
         ``[m, P]`` final parameters ``M(X^(k))``.

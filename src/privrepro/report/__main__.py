@@ -12,7 +12,7 @@ import sys
 
 from privrepro.commands import command_parser
 from privrepro.report.make import generate_report
-from privrepro.report.references import ReferenceError
+from privrepro.report.reference_records import ReferenceError
 
 
 def main(argv: list[str] | None = None) -> int:

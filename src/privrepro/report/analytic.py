@@ -4,14 +4,7 @@ Each function takes plain arguments (numbers, strings, lists, as a reference fil
 calls the project's library and returns a tidy table the claim's ``table: computed`` selectors
 read. Nothing here needs a dataset.
 
-ip (Tian & Tandon, arXiv 2411.18746): the noise scale of Gauss-Output and Gauss-Input at each
-(α, ε) of Table 6 under the paper's (classical) and the exact-δ calibration
-(:func:`ip_noise_scales`); the expected noise norm each adds at the same σ
-(:func:`ip_noise_norms`); the exact δ the classical σ achieves (:func:`ip_classical_true_delta`).
-
-pb (Jiang et al., arXiv 2412.10612): the local minima of ε₀ ↦ ε under the paper's formulas and
-exactly (:func:`pb_objective_minima`, Sec. 3.4's "single peak"); Appendix D's bound against the
-exact profile (:func:`pb_appendix_d_check`).
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

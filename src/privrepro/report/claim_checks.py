@@ -93,15 +93,21 @@ _COMMON: Spec = {
     "x": {"type": "string"},
     "range": {"type": "object", "schema": {"min": {"type": "number"}, "max": {"type": "number"}}},
 }
+_PAIR: Spec = {
+    "lhs": {"type": "object", "required": True},
+    "rhs": {"type": "object", "required": True},
+}
+_RELATION: Spec = {
+    "relation": {"type": "string", "required": True, "choices": RELATIONS},
+    "margin": {"type": "number"},
+    "tolerance": {"type": "number", "min": 0.0},
+    "measure": {"type": "string", "choices": ("difference", "ratio")},
+}
 CHECK_SCHEMAS: dict[str, Spec] = {
     "compare": {
         **_COMMON,
-        "lhs": {"type": "object", "required": True},
-        "rhs": {"type": "object", "required": True},
-        "relation": {"type": "string", "required": True, "choices": RELATIONS},
-        "margin": {"type": "number"},
-        "tolerance": {"type": "number", "min": 0.0},
-        "measure": {"type": "string", "choices": ("difference", "ratio")},
+        **_PAIR,
+        **_RELATION,
         "quantifier": {"type": "string", "choices": ("all", "any")},
     },
     "monotone": {
@@ -113,28 +119,12 @@ CHECK_SCHEMAS: dict[str, Spec] = {
     },
     "crossover": {
         **_COMMON,
-        "lhs": {"type": "object", "required": True},
-        "rhs": {"type": "object", "required": True},
+        **_PAIR,
         "low": {"type": "string", "required": True, "choices": ("<", ">")},
         "high": {"type": "string", "required": True, "choices": ("<", ">")},
     },
-    "trend": {
-        **_COMMON,
-        "series": {"type": "object", "required": True},
-        "relation": {"type": "string", "required": True, "choices": RELATIONS},
-        "margin": {"type": "number"},
-        "tolerance": {"type": "number", "min": 0.0},
-        "measure": {"type": "string", "choices": ("difference", "ratio")},
-    },
-    "stat": {
-        **_COMMON,
-        "lhs": {"type": "object", "required": True},
-        "rhs": {"type": "object", "required": True},
-        "relation": {"type": "string", "required": True, "choices": RELATIONS},
-        "margin": {"type": "number"},
-        "tolerance": {"type": "number", "min": 0.0},
-        "measure": {"type": "string", "choices": ("difference", "ratio")},
-    },
+    "trend": {**_COMMON, "series": {"type": "object", "required": True}, **_RELATION},
+    "stat": {**_COMMON, **_PAIR, **_RELATION},
     "all_of": {**_COMMON, "parts": {"type": "list", "required": True}},
 }
 

@@ -15,7 +15,7 @@ from privrepro.report.figure_section import PROVENANCE_HEADER, provenance_row
 from privrepro.report.labels import (
     figure_link,
 )
-from privrepro.report.references import ReferenceSet
+from privrepro.report.reference_records import ReferenceSet
 from privrepro.report.results import FigureResults
 
 __all__ = ["method_section", "provenance_section"]

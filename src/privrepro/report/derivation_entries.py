@@ -2,17 +2,8 @@
 
 A derived reference value is not a number typed in from a note: it carries the computation that
 produced it, so a reader can rerun it. Either a ``formula`` in words (a closed form with its
-numbers) or a ``function`` of the project the report calls with plain arguments::
-
-    derivation:
-      formula: "1 − δ·Σ_{i<k} e^{iε} at k = 13, ε = 1, δ = 1e-7"
-      function: privrepro.dp.group:drop_probability_lower_bound
-      args: {k: 13, epsilon: 1.0, delta: 1.0e-7}
-
-Only functions of the ``privrepro`` package can be named (imported by name, never ``eval``'d);
-arguments are numbers, strings, booleans or lists of them. ``output`` picks a key, attribute or
-index of the result. :func:`run_computation` returns the result; a failing call returns the
-error in words instead of raising, so a broken derivation shows in the report without stopping it.
+numbers) or a ``function`` of the project the report calls with plain arguments (more in
+``docs/modules.md``).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from privrepro.report.labels import (
     fmt_num,
     section_anchor,
 )
-from privrepro.report.references import Erratum, Lookup
+from privrepro.report.reference_records import Erratum, Lookup
 from privrepro.report.report_inputs import Derivations
 from privrepro.report.results import FigureResults, make_target
 from privrepro.report.row_selection import choose_profile, data_labels, profiles_of, where_text

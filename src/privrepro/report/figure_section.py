@@ -38,7 +38,7 @@ from privrepro.report.labels import (
     significant_digits,
     stand_in_labels,
 )
-from privrepro.report.references import Erratum
+from privrepro.report.reference_records import Erratum
 from privrepro.report.report_inputs import Derivations, ReportPaths
 from privrepro.report.results import FigureResults, make_target
 from privrepro.report.row_selection import choose_profile, data_labels, profiles_of

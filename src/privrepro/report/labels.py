@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from privrepro.data.provenance import is_stand_in_label
-from privrepro.report.references import ReferenceSet
+from privrepro.report.reference_records import ReferenceSet
 from privrepro.report.results import FigureResults
 from privrepro.report.row_selection import choose_profile, data_labels, profiles_of
 

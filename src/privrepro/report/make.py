@@ -9,7 +9,8 @@ import pandas as pd
 
 from privrepro.report.claims import build_claim_card
 from privrepro.report.labels import PAPERS, referenced_figures, report_papers
-from privrepro.report.references import ReferenceSet, load_references
+from privrepro.report.reference_records import ReferenceSet
+from privrepro.report.references import load_references
 from privrepro.report.render import build_document, compute_derivations, write_report
 from privrepro.report.report_inputs import ReportPaths
 from privrepro.report.results import FigureResults, load_results
@@ -41,21 +42,13 @@ def generate_report(
     """Build the scorecard and the report.
 
     Args:
-        results: the results folder (``results/<paper>/<figure>.*``).
-        plots: the plots folder (``plots/<paper>/<figure>.png``).
-        out: the Markdown report; the HTML page is written next to it (same stem).
-        references: the folder of reference files (default: the package's ``references/``).
-        conf: ``conf/experiment``, to list figures that exist but have not been run (skipped
-            when the folder is absent).
-        html: also write the self-contained HTML page.
+        out: the Markdown report; the HTML page (``html``) is written next to it.
+        references: the reference files (default: the package's ``references/``).
+        conf: ``conf/experiment``, to list figures that have not run (skipped when absent).
 
     Returns:
-        The scorecard of values (also written to ``<results>/scorecard.csv``), the claims'
-        (``<results>/claims.csv``), the counts and the paths.
-
-    Raises:
-        privrepro.report.references.ReferenceError: a malformed reference file. (An unreadable
-            results file does not stop the report: its figure says why.)
+        The scorecards of values and claims (also ``<results>/scorecard.csv``, ``claims.csv``),
+        the counts and the paths. A malformed reference file raises ``ReferenceError``.
     """
     from privrepro.store.atomic import atomic_write_table
 

@@ -1,19 +1,6 @@
 """A small schema language for the reference files: key → accepted types, required, choices.
 
-``check_schema(obj, schema, fail)`` calls ``fail(key, problem)`` on the first problem (the
-callers raise :class:`~privrepro.report.references.ReferenceError`, which names the file and the
-entry). Types: ``"number"`` (int or float, not bool or NaN), ``"string"``, ``"id"``,
-``"object"`` (a mapping checked with its own ``schema``), ``"mapping"`` (column → a scalar, or a
-list of scalars meaning any of them), ``"list"``, ``"lookups"`` (a mapping or a list of them),
-``"any"``.
-
-Why not pydantic or jsonschema: a bad reference file must stop the report with one line naming
-the file, the entry, the key, the value and what is allowed (practice 5), for the first problem
-in the entry. Both libraries report errors in their own words and structure (pydantic's
-``Input should be …`` with a location tuple; jsonschema's messages per schema keyword), so the
-specs would be rewritten as models or JSON Schemas *and* their errors translated back into these
-lines — about as much code as this checker. Neither is a dependency of the core install either:
-pydantic is locked only through the ``mlflow`` extra, jsonschema not at all.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

@@ -1,15 +1,7 @@
 """The reproduction report: a short front page, ``REPORT.md`` / ``REPORT.html``, and the
 details one click away in ``REPORT/`` (each page as Markdown and as a self-contained HTML page).
 
-The front page: the summary (per paper: printed values reproduced / failed / not comparable,
-derived values consistent / inconsistent / not comparable, claims reproduced / contradicted / not
-comparable, errata; the claims contradicted and the values that fail) and the contents. A page
-per paper: each figure — a banner first when it was computed on stand-in data — with its plot,
-source, provenance (git sha, profile, data, device, the scored units' compute time), the choices
-it assumed, the paper's claims about it with their verdicts and its values beside the published
-ones; then the paper's errata, each with the evidence the harness computed (looked up in the
-results or computed by a project function, never typed in). Then the rehearsal, the provenance
-of every figure and the method, a page each.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations
@@ -43,7 +35,7 @@ from privrepro.report.labels import (
     report_papers,
     section_anchor,
 )
-from privrepro.report.references import ReferenceSet
+from privrepro.report.reference_records import ReferenceSet
 from privrepro.report.rehearsal_section import rehearsal_section
 from privrepro.report.report_inputs import Derivations, ReportPaths
 from privrepro.report.results import FigureResults

@@ -56,17 +56,12 @@ class FigureResults:
         meta: the ``.meta.json`` mapping (empty when absent).
         png, pdf: the plot files, when they exist.
         config_title: the first comment line of the figure's config, when one was found.
-        error: why a results file that exists could not be read (the figure is then treated as
-            having no results, and the report says why).
-        canonical: the canonical view of each profile (``meta.json``'s ``canonical``: seeds,
-            unit ids, parameters); ``table`` then holds those units alone.
+        error: why a results file that exists could not be read (then no results).
+        canonical: each profile's canonical view (``meta.json``); ``table`` holds its units alone.
         table_units: how many units the whole table holds (scored or not), when known.
-        no_canonical: when the table holds units but none is a canonical unit (the figure's own
-            configuration of some profile at every unit of a seed): why, from ``meta.json``'s
-            ``canonical_gaps``. Such a figure ran, but has nothing to score: the report says
-            "no canonical view", not "not run".
-        warnings: what reading the results found and set right (a ``summary.csv`` that does not
-            match its hash in ``meta.json``, re-derived from the verified table), one line each.
+        no_canonical: why a table with units has no canonical one (``canonical_gaps``): the
+            report says "no canonical view", not "not run".
+        warnings: what reading the results set right (a summary re-derived), one line each.
     """
 
     paper: str
@@ -237,7 +232,7 @@ def _verified_summary(
         return None
     from privrepro.runner.canonical import canonical_summary, views_from_records
     from privrepro.runner.figure_tables import figure_recipe
-    from privrepro.runner.plan import load_recipe
+    from privrepro.runner.recipe_config import load_recipe
 
     try:
         recipe = load_recipe(figure_recipe(fr.paper, fr.figure, conf)[0])

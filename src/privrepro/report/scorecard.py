@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privrepro.report.references import Lookup, ReferenceSet, ReferenceValue
+from privrepro.report.reference_records import Lookup, ReferenceSet, ReferenceValue
 from privrepro.report.results import FigureResults, make_target
 from privrepro.report.row_selection import (
     choose_profile,

@@ -29,7 +29,7 @@ from privrepro.report.labels import (
     section_anchor,
     stand_in_labels,
 )
-from privrepro.report.references import ReferenceSet
+from privrepro.report.reference_records import ReferenceSet
 from privrepro.report.report_inputs import ReportPaths
 from privrepro.report.results import FigureResults
 

@@ -11,6 +11,7 @@ exit status is 2 when every failure was of that kind, 1 when any other error occ
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 import traceback
@@ -23,10 +24,8 @@ from privrepro.runner.cli import report_run
 from privrepro.runner.preflight import error_line
 from privrepro.runner.run import run_experiment
 
-__all__ = ["main"]
 
-
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = command_parser("privrepro-all", __doc__)
     parser.add_argument(
         "--target",
@@ -38,9 +37,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", default="smoke", help="smoke (default), paper or tiny")
     parser.add_argument("--list", action="store_true", help="list the experiments and exit")
     parser.add_argument("overrides", nargs="*", help="Hydra overrides for every figure")
-    args = parser.parse_args(argv)
-    quiet_console_logging()
+    return parser
 
+
+def _run_one(name: str, overrides: list[str]) -> tuple[str, bool] | None:
+    """Run one experiment: ``None`` when it ran, else why not and whether that is more than a
+    configuration error or a missing dataset file (said in one line)."""
+    try:
+        report_run(run_experiment(name, overrides))
+    except (ConfigError, MissingDataError) as exc:
+        print(f"{name}: {error_line(exc)}", file=sys.stderr)
+        return str(exc), False
+    except OSError as exc:  # an I/O failure naming its path: one line
+        line = error_line(exc)
+        if line is None:
+            traceback.print_exc()
+            line = f"{type(exc).__name__}: {exc}"
+        print(f"{name}: {line}", file=sys.stderr)
+        return line, True
+    except Exception as exc:  # keep going: other figures are independent
+        traceback.print_exc()
+        return f"{type(exc).__name__}: {exc}", True
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    quiet_console_logging()
     if args.target:
         entries = [e for t in args.target for e in resolve_target(t)]
     else:
@@ -49,36 +72,16 @@ def main(argv: list[str] | None = None) -> int:
         for e in entries:
             print(f"{e.make_target:<22} experiment={e.name:<22} {e.description}")
         return 0
-
-    failures: list[tuple[str, str]] = []
-    other_errors = 0
     t0 = time.perf_counter()
-    for entry in entries:
-        try:
-            run = run_experiment(entry.name, [f"profile={args.profile}", *args.overrides])
-            report_run(run)
-        except (ConfigError, MissingDataError) as exc:
-            print(f"{entry.name}: {error_line(exc)}", file=sys.stderr)
-            failures.append((entry.name, str(exc)))
-        except OSError as exc:  # an I/O failure naming its path: one line
-            line = error_line(exc)
-            if line is None:
-                traceback.print_exc()
-                line = f"{type(exc).__name__}: {exc}"
-            print(f"{entry.name}: {line}", file=sys.stderr)
-            other_errors += 1
-            failures.append((entry.name, line))
-        except Exception as exc:  # keep going: other figures are independent
-            traceback.print_exc()
-            other_errors += 1
-            failures.append((entry.name, f"{type(exc).__name__}: {exc}"))
+    overrides = [f"profile={args.profile}", *args.overrides]
+    failures = [(e.name, f) for e in entries if (f := _run_one(e.name, overrides)) is not None]
     print(
         f"{len(entries) - len(failures)}/{len(entries)} figures done in "
         f"{time.perf_counter() - t0:.1f} s (profile={args.profile})"
     )
-    for name, why in failures:
+    for name, (why, _) in failures:
         print(f"FAILED {name}: {why}", file=sys.stderr)
-    return 1 if other_errors else (2 if failures else 0)
+    return 1 if any(other for _, (_, other) in failures) else (2 if failures else 0)
 
 
 if __name__ == "__main__":

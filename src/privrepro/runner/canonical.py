@@ -1,19 +1,6 @@
 """A figure's canonical view: for each profile, the units its own configuration makes, every seed.
 
-A figure's table holds every verified unit of the figure in the store: the default runs, ad-hoc
-runs (``privrepro experiment=cl/fig2 profile=paper seed=3 params.k_max=200``) and the jobs of
-sweeps. Its default plot, ``<figure>.summary.csv`` and the report show the *canonical* units of
-each profile alone: the units ``privrepro experiment=<paper>/<figure> profile=<profile>`` makes
-(the experiment's and the profile's parameters, no command-line override), at every root seed
-for which the store holds all of them. A seed that holds only some of them (a sweep's job with
-``params.epsilons=[1.0]``) is not canonical at that seed: those units belong to the sweep.
-
-Each profile's own units are recorded in the store (:func:`record_canonical`: by the plan of a
-run of the figure's own parameters, and by ``make tables`` from the config tree), so a view is a
-function of the store alone, never of what ran last, and reading it composes no configuration: a
-sweep or an ad-hoc run leaves it as it was unless it completes the figure's own units at another
-seed. Where one seed holds the same parameters twice (on other data: the data fingerprint is part
-of a unit's identity), the copy finished last is the canonical one.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations
@@ -23,7 +10,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, is_dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import pandas as pd
 
@@ -31,23 +18,10 @@ from privrepro.bounded_read import UNIT_JSON_BYTES, read_json
 from privrepro.config.secrets import redact
 from privrepro.config.validation import assumptions_of, build_params
 from privrepro.figures.api import Figure
+from privrepro.runner.figure_tables import DerivedTable, StoredUnit
 from privrepro.store.atomic import atomic_write_text
 from privrepro.store.identity import canonical_json
 from privrepro.store.units import UnitStore
-
-__all__ = [
-    "FAITHFUL_ORDER",
-    "CanonicalView",
-    "canonical_summary",
-    "canonical_views",
-    "default_view",
-    "faithful_first",
-    "is_canonical_run",
-    "record_canonical",
-    "recorded_profiles",
-    "select_units",
-    "views_from_records",
-]
 
 log = logging.getLogger("privrepro.canonical")
 
@@ -59,32 +33,6 @@ RECORD_PREFIX = "canonical-"
 
 def _plain(params: Any) -> Any:
     return asdict(params) if is_dataclass(params) and not isinstance(params, type) else params
-
-
-class StoredUnitLike(Protocol):
-    """What a view reads of a verified unit (:class:`~privrepro.runner.figure_tables.StoredUnit`)."""
-
-    @property
-    def unit_id(self) -> str: ...
-    @property
-    def profile(self) -> str: ...
-    @property
-    def seed(self) -> int: ...
-    @property
-    def params(self) -> Mapping[str, Any]: ...
-    @property
-    def env(self) -> Mapping[str, Any]: ...
-
-
-class DerivedLike(Protocol):
-    """What a view reads of a derived table (:class:`~privrepro.runner.figure_tables.DerivedTable`)."""
-
-    @property
-    def paper(self) -> str: ...
-    @property
-    def figure(self) -> str: ...
-    @property
-    def units(self) -> Sequence[StoredUnitLike]: ...
 
 
 def select_units(table: pd.DataFrame, unit_ids: Sequence[str]) -> pd.DataFrame:
@@ -99,15 +47,8 @@ def select_units(table: pd.DataFrame, unit_ids: Sequence[str]) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class CanonicalView:
-    """The canonical units of one profile.
-
-    Attributes:
-        profile: the profile (``smoke``).
-        params: the recipe's parameters for that profile (validated dataclass).
-        seeds: the root seeds holding every unit of the figure's own configuration.
-        unit_ids: those units, seed by seed, each seed's in the recipe's order.
-        units_per_seed: how many units the figure's own configuration makes.
-    """
+    """The canonical units of one profile: at each of ``seeds`` (those holding them all) the
+    ``units_per_seed`` units its own ``params`` make, in the recipe's order."""
 
     profile: str
     params: Any
@@ -150,12 +91,8 @@ def record_canonical(
     units: Sequence[Mapping[str, Any]] = (),
     error: str | None = None,
 ) -> None:
-    """Keep in the store the units ``experiment=<paper>/<figure> profile=<profile>`` makes (the
-    figure's own parameters), or why that configuration cannot be composed (``error``).
-
-    The plan of a run of the figure's own parameters records its profile's list; ``make tables``
-    records every profile the store holds from the config tree. Views read these records only
-    (:func:`canonical_views`)."""
+    """Keep in the store the units the figure's own configuration makes for ``profile``, or why
+    it cannot be composed (``error``); views read only these records."""
     record: dict[str, Any] = {"profile": profile, "recipe": recipe_id[0], "version": recipe_id[1]}
     if error is not None:
         record["error"] = error
@@ -184,12 +121,8 @@ def recorded_profiles(store: UnitStore) -> dict[str, Any]:
 def _own_units(
     recipe: Figure[Any], recipe_id: tuple[str, int], record: Any
 ) -> tuple[Any, list[Any]]:
-    """The parameters and units a profile's record holds, validated by the recipe.
-
-    Raises:
-        ValueError: why the record gives no view (its configuration cannot be composed, or it
-            was recorded for another recipe or version).
-    """
+    """The parameters and units a profile's record holds, validated by the recipe; else a
+    ``ValueError`` saying why it gives no view."""
     if record is None:
         raise ValueError("no record of its own configuration (run it, or `make tables`)")
     if "error" in record:
@@ -204,10 +137,10 @@ def _own_units(
 
 
 def _view(
-    units: Sequence[StoredUnitLike], profile: str, params: Any, own: Sequence[Mapping[str, Any]]
+    units: Sequence[StoredUnit], profile: str, params: Any, own: Sequence[Mapping[str, Any]]
 ) -> CanonicalView:
     slot_of = {canonical_json(dict(u)): i for i, u in enumerate(own)}
-    by_seed: dict[int, dict[int, StoredUnitLike]] = {}
+    by_seed: dict[int, dict[int, StoredUnit]] = {}
     for unit in units:
         if unit.profile != profile:
             continue
@@ -224,18 +157,14 @@ def _view(
 
 
 def canonical_views(
-    derived: DerivedLike,
+    derived: DerivedTable,
     recipe: Figure[Any],
     recipe_id: tuple[str, int],
     records: Mapping[str, Any],
     gaps: dict[str, str] | None = None,
 ) -> dict[str, CanonicalView]:
-    """The canonical view of each profile the table holds, the most faithful first, from each
-    profile's recorded own units (:func:`recorded_profiles`); a profile with no usable record
-    has none, said in one warning line.
-
-    ``gaps``, when given, receives each profile the table holds with no view and why (no usable
-    record of its own configuration, or no seed holds every unit it makes)."""
+    """The canonical view of each profile the table holds, the most faithful first, from its
+    record (:func:`recorded_profiles`); ``gaps`` receives each profile with none and why."""
     out: dict[str, CanonicalView] = {}
     profiles = faithful_first(sorted({u.profile for u in derived.units}))
     for profile in profiles:
@@ -302,13 +231,8 @@ def canonical_summary(
 
 
 def views_from_records(recipe: Figure[Any], records: Mapping[str, Any]) -> dict[str, CanonicalView]:
-    """The views a ``meta.json`` records (``canonical``: :meth:`CanonicalView.record` per profile),
-    their parameters validated by the recipe's parameter dataclass.
-
-    Raises:
-        ValueError: naming the profile whose record is not a view (a ``ConfigError`` for
-            parameters out of range).
-    """
+    """The views a ``meta.json`` records, their parameters validated by the recipe; a record
+    that is not a view is a ``ValueError`` naming its profile."""
     out = {}
     for profile, rec in records.items():
         if not isinstance(rec, Mapping) or not isinstance(rec.get("unit_ids"), list):

@@ -8,15 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = [
-    "ExperimentEntry",
-    "conf_dir",
-    "experiment_recipe",
-    "figure_recipes",
-    "list_experiments",
-    "resolve_target",
-]
-
 
 def conf_dir() -> Path:
     """The Hydra config root: ``PRIVREPRO_CONF``, else the checkout's ``conf/``, else the copy an
@@ -86,12 +77,8 @@ def resolve_target(target: str, root: Path | None = None) -> list[ExperimentEntr
 
 
 def experiment_recipe(path: Path) -> tuple[str, str, str] | None:
-    """``(paper, figure, recipe)`` of an experiment config: the figure it writes
-    (``figure.paper``, ``figure.name``; the file's folder and name by default) and the recipe its
-    defaults list names (``- /recipe: package.module:Class``); ``None`` when it names none.
-
-    The file is read as YAML data: nothing in it is imported or run.
-    """
+    """``(paper, figure, recipe)`` of an experiment config, read as YAML data; ``None`` when its
+    defaults list names no ``/recipe``."""
     import yaml
 
     try:
@@ -115,11 +102,7 @@ def experiment_recipe(path: Path) -> tuple[str, str, str] | None:
 
 def figure_recipes(root: Path | None = None) -> dict[tuple[str, str], str]:
     """The registry of the project's figures: ``(paper, figure)`` → the recipe its experiment
-    config names (``package.module:Class``), for every ``conf/experiment/<paper>/<figure>.yaml``.
-
-    This is where a figure's recipe comes from when its table is derived or its plot redrawn;
-    never from a name read from the run store or a results file.
-    """
+    config names (never a name read from the store or a results file)."""
     out: dict[tuple[str, str], str] = {}
     for entry in list_experiments(root):
         found = experiment_recipe(entry.path)

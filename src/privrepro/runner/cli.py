@@ -1,21 +1,6 @@
 """``privrepro``: the Hydra command line.
 
-    privrepro experiment=cl/fig2                       # one figure, smoke profile
-    privrepro experiment=cl/fig2 profile=paper seed=3  # overrides
-    privrepro -m experiment=cl/fig2 params.epsilons=[1.0],[8.0] hydra/launcher=local
-    privrepro -m experiment=cl/fig2,pb/fig1            # several figures in one sweep
-    privrepro -m "experiment=glob(pb/*)"               # every figure that matches
-    eval "$(privrepro -sc install=bash)"               # shell completion (Hydra's)
-    privrepro --help                                   # the experiments and the main options
-
-A configuration error (unknown key, value out of range, a unit too big for the machine, an
-unwritable output folder, a multirun of zero jobs, an ``interval()`` sweep the basic sweeper
-cannot enumerate) is reported in one line naming the key, the
-value and the allowed range, with exit status 2, before anything is computed. A missing or
-damaged dataset file is reported the same way: one line naming the file (and what differs), how
-to obtain a good copy and what points at the data root, exit status 2. An I/O failure while
-writing (a full disk, a special file system) is one line naming the path, exit status 1; the
-store is left as it was (a unit's build folder is removed, every file is written atomically).
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations
@@ -32,8 +17,6 @@ from privrepro.data.registry import MissingDataError
 from privrepro.runner.catalog import conf_dir
 from privrepro.runner.preflight import error_line
 from privrepro.runner.sweeps import invocation, record_command
-
-__all__ = ["main"]
 
 
 def report_run(run: object, job: int | None = None) -> str:
@@ -145,12 +128,8 @@ def sweep_folder_problem(argv: list[str]) -> ConfigError | None:
 
 
 def expand_experiment_glob(argv: list[str]) -> list[str]:
-    """``experiment=glob(pb/*)`` as the list of the experiments it matches (Hydra's own glob
-    sees only the top of a nested config group); ``argv`` unchanged when there is none.
-
-    Raises:
-        ConfigError: when the glob matches no experiment.
-    """
+    """``experiment=glob(pb/*)`` as the list of the experiments it matches (Hydra's own glob sees
+    only the top of a nested group); a glob that matches none is a ``ConfigError``."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.core.override_parser.types import Glob
 
@@ -226,10 +205,29 @@ def _app(cfg: DictConfig) -> str:
     return report_run(run, int(hc.job.num) if multirun else None)
 
 
+def _refusal(args: list[str]) -> tuple[list[str], str | None]:
+    """The arguments with any experiment glob expanded, and why they are refused (one line), or
+    ``None``: a glob matching nothing, a misspelt name, a bad override, an empty sweep."""
+    from privrepro.runner.cli_help import check_arguments
+
+    try:
+        args = expand_experiment_glob(args)
+    except ConfigError as exc:
+        return args, f"configuration error: {exc}"
+    problem = check_arguments(args)
+    if problem:
+        return args, problem
+    for check in (override_problem, empty_sweep, sweep_folder_problem):
+        bad = check(args)
+        if bad is not None:
+            return args, f"configuration error: {bad}"
+    return args, None
+
+
 def main() -> None:
     """Entry point of the ``privrepro`` script: help and misspelt names are answered here, in
     one line, before Hydra composes anything (``privrepro.runner.cli_help``)."""
-    from privrepro.runner.cli_help import check_arguments, usage, with_profile_from_env
+    from privrepro.runner.cli_help import usage, with_profile_from_env
 
     args = sys.argv[1:]
     if any(a in _COMPLETION for a in args):  # Hydra's shell completion, no experiment needed
@@ -243,22 +241,9 @@ def main() -> None:
         print(usage())
         sys.exit(0)
     typed = list(args)
-    try:
-        args = expand_experiment_glob(args)
-    except ConfigError as exc:
-        print(f"privrepro: configuration error: {exc}", file=sys.stderr)
-        sys.exit(2)
-    problem = check_arguments(args)
-    if problem:
+    args, problem = _refusal(args)
+    if problem is not None:
         print(f"privrepro: {problem}", file=sys.stderr)
-        sys.exit(2)
-    bad = override_problem(args)
-    if bad is not None:
-        print(f"privrepro: configuration error: {bad}", file=sys.stderr)
-        sys.exit(2)
-    empty = empty_sweep(args) or sweep_folder_problem(args)
-    if empty is not None:
-        print(f"privrepro: configuration error: {empty}", file=sys.stderr)
         sys.exit(2)
     record_command(typed)  # as typed: recorded by every unit and table, and the sweep folder
     sys.argv[1:] = with_profile_from_env(args)

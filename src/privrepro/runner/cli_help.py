@@ -15,8 +15,6 @@ from typing import Any
 
 from privrepro.runner.catalog import list_experiments
 
-__all__ = ["PROFILE_ENV", "check_arguments", "closest", "usage", "with_profile_from_env"]
-
 #: the profile a command runs under when it names none (as ``PROFILE=`` does for make)
 PROFILE_ENV = "PRIVREPRO_PROFILE"
 

@@ -10,14 +10,6 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-__all__ = [
-    "git_state",
-    "launcher_workers",
-    "package_versions",
-    "resolve_device",
-    "run_environment",
-]
-
 _PACKAGES = (
     "privrepro",
     "numpy",

@@ -1,39 +1,16 @@
 """A figure's table is derived from the run store, never edited (``make tables``:
 :mod:`privrepro.runner.make_tables`).
 
-``results/<paper>/<figure>.parquet`` is a pure function of the verified units in
-``experiments/<paper>/<figure>/``: every unit whose manifest verifies, whose config names this
-paper and figure and hashes to its folder's name, and whose recipe and version are the figure's
-configured ones (:func:`figure_recipe`: the recipe its experiment config names, never a name read
-from the store), all profiles and seeds, ordered by ``(profile, seed, unit_id)``,
-with the columns ``paper, figure, profile, seed, unit_id, data`` (``data``: the label of what the
-unit ran on, :class:`~privrepro.data.provenance.DataSource`, kept in the unit's environment),
-then ``data_fingerprint`` when units read different data (the fingerprint in their identities),
-then one column per parameter that differs between the units (see :func:`param_columns`), then
-the units' own rows.
-``<figure>.csv`` is its export. The Parquet is the source of truth of plots, summaries and the
-report; a CSV edited by hand no longer matches it and is reported (:func:`read_table`), never
-read in its place.
-
-Each run derives the table again at its end under a lock kept in the store
-(``experiments/<paper>/<figure>/.table.lock``), so concurrent workers never lose each other's
-rows, and a single run leaves every unit of earlier sweeps in the table. ``<figure>.summary.csv``
-and the default plot show the figure's *canonical* units (:mod:`privrepro.runner.canonical`:
-for each profile, the figure's own parameters at every seed that holds them all), whatever ran
-last; ``<figure>.meta.json`` records the last run and its units (its *selection*), the
-canonical views and every unit of the table with its parameters, and the store keeps the run's
-record (``last_run.json``) so that ``make tables`` rebuilds the meta and the summary too after
-``results/`` is deleted.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -49,7 +26,8 @@ from privrepro.bounded_read import (
 )
 from privrepro.config.secrets import redact
 from privrepro.data.provenance import UNDECLARED, DataSource
-from privrepro.runner.canonical import select_units
+from privrepro.runner.catalog import figure_recipes
+from privrepro.runner.recipe_config import load_recipe, recipe_version
 from privrepro.store.atomic import (
     atomic_write_bytes,
     atomic_write_text,
@@ -58,25 +36,6 @@ from privrepro.store.atomic import (
 )
 from privrepro.store.identity import canonical_json
 from privrepro.store.units import UnitStore
-
-__all__ = [
-    "FRONT",
-    "DerivedTable",
-    "StoredUnit",
-    "TableFiles",
-    "data_sources",
-    "derive_table",
-    "failure_line",
-    "figure_recipe",
-    "param_columns",
-    "read_meta",
-    "read_table",
-    "select_units",
-    "stored_units",
-    "table_files",
-    "table_lock",
-    "write_table",
-]
 
 log = logging.getLogger("privrepro.tables")
 
@@ -174,18 +133,8 @@ class UnknownFigure(LookupError):
 
 
 def figure_recipe(paper: str, figure: str, conf: Path | None = None) -> tuple[str, int]:
-    """The figure's configured recipe and its version, from the registry of the project's
-    figures (the recipe its ``conf/experiment/<paper>/<figure>.yaml`` names).
-
-    Only that recipe is ever imported: a recipe name read from a unit's ``config.json``, a
-    ``meta.json`` or ``last_run.json`` only selects units (or is refused), it is never imported.
-
-    Raises:
-        UnknownFigure: when no experiment config registers ``paper/figure``.
-    """
-    from privrepro.runner.catalog import figure_recipes
-    from privrepro.runner.plan import load_recipe, recipe_version
-
+    """The recipe ``conf/experiment/<paper>/<figure>.yaml`` names, and its version (a name read
+    from the store or a results file is never imported). ``UnknownFigure`` when none does."""
     name = figure_recipes(conf).get((paper, figure))
     if name is None:
         raise UnknownFigure(
@@ -265,11 +214,8 @@ def param_columns(
 ) -> dict[str, list[Any]]:
     """One column per unit parameter that differs between units and that the rows do not show.
 
-    A parameter (a key of the unit dict, nested keys dotted: ``features.source``) differs when
-    two units holding it give it different values. It needs no column when every unit's rows
-    already carry its value in a column of the same name (a list value: every row value is one
-    of its items). Otherwise it becomes the column ``<key>``, or ``unit.<key>`` when the rows use
-    that name for something else; lists and mappings are written as canonical JSON.
+    Nested keys are dotted (``features.source``); the column is ``unit.<key>`` when the rows use
+    ``<key>`` for something else; lists and mappings are written as canonical JSON.
     """
     flat = {u.unit_id: _flatten(u.params) for u in units}
     keys = sorted({k for f in flat.values() for k in f})
@@ -292,13 +238,8 @@ def derive_table(
     sources: Mapping[str, DataSource] | None = None,
     conf: Path | None = None,
 ) -> DerivedTable:
-    """The figure's table from every verified unit of ``recipe`` (default: the configured one,
-    :func:`figure_recipe` with the config root ``conf``).
-
-    Units of another recipe or version stay in the store, are left out of the table and are
-    reported in one warning line. ``sources`` (unit id → :class:`DataSource`, what the running job
-    knows of its own units) labels units stored before units recorded their data; a label a unit
-    recorded always wins.
+    """The figure's table from every verified unit of ``recipe`` (default: the configured one);
+    other units are left out in one warning line. ``sources`` labels units that recorded no data.
     """
     current = recipe or figure_recipe(store.paper, store.figure, conf)
     units = [_labelled(u, sources or {}) for u in stored_units(store)]
@@ -389,14 +330,6 @@ def table_files(results_dir: Path, paper: str, figure: str) -> TableFiles:
     )
 
 
-@contextlib.contextmanager
-def table_lock(store: UnitStore) -> Iterator[None]:
-    """Serialise the derivation of one figure's table (the lock file lives in the store;
-    :meth:`~privrepro.store.units.UnitStore.table_lock`)."""
-    with store.table_lock():
-        yield
-
-
 def _parquet_safe(table: pd.DataFrame) -> bytes:
     try:
         return parquet_bytes(table)
@@ -416,7 +349,7 @@ def sha256(data: bytes) -> str:
 def write_table(derived: DerivedTable, results_dir: Path) -> dict[str, Any]:
     """Write the Parquet (the source of truth), then its CSV export; return their facts.
 
-    The caller holds :func:`table_lock`, so temporaries left by killed writers of these files are
+    The caller holds the store's table lock, so temporaries left by killed writers of these files are
     removed here.
     """
     files = table_files(results_dir, derived.paper, derived.figure)
@@ -449,15 +382,8 @@ def write_table(derived: DerivedTable, results_dir: Path) -> dict[str, Any]:
 def read_table(
     results_dir: Path, paper: str, figure: str, meta: Mapping[str, Any] | None = None
 ) -> pd.DataFrame:
-    """The figure's table from its Parquet; a CSV or Parquet that was edited is reported.
-
-    Both are read bounded (:func:`~privrepro.bounded_read.read_bytes`: a regular file inside
-    ``results_dir`` of at most :data:`~privrepro.bounded_read.TABLE_BYTES`).
-
-    Raises:
-        FileNotFoundError: when the Parquet is missing (``make tables`` rebuilds it).
-        UnsafeFile: (an ``OSError`` naming the path) when it, or the CSV beside it, is a named
-            pipe, a device, a link out of ``results_dir`` or too large.
+    """The figure's table from its Parquet, read bounded (``UnsafeFile`` otherwise); a CSV or
+    Parquet that was edited is reported.
     """
     import io
 
@@ -494,12 +420,7 @@ def read_table(
 
 
 def read_meta(path: Path, tree: Path | None = None) -> Any:
-    """A ``meta.json`` read bounded (:func:`~privrepro.bounded_read.read_json`).
-
-    Raises:
-        FileNotFoundError, UnsafeFile: as :func:`~privrepro.bounded_read.read_bytes`.
-        ValueError: when it is not JSON or nests too deep.
-    """
+    """A ``meta.json`` read bounded (:func:`~privrepro.bounded_read.read_json`)."""
     return read_json(path, META_BYTES, tree=tree)
 
 
@@ -524,11 +445,8 @@ def write_meta(
     canonical: Mapping[str, Mapping[str, Any]] | None = None,
     extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """``meta.json``: the last run (top level), the table's facts, the canonical view of each
-    profile (``canonical``: profile → :meth:`~privrepro.runner.canonical.CanonicalView.record`,
-    the most faithful first), ``extra`` (``canonical_gaps``: profile → why it has no view;
-    ``canonical_vanished``: the profiles that had one at the previous derivation) and every unit
-    the table holds."""
+    """``meta.json``: the last run (top level), the table's facts, each profile's canonical view,
+    ``extra`` (the profiles without one and why) and every unit the table holds."""
     meta = {  # a storage URL among the parameters is written without its password
         **redact(record or {"paper": derived.paper, "figure": derived.figure}),
         "table": facts,

@@ -26,8 +26,6 @@ from privrepro.runner.figure_tables import (
 )
 from privrepro.store.units import UnitStore, figure_stores
 
-__all__ = ["main", "rebuild", "record_from_config"]
-
 
 def record_from_config(
     store: UnitStore, recipe: Figure[Any], recipe_id: tuple[str, int], conf: Path | None = None
@@ -58,8 +56,8 @@ def rebuild(
     (:func:`~privrepro.runner.publish.publish`) with the figure's configured recipe
     (:func:`figure_recipe`), each profile's canonical units recorded from the config tree
     ``conf`` first (:func:`record_from_config`)."""
-    from privrepro.runner.plan import load_recipe
     from privrepro.runner.publish import publish
+    from privrepro.runner.recipe_config import load_recipe
 
     current = figure_recipe(store.paper, store.figure, conf)
     recipe = load_recipe(current[0])

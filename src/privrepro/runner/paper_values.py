@@ -1,15 +1,6 @@
 """The values a paper printed for a figure, to be marked on its plot.
 
-Read from the project's reference files (``privrepro/report/references/<paper>*.yaml``, the
-files the report scores against; read here as data, the report's code is not imported): every
-reference of the figure whose source is the paper (``printed``, ``read-off-plot`` or
-``notebook``; values the project derived are not the paper's). A value is marked only where the
-report would compare it: the plot's profile is one of the reference's ``profiles`` and the plot
-was not drawn from stand-in data (practice 7: a stand-in is never held against a paper value).
-
-Each value reaches the recipe's :meth:`~privrepro.figures.api.Figure.mark_paper_values` as a
-:class:`PaperValue`: the summary ``metric`` and the ``where`` columns it matches (the recipe
-knows where that summary row sits on its axes), the value and where the paper printed it.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations
@@ -22,8 +13,6 @@ from typing import Any
 import yaml
 
 from privrepro.figures.api import PaperValue
-
-__all__ = ["PAPER_KINDS", "paper_values", "reference_dir"]
 
 _SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

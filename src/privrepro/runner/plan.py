@@ -4,28 +4,11 @@
     plan = plan_config(cfg)                               # a composed root config (the Hydra app)
     plan.recipe, plan.params, plan.units, plan.unit_ids, plan.sources
 
-One function, :func:`plan_config`, goes from a composed config to runnable units in the order
-every caller needs: the root keys (:func:`~privrepro.runner.preflight.validate_root`), the recipe
-the experiment config names (:func:`load_recipe`), its validated parameters (the ``params`` Hydra
-composed, :func:`effective_params`, through
-:func:`~privrepro.config.validation.build_params`), the units and their identities in the store,
-then the preflight: the device, pretrained weights, the largest unit's memory on this machine
-(host, and device: the GPU it will run on),
-the output folders, the studies' and tracking stores. Each failure is a one-line :class:`~privrepro.config.ConfigError` and nothing has been
-computed or written. Its callers:
-
-* a run (:func:`privrepro.runner.run.run_config`) computes the plan's units and derives the
-  figure's table with the plan's recipe (:attr:`FigurePlan.recipe_id`);
-* :func:`configured_recipe` gives the recipe an experiment config names, for deriving a figure's
-  table outside a run (``make tables``, :mod:`privrepro.runner.figure_tables`) from the
-  configuration rather than from a name read from a file;
-* the rehearsal (``privrepro.rehearsal``) plans the paper profile with ``check=False`` and
-  checks the target machine instead of this one.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -44,23 +27,11 @@ from privrepro.runner.preflight import (
     check_unit_list,
     validate_root,
 )
+from privrepro.runner.recipe_config import load_recipe, recipe_version
 from privrepro.runner.storages import check_storages, without_study_locations
 from privrepro.runner.time_budget import check_compute_time, launcher_limit
 from privrepro.store.identity import unit_hash
 from privrepro.store.units import UnitStore
-
-__all__ = [
-    "FigurePlan",
-    "compose",
-    "configured_recipe",
-    "effective_params",
-    "load_recipe",
-    "plan_config",
-    "plan_experiment",
-    "recipe_version",
-    "requested_device",
-    "unit_identity",
-]
 
 
 def compose(experiment: str, overrides: Sequence[str] = (), conf: Path | None = None) -> DictConfig:
@@ -76,40 +47,14 @@ def compose(experiment: str, overrides: Sequence[str] = (), conf: Path | None = 
         return hydra_compose("config", overrides=[f"experiment={experiment}", *overrides])
 
 
-def load_recipe(path: str) -> Figure[Any]:
-    """Instantiate the recipe named ``package.module:Class``."""
-    module_name, _, class_name = path.partition(":")
-    if not class_name:
-        raise ConfigError("figure.recipe", path, "must read 'package.module:ClassName'")
-    try:
-        cls = getattr(importlib.import_module(module_name), class_name)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError("figure.recipe", path, f"cannot be imported ({exc})") from exc
-    if not (isinstance(cls, type) and issubclass(cls, Figure)):
-        raise ConfigError(
-            "figure.recipe", path, "must name a privrepro.figures.api.Figure subclass"
-        )
-    return cls()
-
-
 def configured_recipe(experiment: str, conf: Path | None = None) -> Figure[Any]:
     """The recipe the experiment config ``conf/experiment/<paper>/<figure>.yaml`` names."""
     return load_recipe(str(compose(experiment, (), conf).figure.recipe))
 
 
-def recipe_version(recipe: Figure[Any]) -> int:
-    """The recipe's ``version`` (1 unless it declares one): part of every unit's identity."""
-    return int(getattr(recipe, "version", 1))
-
-
 def effective_params(cfg: DictConfig) -> dict[str, Any]:
-    """The ``params`` Hydra composed, resolved: exactly what ``--cfg job`` prints.
-
-    Hydra merges, in order, the recipe's defaults (``recipe/<module>:<Class>``), the experiment's
-    values, the profile's (``conf/params/<paper>/<figure>/<profile>.yaml``, after any shared
-    per-profile file the experiment lists) and the command line's ``params.*``; nothing is merged
-    after it.
-    """
+    """The ``params`` Hydra composed (recipe defaults, experiment, profile, command line),
+    resolved: exactly what ``--cfg job`` prints."""
     return OmegaConf.to_container(cfg.params, resolve=True)  # type: ignore[return-value]
 
 
@@ -122,11 +67,8 @@ def unit_identity(
     unit: Mapping[str, Any],
     data: DataSource | None = None,
 ) -> dict[str, Any]:
-    """What names a unit in the store (its ``config.json``; its hash is the unit's folder).
-
-    ``data``: what the unit reads; its fingerprint, for data read from a data root, is part of
-    the identity, so the same unit on other data is another unit. Where the unit's studies are
-    kept is not (:func:`~privrepro.runner.storages.without_study_locations`)."""
+    """What names a unit in the store (its ``config.json``; its hash is the unit's folder),
+    with the fingerprint of the data it reads from a data root, if any."""
     identity = {
         "paper": paper,
         "figure": figure,
@@ -156,19 +98,8 @@ def _check_unique_units(units: Sequence[Mapping[str, Any]], ids: Sequence[str]) 
 
 @dataclass(frozen=True)
 class FigurePlan:
-    """A figure's validated parameters and units, ready to run.
-
-    Attributes:
-        cfg: the composed root config the plan was made from.
-        paper, figure: the figure's names (``pb``, ``fig2``).
-        recipe: the :class:`~privrepro.figures.api.Figure` the experiment config names.
-        params: the recipe's parameter dataclass, validated.
-        device: the torch device the units run on (resolved when the plan was checked).
-        units: the run units, in the recipe's order.
-        identities: each unit's identity in the store (:func:`unit_identity`).
-        unit_ids: their hashes (the units' folder names).
-        sources: what each unit runs on under the configured data root.
-    """
+    """A figure's validated parameters and units, ready to run: each unit's identity
+    (:func:`unit_identity`), its hash (its folder's name) and the data it runs on."""
 
     cfg: DictConfig
     paper: str
@@ -197,8 +128,7 @@ class FigurePlan:
 
 
 def _check_weights(params: Any, paths: Any) -> None:
-    """Every weights file the parameters need exists or can be downloaded (see
-    :func:`privrepro.models.weights.check_weights`); else a one-line ``ConfigError``."""
+    """Every weights file the parameters need exists or can be downloaded."""
     from privrepro.models.weights import check_weights, weights_needed
 
     if weights_needed(params):
@@ -218,16 +148,11 @@ def requested_device(cfg: DictConfig) -> str:
 
 
 def plan_config(cfg: DictConfig, *, check: bool = True) -> FigurePlan:
-    """The plan of the figure ``cfg`` describes (a composed root config: what ``--cfg job``
-    prints).
+    """The plan of the figure ``cfg`` (a composed root config) describes.
 
-    With ``check`` (a run on this machine), the preflight too, each check before the next step
-    that needs it: the device (:func:`~privrepro.runner.environment.resolve_device`), the
-    pretrained weights the parameters name, the largest unit's memory on the host
-    (:func:`~privrepro.runner.preflight.check_memory`) and on the device
-    (:func:`~privrepro.runner.preflight.check_device_memory`), writable output folders and the studies'
-    and tracking stores (:func:`~privrepro.runner.storages.check_storages`). Without it
-    (the rehearsal, which checks the target machine instead), ``device`` is the one requested.
+    With ``check``, the preflight too (device, weights, compute time, host and device memory,
+    output folders, stores: one ``ConfigError`` line each); without it (the rehearsal, which
+    checks the target machine), ``device`` is the one requested.
     """
     validate_root(cfg)
     paper, figure = str(cfg.figure.paper), str(cfg.figure.name)

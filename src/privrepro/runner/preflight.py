@@ -21,20 +21,6 @@ from privrepro.config.validation import ConfigError
 from privrepro.data.provenance import DataChangedError
 from privrepro.data.registry import DamagedDataError, MissingDataError
 
-__all__ = [
-    "PROFILES",
-    "available_memory",
-    "check_device_memory",
-    "check_launcher",
-    "check_memory",
-    "check_unit_list",
-    "check_writable",
-    "device_capacity",
-    "error_line",
-    "peak_device_memory",
-    "validate_root",
-]
-
 PROFILES = ("smoke", "paper", "tiny")
 _BOOLEANS = ("force", "progress", "plot")
 _OUTPUT_PATHS = ("experiments_dir", "results_dir", "plots_dir", "cache_dir")
@@ -86,11 +72,8 @@ def validate_root(cfg: DictConfig) -> None:
 
 
 def check_writable(key: str, path: str | Path) -> None:
-    """``path`` is a folder this process can create files in, or can be created as one.
-
-    The nearest existing ancestor must be a folder in which a folder can really be made: one is
-    made and removed at once (permission bits alone do not tell: ``/proc`` says writable and
-    refuses every new entry). Nothing else is created.
+    """``path`` is a folder this process can create files in, or can be created as one: a folder
+    is made and removed at once in its nearest existing ancestor (permission bits do not tell).
     """
     p = Path(path).expanduser()
     probe = p

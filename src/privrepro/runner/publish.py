@@ -6,13 +6,7 @@ which draws from ``results/`` alone with :func:`draw_plots`). It reads no config
 profile's canonical units are the list the store records
 (:func:`~privrepro.runner.canonical.record_canonical`).
 
-Under the figure's lock: the table from every verified unit of the recipe
-(:func:`~privrepro.runner.figure_tables.derive_table`, written by
-:func:`~privrepro.runner.figure_tables.write_table`); the canonical view of each profile and
-``<figure>.summary.csv`` from them; ``<figure>.meta.json`` (the last run, the table's facts, the
-views, why a profile has none, every unit); then the plots: the default plot shows the most
-faithful profile's view (:func:`draw_canonical`), and a run that is not one seed of its
-profile's view gets its own plot (:func:`~privrepro.runner.run_views.adhoc_stem`).
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations
@@ -47,7 +41,6 @@ from privrepro.runner.figure_tables import (
     read_meta,
     sha256,
     table_files,
-    table_lock,
     write_last_run,
     write_meta,
     write_table,
@@ -63,33 +56,13 @@ from privrepro.runner.run_views import (
 from privrepro.store.atomic import atomic_write_bytes
 from privrepro.store.units import UnitStore
 
-__all__ = [
-    "Published",
-    "adhoc_footer",
-    "canonical_footer",
-    "clear_temporaries",
-    "draw",
-    "draw_canonical",
-    "draw_plots",
-    "footer",
-    "publish",
-    "shown_overrides",
-]
-
 log = logging.getLogger("privrepro.tables")
 
 
 @dataclass(frozen=True)
 class Published:
-    """What :func:`publish` wrote.
-
-    Attributes:
-        derived: the table and the units it holds.
-        files: where the table, summary and meta are.
-        meta: the ``meta.json`` written.
-        views: the canonical view of each profile (the most faithful first).
-        plots: the plots drawn (none when no plot folder was given).
-    """
+    """What :func:`publish` wrote: the derived table, its files, the meta, each profile's
+    canonical view (the most faithful first) and the plots drawn."""
 
     derived: DerivedTable
     files: TableFiles
@@ -112,19 +85,15 @@ def publish(
     """Derive and write the figure's table, summary and meta from ``store``, then its plots.
 
     Args:
-        recipe, recipe_id: the figure's configured recipe and its ``module:Class`` and version
-            (the units of the store the table holds).
-        plots_dir: where the plots go (``None``: none drawn, as ``make tables``).
-        run: the record of the run that just computed (its units: ``selection``), kept in the
-            store; ``None``: the store's last run record (``make tables``).
+        recipe_id: the recipe's ``module:Class`` and version (the units the table holds).
+        plots_dir: where the plots go (``None``: none, as ``make tables``).
+        run: the record of the run that just computed, kept in the store; ``None``: the
+            store's last one. A unit of its ``selection`` gone from the store: ``RuntimeError``.
         sources: what the running job knows of its units' data (labels older units).
         own_plot: draw the run's own plot when it is not one seed of its profile's view.
-
-    Raises:
-        RuntimeError: when a unit of ``run``'s selection vanished from the store meanwhile.
     """
     files = table_files(results_dir, store.paper, store.figure)
-    with table_lock(store):
+    with store.table_lock():
         derived = derive_table(store, recipe_id, sources)
         facts = write_table(derived, results_dir)
         if run is not None:
@@ -156,9 +125,8 @@ def _sources_of(derived: DerivedTable, ids: Sequence[str]) -> list[dict[str, Any
 def _vanished(
     derived: DerivedTable, files: TableFiles, views: Mapping[str, Any], gaps: dict[str, str]
 ) -> list[str]:
-    """The profiles the previous ``meta.json`` had a canonical view of and that have none now,
-    each said in one warning line (with why), so the report tells "no canonical view" from
-    "not run"."""
+    """The profiles the previous ``meta.json`` had a view of and that have none now (one
+    warning line each)."""
     try:
         before = read_meta(files.meta)
     except (OSError, ValueError):
@@ -181,8 +149,7 @@ def _vanished(
 def _write_summary(
     recipe: Figure[Any], table: pd.DataFrame, views: Mapping[str, CanonicalView], files: TableFiles
 ) -> str | None:
-    """``summary.csv`` from the canonical views (removed when none summarises anything); its
-    SHA-256, which the meta records (every file the report reads is hashed there)."""
+    """Write ``summary.csv`` from the canonical views (or remove it); return its SHA-256."""
     summary = canonical_summary(recipe, table, views)
     if summary is None:
         files.summary.unlink(missing_ok=True)  # no canonical view: no summary to show
@@ -207,8 +174,7 @@ def draw_plots(
     views: Mapping[str, CanonicalView],
     own: bool = True,
 ) -> list[Path]:
-    """The default plot (:func:`draw_canonical`) and, with ``own``, the plot of the run
-    ``meta`` records when its units are not one seed of its profile's canonical view."""
+    """The default plot and, with ``own``, the recorded run's own when it is not canonical."""
     paper, figure = str(meta["paper"]), str(meta["figure"])
     plots = draw_canonical(recipe, table, views, plots_dir / paper / figure, meta)
     ids = [str(u) for u in meta.get("selection") or []]
@@ -229,9 +195,8 @@ def draw_plots(
 
 
 def footer(meta: Mapping[str, Any], selected_units: int | None = None) -> str:
-    """The provenance line under a plot of the run ``meta`` records: figure, profile, and which
-    rows of the table it shows (the run's seed and how many of the table's units, when the table
-    holds more)."""
+    """The provenance line under a plot of the run ``meta`` records (its seed and share of the
+    table's units when the table holds more)."""
     sha = (meta.get("git_sha") or "no-git")[:10]
     text = f"privrepro {meta['paper']}/{meta['figure']} · profile={meta['profile']}"
     held = (meta.get("table") or {}).get("units")
@@ -242,8 +207,7 @@ def footer(meta: Mapping[str, Any], selected_units: int | None = None) -> str:
 
 
 def canonical_footer(meta: Mapping[str, Any], view: CanonicalView) -> str:
-    """The line under a default plot: the figure, the profile, and that it shows the figure's own
-    parameters at the seeds the store holds them all for."""
+    """The line under a default plot: figure, profile, and the seeds of its own parameters."""
     sha = (meta.get("git_sha") or "no-git")[:10]
     seeds = ", ".join(str(s) for s in view.seeds)
     return (
@@ -254,8 +218,7 @@ def canonical_footer(meta: Mapping[str, Any], view: CanonicalView) -> str:
 
 
 def adhoc_footer(meta: Mapping[str, Any], overrides: Sequence[str]) -> str:
-    """The line under an ad-hoc run's own plot: what it was run with, and that it is not the
-    figure's default plot."""
+    """The line under an ad-hoc run's own plot: what it was run with."""
     sha = (meta.get("git_sha") or "no-git")[:10]
     varied = " ".join(varied_overrides(overrides)) or "the figure's parameters"
     return (
@@ -265,8 +228,8 @@ def adhoc_footer(meta: Mapping[str, Any], overrides: Sequence[str]) -> str:
 
 
 def clear_temporaries(stem: Path) -> None:
-    """Temporaries a killed save of this plot left (``.tmp-<figure>.png-*``, older than a minute:
-    a save takes well under that) and any older than an hour in its folder."""
+    """Remove the temporaries a killed save of this plot left (older than a minute), and any
+    older than an hour in its folder."""
     from privrepro.store.atomic import leftover_temporaries
 
     folder = Path(stem).parent
@@ -285,9 +248,8 @@ def draw(
     meta: Mapping[str, Any],
     caption: str | None = None,
 ) -> list[Path]:
-    """Plot the table with the recipe (:func:`~privrepro.runner.run_views.render`) and save PNG
-    and PDF with a provenance footer (``caption``, default :func:`footer`); leftover temporaries
-    of the plot are removed first."""
+    """Plot the table with the recipe; save PNG and PDF with ``caption`` (default
+    :func:`footer`)."""
     from privrepro.plotting.style import save_figure
 
     clear_temporaries(stem)
@@ -302,9 +264,8 @@ def draw_canonical(
     stem: Path,
     meta: Mapping[str, Any],
 ) -> list[Path]:
-    """The figure's default plot: the canonical view of the most faithful profile the table
-    holds (:func:`~privrepro.runner.canonical.default_view`); one seed as the recipe draws it,
-    several as one panel per seed. With no view, a default plot left from earlier is removed."""
+    """The default plot: the most faithful profile's view, one panel per seed when several;
+    with no view, an earlier default plot is retired."""
     from privrepro.plotting.style import save_figure
 
     view = default_view(views)

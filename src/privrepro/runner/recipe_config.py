@@ -1,26 +1,17 @@
 """A recipe's parameter defaults as the config node Hydra composes first.
 
-The defaults of a figure's parameters are written once, in its recipe's parameter dataclass
-(``param(default, ...)``). An experiment config names its recipe in its defaults list
-(``- /recipe: privrepro.figures.pb.fig2:PrivacyVsRegionSize``); the ``privrepro`` config source
-(``hydra_plugins.privrepro_recipes``) answers that entry with :func:`recipe_node`: the recipe's
-path under ``figure.recipe`` and every parameter's default under ``params``. The experiment's own
-values, the profile's and the command line's are merged over it by Hydra, so ``--cfg job`` prints
-every parameter with the value that runs.
-
-The node holds plain values (no structured-config types): type and range checks stay with
-:func:`privrepro.config.validation.build_params`, whose errors name key, value and allowed range.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections.abc import Mapping
 from typing import Any
 
-from privrepro.config.validation import field_default
-
-__all__ = ["MISSING_VALUE", "params_defaults", "recipe_node"]
+from privrepro.config.validation import ConfigError, field_default
+from privrepro.figures.api import Figure
 
 MISSING_VALUE = "???"
 """What a parameter without a default shows (Hydra's mandatory value: the config must set it)."""
@@ -64,7 +55,26 @@ def params_defaults(params_type: type, prefix: str = "params") -> dict[str, Any]
 
 def recipe_node(path: str) -> dict[str, Any]:
     """The config a recipe contributes: ``figure.recipe`` and its parameters' defaults."""
-    from privrepro.runner.plan import load_recipe
-
     recipe = load_recipe(path)
     return {"figure": {"recipe": path}, "params": params_defaults(recipe.params_type)}
+
+
+def load_recipe(path: str) -> Figure[Any]:
+    """Instantiate the recipe named ``package.module:Class``."""
+    module_name, _, class_name = path.partition(":")
+    if not class_name:
+        raise ConfigError("figure.recipe", path, "must read 'package.module:ClassName'")
+    try:
+        cls = getattr(importlib.import_module(module_name), class_name)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError("figure.recipe", path, f"cannot be imported ({exc})") from exc
+    if not (isinstance(cls, type) and issubclass(cls, Figure)):
+        raise ConfigError(
+            "figure.recipe", path, "must name a privrepro.figures.api.Figure subclass"
+        )
+    return cls()
+
+
+def recipe_version(recipe: Figure[Any]) -> int:
+    """The recipe's ``version`` (1 unless it declares one): part of every unit's identity."""
+    return int(getattr(recipe, "version", 1))

@@ -28,18 +28,15 @@ import pandas as pd
 from privrepro.bounded_read import JSONTooDeep, UnsafeFile
 from privrepro.commands import command_parser
 from privrepro.config.validation import build_params
-from privrepro.runner.canonical import CanonicalView, views_from_records
+from privrepro.runner.canonical import CanonicalView, select_units, views_from_records
 from privrepro.runner.figure_tables import (
     failure_line,
     figure_recipe,
     read_meta,
     read_table,
-    select_units,
 )
-from privrepro.runner.plan import load_recipe
 from privrepro.runner.publish import draw, draw_plots
-
-__all__ = ["PlotFailure", "main", "replot"]
+from privrepro.runner.recipe_config import load_recipe
 
 log = logging.getLogger("privrepro.replot")
 
@@ -132,11 +129,7 @@ def replot(
     results_dir: Path, plots_dir: Path, conf: Path | None = None
 ) -> tuple[list[Path], list[str]]:
     """Plot each figure of ``results_dir`` with its configured recipe, recorded params and
-    selection; one line per figure (drawn, or why not).
-
-    Returns:
-        The files drawn, and the figures that failed (``paper/figure``).
-    """
+    selection; one line per figure. Returns the files drawn and the figures that failed."""
     made: list[Path] = []
     failed: list[str] = []
     for meta_path in sorted(Path(results_dir).glob("*/*.meta.json")):

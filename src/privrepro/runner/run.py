@@ -1,15 +1,5 @@
-"""Run one figure: plan → execute → publish.
-
-1. **Plan** (:func:`privrepro.runner.plan.plan_config`): the recipe, its validated parameters,
-   the units and their identities, the preflight; nothing computed or written before it passes.
-   A run of the figure's own parameters records its profile's canonical units in the store.
-2. **Execute**: each unit the store does not hold verified is computed and sealed (a folder that
-   fails verification is moved aside and computed again).
-3. **Publish** (:func:`privrepro.runner.publish.publish`): the table, the canonical views, the
-   summary, the meta and the plots, from the store, under the figure's lock; a sweep's job
-   leaves its selection in the sweep folder for the sweep's plot
-   (:mod:`privrepro.runner.run_views`).
-"""
+"""Run one figure: plan (:mod:`~privrepro.runner.plan`, every check before compute) → execute
+(each unit the store lacks, computed and sealed) → publish (:mod:`~privrepro.runner.publish`)."""
 
 from __future__ import annotations
 
@@ -32,7 +22,6 @@ from privrepro.figures.api import Figure, UnitContext
 from privrepro.runner.canonical import record_canonical, select_units
 from privrepro.runner.environment import launcher_workers, run_environment
 from privrepro.runner.plan import FigurePlan, compose, plan_config
-from privrepro.runner.preflight import PROFILES
 from privrepro.runner.publish import publish, shown_overrides
 from privrepro.runner.run_views import data_key, own_configuration, record_job_selection
 from privrepro.runner.sweeps import default_invocation
@@ -41,22 +30,13 @@ from privrepro.runner.unit_warnings import library_warnings_to_log
 from privrepro.store.units import UnitStore
 from privrepro.threads import plan_threads, threads_per_item
 
-__all__ = ["PROFILES", "FigureRun", "run_config", "run_experiment"]
-
 log = logging.getLogger("privrepro.runner")
 
 
 @dataclass
 class FigureRun:
-    """What one run of a figure produced.
-
-    Attributes:
-        table: the rows of this run's units (its selection; the default plot and the summary
-            show the figure's canonical units, :mod:`privrepro.runner.canonical`).
-        plot_paths: the plots this run drew: the default plot, and an ad-hoc run's own.
-        table_path: the figure's CSV (the export of its Parquet), which holds every verified unit
-            of the figure in the store: ``table_rows`` rows from ``table_units`` units.
-    """
+    """What one run of a figure produced: ``table``, the rows of its own units; ``table_path``,
+    the figure's CSV of every verified unit (``table_rows`` rows, ``table_units`` units)."""
 
     paper: str
     figure: str
@@ -77,9 +57,8 @@ def _jsonable(obj: Any) -> Any:
 
 
 class _UnitLog:
-    """Attach a file handler for the ``privrepro`` logger while a unit computes; third-party
-    warnings the researcher cannot act on go there too, not to the console
-    (:mod:`privrepro.runner.unit_warnings`)."""
+    """The unit's log file, for the ``privrepro`` logger and third-party warnings, while it
+    computes (:mod:`privrepro.runner.unit_warnings`)."""
 
     def __init__(self, path: Path) -> None:
         self.handler = logging.FileHandler(path, encoding="utf-8")
@@ -102,10 +81,8 @@ class _UnitLog:
 
 
 def _data_dir_source(cfg: DictConfig) -> str:
-    """Where ``paths.data_dir`` came from: command line, ``PRIVREPRO_DATA`` or the default.
-
-    ``conf/config.yaml`` sets it to ``${oc.env:PRIVREPRO_DATA,data}``; any other unresolved
-    value was put there by an override."""
+    """Where ``paths.data_dir`` came from: command line, ``PRIVREPRO_DATA`` or the default
+    (``conf/config.yaml``'s ``${oc.env:PRIVREPRO_DATA,data}``)."""
     import os
 
     raw = OmegaConf.to_container(cfg.paths, resolve=False)
@@ -122,16 +99,11 @@ def run_config(
     repo: Path | None = None,
     command: Mapping[str, Any] | None = None,
 ) -> FigureRun:
-    """Run the figure ``cfg`` describes (a composed root config: what ``--cfg job`` prints):
-    plan, compute the units the store lacks, publish.
+    """Run the figure ``cfg`` describes: plan, compute the units the store lacks, publish.
 
-    ``multirun`` is accepted for the Hydra app; a sweep's jobs and single runs derive the
-    figure's table the same way (from the store, under the figure's lock). ``command`` is what
-    each unit and the table's meta record of the command that made them
-    (:func:`privrepro.runner.sweeps.invocation`; default: this process's command line). A run
-    whose ``command`` is given and overrides nothing but the profile, the seed and where or how
-    it runs records its profile's canonical units in the store
-    (:func:`~privrepro.runner.canonical.record_canonical`).
+    ``command``: what the units and the meta record of the command (default: this process's);
+    when it overrides only the profile, seed and where or how it runs, the plan's units are
+    recorded as the profile's canonical ones (:func:`~.canonical.record_canonical`).
     """
     started, started_at = (
         time.perf_counter(),

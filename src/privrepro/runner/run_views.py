@@ -24,25 +24,6 @@ import pandas as pd
 
 from privrepro.figures.api import Figure
 
-__all__ = [
-    "IGNORED_KEYS",
-    "SELECTION_FILE",
-    "adhoc_stem",
-    "data_key",
-    "draw_sweep",
-    "facet",
-    "mark_stand_in",
-    "no_view_reason",
-    "own_configuration",
-    "record_job_selection",
-    "render",
-    "retire_default_plot",
-    "same_numbers",
-    "sweep_title",
-    "varied_name",
-    "varied_overrides",
-]
-
 log = logging.getLogger("privrepro.runner")
 
 #: Overrides that change where or how a run goes, not what it computes: not in a plot's name.
@@ -291,8 +272,9 @@ def draw_sweep(sweep_dir: Path, conf: Path | None = None) -> list[Path]:
     PNGs written. Jobs that failed (no selection recorded) are left out."""
     from privrepro.bounded_read import UNIT_JSON_BYTES, read_json
     from privrepro.config.validation import build_params
-    from privrepro.runner.figure_tables import figure_recipe, read_table, select_units
-    from privrepro.runner.plan import load_recipe
+    from privrepro.runner.canonical import select_units
+    from privrepro.runner.figure_tables import figure_recipe, read_table
+    from privrepro.runner.recipe_config import load_recipe
 
     sweep_dir = Path(sweep_dir)
     jobs: dict[tuple[str, str], list[dict[str, Any]]] = {}

@@ -14,8 +14,6 @@ from typing import Any
 
 from omegaconf import DictConfig
 
-__all__ = ["STORAGE_KEY", "check_storages", "study_storages", "without_study_locations"]
-
 #: the name of every field that says where an Optuna study is kept (``params.tuning.storage``)
 STORAGE_KEY = "storage"
 
@@ -47,14 +45,8 @@ def check_storages(params: Any, cfg: DictConfig | None = None) -> None:
 
 
 def without_study_locations(unit: Mapping[str, Any]) -> dict[str, Any]:
-    """``unit`` as it enters an identity: every ``storage`` entry (where a study is kept: a
-    journal file, a database URL, password and all) at its default ``""``.
-
-    Where the study lives changes no result: a study is named by everything its objective sees
-    (:func:`privrepro.continual.peft.hyperparameter_search.objective_settings`) and resumed,
-    never rerun, wherever it is. So a journal and a PostgreSQL database, another spelling of the
-    host or a rotated password name the same unit, and its ``config.json`` never holds the URL.
-    Units stored with the default location keep their hashes."""
+    """``unit`` as it enters an identity: every ``storage`` entry (where a study is kept; it
+    changes no result) at its default ``""``, so ``config.json`` never holds a URL."""
     out: dict[str, Any] = {}
     for k, v in unit.items():
         if k == STORAGE_KEY and isinstance(v, str):

@@ -1,25 +1,6 @@
 """Sweep folders, the command that made a run, and what a multirun does before and after its jobs.
 
-Each ``privrepro -m …`` gets its own folder, ``<experiments>/_sweeps/<time>_<experiment>``
-(``2026-11-27_19-04-33_cl-fig2``; ``-2``, ``-3`` … when two sweeps start in the same second),
-holding Hydra's ``multirun.yaml``, ``command.txt`` (the command as typed), ``overrides.yaml``
-(the overrides as typed, Hydra's ``.hydra/overrides.yaml`` form) and one folder per job with the
-job's own ``overrides.yaml`` and ``result.txt`` (its result line, or why it failed). The name is
-made once in the launching process (a cached resolver, as Hydra's ``${now:}``), and every job
-reads the same one.
-
-:class:`SweepCallback` (a Hydra callback, ``hydra.callbacks`` in ``conf/config.yaml``):
-
-* before any job starts, in the launching process: writes the folder's records and opens every
-  study storage and the tracking store the jobs will use (one composition per distinct
-  experiment and storage), so a bad URL is one line and exit status 2, not a failure per job;
-* in each job: records its overrides and its result line;
-* after the sweep, in the launching process: prints each job's result line where the user
-  launched it (a SLURM or submitit job's output is otherwise only in ``.submitit/<id>/``) and
-  draws the sweep's own plot, one panel per job (:func:`~privrepro.runner.run_views.draw_sweep`).
-
-:func:`invocation` is what each unit's ``env.json`` and each table's ``meta.json`` record of the
-command that made them (``command``, ``overrides``, and ``sweep`` for a job of a multirun).
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations
@@ -34,16 +15,6 @@ from typing import Any
 
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
-
-__all__ = [
-    "COMMAND_ENV",
-    "SweepCallback",
-    "default_invocation",
-    "invocation",
-    "record_command",
-    "sweep_label",
-    "sweep_name",
-]
 
 #: the command as typed, handed to the processes a launcher starts (joblib, submitit, SLURM)
 COMMAND_ENV = "PRIVREPRO_COMMAND"

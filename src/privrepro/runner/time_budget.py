@@ -1,19 +1,8 @@
-"""The compute time of a plan, priced before compute from the store's own records.
+"""The compute time of a plan, priced before compute from the store's own records, against
+``max_hours`` and the submitit launcher's ``hydra.launcher.timeout_min``: what cannot finish is
+refused in one :class:`~privrepro.config.ConfigError` line naming the key.
 
-A run states how long it may compute: ``max_hours`` (a root key; ``null``, the default, sets no
-limit) and, under Hydra's submitit launcher (SLURM, or ``submitit_local``), the job's
-``hydra.launcher.timeout_min``, after which the scheduler kills it. :func:`check_compute_time`
-prices the units the run will compute against the tighter of the two and refuses, in one
-:class:`~privrepro.config.ConfigError` line naming the key, what cannot finish.
-
-The price is an estimate from measurements, not a model: every stored unit records its wall time
-(``env.json``, ``wall_time_s``); a unit still to compute is priced at the median wall time of the
-stored units *like it* — the same recipe, version, profile and data, and the same value of every
-setting of its ``unit`` dict except the numbers that vary across the plan's units (its grid axes
-and repeats, whose cost the median averages over). A unit no stored unit is like is *not priced*
-(said once, in one warning line): the limit is then checked on the priced units alone, a lower
-bound of the run's time, so a refusal is never a guess. The rehearsal's cost model
-(``privrepro.rehearsal``) predicts what no unit has measured yet; the runner does not import it.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations
@@ -31,15 +20,6 @@ from privrepro.bounded_read import UNIT_JSON_BYTES, read_json
 from privrepro.config.validation import ConfigError
 from privrepro.store.identity import canonical_json
 from privrepro.store.units import UnitStore
-
-__all__ = [
-    "MAX_HOURS",
-    "TimePrice",
-    "check_compute_time",
-    "check_max_hours",
-    "launcher_limit",
-    "price_units",
-]
 
 log = logging.getLogger("privrepro.runner")
 
@@ -130,16 +110,8 @@ def _stored_times(store: UnitStore, axes: frozenset[str]) -> dict[str, list[floa
 
 @dataclass(frozen=True)
 class TimePrice:
-    """The price of the units a run will compute.
-
-    Attributes:
-        to_compute: how many units the run will compute (not in the store, or all under
-            ``force``).
-        priced: how many of them are priced (a stored unit is like them).
-        seconds: the priced units' wall time, summed (each at the median of the stored units
-            like it).
-        stored: how many stored units' wall times the price rests on.
-    """
+    """The price of the ``to_compute`` units a run will compute: ``priced`` of them, in
+    ``seconds`` (each at the median of the stored units like it), from ``stored`` units."""
 
     to_compute: int
     priced: int
@@ -197,18 +169,8 @@ def check_compute_time(
 ) -> TimePrice | None:
     """Refuse, in one line, a run whose units cannot finish within its stated limits.
 
-    Args:
-        store: the figure's units (their recorded wall times price the rest).
-        identities, unit_ids: the plan's units.
-        max_hours: ``max_hours`` (``None``: no limit).
-        launcher: ``(key, minutes)`` of the launcher's per-job limit (:func:`launcher_limit`).
-        force: every unit is computed again.
-
-    Returns:
-        The price, or ``None`` when no limit is stated (nothing is read then).
-
-    Raises:
-        ConfigError: the priced units alone take longer than a limit, naming its key.
+    ``launcher``: ``(key, minutes)`` (:func:`launcher_limit`). Returns the price, or ``None``
+    with no limit (nothing is read then).
     """
     limits: list[tuple[str, float, float]] = []  # key, value as given, seconds
     if max_hours is not None:

@@ -4,25 +4,8 @@
     mlflow ui --backend-store-uri sqlite:///experiments/_mlflow/mlflow.db   # to look
 
 ``conf/tracking/<backend>.yaml`` chooses the backend (``none``, the default, or ``mlflow``).
-With MLflow (the ``mlflow`` extra; no server: a local store, ``tracking.uri``):
-
-* each **computed unit** is a run named by the figure, what sets the unit apart from the
-  figure's other units and the seed (``cl/fig3_peft method=ft epsilon=1.0 seed=0``): its
-  parameters (the unit's dict, flattened), profile, seed and data as params; its per-step
-  metrics — DP-SGD's ``loss`` and ``epsilon_spent``, the tuning trials' ``trial_value`` and
-  ``best_value`` (the library's ``log_metric`` hook, :mod:`privrepro.metrics`) — its wall time,
-  and its **outcome**: the figure's named numbers computed on the unit alone (the recipe's
-  ``summarize``: final accuracy, a bound, a mass), the ε it spent (``epsilon_spent``, the
-  largest of its DP-SGD runs') and its tuning's ``best_val_acc``, so runs sort by them;
-* each **figure run** is a run named ``<paper>/<figure> seed=<seed>`` holding the figure's
-  parameters, the command that made it (tag ``privrepro.command``), the figure's named numbers
-  over this run's units as metrics, the table (CSV, summary, meta) and the plot (PNG, PDF) as
-  artifacts; the unit runs it computed are nested under it. Its run id and the tracking URI are
-  printed on the console.
-
-Units reused from the store were tracked when they were computed; they are not logged again.
-The library never imports MLflow: another backend (TensorBoard, W&B) implements :class:`Tracker`
-with the same three calls.
+MLflow needs the ``mlflow`` extra and no server (a local store, ``tracking.uri``); more in
+``docs/modules.md``.
 """
 
 from __future__ import annotations
@@ -44,16 +27,6 @@ from omegaconf import DictConfig, OmegaConf
 
 from privrepro.config.validation import ConfigError
 from privrepro.metrics import MetricLogger
-
-__all__ = [
-    "BACKENDS",
-    "MlflowTracker",
-    "Tracker",
-    "check_tracking",
-    "open_tracker",
-    "outcome_metrics",
-    "run_label",
-]
 
 BACKENDS = ("none", "mlflow")
 _INSTALL = "install it: pip install 'privrepro[mlflow]' (or uv sync --extra mlflow)"

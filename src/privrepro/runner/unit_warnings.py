@@ -1,18 +1,6 @@
 """Warnings a researcher cannot act on go to the unit's log, not the console.
 
-While a unit computes, a warning raised inside one of :data:`LIBRARY_PACKAGES` (the code that
-called ``warnings.warn`` lies in the package, whatever line ``stacklevel`` points the warning
-at), of a category such a package defines (Optuna's ``ExperimentalWarning``), or one of
-:data:`LIBRARY_MESSAGES` is written to the ``privrepro.warnings`` logger, hence to the unit's
-``log.txt``, as one line naming the file and the line. Every other warning (the project's own,
-Python's, a library not listed) is shown as usual.
-
-Seen in the cl PEFT figures: Optuna's ``ExperimentalWarning`` for ``GPSampler`` (the paper's
-sampler), opacus' ``UserWarning`` "Optimal order is the largest alpha" and ``RuntimeWarning``
-"divide by zero encountered in log" from its PRV accountant (evaluated at σ where the bound is
-loose: the calibration then moves on), and torch's "Full backward hook is firing when gradients
-are computed with respect to module outputs since no inputs require gradients", which opacus'
-per-sample hooks cause on every FiLM model (its inputs, images, never need a gradient).
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations
@@ -24,8 +12,6 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
-
-__all__ = ["LIBRARY_PACKAGES", "is_library_warning", "library_warnings_to_log"]
 
 #: third-party packages whose warnings are about their own internals, not the researcher's run
 LIBRARY_PACKAGES = ("optuna", "opacus")

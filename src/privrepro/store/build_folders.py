@@ -4,13 +4,7 @@
 and renamed into place once sealed, so a worker killed at any instant (SIGKILL included) leaves
 no partial unit.
 
-**Live build folders are never swept.** A build folder records its owner (host, boot id, pid and
-the process's start time, :func:`owner_record`) and a heartbeat file the owner touches every
-``heartbeat_s`` while the unit computes (:class:`Heartbeat`). A build folder is removed only when
-its owner is provably gone (:func:`owner_gone`): on the same host (and boot), the process no
-longer exists (or its pid now belongs to a younger process); on another host, the heartbeat is
-older than ``stale_after_s``. A folder with no owner record (a worker killed before writing it)
-is removed once older than ``stale_after_s``.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

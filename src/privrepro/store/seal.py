@@ -4,14 +4,7 @@ The manifest, written last, lists the size and SHA-256 of every other file of th
 **Complete means verified**: a unit counts as complete only when its manifest names the folder,
 every file it lists has the listed size and hash, and the config hashes to the folder's name.
 
-**Nothing in a unit folder can stop a reader.** Every listed file must be a regular file (a named
-pipe, a device or a symbolic link fails verification before it is opened); a folder or file the
-process cannot read, and any other I/O error while verifying, is a verification failure like a
-wrong hash.
-
-**Missing seals are not a lesser seal.** A folder without a valid manifest fails verification.
-Units written before manifests existed (``env.json`` and no ``manifest.json``) are sealed only by
-the explicit migration ``python -m privrepro.store.migrate`` (:func:`check_unsealed`).
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

@@ -34,17 +34,10 @@ BatchTransform = Callable[[Tensor, Tensor, torch.Generator], list[tuple[Tensor, 
 class TrainConfig:
     """Hyper-parameters of :func:`train_classifier`.
 
-    Attributes:
-        epochs: passes over the training set.
-        batch_size: examples per batch.
-        lr: learning rate.
-        optimizer: ``"adam"`` or ``"sgd"``.
-        betas: Adam's (β1, β2).
-        momentum: SGD momentum.
-        weight_decay: L2 penalty.
-        schedule: ``"constant"`` or ``"cosine"`` (per step, to 0).
-        update_parameters: False runs train-mode forward passes without any optimizer step.
-        keep_best_val: keep the state with the lowest validation loss (ties go to the later one).
+    ``optimizer``: ``"adam"`` (``betas``) or ``"sgd"`` (``momentum``); ``weight_decay``: L2;
+    ``schedule``: ``"constant"`` or ``"cosine"`` (per step, to 0); ``update_parameters=False``:
+    train-mode forward passes, no step; ``keep_best_val``: keep the state with the lowest
+    validation loss (ties go to the later one).
     """
 
     epochs: int = 10

@@ -4,28 +4,7 @@ cl paper, Sec. 6 and App. F (Table A2): every fine-tuned model is trained with D
 with the PRV accountant (Gopi et al. 2021), δ = 1e-5, Poisson sampling, Adam, 40 epochs; the
 noise multiplier is calibrated to the target ε (Table A2: "Based on target ε").
 
-Two code paths share one step rule (:func:`noisy_mean_gradient`):
-
-* :func:`train_dpsgd` — any ``torch.nn.Module``; per-sample gradients are computed in physical
-  chunks, clipped, summed, noised, divided by the expected batch size (opacus' ``DPOptimizer``
-  rule) and handed to Adam. Models whose trainable layers are all ``nn.Linear``, ``nn.Conv2d``
-  and ``nn.LayerNorm`` (FiLM on a timm ViT, a small convnet) get them from the project's
-  :class:`~privrepro.training.per_sample.PerSampleClipper` in one backward pass (no wasted
-  batch gradients, ghost norms for linear layers — the FiLM head's ``‖b_i‖ · ‖a_i‖`` —, a
-  LayerNorm rule, one grouped convolution per conv layer), the others from opacus'
-  ``GradSampleModule``.
-* :func:`train_linear_head` — a softmax-linear head on cached features. The per-sample gradient
-  of cross-entropy w.r.t. ``(W, b)`` is ``(p_i − e_{y_i}) ⊗ [x_i, 1]``, so its norm is
-  ``‖p_i − e_{y_i}‖ · sqrt(‖x_i‖² + 1)`` exactly (:func:`linear_head_per_sample_norms`) and the
-  clipped sum is one matmul; no per-sample gradient is materialised (this also covers heads with
-  100k dummy labels, cl paper Sec. 7.1).
-
-Privacy: one run is one Poisson-subsampled Gaussian mechanism composed ``steps`` times, with
-add/remove adjacency on the run's dataset; :func:`privacy_record` plans the steps and takes σ and
-the PRV ε from the project's one calibration and accounting interface,
-:mod:`privrepro.dp.accounting` (opacus' PRV accountant, as the paper). Tasks of a
-continual-learning stream use disjoint data, so by parallel composition (cl paper, Thm D.1) the
-per-task (ε, δ) is also the guarantee of the whole stream; the record states this.
+Two code paths share one step rule (:func:`noisy_mean_gradient`) (more in ``docs/modules.md``).
 """
 
 from __future__ import annotations
@@ -398,14 +377,10 @@ def train_dpsgd(
         loops: runs the optimiser steps (``"dp-sgd steps"``; :mod:`privrepro.loops`), each
             Poisson batch whole unless ``loops`` sizes it.
         forward: ``forward(module, xb) -> logits`` (default: ``module(xb)``).
-        engine: where the per-sample gradients come from. ``"privrepro"``:
-            :class:`~privrepro.training.per_sample.PerSampleClipper` (forward hooks, gradients
-            to the layer outputs only; ``nn.Linear``, ``nn.Conv2d`` and ``nn.LayerNorm``);
-            ``"opacus"``: opacus' ``GradSampleModule`` wrapped around ``model`` for the run;
-            ``"auto"`` (default): ``"privrepro"`` when every trainable module is supported
-            (:func:`~privrepro.training.per_sample.unsupported_modules`), else opacus. Both give
-            the same clipped sums up to floating-point summation order (tested), and the same
-            draws from ``generator``.
+        engine: the per-sample gradients' source: ``"privrepro"``
+            (:class:`~privrepro.training.per_sample.PerSampleClipper`), ``"opacus"``
+            (``GradSampleModule``), or ``"auto"``: privrepro when it supports every trainable
+            module. Both give the same clipped sums up to summation order, the same draws.
         log_metric: ``log(name, value, step)`` after each step (:mod:`privrepro.metrics`):
             ``loss`` (the batch's mean cross-entropy) every step, ``epsilon_spent`` (ε of the
             steps so far, the run's accountant) at :func:`epsilon_log_steps`.

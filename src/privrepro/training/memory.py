@@ -1,34 +1,7 @@
 """Peak device memory of one DP-SGD step, predicted from shapes before any compute.
 
-A FiLM step (:func:`film_step_memory`) holds, at its peak (the per-sample pieces of the last
-physical chunk, before they are summed):
-
-* **weights**: the frozen ViT in float32; the trainable LayerNorm affine and head parameters
-  six times (the parameter, Adam's two moments, ``.grad``, the clipped sum and its noise);
-  under ``bf16`` autocast's cached bfloat16 copy of the trainable ones;
-* **activations** autograd saves for the backward pass, per token and block: the two LayerNorm
-  inputs (``2h``), q, k, v (``3h``), the attention probabilities (``a·s``) and the GELU input
-  (``4h``) — the frozen linear layers save no input (no weight gradient is asked for), as in
-  the per-layer count of Korthikanti et al. 2022 ("Reducing activation recomputation in large
-  transformer models", Sec. 4.1) without dropout and without the frozen layers' inputs; the
-  residual stream (LayerNorm inputs) stays float32 under ``bf16``, the rest is 2 bytes;
-* **per-sample pieces**: the project's clipper (``engine="privrepro"``,
-  :class:`~privrepro.training.per_sample.PerSampleClipper`) holds the backprop of every
-  LayerNorm output (``(2·depth + 1)·s·h`` float32 values per sample) and per-sample LayerNorm
-  gradients; the head's gradient is never formed (ghost norm ``‖b_i‖·‖a_i‖``), so the head costs
-  ``O(B (L + h))``. opacus (``engine="opacus"``) keeps ``grad_sample`` of every trainable
-  parameter: ``B × L × (h + 1)`` float32 values for the head alone (cl paper Sec. 7.1, ×1000
-  dummy labels: ``L`` = 100,000 on CIFAR-100 gives 78.7 GB at ``B`` = 256), and for a moment
-  the head weight's twice (opacus 1.5 ``create_or_accumulate_grad_sample`` copies each layer's
-  per-sample gradient into a new zero buffer): ``B × L × h`` more (measured on an H200 at
-  ``L`` = 100,000, ``B`` = 64, bf16: 44.1 GB, this model 45.5 GB; ``benchmarks/film_memory_cuda.py``);
-* **logits**: the chunk's logits, their float32 copy, the log-softmax cross-entropy saves and
-  the gradient of the logits (four ``B × L`` float32 arrays);
-* **workspace**: transient gradients of the widest activation (the MLP's ``4h``, two arrays);
-* **runtime**: the CUDA context and allocator slack, a fixed 1 GiB.
-
-:func:`settings_that_fit` names the one-setting changes (clipping method, chunk size,
-precision) under which a step that does not fit would.
+A FiLM step's peak (:func:`film_step_memory`) is reached while the per-sample pieces of the last
+physical chunk are held, before they are summed (more in ``docs/modules.md``).
 """
 
 from __future__ import annotations
@@ -104,7 +77,7 @@ VIT_B16 = ViTShape(image=224, patch=16, dim=768, depth=12, heads=12)
 
 @dataclass(frozen=True)
 class StepMemory:
-    """A predicted peak, in bytes, by named term (see the module docstring)."""
+    """A predicted peak, in bytes, by named term (see ``docs/modules.md``)."""
 
     terms: dict[str, int]
 
@@ -135,7 +108,7 @@ def film_step_memory(
     precision: str = "fp32",
     engine: str = "privrepro",
 ) -> StepMemory:
-    """Peak device memory of one FiLM DP-SGD step (see the module docstring).
+    """Peak device memory of one FiLM DP-SGD step (see ``docs/modules.md``).
 
     Args:
         shape: the backbone; labels: the head's outputs (dummy labels included).

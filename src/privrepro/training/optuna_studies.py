@@ -3,18 +3,7 @@
 The tuning half of :mod:`privrepro.training` (DP-SGD itself is :mod:`.dpsgd`): a library that
 any experiment calls from inside its computation, not part of the runner.
 
-cl paper, App. F: tuned "for each combination of privacy budget (ε, δ) and seed once using
-Optuna with the Gaussian process sampler for 20 iterations", over Table A2's ranges (epochs 40;
-learning rate 1e-7…1e-2; batch size 10…tuning-set size; clipping bound 0.2…10; noise multiplier
-from the target ε), selecting the best validation accuracy.
-
-Storage: a path ending in ``.log`` is an Optuna journal file (one machine; file lock), anything
-with ``://`` an RDB URL (``sqlite:///…``, ``postgresql://…``: the installed PostgreSQL driver
-is named when the URL names none, :mod:`.study_storage`), so several workers share one study.
-A study resumes where it stopped: :func:`run_study` counts only ``COMPLETE`` trials and runs until
-there are exactly ``n_complete`` of them (one worker). Trials left ``RUNNING`` by a killed worker
-are marked ``FAIL`` with the reason recorded (system attr ``fail_reason``) and never counted:
-journal trials whose worker process is gone (same host), RDB trials whose heartbeat has stopped.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations
@@ -27,6 +16,7 @@ import os
 import socket
 import time
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -329,23 +319,12 @@ def run_study(
 ) -> Any:
     """Run trials until the study holds exactly ``n_complete`` COMPLETE trials (one worker).
 
-    ``loops`` (e.g. ``UnitContext.loops``, :mod:`privrepro.loops`) runs the loop over the trials
-    this call starts (``"trials"``, total ``n_complete``: a bar with an ETA in the runner); when
-    it ends that loop early, the study returns with the trials it has.
-
-    Stale RUNNING trials are reaped first; a trial whose objective raises is recorded FAIL and
-    retried, up to ``max_failures`` failures in this call. With several workers each stops when
-    COMPLETE + live RUNNING trials reach ``n_complete`` (it waits for the live ones). Two workers
-    may start a trial at once when one is missing; the trial with the higher number then sees
-    ``n_complete`` COMPLETE or RUNNING trials numbered below it and is PRUNED before its
-    objective runs, so the study never exceeds ``n_complete`` COMPLETE trials.
-
-    Without ``loops``, a bar counts the COMPLETE trials (all workers') with an ETA, on a
-    terminal only and never under CI (``privrepro.progress``).
-
-    ``log_metric(name, value, step)`` (:mod:`privrepro.metrics`) gets, after each trial this
-    call ran that completed, ``trial_value`` and ``best_value`` (the study's best so far) at the
-    trial's number.
+    ``loops`` (:mod:`privrepro.loops`) runs the loop over the trials this call starts (ended
+    early, the study returns with what it has); without it, a bar counts the COMPLETE trials.
+    Stale RUNNING trials are reaped first; a trial that raises is FAIL and retried, up to
+    ``max_failures``. With several workers, a trial that sees ``n_complete`` COMPLETE or RUNNING
+    trials numbered below it is PRUNED before its objective runs, so the study never exceeds
+    ``n_complete``. ``log_metric`` gets ``trial_value`` and ``best_value`` after each trial.
     """
     import optuna
     from optuna.trial import TrialState
@@ -365,24 +344,13 @@ def run_study(
     from privrepro.progress import progress_bar
 
     reap_stale_trials(study)
-    if loops is not None:  # the caller's loop over the trials this call starts
-        slots = iter(loops(itertools.count(), "trials", n_complete))
-        return _run_until(
-            study,
-            tagged,
-            started,
-            n_complete,
-            max_failures,
-            poll_s,
-            on_trial,
-            slots,
-            None,
-            log_metric,
-            loops.truncates,
+    shown: Any = nullcontext(None)  # the caller's loop over the trials this call starts, or a bar
+    if loops is None:
+        shown = progress_bar(desc=f"trials {study.study_name}"[:60], total=n_complete, unit="trial")
+    with shown as bar:
+        slots = (
+            itertools.count() if loops is None else loops(itertools.count(), "trials", n_complete)
         )
-    with progress_bar(
-        desc=f"trials {study.study_name}"[:60], total=n_complete, unit="trial"
-    ) as bar:
         return _run_until(
             study,
             tagged,
@@ -391,9 +359,10 @@ def run_study(
             max_failures,
             poll_s,
             on_trial,
-            itertools.count(),
+            iter(slots),
             bar,
             log_metric,
+            loops is not None and loops.truncates,
         )
 
 

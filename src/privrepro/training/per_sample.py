@@ -1,15 +1,7 @@
 """Clipped per-sample gradient sums for ``nn.Linear``, ``nn.Conv2d`` and ``nn.LayerNorm`` without
 opacus.
 
-DP-SGD (Abadi et al. 2016, Alg. 1) needs, for each physical batch, the clipped sum
-``Σ_i g_i · min(1, C / (‖g_i‖ + 1e-6))`` where ``g_i`` is sample i's gradient over *all* trainable
-parameters (opacus' ``DPOptimizer`` rule, :func:`privrepro.training.dpsgd.clip_factors`).
-:class:`PerSampleClipper` computes it in one backward pass for a model whose trainable parameters
-all sit in those layers (FiLM on a ViT, cl paper Sec. 6): forward hooks keep each layer's input
-and output, autograd gives the outputs' backprops, and each layer's per-sample norms and clipped
-sum follow in closed form (ghost norms for a linear head: no ``B × L × d`` tensor). The same as
-opacus' ``GradSampleModule`` up to summation order (float64, 1e-10); any other trainable module
-is not handled (:func:`unsupported_modules`). The rules per layer: ``docs/cl-peft.md``.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations
@@ -145,8 +137,7 @@ class _Layer:
 
 class PerSampleClipper:
     """Hooks on the trainable ``nn.Linear`` / ``nn.Conv2d`` / ``nn.LayerNorm`` layers of ``model``
-    that turn one physical batch into the clipped sums of its per-sample gradients (see the
-    module docstring).
+    that turn one physical batch into the clipped sums of its per-sample gradients (see ``docs/modules.md``).
 
     Use as a context manager (the hooks are removed on exit) or call :meth:`close`.
     """

@@ -2,24 +2,7 @@
 
 A GPU runs ViT-B/16's matmuls on its tensor cores only in reduced precision (an H100 SXM: 67
 TFLOP/s dense in FP32, 494 in TF32 or BF16). :func:`compute_precision` puts the *model's*
-computation in the precision asked for:
-
-* ``fp32`` (the default) changes nothing: float32 with PyTorch's defaults (matmuls in FP32;
-  cuDNN may run convolutions in TF32 on Ampere and later, as PyTorch allows by default).
-* ``tf32``: float32 tensors with CUDA matmuls and convolutions on TF32 tensor cores (10-bit
-  mantissa products, float32 accumulation); no effect on a CPU.
-* ``bf16``: ``torch.autocast`` to bfloat16 (8-bit mantissa) on the model's device, CPU included:
-  matmuls and convolutions in bfloat16, reductions, softmax, LayerNorm and losses in float32
-  (autocast's op lists); weights, optimiser state and gradients stay float32.
-
-DP-SGD's privacy rests on arithmetic that stays exact whatever the model's precision
-(:func:`exact_arithmetic`): each per-sample gradient is cast to float32 before its norm is
-taken, and the norm, the clip factor, the clipped sum and the noise are computed in float32
-without TF32 or autocast from those same values, so no clipped contribution exceeds the bound
-by more than float32 rounding (as in ``fp32``).
-
-:func:`unit_precision` reads the precision a run unit computes in from its config (the
-``precision`` keys of its settings groups; absent means ``fp32``): what a cost model prices.
+computation in the precision asked for (more in ``docs/modules.md``).
 """
 
 from __future__ import annotations
@@ -77,8 +60,7 @@ def _tf32(enabled: bool) -> Iterator[None]:
 
 @contextlib.contextmanager
 def compute_precision(precision: str, device: str | torch.device = "cpu") -> Iterator[None]:
-    """Run the block's model computation in ``precision`` on ``device`` (see the module
-    docstring); the global flags it sets are given back on exit."""
+    """Run the block's model computation in ``precision`` on ``device`` (see ``docs/modules.md``); the global flags it sets are given back on exit."""
     check_precision(precision)
     if precision == "fp32":
         yield

@@ -2,25 +2,15 @@
 Sec. 6, Alg. 2).
 
 Each ensemble member starts from the pre-trained backbone, sees only its own task's data and is
-trained with DP-SGD (:mod:`privrepro.training.dpsgd`):
-
-* **FiLM** — "freezing all weights but the layer norm scale and bias weights" plus a linear head
-  "initialised to zero" and always learned. On ViT-B/16: 25 LayerNorms × 2 × 768 = 38,400
-  parameters, plus ``768·C + C`` for the head, i.e. 115,300 for ``C = 100`` (Sec. 6).
-* **last layer** — the head alone, trained on cached backbone features (Tables A5/A6), with
-  per-sample gradient norms in closed form.
-
-A member's head has one output per label of its released label space ``O_t`` (prior label sets,
-Prop. 4.2): samples whose label is outside ``O_t`` are dropped before training (``R_t^task`` with
-the ``drop`` map). An empty task still yields a member — the zero-initialised head, which is a
-proper classifier (Prop. C.1: a mechanism must always release one).
+trained with DP-SGD (:mod:`privrepro.training.dpsgd`) (more in ``docs/modules.md``).
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -259,35 +249,24 @@ def train_member(
         model = make_film(backbone, ids.size)
     if init is not None:  # a fresh module with the previous weights (no per-sample hook state)
         model.load_state_dict(init.state_dict())
-    if kind == "head":
+    train: Callable[..., TrainLog] = partial(
+        train_dpsgd, physical_batch=physical_batch, engine=engine
+    )
+    if kind == "head":  # the same step rule, per-sample norms in closed form
         assert isinstance(model, nn.Linear) and isinstance(xk, Tensor)
-        log = train_linear_head(
-            model,
-            xk,
-            yk,
-            hp,
-            generator=generator,
-            composition=composition,
-            privacy=privacy,
-            loops=loops,
-            log_metric=log_metric,
-            precision=precision,
-        )
-    else:
-        log = train_dpsgd(
-            model,
-            xk,
-            yk,
-            hp,
-            generator=generator,
-            physical_batch=physical_batch,
-            composition=composition,
-            privacy=privacy,
-            loops=loops,
-            log_metric=log_metric,
-            precision=precision,
-            engine=engine,
-        )
+        train = train_linear_head
+    log = train(
+        model,
+        xk,
+        yk,
+        hp,
+        generator=generator,
+        composition=composition,
+        privacy=privacy,
+        loops=loops,
+        log_metric=log_metric,
+        precision=precision,
+    )
     return Member(kind, ids, model, log, num_rows(xk))
 
 

@@ -1,20 +1,6 @@
 """One PEFT run end to end, as tidy rows (cl paper, Secs. 6–7, Algs. 2, A1, A2; App. E, F).
 
-:func:`run_peft` runs one :class:`~.settings.PeftRun`:
-
-1. its data (:func:`~.data.load_peft_data`) and its scenario — the class order (or blurry
-   split) drawn from the repeat's own stream, shared by every run of that repeat — and the
-   released label spaces (S_prior / S_prior^const, dummy labels);
-2. DP-SGD's hyperparameters, tuned once per (benchmark, kind, ε, repeat) in a resumable Optuna
-   study and transferred to each task's data size (:func:`~.hyperparameter_search.tune_hyper`);
-3. the members (PEFT Ensemble), checkpoints (Naive) or single model (Non-CL), each evaluated on
-   the test set as soon as it is trained, ``acc[t, i]`` under each prediction rule;
-4. tidy rows: ``row == "acc"`` (rule, t, i, value), ``"metric"`` (rule, AA / AF, t, value),
-   ``"privacy"`` (per task: σ, q, steps, opacus' ε and dp_accounting's PLD ε, composition) and
-   ``"tuning"`` (how the hyperparameters were found). Accuracies are fractions.
-
-:func:`ensemble_all_orders` re-evaluates a PEFT Ensemble under every task order from the saved
-member logits (5-Datasets, Table A7): its members do not depend on the order.
+:func:`run_peft` runs one :class:`~.settings.PeftRun` (more in ``docs/modules.md``).
 """
 
 from __future__ import annotations
@@ -192,14 +178,15 @@ class _RunState:
 
 def _non_cl(r: _RunState, hp0: DPSGDHyper, n_tune: int, train: TrainSettings) -> pd.DataFrame:
     """Non-CL (Alg. A2): one model on all tasks' data, evaluated once (AA over all tasks)."""
-    from privrepro.continual.baselines import train_non_cl
+    from privrepro.continual.peft.members import train_member
     from privrepro.training.optuna_studies import transfer_hyper
 
     all_ix = np.concatenate(r.sc.train_tasks)
     hp = unclipped_if_nondp(transfer_hyper(hp0, n_tune, len(all_ix)), train)
     union = np.unique(np.concatenate(r.ids))
     x = select_rows(r.data.train_x, all_ix)
-    m = train_non_cl(r.run.kind, x, r.data.train_y[all_ix], union, hp, **r.train_kw)
+    y = r.data.train_y[all_ix]  # one DP-SGD run on the union: a single release
+    m = train_member(r.run.kind, x, y, union, hp, composition="single", **r.train_kw)
     acc = r.accuracy([r.predict(m).cpu()])[0]
     for i in range(r.nb):
         r.rows.append(
@@ -330,15 +317,11 @@ def run_peft(
         features, film, train, tuning: the settings groups (defaults: the paper's, on synthetic
             data); checked before any compute (:class:`~privrepro.config.ConfigError`).
         seed: the root seed: the repeat's scenario and tuning split, the study's sampler.
-        workspace: real data, feature and pixel caches, tuning studies (unless
-            ``tuning.storage`` names one), the device models train on (``"cuda"`` when
-            present) and the loops (tasks, steps, trials) run (:class:`~..workspace.Workspace`).
+        workspace: data, caches, studies, device and loops (:class:`~..workspace.Workspace`).
         study_tag: appended to study names (the harness: the profile).
-        generator: DP-SGD's sampling and noise of a Naive or Non-CL run (default: a stream of
-            ``seed`` and ``run``). A PEFT Ensemble's members draw from the stream of their
-            member key and are kept in ``<cache_dir>/cl/members/``: every run, rule set and
-            figure asking for the same members gets them, trained once
-            (:mod:`~privrepro.continual.peft.shared_members`).
+        generator: a Naive or Non-CL run's DP-SGD stream (default: of ``seed`` and ``run``);
+            a PEFT Ensemble's members draw from their member key's stream and are trained once
+            for every run asking for them (:mod:`~privrepro.continual.peft.shared_members`).
     """
     from privrepro.training.optuna_studies import transfer_hyper
 

@@ -1,23 +1,6 @@
 """A PEFT Ensemble's members, trained once for everything that asks for them.
 
-The members of a PEFT Ensemble (cl paper, Alg. 2) depend on the data, the scenario's task
-split, each member's label space, the DP-SGD hyperparameters per task, the training, FiLM and
-data settings, the root seed and the device — not on what is done with them afterwards: the
-prediction rules (Fig. A1 evaluates ArgMax, Median and Entropy on one set of members), the saved
-logits of Table A7, or the figure that asks. :func:`member_key` is a digest of exactly those
-inputs. The members draw their DP-SGD sampling and noise from the stream of that key
-(:func:`member_stream`), so two runs with equal keys train the same members bit for bit (on one
-machine and thread count), and :func:`shared_members` keeps them in
-``<cache_dir>/cl/members/<key>/`` once the whole ensemble is trained: Fig. 3's S_prior^const
-column, Fig. 5's PEFT Ensemble and Fig. A1 at one (benchmark, ε, repeat) are one training.
-
-What is kept is each member's trainable parameters (FiLM: LayerNorm affine and head; head-only:
-the head), its label space and its training log, as ``member<t>.npz`` (plain arrays, read
-without unpickling) and ``members.json``; a member is rebuilt on the backbone and evaluated by
-the run that reads it (a test-set forward per member, a small part of its training). The folder
-is published in one rename after the last member, so a run stopped early (killed, or its
-loops ended early) leaves nothing. Ensembles whose trainable parameters exceed ``max_bytes`` (the
-×100 and ×1000 dummy-label heads) are trained from their key's stream but not kept.
+More in ``docs/modules.md``.
 """
 
 from __future__ import annotations

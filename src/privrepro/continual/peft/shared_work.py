@@ -1,23 +1,8 @@
 """What a PEFT unit computes that other units and figures compute too, from its settings alone.
 
 A cost model (and ``benchmarks/count_cl_trainings.py --grid``) counts each distinct computation
-of the paper profile once, before any data is read. Three parts of a PEFT run are shared:
-
-* **the tuning study** (:func:`study_key`): one per (benchmark, kind, ε, repeat, seed) and what
-  its objective sees, as :func:`~.hyperparameter_search.tune_hyper` names it — the PEFT
-  Ensemble, Naive and Non-CL runs of one kind, every label configuration in S_prior^const
-  (``tuning.label_space = "const"``), every blurry split (``tuning.scenario = "split"``: tuned
-  on one task of the class-incremental split) and every 5-Datasets task order (the tuning
-  task is the CIFAR-10 member wherever it stands; the run verifies its tuning rows are the
-  canonical order's and otherwise tunes apart, which this key cannot see);
-* **a PEFT Ensemble's members** (:func:`ensemble_key`): trained once per member key
-  (:mod:`~.shared_members`), which digests the data, the split, the label spaces, the
-  hyperparameters and the settings; from the settings alone that is the run's scenario and label
-  space, its ε and repeat, the settings groups and its study (which fixes the hyperparameters).
-  Naive and Non-CL runs train from their own stream: no key;
-* **the images or features it reads** (:func:`data_key`): FiLM runs a benchmark's pixel
-  arrays (``<cache_dir>/cl/images``), head runs its backbone features (``<cache_dir>/cl/features``,
-  the cosine figures' files).
+of the paper profile once, before any data is read. Three parts of a PEFT run are shared (more in
+``docs/modules.md``).
 """
 
 from __future__ import annotations
