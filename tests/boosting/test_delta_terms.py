@@ -1,6 +1,6 @@
 """The kept ε-free part of the pairs' δ (a root search's evaluations) gives the one-shot numbers.
 
-Expected values: :func:`privrepro.boosting.exact_batch._pair_deltas` (the closed form of the
+Expected values: :func:`privrepro.boosting.pair_pieces.pair_deltas` (the closed form of the
 module docstring, every Gaussian CDF computed afresh) on the same pairs.
 """
 
@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from privrepro.boosting.exact_batch import GaussianPBBatch, _DeltaTerms, _pair_deltas
+from privrepro.boosting.exact_batch import GaussianPBBatch
+from privrepro.boosting.pair_pieces import DeltaTerms, pair_deltas
 
 
 @pytest.mark.parametrize("case", ["relative", "fixed", "absolute"])
@@ -19,10 +20,10 @@ def test_kept_terms_give_the_one_shot_delta_at_every_epsilon(case: str) -> None:
     batch = GaussianPBBatch.build(
         case, rng.uniform(2.0, 60.0, n), 0.9, rng.uniform(0.5, 6.0, n), 20.0, 0.05, 5
     )
-    terms = _DeltaTerms.of(batch.pieces, batch.sigma)
+    terms = DeltaTerms.of(batch.pieces, batch.sigma)
     for base in (-2.0, 0.0, 0.2, 1.0, 4.0, 30.0):
         eps = base + rng.uniform(0.0, 0.2, n)
-        want = _pair_deltas(batch.pieces, batch.sigma, eps)
+        want = pair_deltas(batch.pieces, batch.sigma, eps)
         assert np.any(want > 0) or base > 4
         np.testing.assert_allclose(terms.at(eps), want, rtol=1e-13, atol=1e-300)
 

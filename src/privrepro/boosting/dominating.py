@@ -94,7 +94,8 @@ def supremum_profile(
     already one fixed set)."""
     if not isinstance(mech.kernel, GaussianKernel):
         return exact_profile(mech, sensitivity, n_pairs)
-    from privrepro.boosting.exact_batch import GaussianPBBatch, _pair_deltas, _prepare
+    from privrepro.boosting.exact_batch import GaussianPBBatch
+    from privrepro.boosting.pair_pieces import pair_deltas, prepare_pieces
     from privrepro.boosting.worst_pairs import relative_tail_delta
 
     one = GaussianPBBatch.from_mechanism(mech, sensitivity, n_pairs)
@@ -104,10 +105,10 @@ def supremum_profile(
         e = np.atleast_1d(np.asarray(eps, float))
         picked = e[::REFINED_EVERY]
         batch = GaussianPBBatch.from_mechanism(mech, sensitivity, n_pairs, copies=len(picked))
-        values = _pair_deltas(batch.pieces, batch.sigma, picked)
+        values = pair_deltas(batch.pieces, batch.sigma, picked)
 
         def f(st: NDArray[np.float64]) -> NDArray[np.float64]:
-            return np.asarray(np.max(_pair_deltas(batch._at(st), batch.sigma, picked), axis=-1))
+            return np.asarray(np.max(pair_deltas(batch._at(st), batch.sigma, picked), axis=-1))
 
         refined: NDArray[np.float64] = (
             batch._refine_start(values, f)[0] if batch.starts.shape[1] > 1 else np.empty(0)
@@ -119,7 +120,7 @@ def supremum_profile(
             n = len(block)
             rows = np.ones(n)
             st = np.broadcast_to(starts, (n, len(starts)))
-            pieces = _prepare(
+            pieces = prepare_pieces(
                 one.case,
                 one.sigma[0] * rows,
                 one.q[0] * rows,
@@ -128,7 +129,7 @@ def supremum_profile(
                 st,
                 st + one.d[0],
             )
-            out[i : i + n] = np.max(_pair_deltas(pieces, one.sigma[0] * rows, block), axis=-1)
+            out[i : i + n] = np.max(pair_deltas(pieces, one.sigma[0] * rows, block), axis=-1)
         if one.case == "relative":
             ones = np.ones(len(e))
             tail = relative_tail_delta(

@@ -6,14 +6,7 @@ neighbouring pairs in both orders), written on arrays: one row per mechanism (σ
 so that the design searches of :mod:`privrepro.boosting.exact_design` evaluate hundreds of
 mechanisms per numpy call. Gaussian kernel only (the pb experiments' kernel).
 
-For a pair of true values ``(c, c')`` the line is cut at the four region ends into five pieces;
-on piece ``i`` the densities are ``a_i φ_σ(y − c)`` and ``b_i φ_σ(y − c')`` with constant
-factors (``1`` or ``1 − q`` over the normaliser ``1 − p̄(c) q``). On a piece the log-likelihood
-ratio ``log(a_i/b_i) − (d/σ²)(y − (c + c')/2)``, ``d = c' − c``, is monotone, so
-
-* ``δ(ε) = Σ_i [a_i P_σ(I_i − c) − e^ε b_i P_σ(I_i − c')]`` where ``I_i`` is the part of the
-  piece on which the ratio exceeds ``e^ε`` (closed form in Gaussian CDFs);
-* ``D_α = log Σ_i a_i^α b_i^{1−α} e^{α(α−1)d²/(2σ²)} P_σ(piece − (αc + (1 − α)c'))/(α − 1)``.
+A pair's divergences are closed forms on its five pieces (:mod:`privrepro.boosting.pair_pieces`).
 
 The pairs are :meth:`privrepro.boosting.regions.Region.exact_pairs`' (the tests hold the two
 modules equal to 1e-12). The only error is floating point (Gaussian CDFs accurate in both tails);
@@ -32,8 +25,17 @@ from scipy import special
 
 from privrepro.boosting._roots import smallest_epsilon
 from privrepro.boosting.batch import gaussian_epsilon_batch
-from privrepro.boosting.kernels import _interval_mass_std_normal, log_interval_mass_std_normal
+from privrepro.boosting.kernels import _interval_mass_std_normal
 from privrepro.boosting.mechanism import BoostedMechanism
+from privrepro.boosting.pair_pieces import (
+    DeltaTerms,
+    Pieces,
+    pair_deltas,
+    pair_renyi,
+    pick_rows,
+    prepare_pieces,
+    take_pairs,
+)
 from privrepro.boosting.regions import AbsoluteRegion, FixedRegion, RelativeRegion
 from privrepro.boosting.worst_pairs import (
     RDP_STEP,
@@ -85,15 +87,6 @@ def pair_grid(
     return np.concatenate([c, c2], axis=1), np.concatenate([c2, c], axis=1)
 
 
-def _bounds(case: str, c: Array, tau: Array, theta: Array) -> tuple[Array, Array]:
-    if case == "absolute":
-        return c - tau, c + tau
-    if case == "relative":
-        r = theta * np.abs(c) + tau
-        return c - r, c + r
-    return np.broadcast_to(-tau, c.shape), np.broadcast_to(tau, c.shape)
-
-
 def _domain(case: str, domain: Sequence[float] | None, d: Array, w: Array) -> tuple[Array, Array]:
     """``(lo, hi)`` of the query domain per mechanism (``±inf`` for none), checked first."""
     n = len(d)
@@ -133,20 +126,6 @@ def boosting_rate_batch(p_min: Array, rho: Array) -> Array:
 
 
 @dataclass(frozen=True)
-class _Pieces:
-    """The two output densities of pairs ``(c, c')`` on their five common pieces: arrays
-    ``[N, P, 5]`` (piece ends ``lo, hi``, factors ``a, b``) and the centres ``c, c2``
-    (``[N, P, 1]``)."""
-
-    lo: Array
-    hi: Array
-    a: Array
-    b: Array
-    c: Array
-    c2: Array
-
-
-@dataclass(frozen=True)
 class GaussianPBBatch:
     """``N`` PB-DP mechanisms with Gaussian kernels, prepared for exact accounting.
 
@@ -166,7 +145,7 @@ class GaussianPBBatch:
     n_pairs: int
     starts: Array
     d: Array
-    pieces: _Pieces
+    pieces: Pieces
     reach: Array
     domain_lo: Array
     domain_hi: Array
@@ -212,7 +191,7 @@ class GaussianPBBatch:
             qq = np.ascontiguousarray(np.broadcast_to(np.asarray(q, float), s.shape))
         reach = relative_reach_dp(s, d, w / 2)
         starts, dist = pair_starts(case, s, d, w, th, int(n_pairs), reach, domain=(lo, hi))
-        pieces = _prepare(case, s, qq, w, th, starts, starts + dist[:, None])
+        pieces = prepare_pieces(case, s, qq, w, th, starts, starts + dist[:, None])
         return cls(case, s, qq, d, w, th, int(n_pairs), starts, dist, pieces, reach, lo, hi)
 
     @classmethod
@@ -262,7 +241,7 @@ class GaussianPBBatch:
             self.n_pairs,
             self.starts[rows],
             self.d[rows],
-            _Pieces(p.lo[rows], p.hi[rows], p.a[rows], p.b[rows], p.c[rows], p.c2[rows]),
+            Pieces(p.lo[rows], p.hi[rows], p.a[rows], p.b[rows], p.c[rows], p.c2[rows]),
             self.reach[rows],
             self.domain_lo[rows],
             self.domain_hi[rows],
@@ -286,22 +265,22 @@ class GaussianPBBatch:
         return starts
 
     @cached_property
-    def _terms(self) -> _DeltaTerms:
+    def _terms(self) -> DeltaTerms:
         """The ε-free part of the searched pairs' δ (kept: a root search reads it many times)."""
-        return _DeltaTerms.of(self.pieces, self.sigma)
+        return DeltaTerms.of(self.pieces, self.sigma)
 
     def _with_reach(self, reach: Array) -> GaussianPBBatch:
         """The same mechanisms with the relative search reaching ``z_C = reach``."""
         starts = self.starts_for(reach)
-        pieces = _prepare(
+        pieces = prepare_pieces(
             self.case, self.sigma, self.q, self.size, self.theta, starts, starts + self.d[:, None]
         )
         return replace(self, starts=starts, pieces=pieces, reach=np.asarray(reach, float))
 
-    def _at(self, start: Array) -> _Pieces:
+    def _at(self, start: Array) -> Pieces:
         """The pieces of the pairs ``(s, s + d)`` for one start per mechanism, both orders."""
         st = np.asarray(start, float)[:, None]
-        return _prepare(
+        return prepare_pieces(
             self.case, self.sigma, self.q, self.size, self.theta, st, st + self.d[:, None]
         )
 
@@ -383,7 +362,7 @@ class GaussianPBBatch:
             return out
 
         def f(st: Array) -> Array:
-            return np.asarray(np.max(_pair_deltas(self._at(st), self.sigma, eps), axis=-1))
+            return np.asarray(np.max(pair_deltas(self._at(st), self.sigma, eps), axis=-1))
 
         _, refined = self._refine_start(self._terms.at(eps), f)
         return np.asarray(np.maximum(out, refined))
@@ -406,9 +385,9 @@ class GaussianPBBatch:
         eps = np.zeros(n)
         todo = np.arange(n)
         for _ in range(p):
-            pieces = _pick(self.pieces, todo)
+            pieces = pick_rows(self.pieces, todo)
             sig, lev = self.sigma[todo], level[todo]
-            sub = _DeltaTerms.of(_take(pieces, idx[todo]), sig)
+            sub = DeltaTerms.of(take_pairs(pieces, idx[todo]), sig)
             tail = (
                 (
                     self.sensitivity[todo],
@@ -420,7 +399,7 @@ class GaussianPBBatch:
                 else None
             )
 
-            def fn(e: Array, sub: _DeltaTerms = sub, sig: Array = sig, tail=tail) -> Array:  # type: ignore[no-untyped-def]
+            def fn(e: Array, sub: DeltaTerms = sub, sig: Array = sig, tail=tail) -> Array:  # type: ignore[no-untyped-def]
                 out = np.max(sub.at(e), axis=-1)
                 if tail is not None:
                     bound = relative_tail_delta(e, sig, tail[0], tail[1], tail[2])
@@ -428,7 +407,7 @@ class GaussianPBBatch:
                 return np.asarray(out)
 
             def fn_rows(
-                e: Array, i: NDArray[np.intp], sub: _DeltaTerms = sub, sig: Array = sig, tail=tail
+                e: Array, i: NDArray[np.intp], sub: DeltaTerms = sub, sig: Array = sig, tail=tail
             ) -> Array:  # type: ignore[no-untyped-def]
                 out = np.max(sub.rows(i).at(e), axis=-1)
                 if tail is not None:
@@ -438,7 +417,7 @@ class GaussianPBBatch:
 
             eps[todo] = smallest_epsilon(fn, lev, xtol, rows=fn_rows)
             values[todo] = (
-                self._terms.at(eps) if len(todo) == n else _pair_deltas(pieces, sig, eps[todo])
+                self._terms.at(eps) if len(todo) == n else pair_deltas(pieces, sig, eps[todo])
             )
             order = np.argsort(-values[todo], axis=1)[:, :ACTIVE_STEP]
             over = values[todo, order[:, 0]] > lev * (1 + 1e-12)
@@ -470,15 +449,15 @@ class GaussianPBBatch:
             at = eps
 
             def f(st: Array, at: Array = at) -> Array:
-                return np.asarray(np.max(_pair_deltas(self._at(st), self.sigma, at), axis=-1))
+                return np.asarray(np.max(pair_deltas(self._at(st), self.sigma, at), axis=-1))
 
             best, _ = self._refine_start(values, f)
-            terms = _DeltaTerms.of(self._at(best), self.sigma)
+            terms = DeltaTerms.of(self._at(best), self.sigma)
 
-            def refined(e: Array, terms: _DeltaTerms = terms) -> Array:
+            def refined(e: Array, terms: DeltaTerms = terms) -> Array:
                 return np.asarray(np.max(terms.at(e), axis=-1))
 
-            def refined_rows(e: Array, i: NDArray[np.intp], terms: _DeltaTerms = terms) -> Array:
+            def refined_rows(e: Array, i: NDArray[np.intp], terms: DeltaTerms = terms) -> Array:
                 return np.asarray(np.max(terms.rows(i).at(e), axis=-1))
 
             new = np.maximum(eps, smallest_epsilon(refined, level, xtol, rows=refined_rows))
@@ -516,15 +495,15 @@ class GaussianPBBatch:
             sub = replace(self._rows(rows), starts=starts[rows], reach=reach[rows])
             a = al[rows]
             sp = sub.sigma
-            pieces = _prepare(
+            pieces = prepare_pieces(
                 sub.case, sp, sub.q, sub.size, sub.theta, sub.starts, sub.starts + sub.d[:, None]
             )
-            values = _pair_renyi(pieces, sp, a)
+            values = pair_renyi(pieces, sp, a)
             best = np.max(values, axis=-1)
             if k > 1:
 
                 def f(st: Array, sub: GaussianPBBatch = sub, a: Array = a) -> Array:
-                    return np.asarray(np.max(_pair_renyi(sub._at(st), sub.sigma, a), axis=-1))
+                    return np.asarray(np.max(pair_renyi(sub._at(st), sub.sigma, a), axis=-1))
 
                 _, refined = sub._refine_start(values, f)
                 best = np.maximum(best, refined)
@@ -550,195 +529,3 @@ ROUNDS = 2
 one gave (the worst start at ε* maximises δ at ε*: a fixed point, reached in one or two)."""
 CELLS = 2_000_000
 """Array cells (mechanism × pair × piece) of one block of the Rényi search."""
-
-
-def _pick(p: _Pieces, rows: NDArray[np.intp]) -> _Pieces:
-    """The mechanisms ``rows``."""
-    return _Pieces(p.lo[rows], p.hi[rows], p.a[rows], p.b[rows], p.c[rows], p.c2[rows])
-
-
-def _take(p: _Pieces, idx: NDArray[np.intp]) -> _Pieces:
-    """The pairs ``idx`` (``[N, m]``) of each mechanism."""
-
-    def one(x: Array) -> Array:
-        return np.take_along_axis(x, np.broadcast_to(idx[..., None], (*idx.shape, x.shape[-1])), 1)
-
-    return _Pieces(one(p.lo), one(p.hi), one(p.a), one(p.b), one(p.c), one(p.c2))
-
-
-def _prepare(
-    case: str, sigma: Array, q: Array, size: Array, theta: Array, c: Array, c_next: Array
-) -> _Pieces:
-    """The pieces of the pairs ``(c, c_next)`` (``[N, K]``) in both orders (``P = 2K``)."""
-    c, c2 = np.concatenate([c, c_next], axis=1), np.concatenate([c_next, c], axis=1)
-    tau, thp, sp, qp = (x[:, None] for x in (size / 2, theta, sigma, q))
-    lo1, hi1 = _bounds(case, c, tau, thp)
-    lo2, hi2 = _bounds(case, c2, tau, thp)
-
-    def normaliser(cc: Array, lo: Array, hi: Array) -> Array:
-        cover = _interval_mass_std_normal((lo - cc) / sp, (hi - cc) / sp)
-        return np.asarray(1.0 - (1.0 - cover) * qp)
-
-    z1, z2 = normaliser(c, lo1, hi1), normaliser(c2, lo2, hi2)
-    ends = np.sort(np.stack([lo1, hi1, lo2, hi2], axis=-1), axis=-1)  # [N, P, 4]
-    inf = np.full((*ends.shape[:-1], 1), np.inf)
-    edges = np.concatenate([-inf, ends, inf], axis=-1)  # [N, P, 6]
-    lo, hi = edges[..., :-1], edges[..., 1:]
-    mid = np.concatenate(
-        [ends[..., :1] - 1.0, 0.5 * (ends[..., :-1] + ends[..., 1:]), ends[..., -1:] + 1.0],
-        axis=-1,
-    )
-    one_minus_q = (1.0 - q)[:, None, None]
-    inside1 = (mid >= lo1[..., None]) & (mid <= hi1[..., None])
-    inside2 = (mid >= lo2[..., None]) & (mid <= hi2[..., None])
-    a = np.where(inside1, 1.0, one_minus_q) / z1[..., None]
-    b = np.where(inside2, 1.0, one_minus_q) / z2[..., None]
-    return _Pieces(lo, hi, a, b, c[..., None], c2[..., None])
-
-
-def _pair_deltas(p: _Pieces, sigma: Array, epsilon: Array) -> Array:
-    """``δ(ε)`` of every pair (``[N, P]``) at each mechanism's ε (``[N]``), computed once
-    (:class:`_DeltaTerms` holds the ε-free part for pairs evaluated at many ε: same numbers)."""
-    eps = np.asarray(epsilon, float)[:, None, None]
-    s = sigma[:, None, None]
-    d = p.c2 - p.c
-    m = 0.5 * (p.c + p.c2)
-    pos_a, pos_b = p.a > 0, p.b > 0
-    with np.errstate(divide="ignore"):
-        log_ratio = np.where(
-            pos_a & pos_b,
-            np.log(np.where(pos_a, p.a, 1.0)) - np.log(np.where(pos_b, p.b, 1.0)),
-            0.0,
-        )
-    # P − e^ε Q > 0 where the log-ratio exceeds ε: below y* when c < c', above it otherwise
-    y_star = m - (s * s / d) * (eps - log_ratio)
-    y_star = np.where(pos_b, y_star, np.where(d > 0, np.inf, -np.inf))
-    top = np.where(d > 0, np.minimum(p.hi, y_star), p.hi)
-    bot = np.where(d > 0, p.lo, np.maximum(p.lo, y_star))
-    ok = (top > bot) & pos_a
-    top = np.where(ok, top, bot)
-    mass_p = _interval_mass_std_normal((bot - p.c) / s, (top - p.c) / s)
-    mass_q = _interval_mass_std_normal((bot - p.c2) / s, (top - p.c2) / s)
-    with np.errstate(over="ignore", invalid="ignore"):
-        contrib = p.a * mass_p - np.exp(eps) * np.where(pos_b, p.b, 0.0) * mass_q
-    contrib = np.where(ok & np.isfinite(contrib), np.maximum(contrib, 0.0), 0.0)
-    return np.asarray(contrib.sum(axis=-1))
-
-
-@dataclass(frozen=True)
-class _DeltaTerms:
-    """The part of :func:`_pair_deltas` that does not depend on ε, for pairs whose δ is read at
-    many ε (a root search): ``at(ε)`` gives the same numbers with two Gaussian CDFs per piece
-    instead of four.
-
-    On a piece the set where the loss exceeds ε is cut by ``y*(ε)`` at one end only: the top
-    when ``c < c'`` (the bottom fixed at the piece's ``lo``), the bottom otherwise (the top
-    fixed at ``hi``). The CDFs at the fixed end, ``Φ(±x)``, are kept; the mirrored difference
-    of :func:`~privrepro.boosting.kernels._interval_mass_std_normal` is then formed from them
-    and the one CDF at the moving end, the same floating-point operations as there.
-    """
-
-    p: _Pieces
-    s: Array
-    up: NDArray[np.bool_]
-    m: Array
-    scale: Array
-    log_ratio: Array
-    pos_a: NDArray[np.bool_]
-    pos_b: NDArray[np.bool_]
-    b: Array
-    fixed_p: tuple[Array, Array, Array]
-    fixed_q: tuple[Array, Array, Array]
-
-    @classmethod
-    def of(cls, p: _Pieces, sigma: Array) -> _DeltaTerms:
-        s = sigma[:, None, None]
-        d = p.c2 - p.c
-        pos_a, pos_b = p.a > 0, p.b > 0
-        with np.errstate(divide="ignore"):
-            log_ratio = np.where(
-                pos_a & pos_b,
-                np.log(np.where(pos_a, p.a, 1.0)) - np.log(np.where(pos_b, p.b, 1.0)),
-                0.0,
-            )
-        up = np.broadcast_to(d > 0, p.lo.shape)
-        end = np.where(up, p.lo, p.hi)
-
-        def fixed(c: Array) -> tuple[Array, Array, Array]:
-            x = (end - c) / s
-            return x, special.ndtr(x), special.ndtr(-x)
-
-        return cls(
-            p,
-            s,
-            up,
-            0.5 * (p.c + p.c2),
-            s * s / d,
-            log_ratio,
-            pos_a,
-            pos_b,
-            np.where(pos_b, p.b, 0.0),
-            fixed(p.c),
-            fixed(p.c2),
-        )
-
-    def rows(self, idx: NDArray[np.intp]) -> _DeltaTerms:
-        """The mechanisms ``idx`` only."""
-        fp, fq = self.fixed_p, self.fixed_q
-        return _DeltaTerms(
-            _pick(self.p, idx),
-            self.s[idx],
-            self.up[idx],
-            self.m[idx],
-            self.scale[idx],
-            self.log_ratio[idx],
-            self.pos_a[idx],
-            self.pos_b[idx],
-            self.b[idx],
-            (fp[0][idx], fp[1][idx], fp[2][idx]),
-            (fq[0][idx], fq[1][idx], fq[2][idx]),
-        )
-
-    def at(self, epsilon: Array) -> Array:
-        """``δ(ε)`` of every pair (``[N, P]``) at each mechanism's ε (``[N]``)."""
-        p, s, up = self.p, self.s, self.up
-        eps = np.asarray(epsilon, float)[:, None, None]
-        y_star = self.m - self.scale * (eps - self.log_ratio)
-        y_star = np.where(self.pos_b, y_star, np.where(up, np.inf, -np.inf))
-        top = np.where(up, np.minimum(p.hi, y_star), p.hi)
-        bot = np.where(up, p.lo, np.maximum(p.lo, y_star))
-        ok = (top > bot) & self.pos_a
-        moving = np.where(up, np.where(ok, top, bot), bot)
-
-        def mass(c: Array, fixed: tuple[Array, Array, Array]) -> Array:
-            x_fixed, f_pos, f_neg = fixed
-            x = (moving - c) / s
-            # the mirror of the interval mass: both ends above 0 (the bottom decides)
-            upper = np.where(up, x_fixed > 0, x > 0)
-            v = special.ndtr(np.where(upper, -x, x))
-            return np.where(
-                up, np.where(upper, f_neg - v, v - f_pos), np.where(upper, v - f_neg, f_pos - v)
-            )
-
-        mass_p, mass_q = mass(p.c, self.fixed_p), mass(p.c2, self.fixed_q)
-        with np.errstate(over="ignore", invalid="ignore"):
-            contrib = p.a * mass_p - np.exp(eps) * self.b * mass_q
-        contrib = np.where(ok & np.isfinite(contrib), np.maximum(contrib, 0.0), 0.0)
-        return np.asarray(contrib.sum(axis=-1))
-
-
-def _pair_renyi(p: _Pieces, sigma: Array, alpha: Array) -> Array:
-    """``D_α`` of every pair (``[N, P]``) at each mechanism's α (``[N]``)."""
-    al = np.asarray(alpha, float)[:, None, None]
-    s = sigma[:, None, None]
-    d = p.c2 - p.c
-    centre = al * p.c + (1 - al) * p.c2
-    with np.errstate(divide="ignore", invalid="ignore"):  # a = 0 or b = 0: masked below
-        base = al * np.log(p.a) + (1 - al) * np.log(p.b)
-    shift = al * (al - 1) * d * d / (2 * s * s)
-    logs = base + shift + log_interval_mass_std_normal((p.lo - centre) / s, (p.hi - centre) / s)
-    logs = np.where(p.a > 0, logs, -np.inf)
-    # a piece where Q has no mass and P has some makes the divergence infinite
-    infinite = np.any((p.a > 0) & (p.b <= 0) & (p.hi > p.lo), axis=-1)
-    out = special.logsumexp(logs, axis=-1) / (al[..., 0] - 1)
-    return np.asarray(np.where(infinite, np.inf, out))
