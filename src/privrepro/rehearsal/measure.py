@@ -349,7 +349,7 @@ def _priced_film_row(
         settings.gpu_model,
         cache=Path(settings.scratch) / "film-pass-cost.json",
     )
-    row["device"] = "not run (priced)"
+    row["device"] = None  # nothing ran
     row["data"] = "none read (priced from the units' grid)"
     return film_row(row, plan.units, cost)
 
