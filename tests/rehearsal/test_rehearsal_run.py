@@ -100,8 +100,9 @@ def test_a_row_carries_the_plan_steps_device_memory_estimate(
     """cl Fig. 4 PEFT's row carries its largest unit's device memory as the plan step estimates
     it from shapes (the estimate the runner's preflight refuses a unit with), before any compute:
     here the stand-ins it reads are missing and the unit fails. It holds at least ViT-B/16's
-    86 M backbone parameters in bf16, the paper profile's precision."""
-    settings = RehearsalSettings(tiny_root, tmp_path / "scratch", items=1)
+    86 M backbone parameters in bf16, the paper profile's precision. (Rehearsed, not priced: a
+    priced row carries it too, ``test_film_rows``.)"""
+    settings = RehearsalSettings(tiny_root, tmp_path / "scratch", items=1, price_film=False)
     row = rehearse_figure("cl/fig4_peft", settings)
     plan, _ = plan_rehearsal("cl/fig4_peft", settings)
     peak = peak_device_memory(plan.recipe, plan.units)

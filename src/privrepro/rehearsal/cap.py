@@ -580,6 +580,13 @@ class RehearsalCap(Loops):
                     for j, value in enumerate(values):
                         sums[j] += value
 
+    def drop_open_loops(self) -> None:
+        """Forget the loops still open (a unit stopped from outside, in the middle of them):
+        their time so far then counts as time outside loops, once and unscaled (a lower bound),
+        and their closed inner loops only through it."""
+        open_ids = {id(r) for r in self._stack}
+        self.records[:] = [r for r in self.records if id(r) not in open_ids]
+
     @property
     def capped(self) -> bool:
         """Whether any loop stopped before its end."""

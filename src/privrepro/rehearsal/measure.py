@@ -13,13 +13,16 @@ shared parts, probed items, lower bounds, the GPU column from operation counts) 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import resource
 import shutil
 import signal
+import sys
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -48,7 +51,12 @@ from privrepro.runner.preflight import peak_device_memory
 from privrepro.threads import use_threads
 from privrepro.training.precision import unit_precision
 
-__all__ = ["RehearsalTimeout", "rehearse_figure", "unit_clock"]
+__all__ = ["STUCK_GRACE_S", "RehearsalTimeout", "rehearse_figure", "unit_clock", "watch_unit"]
+
+#: seconds a unit may stay past its timeout inside one call that the timer cannot interrupt (a
+#: long numpy or LAPACK call: Python runs the timer's handler only when the call returns) before
+#: the rehearsal takes what it measured so far as the unit's row, a lower bound
+STUCK_GRACE_S = 60.0
 
 
 class RehearsalTimeout(BaseException):
@@ -130,6 +138,62 @@ class _UnitRun:
     clock_s: float = 0.0
 
 
+def _clock_of(clock: Callable[[], float], thread: int) -> float:
+    """``clock`` read for the thread ``thread`` from another thread: its CPU time where
+    ``clock`` is the thread CPU clock, else ``clock`` itself (the wall)."""
+    if clock is time.thread_time and hasattr(time, "pthread_getcpuclockid"):
+        return time.clock_gettime(time.pthread_getcpuclockid(thread))
+    return clock()
+
+
+@contextlib.contextmanager
+def watch_unit(
+    cap: RehearsalCap,
+    after_s: float,
+    stuck: Callable[[_UnitRun], None] | None,
+    label: str = "unit",
+) -> Iterator[None]:
+    """Watch the unit computed in the ``with`` block: still running ``after_s`` seconds (wall)
+    after it started, it is inside a call the unit timeout could not interrupt, and ``stuck`` is
+    called, from the watching thread, with what the cap measured so far as a ``timeout`` run
+    (the loops still open dropped: :meth:`RehearsalCap.drop_open_loops`; the unit's time so far
+    on the cap's clock, read for the unit's thread, counts once, unscaled: a lower bound). The
+    caller's ``stuck`` writes the row and ends the process; ``None``: no watching."""
+    if stuck is None:
+        yield
+        return
+    thread = threading.get_ident()
+    t0, c0 = time.perf_counter(), _clock_of(cap.clock, thread)
+    lock, finished = threading.Lock(), [False]
+
+    def fire() -> None:
+        with lock:
+            if finished[0]:
+                return
+            finished[0] = True
+        where = _where(sys._current_frames().get(thread))
+        spent = _clock_of(cap.clock, thread) - c0
+        cap.drop_open_loops()
+        first = min((r.started for r in cap.records), default=None)
+        note = (
+            f"{label} still running {after_s:g} s after it started, inside {where} (one call "
+            "the unit timeout cannot interrupt): what it measured until then is kept, a lower "
+            "bound"
+        )
+        load = (first - c0) if first is not None else spent
+        stuck(_UnitRun("timeout", time.perf_counter() - t0, load, cap, note, True, spent))
+
+    timer = threading.Timer(after_s, fire)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        with lock:
+            finished[0] = True
+        timer.cancel()
+
+
 def unit_clock(device: str) -> Callable[[], float]:
     """The clock a unit's times are measured on (:attr:`RehearsalCap.clock`): on the CPU the
     thread's CPU time (:func:`time.thread_time`), which a unit computing on one thread
@@ -140,9 +204,15 @@ def unit_clock(device: str) -> Callable[[], float]:
 
 
 def _rehearse_unit(
-    plan: FigurePlan, i: int, settings: RehearsalSettings, device: str, timer: bool
+    plan: FigurePlan,
+    i: int,
+    settings: RehearsalSettings,
+    device: str,
+    timer: bool,
+    stuck: Callable[[_UnitRun], None] | None = None,
 ) -> _UnitRun:
-    """Compute unit ``i`` of ``plan`` under a fresh cap, stopped after the unit timeout."""
+    """Compute unit ``i`` of ``plan`` under a fresh cap, stopped after the unit timeout (and,
+    inside a call the timeout cannot interrupt, handed to ``stuck``: :func:`watch_unit`)."""
     experiment = f"{plan.paper}/{plan.figure}"
     unit = plan.units[i]
     cap = RehearsalCap(
@@ -165,8 +235,9 @@ def _rehearse_unit(
     status, note, ended_early = "ok", "", False
     if timer:  # the timeout is wall time: what the rehearsal may take, not what a unit costs
         signal.setitimer(signal.ITIMER_REAL, settings.unit_timeout_s)
+    watch = watch_unit(cap, settings.unit_timeout_s + STUCK_GRACE_S, stuck, f"unit {i}")
     try:
-        with use_threads(settings.threads), cap.active(settings.count_operations):
+        with watch, use_threads(settings.threads), cap.active(settings.count_operations):
             table = plan.recipe.compute(dict(unit), ctx)
         problems = _table_problems(table, unit, plan.paper, plan.figure)
         if problems:  # the cap must never leave a wrong-shaped table
@@ -278,13 +349,22 @@ def _priced_film_row(
         settings.gpu_model,
         cache=Path(settings.scratch) / "film-pass-cost.json",
     )
-    row["device"] = "not run (priced)"
+    row["device"] = None  # nothing ran
     row["data"] = "none read (priced from the units' grid)"
     return film_row(row, plan.units, cost)
 
 
-def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, Any]:
-    """Rehearse ``experiment`` (``cl/fig5_cosine``) and return its ``results/rehearsal.csv`` row."""
+def rehearse_figure(
+    experiment: str,
+    settings: RehearsalSettings,
+    on_stuck: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """Rehearse ``experiment`` (``cl/fig5_cosine``) and return its ``results/rehearsal.csv`` row.
+
+    ``on_stuck``: where a unit stays inside one call past its timeout (:func:`watch_unit`), the
+    row of what was measured until then (a lower bound) is handed to it from another thread,
+    which must end the process (the figure's process writes it and exits); ``None``: no
+    watching."""
     from privrepro.runner.environment import resolve_device
 
     scratch = Path(settings.scratch)
@@ -335,13 +415,46 @@ def rehearse_figure(experiment: str, settings: RehearsalSettings) -> dict[str, A
     stand_ins = _quiet_stand_in_log()
     old = signal.signal(signal.SIGALRM, _alarm) if hasattr(signal, "SIGALRM") else None
     runs: list[tuple[int, _UnitRun]] = []
+
+    def finish(runs: list[tuple[int, _UnitRun]]) -> dict[str, Any]:
+        return _finish_row(row, runs, classes, parts, settings, stand_ins, cuda, t_start)
+
     try:
         for i in units_to_run(classes, settings.units):
-            runs.append((i, _rehearse_unit(plan, i, settings, device, timer=old is not None)))
+            stuck = None if on_stuck is None else _when_stuck(on_stuck, finish, runs, i)
+            runs.append((i, _rehearse_unit(plan, i, settings, device, old is not None, stuck)))
     finally:
         if old is not None:
             signal.signal(signal.SIGALRM, old)
         logging.getLogger("privrepro").removeHandler(stand_ins)
+    return finish(runs)
+
+
+def _when_stuck(
+    on_stuck: Callable[[dict[str, Any]], None],
+    finish: Callable[[list[tuple[int, _UnitRun]]], dict[str, Any]],
+    runs: list[tuple[int, _UnitRun]],
+    i: int,
+) -> Callable[[_UnitRun], None]:
+    """What to do when unit ``i`` is stuck: the row of the units run and its partial run."""
+
+    def stuck(run: _UnitRun) -> None:
+        on_stuck(finish([*runs, (i, run)]))
+
+    return stuck
+
+
+def _finish_row(
+    row: dict[str, Any],
+    runs: list[tuple[int, _UnitRun]],
+    classes: Sequence[str],
+    parts: Sequence[UnitParts],
+    settings: RehearsalSettings,
+    stand_ins: _StandInLog,
+    cuda: bool,
+    t_start: float,
+) -> dict[str, Any]:
+    """The figure's row from its units run: status, data read, predictions, memory, notes."""
     row["status"] = next((run.status for _, run in runs if run.status != "ok"), "ok")
     if stand_ins.datasets:
         row["data"] = "rehearsal stand-in (" + ", ".join(sorted(stand_ins.datasets)) + ")"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -27,7 +28,7 @@ from typing import Any
 import pandas as pd
 
 from privrepro.rehearsal.device_model import DEVICES, H100
-from privrepro.rehearsal.measure import rehearse_figure
+from privrepro.rehearsal.measure import STUCK_GRACE_S, rehearse_figure
 from privrepro.rehearsal.settings import GIB, RehearsalSettings
 from privrepro.rehearsal.summary import (
     COLUMNS,
@@ -97,7 +98,7 @@ def rehearse_all(
             row = rehearse_figure(name, settings)
         else:
             units = settings.units * MAX_COST_CLASSES
-            row = _child(name, settings, settings.unit_timeout_s * units + 120)
+            row = _child(name, settings, (settings.unit_timeout_s + STUCK_GRACE_S) * units + 120)
         rows.append(row)
         if echo:
             pred = row.get("predicted_gpu_s")
@@ -279,8 +280,15 @@ def _write(
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.one:  # the child process of one figure
-        row = rehearse_figure(args.one, _child_settings(args.settings))
-        Path(args.json).write_text(json.dumps(row, default=str))
+        out = Path(args.json)
+
+        def stuck(row: dict[str, Any]) -> None:  # a unit inside one call past its timeout
+            out.write_text(json.dumps(row, default=str))
+            sys.stdout.flush()
+            os._exit(0)
+
+        row = rehearse_figure(args.one, _child_settings(args.settings), on_stuck=stuck)
+        out.write_text(json.dumps(row, default=str))
         return 0
 
     from privrepro.config.validation import ConfigError
