@@ -528,3 +528,29 @@ def test_member_logits_are_capped_to_full_shape_under_a_rehearsal() -> None:
         torch.testing.assert_close(out[3:11], head(x[8:16]))
         torch.testing.assert_close(out[11:14], head(x[16:19]))
         assert not out[14:].any()
+
+
+def test_the_report_counts_a_priced_row_neither_as_run_nor_as_not_ok(tmp_path: Path) -> None:
+    """A cl PEFT row priced from its image-passes (status ``priced``, device ``not run
+    (priced)``) is named as priced; the device measured on is that of the rows that ran."""
+    from privrepro.rehearsal.summary import COLUMNS
+    from privrepro.report.document import Para
+    from privrepro.report.rehearsal_section import rehearsal_section
+
+    rows = {
+        "paper": ["pb", "cl"],
+        "figure": ["fig1", "fig4_peft"],
+        "experiment": ["pb/fig1", "cl/fig4_peft"],
+        "status": ["ok", "priced"],
+        "device": ["cpu", "not run (priced)"],
+        "predicted_h": [0.1, float("nan")],
+        "predicted_gpu_h": [0.05, 11.2],
+        "lower_bound": [False, False],
+        "gpu_model": ["H100 SXM roofline", "H100 SXM roofline"],
+    }
+    table = pd.DataFrame(rows).reindex(columns=COLUMNS)
+    (tmp_path / "rehearsal.csv").write_text(table.to_csv(index=False))
+    blocks = rehearsal_section(tmp_path, tmp_path)
+    intro = next(b for b in blocks if isinstance(b, Para) and "Measured on" in b.text)
+    assert "Measured on cpu." in intro.text
+    assert "1 priced from their image-passes, not run; 0 not `ok`" in intro.text

@@ -108,9 +108,11 @@ def rehearsal_section(results: Path, plots: Path) -> list[Block]:
             Heading(2, "Cost of the paper profile (rehearsal)", "rehearsal"),
             Para(f"**Not shown:** `{line}`. Run `make rehearsal` again."),
         ]
-    devices = ", ".join(sorted({str(d) for d in table["device"].dropna()})) or "unknown device"
+    priced = table["status"] == "priced"  # the cl PEFT rows, priced from their image-passes
+    ran = table[~priced]
+    devices = ", ".join(sorted({str(d) for d in ran["device"].dropna()})) or "unknown device"
     total_h = gpu_totals(table)["cpu_h"]
-    not_ok = table[table["status"] != "ok"]
+    not_ok = ran[ran["status"] != "ok"]
     gpu = gpu_totals(table) if "predicted_gpu_h" in table else None
     blocks: list[Block] = [
         Heading(2, "Cost of the paper profile (rehearsal)", "rehearsal"),
@@ -120,7 +122,8 @@ def rehearsal_section(results: Path, plots: Path) -> list[Block]:
             "loop runs its first items, and its full time is predicted as total × seconds per "
             f"item (`make rehearsal`, `{path.as_posix()}`). Measured on {devices}. Predicted wall "
             f"time of the whole paper profile on this device: **{total_h:,.1f} h** "
-            f"({len(table)} figures; {len(not_ok)} not `ok`, a timeout's prediction is a lower "
+            f"({len(table)} figures, {int(priced.sum())} priced from their image-passes, not run; "
+            f"{len(not_ok)} not `ok`, a timeout's prediction is a lower "
             "bound; what several units or figures compute alike — a cache, a tuning study, an "
             "ensemble's members — counted once, as the run computes it once). Nothing here is a "
             "reproduction."
