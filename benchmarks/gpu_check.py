@@ -76,7 +76,7 @@ CAPS = {
 FILM_MEMORY = Path(__file__).resolve().parent / "film_memory_cuda.py"
 #: the rehearsal's per-unit cap (a unit past it is a lower bound) and items per capped loop: on
 #: a GPU two, so that the first (the CUDA context, cuBLAS handles: 22 s for an SLL batch on an
-#: H200) counts once and the second gives the rate (``privrepro.rehearsal.cap.FirstItem``)
+#: H200) counts once and the second gives the rate (``privrepro.rehearsal.loop_record.FirstItem``)
 UNIT_TIMEOUT_S = {"cuda": 45, "cpu": 30}
 ITEMS = {"cuda": 2, "cpu": 1}
 #: samples per probed batch on a GPU: a batch of the rehearsal's default 4 runs in kernel-launch

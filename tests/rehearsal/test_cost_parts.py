@@ -13,9 +13,10 @@ import pandas as pd
 import pytest
 import torch
 
-from privrepro.rehearsal.cap import PARTS, LoopRecord, RehearsalCap, loop_part
+from privrepro.rehearsal.cap import RehearsalCap
 from privrepro.rehearsal.device_model import H100, DeviceModel, OperationCount
 from privrepro.rehearsal.figure_cost import UnitCost, figure_total
+from privrepro.rehearsal.loop_record import PARTS, LoopRecord, loop_part
 from privrepro.rehearsal.summary import gpu_totals, mark_shared_caches, part_totals
 
 #: a roofline whose times are FLOPs over the peak alone (no bandwidth or launch floor)

@@ -15,9 +15,10 @@ from torch import nn
 
 from privrepro.dp.pld import compose_every_t
 from privrepro.loops import PLAIN
-from privrepro.rehearsal.cap import LoopRecord, RehearsalCap
+from privrepro.rehearsal.cap import RehearsalCap
 from privrepro.rehearsal.device_model import H100, DeviceModel, OperationCount
 from privrepro.rehearsal.figure_cost import UnitCost, figure_total, units_to_run
+from privrepro.rehearsal.loop_record import LoopRecord
 from privrepro.rehearsal.rehearse import rehearse_all
 from privrepro.rehearsal.settings import RehearsalSettings
 from privrepro.rehearsal.standins import write_standin
@@ -67,7 +68,7 @@ def test_probed_items_are_fitted_to_a_fixed_plus_a_per_sample_cost() -> None:
     """Closed form: items of 50 samples probed at 2 and 8 samples, measured 0.014 s and
     0.026 s: a = 0.01 s, b = 0.002 s per sample, a full item 0.11 s; a loop of 10 items: 1.1 s.
     One size only: scaled linearly (0.014 × 50 / 2 per item)."""
-    from privrepro.rehearsal.cap import ProbePoint
+    from privrepro.rehearsal.loop_record import ProbePoint
 
     pts = [ProbePoint(2, 50, 0.014, 0.0, 0.0, 0.0), ProbePoint(8, 50, 0.026, 0.0, 0.0, 0.0)]
     rec = LoopRecord("batches", 0, 10, done=2, measured_s=0.040, points=pts)
@@ -138,7 +139,7 @@ def test_host_time_is_a_fixed_cost_per_item_unless_declared_per_sample() -> None
     host part is a fixed cost per item, their mean 0.125 s: the 0.05 s between the probes is not
     extrapolated to 500 samples (it would give 2.2 s). Declared per sample (image decoding), it
     is fitted: a = 0.0833 s, b = 0.004167 s per sample, 2.167 s per full item."""
-    from privrepro.rehearsal.cap import ProbePoint
+    from privrepro.rehearsal.loop_record import ProbePoint
 
     pts = [ProbePoint(4, 500, 1.10, 1.0, 1.0, 0.0), ProbePoint(16, 500, 4.15, 4.0, 4.0, 0.0)]
     rec = LoopRecord("noise batches", 0, 20, done=2, measured_s=5.25, op_s=5.0, points=pts)
@@ -261,7 +262,7 @@ def test_the_gpu_prediction_overlaps_host_time_with_operator_time() -> None:
     assert bound.predicted_device_s == pytest.approx(10 * 0.5 / 2)
     # the same two items probed at a quarter of their size (one size: scaled linearly) scale
     # the operators 4×; the host time is Python's fixed cost per item, not scaled
-    from privrepro.rehearsal.cap import ProbePoint
+    from privrepro.rehearsal.loop_record import ProbePoint
 
     bound.points = [ProbePoint(2, 8, 0.5, 0.4, 0.25, 0.0)] * 2
     assert bound.predicted_device_s == pytest.approx(10 * max(0.2, 4 * 0.5) / 2)

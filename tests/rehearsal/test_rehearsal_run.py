@@ -10,7 +10,8 @@ import pytest
 
 from privrepro.figures.api import UnitContext
 from privrepro.loops import PLAIN, Loops
-from privrepro.rehearsal.cap import LoopRecord, RehearsalCap
+from privrepro.rehearsal.cap import RehearsalCap
+from privrepro.rehearsal.loop_record import LoopRecord
 from privrepro.rehearsal.measure import rehearse_figure
 from privrepro.rehearsal.rehearse import main, rehearse_all
 from privrepro.rehearsal.settings import RehearsalSettings, plan_rehearsal
@@ -155,7 +156,7 @@ def test_a_loop_left_in_the_middle_of_an_item_predicts_a_lower_bound(tmp_path: P
 def test_cache_building_loops_are_told_apart() -> None:
     """Feature extraction and pixel caches are built once for every unit and figure: the cap
     reports their predicted time apart, so the figure counts it once, not once per unit."""
-    from privrepro.rehearsal.cap import is_cache_loop
+    from privrepro.rehearsal.loop_record import is_cache_loop
 
     feats = LoopRecord("features", 0, 100, done=2, measured_s=2.0)
     pixels = LoopRecord("vit-cifar100-train pixels", 0, 10, done=1, measured_s=0.5)

@@ -10,7 +10,8 @@ runner's plan step (:mod:`privrepro.runner.plan`) and the loops a unit is passed
   initialised checkpoints, written into a data root marked so that nothing read from it can pass
   for real data (``make rehearsal-data``).
 * :mod:`privrepro.rehearsal.cap` — the compute cap, the loops a rehearsed unit is passed: every
-  long loop runs its first items, and the cap predicts the rest.
+  long loop runs its first items, and the cap predicts the rest (each loop's record:
+  :mod:`privrepro.rehearsal.loop_record`).
 * :mod:`privrepro.rehearsal.device_model` — a GPU's time for the torch operators counted on the
   CPU (a roofline; the H100 of every prediction).
 * :mod:`privrepro.rehearsal.measure` — one figure under the paper profile on the stand-ins,

@@ -21,7 +21,7 @@ nothing. It is a *prediction*, not a measurement: the efficiencies are stated pe
 their sources (:data:`EFFICIENCIES`), fusion and caching are ignored (bytes are an upper bound),
 and the host's time (Python between operators, measured where the rehearsal ran) overlaps the
 device's: a loop's own time on the GPU is the larger of the two, not their sum
-(:attr:`privrepro.rehearsal.cap.LoopRecord.own_device_s`), as an asynchronous CUDA stream runs
+(:attr:`privrepro.rehearsal.loop_record.LoopRecord.own_device_s`), as an asynchronous CUDA stream runs
 it.
 """
 
@@ -97,7 +97,7 @@ def operator_class(name: str, flops: float) -> str:
 
 class OperationTally(Protocol):
     """Where :class:`OperationCount` adds what each operator did (a capped loop's record,
-    :class:`privrepro.rehearsal.cap.LoopRecord`)."""
+    :class:`privrepro.rehearsal.loop_record.LoopRecord`)."""
 
     op_s: float
     flops: float

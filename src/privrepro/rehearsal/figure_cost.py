@@ -1,6 +1,6 @@
 """The rehearsal's cost model: a figure's predicted cost from the units it ran.
 
-A unit's work is split into parts (:data:`privrepro.rehearsal.cap.PARTS`), which the recipe
+A unit's work is split into parts (:data:`privrepro.rehearsal.loop_record.PARTS`), which the recipe
 names and keys (:func:`unit_parts`); the figure's cost is, per cost class, the mean cost of the
 units run of that class × its number of units, a shared part counted once per key
 (:func:`figure_total`). The loops' rates and counts are summarised per kind (:func:`loop_summary`)
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from privrepro.figures.cost_model import cost_model_of
-from privrepro.rehearsal.cap import PARTS, LoopRecord
+from privrepro.rehearsal.loop_record import PARTS, LoopRecord
 
 __all__ = [
     "KINDS",
@@ -98,7 +98,7 @@ def units_to_run(classes: Sequence[Any], per_class: int) -> list[int]:
 @dataclass(frozen=True)
 class UnitCost:
     """One rehearsed unit's predicted cost (seconds, GPU seconds or FLOPs: one quantity) per
-    part of its work (:data:`privrepro.rehearsal.cap.PARTS`), with its cost class and its
+    part of its work (:data:`privrepro.rehearsal.loop_record.PARTS`), with its cost class and its
     parts' share keys (:func:`unit_parts`)."""
 
     cost_class: str
