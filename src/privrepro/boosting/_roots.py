@@ -55,9 +55,7 @@ def decreasing_root(
         rows: ``fn`` on some points only (:data:`Rows`), used once few points still run.
 
     Returns:
-        A point that meets the target (``fn(x) ≤ target``) within ``xtol`` of the root: the
-        root where ``find_root`` lands on it, else the final bracket's upper end; ``hi`` where
-        the bracket was not valid.
+        A point with ``fn(x) ≤ target`` within ``xtol`` of the root (``hi`` for a bad bracket).
     """
     lo, hi = np.broadcast_arrays(np.asarray(lo, float), np.asarray(hi, float))
     shape = lo.shape

@@ -203,8 +203,7 @@ class RehearsalCap(Loops):
                 if rec.done == 1:
                     rec.first = _first_item(rec, clock() - start)
                 if rec.points and limit >= 2:
-                    # the first item is the warm-up: two more give the other items two sizes
-                    limit = max(limit, 3)
+                    limit = max(limit, 3)  # after the warm-up, two items of two sizes
         except GeneratorExit:
             rec.interrupted = rec.done < limit
             raise

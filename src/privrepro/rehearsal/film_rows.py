@@ -152,10 +152,8 @@ def pass_cost(precision: str, batch: int, device: str, cache: Path | None = None
 def film_row(
     row: dict[str, Any], units: Sequence[Mapping[str, Any]], cost: PassCost
 ) -> dict[str, Any]:
-    """``row`` (a rehearsal row of a cl PEFT figure, planned) filled with its price: status
-    ``priced``; ``predicted_gpu_s``, the figure alone (each of its studies and ensembles once);
-    ``cache_keys`` and ``parts`` as a rehearsed row has them (``[CPU s, GPU s, TFLOP]``; no CPU
-    prediction: ``predicted_s`` is empty)."""
+    """``row`` (a planned cl PEFT row) priced: ``predicted_gpu_s`` the figure alone (each study and
+    ensemble once), ``parts`` and ``cache_keys`` as a rehearsed row's, no CPU prediction."""
     keyed: dict[str, float] = {}
     own: dict[str, float] = {}
     for w in film_work(units):
@@ -172,8 +170,8 @@ def film_row(
     from privrepro.continual.peft import PeftRun
 
     mpasses = sum(keyed.values()) + sum(own.values())
+    scale = 1e6 * cost.seconds, 1e6 * cost.flops / 1e12  # per M image-passes: GPU s, TFLOP
     film_units = sum(1 for u in units if PeftRun.from_unit(u).kind == "film")
-    gpu = DEVICES[cost.device]
     row.update(
         status="priced",
         units_run=0,
@@ -182,15 +180,10 @@ def film_row(
         predicted_gpu_s=mpasses * 1e6 * cost.seconds,
         predicted_tflop=mpasses * 1e6 * cost.flops / 1e12,
         cache_gpu_s=sum(v for v in keyed.values()) * 1e6 * cost.seconds,
-        cache_keys=json.dumps(
-            {
-                k: [0.0, v * 1e6 * cost.seconds, v * 1e6 * cost.flops / 1e12]
-                for k, v in keyed.items()
-            }
-        ),
+        cache_keys=json.dumps({k: [0.0, v * scale[0], v * scale[1]] for k, v in keyed.items()}),
         parts=json.dumps(parts),
         precision=cost.precision,
-        gpu_model=gpu.describe(cost.precision),
+        gpu_model=DEVICES[cost.device].describe(cost.precision),
         lower_bound=False,
         film_mpasses=mpasses,
         prediction=(
