@@ -101,13 +101,8 @@ def prepare_pieces(
     return Pieces(lo, hi, a, b, c[..., None], c2[..., None])
 
 
-def pair_deltas(p: Pieces, sigma: Array, epsilon: Array) -> Array:
-    """``δ(ε)`` of every pair (``[N, P]``) at each mechanism's ε (``[N]``), computed once
-    (:class:`DeltaTerms` holds the ε-free part for pairs evaluated at many ε: same numbers)."""
-    eps = np.asarray(epsilon, float)[:, None, None]
-    s = sigma[:, None, None]
-    d = p.c2 - p.c
-    m = 0.5 * (p.c + p.c2)
+def _log_ratio(p: Pieces) -> tuple[NDArray[np.bool_], NDArray[np.bool_], Array]:
+    """Where each density is positive, and ``log(a_i / b_i)`` per piece (0 where either is 0)."""
     pos_a, pos_b = p.a > 0, p.b > 0
     with np.errstate(divide="ignore"):
         log_ratio = np.where(
@@ -115,6 +110,17 @@ def pair_deltas(p: Pieces, sigma: Array, epsilon: Array) -> Array:
             np.log(np.where(pos_a, p.a, 1.0)) - np.log(np.where(pos_b, p.b, 1.0)),
             0.0,
         )
+    return pos_a, pos_b, log_ratio
+
+
+def pair_deltas(p: Pieces, sigma: Array, epsilon: Array) -> Array:
+    """``δ(ε)`` of every pair (``[N, P]``) at each mechanism's ε (``[N]``), computed once
+    (:class:`DeltaTerms` holds the ε-free part for pairs evaluated at many ε: same numbers)."""
+    eps = np.asarray(epsilon, float)[:, None, None]
+    s = sigma[:, None, None]
+    d = p.c2 - p.c
+    m = 0.5 * (p.c + p.c2)
+    pos_a, pos_b, log_ratio = _log_ratio(p)
     # P − e^ε Q > 0 where the log-ratio exceeds ε: below y* when c < c', above it otherwise
     y_star = m - (s * s / d) * (eps - log_ratio)
     y_star = np.where(pos_b, y_star, np.where(d > 0, np.inf, -np.inf))
@@ -159,13 +165,7 @@ class DeltaTerms:
     def of(cls, p: Pieces, sigma: Array) -> DeltaTerms:
         s = sigma[:, None, None]
         d = p.c2 - p.c
-        pos_a, pos_b = p.a > 0, p.b > 0
-        with np.errstate(divide="ignore"):
-            log_ratio = np.where(
-                pos_a & pos_b,
-                np.log(np.where(pos_a, p.a, 1.0)) - np.log(np.where(pos_b, p.b, 1.0)),
-                0.0,
-            )
+        pos_a, pos_b, log_ratio = _log_ratio(p)
         up = np.broadcast_to(d > 0, p.lo.shape)
         end = np.where(up, p.lo, p.hi)
 
