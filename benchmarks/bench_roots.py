@@ -34,9 +34,11 @@ def illinois_decreasing(
     hi: np.ndarray,
     xtol: float,
     maxiter: int = 100,
+    rows: object = None,
 ) -> np.ndarray:
     """The former root finder: vectorised Illinois (modified regula falsi) on ``log fn``, a
-    bisection step every 12th iteration; returns the upper end of the final bracket."""
+    bisection step every 12th iteration; returns the upper end of the final bracket. ``rows``
+    (the profile on some points only) is ignored: it evaluates every point each step."""
     log_t = np.log(target)
 
     def g(x: np.ndarray) -> np.ndarray:
