@@ -87,9 +87,8 @@ def measure(
 ) -> dict[str, object]:
     """One case's row (see the module docstring); ``device="cpu"`` runs the step unmeasured."""
     from privrepro.rehearsal.device_model import H100, OperationCount
-    from privrepro.training.dpsgd import _clipper, noisy_mean_gradient
+    from privrepro.training.dpsgd import _clipped_chunk, _clipper, noisy_mean_gradient
     from privrepro.training.memory import RUNTIME_BYTES, VIT_B16, film_step_memory
-    from privrepro.training.precision import backward_precision, compute_precision, widened
 
     dev = torch.device(device)
     cuda = dev.type == "cuda"
@@ -113,13 +112,8 @@ def measure(
         x = torch.rand(chunk, 3, 224, 224, device=dev, generator=g)
         y = torch.randint(0, labels, (chunk,), device=dev, generator=g)
 
-        def step() -> None:
-            with compute_precision(precision, dev):
-                logits = clip.module(x)
-            loss = nn.functional.cross_entropy(widened(logits), y, reduction="sum")
-            with backward_precision(precision):
-                sums = clip.clipped_sums(loss, chunk, 1.0)
-            del logits, loss
+        def step() -> None:  # train_dpsgd's step on one chunk of a Poisson batch
+            sums, _ = _clipped_chunk(clip, lambda m, xb: m(xb), x, y, 1.0, precision, dev)
             for p, s in zip(params, sums, strict=True):
                 p.grad = noisy_mean_gradient(s, 1.0, float(chunk), g)
             del sums

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -442,12 +443,20 @@ def test_capped_pb_figures_end_with_tables_of_their_schema(tmp_path: Path) -> No
         assert row["predicted_s"] > 0 and row["predicted_gpu_s"] > 0
 
 
+def _report_section(tmp_path: Path, rows: dict[str, Any]) -> list[Any]:
+    """The report's rehearsal section of a ``rehearsal.csv`` holding ``rows``."""
+    from privrepro.rehearsal.summary import COLUMNS
+    from privrepro.report.rehearsal_section import rehearsal_section
+
+    table = pd.DataFrame(rows).reindex(columns=COLUMNS)
+    (tmp_path / "rehearsal.csv").write_text(table.to_csv(index=False))
+    return list(rehearsal_section(tmp_path, tmp_path))
+
+
 def test_the_report_section_states_the_h100_prediction_against_the_target(tmp_path: Path) -> None:
     """The section gives the H100 totals (FiLM tuning apart), says they are predicted from
     operation counts, and shows each row's H100 prediction and whether it is a lower bound."""
-    from privrepro.rehearsal.summary import COLUMNS
     from privrepro.report.document import Para, Table
-    from privrepro.report.rehearsal_section import rehearsal_section
 
     rows = {
         "paper": ["pb", "cl"],
@@ -460,9 +469,7 @@ def test_the_report_section_states_the_h100_prediction_against_the_target(tmp_pa
         "lower_bound": [False, True],
         "gpu_model": ["H100 SXM roofline", "H100 SXM roofline"],
     }
-    table = pd.DataFrame(rows).reindex(columns=COLUMNS)
-    (tmp_path / "rehearsal.csv").write_text(table.to_csv(index=False))
-    blocks = rehearsal_section(tmp_path, tmp_path)
+    blocks = _report_section(tmp_path, rows)
     gpu = next(b for b in blocks if isinstance(b, Para) and "On one H100" in b.text)
     assert "0.1 h" in gpu.text and "within the 24 h target" in gpu.text
     assert "h** for the whole paper profile, within the 100 h target" in gpu.text
@@ -532,26 +539,23 @@ def test_member_logits_are_capped_to_full_shape_under_a_rehearsal() -> None:
 
 
 def test_the_report_counts_a_priced_row_neither_as_run_nor_as_not_ok(tmp_path: Path) -> None:
-    """A cl PEFT row priced from its image-passes (status ``priced``, device ``not run
-    (priced)``) is named as priced; the device measured on is that of the rows that ran."""
-    from privrepro.rehearsal.summary import COLUMNS
+    """A cl PEFT row priced from its image-passes (status ``priced``, no device:
+    ``rehearsal.measure._priced_film_row``) is named as priced; the device measured on is that
+    of the rows that ran."""
     from privrepro.report.document import Para
-    from privrepro.report.rehearsal_section import rehearsal_section
 
     rows = {
         "paper": ["pb", "cl"],
         "figure": ["fig1", "fig4_peft"],
         "experiment": ["pb/fig1", "cl/fig4_peft"],
         "status": ["ok", "priced"],
-        "device": ["cpu", "not run (priced)"],
+        "device": ["cpu", None],
         "predicted_h": [0.1, float("nan")],
         "predicted_gpu_h": [0.05, 11.2],
         "lower_bound": [False, False],
         "gpu_model": ["H100 SXM roofline", "H100 SXM roofline"],
     }
-    table = pd.DataFrame(rows).reindex(columns=COLUMNS)
-    (tmp_path / "rehearsal.csv").write_text(table.to_csv(index=False))
-    blocks = rehearsal_section(tmp_path, tmp_path)
+    blocks = _report_section(tmp_path, rows)
     intro = next(b for b in blocks if isinstance(b, Para) and "Measured on" in b.text)
     assert "Measured on cpu." in intro.text
     assert "1 priced from their image-passes, not run; 0 not `ok`" in intro.text

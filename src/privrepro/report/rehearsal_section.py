@@ -108,11 +108,10 @@ def rehearsal_section(results: Path, plots: Path) -> list[Block]:
             Heading(2, "Cost of the paper profile (rehearsal)", "rehearsal"),
             Para(f"**Not shown:** `{line}`. Run `make rehearsal` again."),
         ]
-    priced = table["status"] == "priced"  # the cl PEFT rows, priced from their image-passes
-    ran = table[~priced]
-    devices = ", ".join(sorted({str(d) for d in ran["device"].dropna()})) or "unknown device"
+    devices = ", ".join(sorted({str(d) for d in table["device"].dropna()})) or "unknown device"
     total_h = gpu_totals(table)["cpu_h"]
-    not_ok = ran[ran["status"] != "ok"]
+    priced = table["status"] == "priced"  # the cl PEFT rows: priced, not run, no device
+    not_ok = table[~priced & (table["status"] != "ok")]
     gpu = gpu_totals(table) if "predicted_gpu_h" in table else None
     blocks: list[Block] = [
         Heading(2, "Cost of the paper profile (rehearsal)", "rehearsal"),

@@ -346,6 +346,26 @@ def _clipper(engine: str, model: nn.Module, params: list[nn.Parameter], exact: b
     return _HookClipper(model, params, exact)
 
 
+def _clipped_chunk(
+    clipper: Any,
+    forward: Callable[[nn.Module, Tensor], Tensor],
+    xb: Tensor,
+    yb: Tensor,
+    clip: float,
+    precision: str,
+    device: torch.device,
+) -> tuple[list[Tensor], Tensor]:
+    """One physical chunk of a DP-SGD step: the forward at ``precision``, the summed
+    cross-entropy, and the clipped per-sample gradients summed (exact float32); returns those
+    sums and the loss."""
+    with compute_precision(precision, device):
+        logits = forward(clipper.module, xb)
+    loss = nn.functional.cross_entropy(widened(logits), yb, reduction="sum")
+    with backward_precision(precision):
+        parts = clipper.clipped_sums(loss, xb.shape[0], clip)
+    return parts, loss
+
+
 def train_dpsgd(
     model: nn.Module,
     x: Rows,
@@ -417,11 +437,7 @@ def train_dpsgd(
             loss_acc = 0.0
             for chunk in _chunks(idx, physical_batch):
                 xb, yb = gather_rows(x, chunk), y[chunk]
-                with compute_precision(precision, device):
-                    logits = fwd(clipper.module, xb)
-                loss = nn.functional.cross_entropy(widened(logits), yb, reduction="sum")
-                with backward_precision(precision):
-                    parts = clipper.clipped_sums(loss, chunk.numel(), hp.clip)
+                parts, loss = _clipped_chunk(clipper, fwd, xb, yb, hp.clip, precision, device)
                 for s, part in zip(sums, parts, strict=True):
                     s.add_(part)
                 loss_acc += float(loss.detach())
