@@ -105,13 +105,22 @@ def test_power_iteration_matches_svd() -> None:
     assert est == pytest.approx(float(torch.linalg.matrix_norm(m, ord=2)), rel=1e-6)
 
 
-def test_strided_conv_bound_matches_jacobian() -> None:
+@pytest.mark.parametrize("weight_seed", [0, 26, 28])
+def test_strided_conv_bound_matches_jacobian(weight_seed: int) -> None:
+    """Power iteration on a strided convolution reaches the largest singular value of its
+    Jacobian (LAPACK's SVD) from below. The weights come from a seeded generator: with the
+    global one they changed with the order the tests ran in, and some draws have their two
+    largest singular values within 0.3 % of each other, which 500 iterations do not separate
+    to 1e-5 (seeds 26 and 28 are such draws, 0.13 % and 0.22 % apart; 2,000 iterations do)."""
     conv = torch.nn.Conv2d(3, 4, 3, stride=2, padding=1).double()
-    bound, _ = layer_lipschitz_bound(conv, (1, 3, 8, 8), gen(0), n_iter=500)
+    with torch.no_grad():
+        conv.weight.copy_(0.2 * torch.randn(conv.weight.shape, generator=gen(weight_seed)))
+    bound, _ = layer_lipschitz_bound(conv, (1, 3, 8, 8), gen(0), n_iter=2000)
     jac = torch.autograd.functional.jacobian(
         lambda x: conv(x).flatten(), torch.zeros(1, 3, 8, 8, dtype=torch.float64)
     )
     exact = float(torch.linalg.matrix_norm(jac.reshape(-1, 192), ord=2))
+    assert bound <= exact * (1 + 1e-12)  # ‖A v‖ with ‖v‖ = 1 never exceeds ‖A‖₂
     assert bound == pytest.approx(exact, rel=1e-5)
 
 
