@@ -31,14 +31,6 @@ from pathlib import Path
 import torch
 from torch import nn
 
-
-class _Tally:
-    """What :class:`~privrepro.rehearsal.device_model.OperationCount` adds up for one step."""
-
-    op_s = flops = nbytes = device_s = overhead_s = 0.0
-    ops = 0
-
-
 #: (engine, labels, chunk, precision): CIFAR-100 (100 labels), ×10 and ×1000 dummy labels
 #: (Fig. 3: 100,000; ImageNet-R: 200,000), the project's clipper against opacus
 CASES = [
@@ -87,6 +79,7 @@ def measure(
 ) -> dict[str, object]:
     """One case's row (see the module docstring); ``device="cpu"`` runs the step unmeasured."""
     from privrepro.rehearsal.device_model import H100, OperationCount
+    from privrepro.rehearsal.loop_record import LoopRecord
     from privrepro.training.dpsgd import _clipped_chunk, _clipper, noisy_mean_gradient
     from privrepro.training.memory import RUNTIME_BYTES, VIT_B16, film_step_memory
 
@@ -134,7 +127,7 @@ def measure(
                 int(predicted.bytes - RUNTIME_BYTES) / measured, 3
             )
         row["step_s"] = round(time.perf_counter() - t0, 4)
-        tally = _Tally()
+        tally = LoopRecord("FiLM step", 0, None)  # what the operator count adds up
         with OperationCount(lambda: tally, H100, precision):
             step()
         row["predicted_h100_s"] = round(tally.device_s, 4)

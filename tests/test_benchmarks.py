@@ -8,7 +8,6 @@ The runner restores what a module leaks and reports it.
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from privrepro.benchmark_harness import (
     KINDS,
     changed_state,
     global_state,
+    load_script,
     preserved_state,
     row,
     run_benchmarks,
@@ -91,11 +91,8 @@ def test_torch_threads_gives_the_count_back() -> None:
 @pytest.mark.slow  # each module end to end at tiny sizes: seconds to a minute
 @pytest.mark.parametrize("name", MODULES)
 def test_each_benchmark_follows_the_convention_and_restores_global_state(name: str) -> None:
-    spec = importlib.util.spec_from_file_location(f"benchmarks.{name}", FOLDER / f"{name}.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
     before = global_state()
-    spec.loader.exec_module(module)
+    module = load_script(FOLDER / f"{name}.py")
     rows = module.bench(device="cpu", quick=True)
     assert changed_state(before, global_state()) == [], f"{name} left global state changed"
     assert rows, f"{name} produced no rows"

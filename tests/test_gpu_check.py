@@ -7,7 +7,6 @@ something was measured.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -17,15 +16,13 @@ from types import ModuleType
 import pandas as pd
 import pytest
 
+from privrepro.benchmark_harness import load_script
+
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "gpu_check.py"
 
 
 def _module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("benchmarks.gpu_check", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT)
 
 
 def test_without_cuda_one_line_exit_0_nothing_written(tmp_path: Path) -> None:

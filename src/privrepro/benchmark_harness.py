@@ -24,6 +24,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,7 @@ __all__ = [
     "KINDS",
     "best_time",
     "global_state",
+    "load_script",
     "main",
     "preserved_state",
     "resolve_device",
@@ -197,6 +199,16 @@ def load_average() -> float:
         return math.nan
 
 
+def load_script(path: Path) -> ModuleType:
+    """The script at ``path`` (a ``benchmarks/*.py`` file, not a package module) imported as
+    ``benchmarks.<stem>``."""
+    spec = importlib.util.spec_from_file_location(f"benchmarks.{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def run_benchmarks(
     folder: Path, only: list[str] | None = None, device: str = "auto", quick: bool = False
 ) -> tuple[pd.DataFrame, list[str], dict[str, list[str]]]:
@@ -219,10 +231,7 @@ def run_benchmarks(
         context = {"load_1min": load_average(), "threads": torch.get_num_threads(), "device": dev}
         with preserved_state() as before:
             try:
-                spec = importlib.util.spec_from_file_location(f"benchmarks.{path.stem}", path)
-                assert spec and spec.loader
-                module = importlib.util.module_from_spec(spec)
-                spec.loader.exec_module(module)
+                module = load_script(path)
                 for r in module.bench(device=dev, quick=quick):
                     rows.append({**{c: None for c in COLUMNS}, **context, "file": path.name, **r})
             except Exception:

@@ -13,12 +13,12 @@ Marked ``gpu``: skipped with one line where no CUDA device is present (``tests/c
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
+from privrepro.benchmark_harness import load_script
 from privrepro.training.memory import RUNTIME_BYTES
 
 pytestmark = pytest.mark.gpu
@@ -27,11 +27,7 @@ SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "film_memory_cuda.
 
 
 def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("benchmarks.film_memory_cuda", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT)
 
 
 @pytest.mark.parametrize("engine", ["privrepro", "opacus"])

@@ -161,25 +161,24 @@ def film_row(
             own[w.part] = own.get(w.part, 0.0) + w.mpasses
         else:
             keyed.setdefault(f"{w.part} | {w.key}", w.mpasses)
+    scale = 1e6 * cost.seconds, 1e6 * cost.flops / 1e12  # per M image-passes: GPU s, TFLOP
     parts: dict[str, list[float]] = {}
     for label, mpasses in [*keyed.items(), *own.items()]:
-        name = label.split(" | ", 1)[0]
-        acc = parts.setdefault(name, [0.0, 0.0, 0.0])
-        acc[1] += mpasses * 1e6 * cost.seconds
-        acc[2] += mpasses * 1e6 * cost.flops / 1e12
+        acc = parts.setdefault(label.split(" | ", 1)[0], [0.0, 0.0, 0.0])
+        acc[1] += mpasses * scale[0]
+        acc[2] += mpasses * scale[1]
     from privrepro.continual.peft import PeftRun
 
     mpasses = sum(keyed.values()) + sum(own.values())
-    scale = 1e6 * cost.seconds, 1e6 * cost.flops / 1e12  # per M image-passes: GPU s, TFLOP
     film_units = sum(1 for u in units if PeftRun.from_unit(u).kind == "film")
     row.update(
         status="priced",
         units_run=0,
         cost_classes=1,
         n_caches=len(keyed),
-        predicted_gpu_s=mpasses * 1e6 * cost.seconds,
-        predicted_tflop=mpasses * 1e6 * cost.flops / 1e12,
-        cache_gpu_s=sum(v for v in keyed.values()) * 1e6 * cost.seconds,
+        predicted_gpu_s=mpasses * scale[0],
+        predicted_tflop=mpasses * scale[1],
+        cache_gpu_s=sum(keyed.values()) * scale[0],
         cache_keys=json.dumps({k: [0.0, v * scale[0], v * scale[1]] for k, v in keyed.items()}),
         parts=json.dumps(parts),
         precision=cost.precision,

@@ -137,6 +137,23 @@ class _UnitRun:
     ended_early: bool = False
     clock_s: float = 0.0
 
+    @classmethod
+    def measured(
+        cls,
+        status: str,
+        wall: float,
+        spent: float,
+        c0: float,
+        cap: RehearsalCap,
+        note: str,
+        ended_early: bool,
+    ) -> _UnitRun:
+        """The run of a unit started at ``c0`` on the cap's clock that spent ``spent`` there:
+        its time before its first loop (``load_s``) read from the cap's records."""
+        first = min((r.started for r in cap.records), default=None)
+        load = (first - c0) if first is not None else spent
+        return cls(status, wall, load, cap, note, ended_early, spent)
+
 
 def _clock_of(clock: Callable[[], float], thread: int) -> float:
     """``clock`` read for the thread ``thread`` from another thread: its CPU time where
@@ -174,14 +191,12 @@ def watch_unit(
         where = _where(sys._current_frames().get(thread))
         spent = _clock_of(cap.clock, thread) - c0
         cap.drop_open_loops()
-        first = min((r.started for r in cap.records), default=None)
         note = (
             f"{label} still running {after_s:g} s after it started, inside {where} (one call "
             "the unit timeout cannot interrupt): what it measured until then is kept, a lower "
             "bound"
         )
-        load = (first - c0) if first is not None else spent
-        stuck(_UnitRun("timeout", time.perf_counter() - t0, load, cap, note, True, spent))
+        stuck(_UnitRun.measured("timeout", time.perf_counter() - t0, spent, c0, cap, note, True))
 
     timer = threading.Timer(after_s, fire)
     timer.daemon = True
@@ -265,9 +280,7 @@ def _rehearse_unit(
         if timer:
             signal.setitimer(signal.ITIMER_REAL, 0)
     wall, spent = time.perf_counter() - t0, cap.clock() - c0
-    first = min((r.started for r in cap.records), default=None)
-    load = (first - c0) if first is not None else spent
-    return _UnitRun(status, wall, load, cap, note, ended_early, spent)
+    return _UnitRun.measured(status, wall, spent, c0, cap, note, ended_early)
 
 
 def _quiet_stand_in_log() -> _StandInLog:
